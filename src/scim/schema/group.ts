@@ -1,0 +1,51 @@
+/**
+ * The core Group schema (RFC 7643 section 4.2) plus the contract's own Group attributes:
+ * `display` (another name for displayName), `value` (another name for id) and `active`.
+ * Members are rows of `group_members`, never an array inside the stored document.
+ */
+import { attr } from './types.ts';
+import type { SchemaDef } from './types.ts';
+import { GROUP_SCHEMA } from './urns.ts';
+
+export const groupSchema: SchemaDef = {
+  id: GROUP_SCHEMA,
+  name: 'Group',
+  description: 'Group',
+  attributes: [
+    attr('displayName', 'string', 'A human-readable name for the Group; unique within a team, case-insensitively.', {
+      required: true,
+      uniqueness: 'server',
+      storage: { kind: 'column', column: 'display_name', lowerColumn: 'display_name_key' },
+    }),
+    attr('display', 'string', 'The contract\'s name for displayName; accepted on input and returned with the same value.', {
+      aliasOf: 'displayName',
+      storage: { kind: 'column', column: 'display_name', lowerColumn: 'display_name_key' },
+    }),
+    attr('value', 'string', 'The contract\'s copy of id.', {
+      aliasOf: 'id',
+      caseExact: true,
+      mutability: 'readOnly',
+      storage: { kind: 'id' },
+    }),
+    attr('active', 'boolean', 'Whether the group is active (the contract\'s attribute).', {
+      storage: { kind: 'column', column: 'active' },
+    }),
+    attr('members', 'complex', 'The members of the Group.', {
+      multiValued: true,
+      storage: { kind: 'members' },
+      subAttributes: [
+        attr('value', 'string', 'The id of the member User.', { caseExact: true, mutability: 'immutable' }),
+        attr('$ref', 'reference', 'The URI of the member.', {
+          caseExact: true,
+          mutability: 'immutable',
+          referenceTypes: ['User'],
+        }),
+        attr('display', 'string', 'The member\'s userName.', { mutability: 'readOnly' }),
+        attr('type', 'string', 'The type of the member.', {
+          mutability: 'immutable',
+          canonicalValues: ['User'],
+        }),
+      ],
+    }),
+  ],
+};

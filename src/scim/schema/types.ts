@@ -1,0 +1,91 @@
+/**
+ * The shape of a SCIM attribute definition (RFC 7643 section 7) as Rollcall holds it: plain data,
+ * the one source read by discovery, validation, projection, filters, PATCH and the storage
+ * mapping. This module only declares types; it holds no attribute facts itself.
+ */
+
+export type AttributeType =
+  | 'string'
+  | 'boolean'
+  | 'decimal'
+  | 'integer'
+  | 'dateTime'
+  | 'reference'
+  | 'complex'
+  | 'binary';
+
+export type Mutability = 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+export type Returned = 'always' | 'never' | 'default' | 'request';
+export type Uniqueness = 'none' | 'server' | 'global';
+
+/**
+ * Where a filterable value lives in storage. `column` names an indexed column of the resource's
+ * table (the JSON copy in `data` stays authoritative for reads); `id` is the primary key;
+ * `meta` is one of the timestamp/version columns; `members` and `groups` are membership rows.
+ * Attributes without a storage entry live only in the `data` JSON document.
+ */
+export type StorageMapping =
+  | { readonly kind: 'column'; readonly column: string; readonly lowerColumn?: string }
+  | { readonly kind: 'id' }
+  | { readonly kind: 'meta'; readonly column: string }
+  | { readonly kind: 'members' }
+  | { readonly kind: 'groups' };
+
+export interface AttributeDef {
+  readonly name: string;
+  readonly type: AttributeType;
+  readonly multiValued: boolean;
+  readonly description: string;
+  readonly required: boolean;
+  readonly caseExact: boolean;
+  readonly mutability: Mutability;
+  readonly returned: Returned;
+  readonly uniqueness: Uniqueness;
+  readonly canonicalValues?: readonly string[];
+  readonly referenceTypes?: readonly string[];
+  readonly subAttributes?: readonly AttributeDef[];
+  /** Rollcall only: how filters and sorts reach this attribute in SQL. */
+  readonly storage?: StorageMapping;
+  /**
+   * Rollcall only: the attribute is another name for `aliasOf` (the contract's Group `display`
+   * for `displayName`, Group `value` for `id`). Input under either name is accepted; both are
+   * returned with the same value; only `aliasOf` is stored.
+   */
+  readonly aliasOf?: string;
+}
+
+export interface SchemaDef {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly attributes: readonly AttributeDef[];
+}
+
+export interface ResourceTypeDef {
+  readonly name: 'User' | 'Group';
+  readonly endpoint: '/Users' | '/Groups';
+  readonly description: string;
+  readonly schema: SchemaDef;
+  readonly extensions: readonly { readonly schema: SchemaDef; readonly required: boolean }[];
+}
+
+/** Builds an attribute with RFC 7643 section 2.2 defaults for whatever is not given. */
+export function attr(
+  name: string,
+  type: AttributeType,
+  description: string,
+  options: Partial<Omit<AttributeDef, 'name' | 'type' | 'description'>> = {},
+): AttributeDef {
+  return Object.freeze({
+    name,
+    type,
+    description,
+    multiValued: false,
+    required: false,
+    caseExact: false,
+    mutability: 'readWrite',
+    returned: 'default',
+    uniqueness: 'none',
+    ...options,
+  });
+}

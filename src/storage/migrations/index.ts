@@ -1,0 +1,25 @@
+/**
+ * The ordered list of migrations and the function that applies them (at start and by
+ * `rollcall migrate`). Kysely's Migrator takes a lock, so concurrent starts on one PostgreSQL
+ * apply each migration once.
+ */
+import { Migrator } from 'kysely/migration';
+import type { Migration, MigrationProvider, MigrationResultSet } from 'kysely/migration';
+import type { Storage } from '../connect.ts';
+import { migration001 } from './001_core.ts';
+
+export function migrationsFor(storage: Storage): Record<string, Migration> {
+  return { '001_core': migration001(storage.hooks.name) };
+}
+
+/** Applies every pending migration; throws with the failing migration's name and cause. */
+export async function migrate(storage: Storage): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(storage) };
+  const migrator = new Migrator({ db: storage.db, provider });
+  const result: MigrationResultSet = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`);
+  }
+  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

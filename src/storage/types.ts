@@ -1,0 +1,77 @@
+/**
+ * The database schema as Kysely sees it (DESIGN.md section 3). Timestamps are ISO 8601 UTC
+ * strings with milliseconds on both engines (they sort as text); booleans are 0/1 integers;
+ * `data` is the resource's JSON document (text on SQLite, jsonb on PostgreSQL).
+ */
+import type { Kysely, Transaction } from 'kysely';
+
+export interface TeamsTable {
+  id: string;
+  name: string;
+  name_key: string;
+  deactivated_users: 'hidden' | 'visible';
+  created_at: string;
+}
+
+export interface UsersTable {
+  id: string;
+  team_id: string;
+  user_name: string;
+  user_name_key: string;
+  external_id: string | null;
+  active: number;
+  user_type: string | null;
+  display_name: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  password_hash: string | null;
+  data: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GroupsTable {
+  id: string;
+  team_id: string;
+  display_name: string;
+  display_name_key: string;
+  external_id: string | null;
+  active: number;
+  data: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GroupMembersTable {
+  team_id: string;
+  group_id: string;
+  user_id: string;
+  created_at: string;
+}
+
+export interface OAuthTokensTable {
+  hash: string;
+  kind: 'access' | 'refresh';
+  family_id: string | null;
+  client_id: string | null;
+  user_id: string | null;
+  team_id: string;
+  scope: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface Database {
+  teams: TeamsTable;
+  users: UsersTable;
+  groups: GroupsTable;
+  group_members: GroupMembersTable;
+  oauth_tokens: OAuthTokensTable;
+}
+
+export type Db = Kysely<Database>;
+/** A database handle or an open transaction: what every repository function takes. */
+export type Executor = Kysely<Database> | Transaction<Database>;

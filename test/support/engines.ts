@@ -1,0 +1,93 @@
+/**
+ * The database engines every storage-level suite runs on. SQLite always (in memory); PostgreSQL
+ * when TEST_DATABASE_URL is set, each test database being a fresh schema dropped afterwards.
+ * With REQUIRE_PG=1 a missing or unreachable PostgreSQL fails the run instead of skipping.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { connect } from '../../src/storage/connect.ts';
+import type { Storage } from '../../src/storage/connect.ts';
+import { migrate } from '../../src/storage/migrations/index.ts';
+
+export interface TestEngine {
+  readonly name: 'sqlite' | 'postgres';
+  /** A migrated, empty database of this engine, and how to throw it away. */
+  open(): Promise<TestDatabase>;
+}
+
+export interface TestDatabase {
+  readonly storage: Storage;
+  readonly url: string;
+  dispose(): Promise<void>;
+}
+
+const pgUrl = process.env.TEST_DATABASE_URL;
+const requirePg = process.env.REQUIRE_PG === '1';
+
+if (requirePg && !pgUrl) {
+  throw new Error('REQUIRE_PG=1 but TEST_DATABASE_URL is not set');
+}
+
+const sqliteEngine: TestEngine = {
+  name: 'sqlite',
+  async open() {
+    const url = 'sqlite::memory:';
+    const storage = connect(url);
+    await migrate(storage);
+    return { storage, url, dispose: () => storage.close() };
+  },
+};
+
+/** A URL whose connections use `schema` as their search_path. */
+export function withSearchPath(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+/** Creates an empty PostgreSQL schema; returns its name and a URL bound to it. */
+export async function createPgSchema(baseUrl: string): Promise<{ schema: string; url: string; drop(): Promise<void> }> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    schema,
+    url: withSearchPath(baseUrl, schema),
+    async drop() {
+      const c = new pg.Client({ connectionString: baseUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+const postgresEngine = (baseUrl: string): TestEngine => ({
+  name: 'postgres',
+  async open() {
+    const created = await createPgSchema(baseUrl);
+    const storage = connect(created.url, { poolSize: 4 });
+    await migrate(storage);
+    return {
+      storage,
+      url: created.url,
+      async dispose() {
+        await storage.close();
+        await created.drop();
+      },
+    };
+  },
+});
+
+/** The engines to run on: SQLite, plus PostgreSQL when configured. */
+export const engines: readonly TestEngine[] = pgUrl ? [sqliteEngine, postgresEngine(pgUrl)] : [sqliteEngine];
+
+export const postgresUrl: string | undefined = pgUrl;
