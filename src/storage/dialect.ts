@@ -3,7 +3,10 @@
  * one object of named hooks. Nothing else in Rollcall asks which engine it runs on.
  */
 import { sql } from 'kysely';
-import type { RawBuilder } from 'kysely';
+import type { Expression, RawBuilder, SqlBool } from 'kysely';
+
+/** Where a JSON scalar is read from: a document column, or the current array element. */
+export type JsonBase = { readonly table: string; readonly column: string } | 'element';
 
 export type EngineName = 'sqlite' | 'postgres';
 
@@ -18,10 +21,24 @@ export interface DialectHooks {
   /** Whether a driver error is a lost serialization/lock race worth retrying. */
   isRetryable(error: unknown): boolean;
   /**
-   * The text at `keys` inside the JSON column `column` (of table alias `table`), or NULL.
-   * Keys are attribute names exactly as stored.
+   * A scalar at `keys` inside a JSON document, or NULL: inside the column `column` of table
+   * alias `table`, or (base `element`) inside the current element of `elements(...)`. `text`
+   * gives strings as text; `bool` gives JSON true/false as 1/0. Keys are stored attribute names.
    */
-  jsonText(table: string, column: string, keys: readonly string[]): RawBuilder<string | null>;
+  json(base: JsonBase, keys: readonly string[], as: 'text' | 'bool'): RawBuilder<unknown>;
+  /**
+   * A FROM item yielding the elements of the JSON array at `keys` of `table.column`, under the
+   * alias that `json('element', ...)` reads. No rows when the array is absent.
+   */
+  elements(table: string, column: string, keys: readonly string[]): RawBuilder<unknown>;
+  /** Lower-cases text the way JavaScript's toLowerCase does (full Unicode case folding). */
+  lower(expr: Expression<unknown>): RawBuilder<string>;
+  /** Text made to compare by code point, as SQLite does by default (PostgreSQL: COLLATE "C"). */
+  ordered(expr: Expression<unknown>): RawBuilder<unknown>;
+  /** Case-sensitive substring tests that need no LIKE escaping. */
+  contains(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  startsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  endsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -41,8 +58,17 @@ export const sqliteHooks: DialectHooks = {
     codeOf(error) === 'SQLITE_CONSTRAINT_UNIQUE' ||
     codeOf(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isRetryable: (error) => /database is locked|SQLITE_BUSY/.test(messageOf(error)),
-  jsonText: (table, column, keys) =>
-    sql<string | null>`json_extract(${sql.ref(`${table}.${column}`)}, ${jsonPathSqlite(keys)})`,
+  json: (base, keys, _as) =>
+    base === 'element'
+      ? sql`json_extract(e.value, ${jsonPathSqlite(keys)})`
+      : sql`json_extract(${sql.ref(`${base.table}.${base.column}`)}, ${jsonPathSqlite(keys)})`,
+  elements: (table, column, keys) => sql`json_each(${sql.ref(`${table}.${column}`)}, ${jsonPathSqlite(keys)}) as e`,
+  // rc_lower is registered on every connection by sqlite-adapter.ts (SQLite's lower() is ASCII only).
+  lower: (expr) => sql<string>`rc_lower(${expr})`,
+  ordered: (expr) => sql`${expr}`,
+  contains: (expr, value) => sql<SqlBool>`instr(${expr}, ${value}) > 0`,
+  startsWith: (expr, value) => sql<SqlBool>`substr(${expr}, 1, length(${value})) = ${value}`,
+  endsWith: (expr, value) => sql<SqlBool>`(length(${expr}) >= length(${value}) and substr(${expr}, length(${expr}) - length(${value}) + 1) = ${value})`,
 };
 
 export const postgresHooks: DialectHooks = {
@@ -51,6 +77,16 @@ export const postgresHooks: DialectHooks = {
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) => codeOf(error) === '23505',
   isRetryable: (error) => codeOf(error) === '40001' || codeOf(error) === '40P01',
-  jsonText: (table, column, keys) =>
-    sql<string | null>`(${sql.ref(`${table}.${column}`)} #>> ${sql.val(keys)}::text[])`,
+  json: (base, keys, as) => {
+    const source = base === 'element' ? sql`e.v` : sql.ref(`${base.table}.${base.column}`);
+    const text = sql`(${source} #>> ${sql.val(keys)}::text[])`;
+    return as === 'bool' ? sql`(case ${text} when 'true' then 1 when 'false' then 0 end)` : text;
+  },
+  elements: (table, column, keys) =>
+    sql`jsonb_array_elements(case when jsonb_typeof(${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[]) = 'array' then ${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[] else '[]'::jsonb end) as e(v)`,
+  lower: (expr) => sql<string>`lower(${expr})`,
+  ordered: (expr) => sql`(${expr} collate "C")`,
+  contains: (expr, value) => sql<SqlBool>`strpos(${expr}, ${value}::text) > 0`,
+  startsWith: (expr, value) => sql<SqlBool>`left(${expr}, length(${value}::text)) = ${value}::text`,
+  endsWith: (expr, value) => sql<SqlBool>`right(${expr}, length(${value}::text)) = ${value}::text`,
 };

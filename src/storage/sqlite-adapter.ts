@@ -22,6 +22,11 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.raw.exec('PRAGMA synchronous = NORMAL');
     this.raw.exec('PRAGMA busy_timeout = 5000');
     this.raw.exec('PRAGMA foreign_keys = ON');
+    // SQLite's lower() folds ASCII only; filters on case-insensitive attributes must fold the
+    // way the in-memory evaluator (and PostgreSQL's lower()) do.
+    this.raw.function('rc_lower', { deterministic: true }, (value) =>
+      typeof value === 'string' ? value.toLowerCase() : value,
+    );
   }
 
   close(): void {

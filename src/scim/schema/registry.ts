@@ -87,7 +87,20 @@ export function resolvePath(rt: ResourceTypeDef, path: AttrPath, scimType: ScimT
       candidates = found.attributes;
     }
   }
-  const attr = findAttribute(candidates, path.attr);
+  let attr = findAttribute(candidates, path.attr);
+  if (!attr && path.uri === undefined) {
+    // An unprefixed name that only an extension defines (Entra sends `manager` without the
+    // enterprise URN, IDP-DIALECTS.md E6) resolves to that extension's attribute.
+    for (const ext of rt.extensions) {
+      const found = findAttribute(ext.schema.attributes, path.attr);
+      if (found) {
+        attr = found;
+        schema = ext.schema;
+        extension = ext.schema;
+        break;
+      }
+    }
+  }
   if (!attr) throw fail(`Unknown attribute for ${rt.name}`);
   if (path.sub === undefined) return extension ? { schema, extension, attr } : { schema, attr };
   const sub = findSubAttribute(attr, path.sub);

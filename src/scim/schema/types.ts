@@ -52,6 +52,11 @@ export interface AttributeDef {
    * returned with the same value; only `aliasOf` is stored.
    */
   readonly aliasOf?: string;
+  /**
+   * Rollcall only: the value a sub-attribute takes when an element is written without it (the
+   * contract returns a phone number sent without `type` as `work`).
+   */
+  readonly defaultValue?: string;
 }
 
 export interface SchemaDef {

@@ -12,10 +12,11 @@ const typeValuePrimary = (
   types: readonly string[],
   extra: readonly AttributeDef[] = [],
   valueOptions: Partial<AttributeDef> = {},
+  typeOptions: Partial<AttributeDef> = {},
 ): AttributeDef[] => [
   attr('value', 'string', `The ${what} value.`, valueOptions),
   attr('display', 'string', `A human-readable name for the ${what}, primarily for display.`),
-  attr('type', 'string', `A label indicating the ${what}'s function.`, { canonicalValues: types }),
+  attr('type', 'string', `A label indicating the ${what}'s function.`, { canonicalValues: types, ...typeOptions }),
   attr('primary', 'boolean', `Whether this is the primary ${what}.`),
   ...extra,
 ];
@@ -72,7 +73,8 @@ export const userSchema: SchemaDef = {
     }),
     attr('phoneNumbers', 'complex', 'Phone numbers for the user.', {
       multiValued: true,
-      subAttributes: typeValuePrimary('phone number', ['work', 'home', 'mobile', 'fax', 'pager', 'other']),
+      // The contract (DESIGN.md section 4): a phone number sent without a type is a work number.
+      subAttributes: typeValuePrimary('phone number', ['work', 'home', 'mobile', 'fax', 'pager', 'other'], [], {}, { defaultValue: 'work' }),
     }),
     attr('ims', 'complex', 'Instant messaging addresses for the user.', {
       multiValued: true,

@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+/**
+ * The `rollcall` command line (DESIGN.md section 6): serve, migrate, team, user, token. Every
+ * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
+ * server.ts, and print; a failure prints one line to stderr and exits 1.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { AdminError, createTeam, createTeamUser, issueToken, parseDeactivatedUsers, teams, updateTeam } from '../admin.ts';
+import type { AdminDeps } from '../admin.ts';
+import { systemClock } from '../clock.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import type { Config, ConfigOverrides } from '../config.ts';
+import { ScimError } from '../scim/errors.ts';
+import { startServer, stopOnSignals } from '../server.ts';
+import { connect } from '../storage/connect.ts';
+import { LockedError } from '../storage/lock.ts';
+import { migrate } from '../storage/migrations/index.ts';
+import { ALL_SCOPES } from '../oauth/tokens.ts';
+import type { Scope } from '../oauth/tokens.ts';
+
+interface Common {
+  database?: string;
+  json?: boolean;
+}
+
+function configFrom(options: Common & { host?: string; port?: string; publicBaseUrl?: string }): Config {
+  const overrides: ConfigOverrides = {};
+  if (options.database !== undefined) overrides.databaseUrl = options.database;
+  if (options.host !== undefined) overrides.host = options.host;
+  if (options.port !== undefined) overrides.port = options.port;
+  if (options.publicBaseUrl !== undefined) overrides.publicBaseUrl = options.publicBaseUrl;
+  return loadConfig(overrides);
+}
+
+function print(json: boolean | undefined, value: unknown, human: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`);
+}
+
+/** Runs `work` against a migrated database and closes it afterwards. */
+async function withDatabase<T>(options: Common, work: (deps: AdminDeps, config: Config) => Promise<T>): Promise<T> {
+  const config = configFrom(options);
+  const storage = connect(config.databaseUrl);
+  try {
+    await migrate(storage);
+    return await work({ storage, clock: systemClock, baseUrl: config.publicBaseUrl }, config);
+  } finally {
+    await storage.close();
+  }
+}
+
+const withCommon = (command: Command): Command =>
+  command.option('--database <url>', 'database URL (sqlite:<path> or postgres://...); default DATABASE_URL or sqlite:./data/rollcall.db').option('--json', 'print JSON');
+
+function parseScope(value: string): Scope[] {
+  const scopes = value.split(/\s+/).filter(Boolean);
+  for (const s of scopes) {
+    if (!(ALL_SCOPES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown scope "${s}" (read, write)`);
+  }
+  return scopes as Scope[];
+}
+
+function parseTtl(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 60 || Number(value) > 365 * 86_400) {
+    throw new InvalidArgumentError('--ttl is a number of seconds from 60 to 31536000');
+  }
+  return Number(value);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('rollcall')
+    .description('Rollcall: SCIM 2.0 provisioning with its own OAuth 2.0 server')
+    .showHelpAfterError()
+    .exitOverride();
+
+  withCommon(program.command('serve').description('serve the SCIM API (migrations are applied first)'))
+    .option('--host <host>', 'address to listen on (HOST, default 127.0.0.1)')
+    .option('--port <port>', 'port to listen on (PORT, default 8080)')
+    .option('--public-base-url <url>', 'base URL in meta.location (PUBLIC_BASE_URL)')
+    .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string }) => {
+      const config = configFrom(options);
+      const server = await startServer(config);
+      stopOnSignals(server);
+      print(options.json, { url: server.url, database: server.storage.hooks.name }, `Rollcall is serving on ${server.url} (${server.storage.hooks.name})`);
+    });
+
+  withCommon(program.command('migrate').description('apply pending database migrations')).action(async (options: Common) => {
+    const storage = connect(configFrom(options).databaseUrl);
+    try {
+      const applied = await migrate(storage);
+      print(options.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
+    } finally {
+      await storage.close();
+    }
+  });
+
+  const team = program.command('team').description('manage teams');
+  withCommon(team.command('create').description('create a team'))
+    .requiredOption('--name <name>', 'team name')
+    .option('--deactivated-users <mode>', 'hidden (default: deactivated users vanish from reads) or visible', 'hidden')
+    .action(async (options: Common & { name: string; deactivatedUsers: string }) => {
+      const mode = parseDeactivatedUsers(options.deactivatedUsers);
+      const row = await withDatabase(options, (deps) => createTeam(deps, options.name, mode));
+      print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team "${row.name}" created (id ${row.id}, deactivated users ${row.deactivated_users})`);
+    });
+  withCommon(team.command('list').description('list teams')).action(async (options: Common) => {
+    const rows = await withDatabase(options, (deps) => teams(deps));
+    const out = rows.map((r) => ({ id: r.id, name: r.name, deactivatedUsers: r.deactivated_users }));
+    print(options.json, out, out.length === 0 ? 'no teams' : out.map((t) => `${t.id}  ${t.name}  (deactivated users ${t.deactivatedUsers})`).join('\n'));
+  });
+  withCommon(team.command('update').description("change a team's settings"))
+    .requiredOption('--name <name>', 'team name')
+    .requiredOption('--deactivated-users <mode>', 'hidden or visible')
+    .action(async (options: Common & { name: string; deactivatedUsers: string }) => {
+      const mode = parseDeactivatedUsers(options.deactivatedUsers);
+      const row = await withDatabase(options, (deps) => updateTeam(deps, options.name, mode));
+      print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team "${row.name}": deactivated users ${row.deactivated_users}`);
+    });
+
+  const user = program.command('user').description('manage users');
+  withCommon(user.command('create').description('create a user in a team'))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--user-name <userName>', 'userName (e-mail shaped)')
+    .option('--password <password>', 'password for signing in')
+    .option('--admin', 'userType admin (may sign in to authorize clients)')
+    .action(async (options: Common & { team: string; userName: string; password?: string; admin?: boolean }) => {
+      const resource = await withDatabase(options, (deps) =>
+        createTeamUser(deps, options.team, options.userName, {
+          ...(options.password !== undefined ? { password: options.password } : {}),
+          ...(options.admin ? { admin: true } : {}),
+        }),
+      );
+      print(options.json, resource, `user "${String(resource.userName)}" created (id ${String(resource.id)})`);
+    });
+
+  const token = program.command('token').description('access tokens for scripts');
+  withCommon(token.command('issue').description('print an access token for a user of a team'))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--user-name <userName>', 'the user the token acts for')
+    .option('--scope <scopes>', 'space-separated scopes', parseScope, ['read', 'write'] as Scope[])
+    .option('--ttl <seconds>', 'lifetime in seconds (default ACCESS_TOKEN_TTL)', parseTtl)
+    .action(async (options: Common & { team: string; userName: string; scope: Scope[]; ttl?: number }) => {
+      const issued = await withDatabase(options, (deps, config) =>
+        issueToken(deps, options.team, options.userName, { scope: options.scope, ttlSeconds: options.ttl ?? config.accessTokenTtl }),
+      );
+      print(options.json, { access_token: issued.token, token_type: 'bearer', expires_at: issued.expiresAt, scope: options.scope.join(' ') }, issued.token);
+    });
+
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script); exits non-zero with one line on failure. */
+export async function runCli(argv: readonly string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof Error && 'exitCode' in error && 'code' in error && String(error.code).startsWith('commander.')) {
+      process.exit(Number(error.exitCode));
+    }
+    if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError) {
+      console.error(`rollcall: ${error.message}`);
+    } else if (error instanceof ScimError) {
+      console.error(`rollcall: ${error.message}${error.scimType ? ` (${error.scimType})` : ''}`);
+    } else {
+      console.error(`rollcall: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    process.exit(1);
+  }
+}
+
+if (import.meta.main) await runCli(process.argv.slice(2));

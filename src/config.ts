@@ -1,0 +1,76 @@
+/**
+ * Every setting Rollcall reads: name, type, default and validation, in one table. The only
+ * reader of process.env. Flags passed by the CLI override the environment. A bad value stops
+ * start-up with one clear line naming the setting.
+ */
+
+export interface Config {
+  readonly databaseUrl: string;
+  readonly host: string;
+  readonly port: number;
+  /** Scheme, host and optional path prefix that meta.location and Location headers start with. */
+  readonly publicBaseUrl: string;
+  readonly accessTokenTtl: number;
+  readonly refreshTokenTtl: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  constructor(setting: string, problem: string) {
+    super(`${setting}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/rollcall.db';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function integer(setting: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(setting, `expected a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(setting, `expected ${min}..${max}, got ${n}`);
+  return n;
+}
+
+function baseUrl(setting: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(setting, `expected an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(setting, `expected an http(s) URL, got "${raw}"`);
+  }
+  if (url.search || url.hash) throw new ConfigError(setting, 'must not carry a query or fragment');
+  return raw.replace(/\/+$/, '');
+}
+
+export type ConfigOverrides = Partial<Record<'databaseUrl' | 'host' | 'port' | 'publicBaseUrl', string>>;
+
+/** Builds the configuration from `env` (process.env by default) and CLI flags. */
+export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const pick = (flag: string | undefined, name: string): string | undefined =>
+    flag ?? (env[name] !== undefined && env[name] !== '' ? env[name] : undefined);
+
+  const databaseUrl = pick(overrides.databaseUrl, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL;
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', `expected sqlite:<path> or postgres://..., got "${databaseUrl}"`);
+  }
+  const host = pick(overrides.host, 'HOST') ?? '127.0.0.1';
+  const rawPort = pick(overrides.port, 'PORT');
+  const port = rawPort === undefined ? 8080 : integer('PORT', rawPort, 0, 65535);
+  const rawBase = pick(overrides.publicBaseUrl, 'PUBLIC_BASE_URL');
+  const publicBaseUrl = rawBase === undefined
+    ? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+    : baseUrl('PUBLIC_BASE_URL', rawBase);
+  const rawAccess = pick(undefined, 'ACCESS_TOKEN_TTL');
+  const accessTokenTtl = rawAccess === undefined ? 3600 : integer('ACCESS_TOKEN_TTL', rawAccess, 60, 86_400);
+  const rawRefresh = pick(undefined, 'REFRESH_TOKEN_TTL');
+  const refreshTokenTtl = rawRefresh === undefined ? 30 * 86_400 : integer('REFRESH_TOKEN_TTL', rawRefresh, 60, 365 * 86_400);
+  const rawLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
+  const logLevel = LOG_LEVELS.find((l) => l === rawLevel);
+  if (!logLevel) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${rawLevel}"`);
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel };
+}

@@ -1,0 +1,144 @@
+/**
+ * The SCIM HTTP surface, mounted at /v2/scim (canonical) and /scim (alias): the scim+json body
+ * parser, the bearer-token check (bare token or `Bearer <token>`, RFC 6750 section 2.1), the
+ * scope check (GET needs `read`, every other method `write`), and one error handler and one
+ * not-found handler that answer in RFC 7644 section 3.12 bodies. Routes live in scim-routes.ts.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.ts';
+import { verifyAccessToken } from '../oauth/tokens.ts';
+import type { ScimContext } from '../scim/context.ts';
+import { ScimError } from '../scim/errors.ts';
+import type { Storage } from '../storage/connect.ts';
+import { teamById } from '../storage/repos/teams.ts';
+import { registerScimRoutes } from './scim-routes.ts';
+
+export interface ScimPluginOptions {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly baseUrl: string;
+}
+
+/** Paths under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
+const PUBLIC = /^\/(ServiceProviderConfigs?|Schemas|ResourceTypes)(\/|$)/i;
+
+const SCIM_JSON = 'application/scim+json';
+
+/** Responses are scim+json unless the client's Accept asks only for application/json. */
+export function responseType(request: FastifyRequest): string {
+  const accept = request.headers.accept;
+  if (!accept) return SCIM_JSON;
+  const types = accept.split(',').map((t) => t.split(';')[0]?.trim().toLowerCase());
+  return types.includes('application/json') && !types.some((t) => t === SCIM_JSON || t === '*/*' || t === 'application/*')
+    ? 'application/json'
+    : SCIM_JSON;
+}
+
+/**
+ * A response body as bytes: Fastify appends `; charset=utf-8` to any JSON media type sent as a
+ * string, and Microsoft's SCIM validator rejects a charset parameter (DESIGN.md section 4).
+ */
+export const scimBody = (body: unknown): Buffer => Buffer.from(JSON.stringify(body));
+
+export function sendScimError(request: FastifyRequest, reply: FastifyReply, error: ScimError): FastifyReply {
+  for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
+  return reply.code(error.status).header('content-type', responseType(request)).send(scimBody(error.toBody()));
+}
+
+/** The bearer token of a request: `Bearer <token>` (scheme in any case) or the bare token. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const trimmed = header.trim();
+  const match = /^bearer\s+(\S+)$/i.exec(trimmed);
+  if (match) return match[1];
+  return /^\S+$/.test(trimmed) ? trimmed : undefined;
+}
+
+function classify(error: FastifyError): ScimError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ScimError(413, 'The request body is larger than 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ScimError(415, 'Send JSON with Content-Type application/scim+json or application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ScimError(400, 'The request body is empty', 'invalidSyntax');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ScimError(400, 'Content-Length does not match the body', 'invalidSyntax');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new ScimError(400, 'The request body is not valid JSON', 'invalidSyntax');
+  }
+  const status = error.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return new ScimError(status, error.message);
+  return undefined;
+}
+
+export async function scimPlugin(app: FastifyInstance, options: ScimPluginOptions): Promise<void> {
+  const contexts = new WeakMap<FastifyRequest, ScimContext>();
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    ['application/scim+json', 'application/json'],
+    { parseAs: 'string', bodyLimit: 1024 * 1024 },
+    (_request, body, done) => {
+      if (body === '') {
+        done(null, undefined);
+        return;
+      }
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(new ScimError(400, 'The request body is not valid JSON', 'invalidSyntax'), undefined);
+      }
+    },
+  );
+
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.slice(request.url.indexOf('/scim') + '/scim'.length).split('?')[0] ?? '';
+    if (PUBLIC.test(path)) return;
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) {
+      throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, {
+        'www-authenticate': 'Bearer realm="rollcall"',
+      });
+    }
+    const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
+    const team = bearer ? await teamById(options.storage.db, bearer.teamId) : undefined;
+    if (!bearer || !team) {
+      throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, {
+        'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',
+      });
+    }
+    const needed = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
+    if (!bearer.scopes.has(needed)) {
+      throw new ScimError(403, `This request needs the "${needed}" scope`, undefined, {
+        'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${needed}"`,
+      });
+    }
+    contexts.set(request, { storage: options.storage, clock: options.clock, baseUrl: options.baseUrl, team });
+    void reply;
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ScimError) return sendScimError(request, reply, error);
+    const known = classify(error);
+    if (known) return sendScimError(request, reply, known);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendScimError(request, reply, new ScimError(404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  registerScimRoutes(app, {
+    baseUrl: options.baseUrl,
+    context: (request) => {
+      const ctx = contexts.get(request);
+      if (!ctx) throw new ScimError(401, 'Authentication required');
+      return ctx;
+    },
+  });
+}

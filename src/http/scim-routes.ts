@@ -1,0 +1,197 @@
+/**
+ * SCIM routes (RFC 7644 section 3; the contract's paths): each handler parses the request,
+ * calls one service function and replies with the status codes of DESIGN.md section 4. No rules,
+ * no SQL, no attribute names here.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ScimContext } from '../scim/context.ts';
+import {
+  resourceTypeByName,
+  resourceTypesList,
+  schemaById,
+  schemasList,
+  serviceProviderConfig,
+} from '../scim/discovery.ts';
+import { badRequest, ScimError } from '../scim/errors.ts';
+import * as groups from '../scim/groups.ts';
+import { parseListQuery, parseProjection } from '../scim/query.ts';
+import type { RawListParams } from '../scim/query.ts';
+import type { Resource } from '../scim/representation.ts';
+import { groupResourceType, userResourceType } from '../scim/schema/registry.ts';
+import type { ResourceTypeDef } from '../scim/schema/types.ts';
+import { LIST_RESPONSE, SEARCH_REQUEST } from '../scim/schema/urns.ts';
+import * as users from '../scim/users.ts';
+import type { ListResult, Preconditions, Versioned } from '../scim/users.ts';
+import { responseType, scimBody } from './scim-plugin.ts';
+
+export interface RouteOptions {
+  readonly baseUrl: string;
+  readonly context: (request: FastifyRequest) => ScimContext;
+}
+
+type Params = { id: string };
+type Query = Record<string, string | undefined>;
+
+function send(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown, etag?: string): FastifyReply {
+  if (etag) reply.header('etag', etag);
+  return reply.code(status).header('content-type', responseType(request)).send(scimBody(body));
+}
+
+function sendResource(request: FastifyRequest, reply: FastifyReply, status: number, v: Versioned): FastifyReply {
+  if (status === 201) {
+    const meta = v.resource.meta as { location?: string } | undefined;
+    if (meta?.location) reply.header('location', meta.location);
+  }
+  return send(request, reply, status, v.resource, v.etag);
+}
+
+function listResponse(result: ListResult): Record<string, unknown> {
+  return {
+    schemas: [LIST_RESPONSE],
+    totalResults: result.totalResults,
+    startIndex: result.startIndex,
+    itemsPerPage: result.resources.length,
+    Resources: result.resources,
+  };
+}
+
+function preconditions(request: FastifyRequest): Preconditions {
+  const ifMatch = request.headers['if-match'];
+  return typeof ifMatch === 'string' ? { ifMatch } : {};
+}
+
+/** GET with If-None-Match naming the current version answers 304 (RFC 7232 section 3.2). */
+function notModified(request: FastifyRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (typeof header !== 'string') return false;
+  return header.trim() === '*' || header.split(',').some((t) => t.trim() === etag);
+}
+
+function searchParams(body: unknown): RawListParams {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('invalidSyntax', 'A search request body must be a SearchRequest object');
+  }
+  const b = body as Record<string, unknown>;
+  if (b.schemas !== undefined && !(Array.isArray(b.schemas) && b.schemas.includes(SEARCH_REQUEST))) {
+    throw badRequest('invalidSyntax', `A search request's schemas must contain ${SEARCH_REQUEST}`);
+  }
+  return b;
+}
+
+interface ResourceService {
+  readonly rt: ResourceTypeDef;
+  list(ctx: ScimContext, params: RawListParams): Promise<ListResult>;
+  get(ctx: ScimContext, id: string, query: Query): Promise<Versioned>;
+  create(ctx: ScimContext, body: unknown, query: Query): Promise<Versioned>;
+  replace(ctx: ScimContext, id: string, body: unknown, pre: Preconditions, query: Query): Promise<Versioned>;
+}
+
+const userService: ResourceService = {
+  rt: userResourceType,
+  list: (ctx, params) => users.listUsers(ctx, parseListQuery(userResourceType, params)),
+  get: (ctx, id, q) => users.getUser(ctx, id, parseProjection(userResourceType, q)),
+  create: (ctx, body, q) => users.createUser(ctx, body, parseProjection(userResourceType, q)),
+  replace: (ctx, id, body, pre, q) => users.replaceUser(ctx, id, body, pre, parseProjection(userResourceType, q)),
+};
+
+const groupService: ResourceService = {
+  rt: groupResourceType,
+  list: (ctx, params) => groups.listGroups(ctx, parseListQuery(groupResourceType, params)),
+  get: (ctx, id, q) => groups.getGroup(ctx, id, parseProjection(groupResourceType, q)),
+  create: (ctx, body, q) => groups.createGroup(ctx, body, parseProjection(groupResourceType, q)),
+  replace: (ctx, id, body, pre, q) => groups.replaceGroup(ctx, id, body, pre, parseProjection(groupResourceType, q)),
+};
+
+function resourceRoutes(app: FastifyInstance, options: RouteOptions, service: ResourceService): void {
+  const base = service.rt.endpoint;
+  const ctx = options.context;
+
+  app.get<{ Querystring: Query }>(base, async (request, reply) =>
+    send(request, reply, 200, listResponse(await service.list(ctx(request), request.query))),
+  );
+  app.post(`${base}/.search`, async (request, reply) =>
+    send(request, reply, 200, listResponse(await service.list(ctx(request), searchParams(request.body)))),
+  );
+  app.get<{ Params: Params; Querystring: Query }>(`${base}/:id`, async (request, reply) => {
+    const v = await service.get(ctx(request), request.params.id, request.query);
+    if (notModified(request, v.etag)) return reply.code(304).header('etag', v.etag).send();
+    return sendResource(request, reply, 200, v);
+  });
+  app.post<{ Querystring: Query }>(base, async (request, reply) =>
+    sendResource(request, reply, 201, await service.create(ctx(request), request.body, request.query)),
+  );
+  app.put<{ Params: Params; Querystring: Query }>(`${base}/:id`, async (request, reply) =>
+    sendResource(
+      request,
+      reply,
+      200,
+      await service.replace(ctx(request), request.params.id, request.body, preconditions(request), request.query),
+    ),
+  );
+}
+
+export function registerScimRoutes(app: FastifyInstance, options: RouteOptions): void {
+  const { baseUrl } = options;
+  const ctx = options.context;
+
+  // Discovery (RFC 7644 section 4); the contract spells the first one /ServiceProviderConfigs.
+  for (const path of ['/ServiceProviderConfig', '/ServiceProviderConfigs']) {
+    app.get(path, async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl)));
+  }
+  app.get('/Schemas', async (request, reply) => send(request, reply, 200, schemasList(baseUrl)));
+  app.get<{ Params: Params }>('/Schemas/:id', async (request, reply) =>
+    send(request, reply, 200, schemaById(request.params.id, baseUrl)),
+  );
+  app.get('/ResourceTypes', async (request, reply) => send(request, reply, 200, resourceTypesList(baseUrl)));
+  app.get<{ Params: Params }>('/ResourceTypes/:id', async (request, reply) =>
+    send(request, reply, 200, resourceTypeByName(request.params.id, baseUrl)),
+  );
+
+  resourceRoutes(app, options, userService);
+  resourceRoutes(app, options, groupService);
+
+  app.patch<{ Params: Params; Querystring: Query }>('/Users/:id', async (request, reply) =>
+    sendResource(
+      request,
+      reply,
+      200,
+      await users.patchUser(ctx(request), request.params.id, request.body, preconditions(request), parseProjection(userResourceType, request.query)),
+    ),
+  );
+  app.delete<{ Params: Params }>('/Users/:id', async (request, reply) => {
+    const v = await users.deactivateUser(ctx(request), request.params.id, preconditions(request));
+    return reply.code(204).header('etag', v.etag).send();
+  });
+  // The contract's DELETE /Users carries no id: a filter must pick exactly one user.
+  app.delete<{ Querystring: Query }>('/Users', async (request, reply) => {
+    const v = await users.deactivateByFilter(ctx(request), parseListQuery(userResourceType, request.query));
+    return reply.code(204).header('etag', v.etag).send();
+  });
+  app.put<{ Params: Params; Querystring: Query }>('/Users/:id/activate', async (request, reply) =>
+    sendResource(
+      request,
+      reply,
+      200,
+      await users.activateUser(ctx(request), request.params.id, preconditions(request), parseProjection(userResourceType, request.query)),
+    ),
+  );
+
+  app.patch<{ Params: Params; Querystring: Query }>('/Groups/:id', async (request, reply) => {
+    const q = request.query;
+    const wantsBody = q.attributes !== undefined || q.excludedAttributes !== undefined;
+    const result = await groups.patchGroup(
+      ctx(request),
+      request.params.id,
+      request.body,
+      preconditions(request),
+      wantsBody ? parseProjection(groupResourceType, q) : undefined,
+    );
+    if (result.resource) return sendResource(request, reply, 200, result.resource);
+    return reply.code(204).header('etag', result.etag).send();
+  });
+  app.delete<{ Params: Params }>('/Groups/:id', async (request, reply) => {
+    await groups.deleteGroup(ctx(request), request.params.id, preconditions(request));
+    return reply.code(204).send();
+  });
+}
+

@@ -1,0 +1,69 @@
+/**
+ * The identity-provider quirks Rollcall accepts, each named after who sends it and pinned by a
+ * recorded request in test/conformance/fixtures (IDP-DIALECTS.md). Nothing here is a general
+ * leniency: every function handles one shape that a real client sends, and the validator, the
+ * PATCH engine and the filter parser call it by name at the one place the shape can appear.
+ */
+
+/** Schema URNs that clients list in `schemas` without sending an extension object for them. */
+const TOLERATED_SCHEMA_URNS: readonly string[] = [
+  // Entra ID E10 / T16: the legacy Active Directory group URN on POST /Groups.
+  'http://schemas.microsoft.com/2006/11/resourcemanagement/adscim/2.0/group',
+];
+
+export const isToleratedSchemaUrn = (urn: string): boolean => TOLERATED_SCHEMA_URNS.includes(urn.toLowerCase());
+
+/**
+ * Entra ID E5 / T7, OneLogin N2, the Postman collection T23: booleans sent as the strings
+ * "True" / "False" (any case). Returns the boolean, or undefined when `value` is not such a string.
+ */
+export function stringBoolean(value: unknown): boolean | undefined {
+  if (typeof value !== 'string') return undefined;
+  const lowered = value.trim().toLowerCase();
+  if (lowered === 'true') return true;
+  if (lowered === 'false') return false;
+  return undefined;
+}
+
+/**
+ * Entra ID E6 / T10: a single-valued complex attribute with a `value` sub-attribute (the
+ * enterprise `manager`) arrives as a bare id string or as a one-element array of `{value, $ref}`.
+ * Returns the object form, or the input unchanged.
+ */
+export function singleComplexShape(value: unknown): unknown {
+  if (typeof value === 'string') return { value };
+  if (Array.isArray(value) && value.length === 1) return value[0];
+  return value;
+}
+
+/**
+ * The Postman collection and some JumpCloud set-ups add a member as a bare id string
+ * (`{"op":"add","path":"members","value":"<id>"}`), and send single objects where an array
+ * belongs. Returns the array-of-objects form for a multi-valued complex attribute.
+ */
+export function multiValuedShape(value: unknown): unknown {
+  if (typeof value === 'string') return [{ value }];
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return [value];
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? { value: v } : v));
+  return value;
+}
+
+/**
+ * The Postman collection's filters carry unquoted string values
+ * (`name.FamilyName eq User and (emails.Value co contoso.example)`). A bare word that is not
+ * true, false, null or a number is taken as that string.
+ */
+export const unquotedFilterValue = (word: string): string => word;
+
+/**
+ * Entra ID E9 / T20 (the null-update test): PATCH sets an optional attribute to "" or null to
+ * clear it. Such a value removes the target instead of storing an empty string.
+ */
+export const clearsTarget = (value: unknown): boolean => value === null || value === '';
+
+/**
+ * Okta O10: a no-path replace carries the group's own `id` beside the attributes it changes
+ * (`{"id": "<g>", "displayName": "..."}`). Read-only attributes inside a no-path value object
+ * are skipped; a PATCH whose `path` names one still fails with `mutability`.
+ */
+export const skippedInValueObject = (attr: { readonly mutability: string }): boolean => attr.mutability === 'readOnly';

@@ -1,0 +1,18 @@
+/**
+ * What a SCIM service call needs: storage, clock, the public base URL and the caller's team.
+ * Built per request by the HTTP layer from the authenticated token; services never look
+ * anything up globally.
+ */
+import type { Clock } from '../clock.ts';
+import type { Storage } from '../storage/connect.ts';
+import type { TeamRow } from '../storage/repos/teams.ts';
+
+export interface ScimContext {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly baseUrl: string;
+  readonly team: TeamRow;
+}
+
+/** Deactivated users are hidden from every read unless the team made them visible. */
+export const hidesDeactivated = (ctx: ScimContext): boolean => ctx.team.deactivated_users !== 'visible';

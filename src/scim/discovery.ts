@@ -1,0 +1,113 @@
+/**
+ * ServiceProviderConfig, ResourceTypes and Schemas (RFC 7643 sections 5-7; RFC 7644 section 4),
+ * rendered from the schema registry so that they cannot drift from what the server does. Each
+ * document tells the truth: PATCH, filters, sorting and ETags are supported; bulk and password
+ * change through /Me are not.
+ */
+import { notFound } from './errors.ts';
+import { MAX_COUNT } from './query.ts';
+import { allSchemas, resourceTypes } from './schema/registry.ts';
+import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
+import {
+  LIST_RESPONSE,
+  RESOURCE_TYPE_SCHEMA,
+  SCHEMA_SCHEMA,
+  SERVICE_PROVIDER_CONFIG_SCHEMA,
+} from './schema/urns.ts';
+
+const MAX_FILTER_RESULTS = MAX_COUNT;
+
+export function serviceProviderConfig(baseUrl: string): Record<string, unknown> {
+  return {
+    schemas: [SERVICE_PROVIDER_CONFIG_SCHEMA],
+    documentationUri: `${baseUrl}/`,
+    patch: { supported: true },
+    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+    filter: { supported: true, maxResults: MAX_FILTER_RESULTS },
+    changePassword: { supported: false },
+    sort: { supported: true },
+    etag: { supported: true },
+    authenticationSchemes: [
+      {
+        type: 'oauthbearertoken',
+        name: 'OAuth Bearer Token',
+        description: 'Authentication with an OAuth 2.0 bearer token (RFC 6750) in the Authorization header; the bare token is accepted too.',
+        specUri: 'https://www.rfc-editor.org/rfc/rfc6750',
+        primary: true,
+      },
+    ],
+    meta: {
+      resourceType: 'ServiceProviderConfig',
+      location: `${baseUrl}/v2/scim/ServiceProviderConfig`,
+    },
+  };
+}
+
+function renderAttribute(a: AttributeDef): Record<string, unknown> {
+  return {
+    name: a.name,
+    type: a.type,
+    multiValued: a.multiValued,
+    description: a.description,
+    required: a.required,
+    caseExact: a.caseExact,
+    mutability: a.mutability,
+    returned: a.returned,
+    uniqueness: a.uniqueness,
+    ...(a.canonicalValues && a.canonicalValues.length > 0 ? { canonicalValues: a.canonicalValues } : {}),
+    ...(a.referenceTypes ? { referenceTypes: a.referenceTypes } : {}),
+    ...(a.subAttributes ? { subAttributes: a.subAttributes.map(renderAttribute) } : {}),
+  };
+}
+
+export function schemaDocument(schema: SchemaDef, baseUrl: string): Record<string, unknown> {
+  return {
+    schemas: [SCHEMA_SCHEMA],
+    id: schema.id,
+    name: schema.name,
+    description: schema.description,
+    attributes: schema.attributes.map(renderAttribute),
+    meta: { resourceType: 'Schema', location: `${baseUrl}/v2/scim/Schemas/${schema.id}` },
+  };
+}
+
+export function resourceTypeDocument(rt: ResourceTypeDef, baseUrl: string): Record<string, unknown> {
+  return {
+    schemas: [RESOURCE_TYPE_SCHEMA],
+    id: rt.name,
+    name: rt.name,
+    endpoint: rt.endpoint,
+    description: rt.description,
+    schema: rt.schema.id,
+    ...(rt.extensions.length > 0
+      ? { schemaExtensions: rt.extensions.map((e) => ({ schema: e.schema.id, required: e.required })) }
+      : {}),
+    meta: { resourceType: 'ResourceType', location: `${baseUrl}/v2/scim/ResourceTypes/${rt.name}` },
+  };
+}
+
+const listOf = (resources: Record<string, unknown>[]): Record<string, unknown> => ({
+  schemas: [LIST_RESPONSE],
+  totalResults: resources.length,
+  startIndex: 1,
+  itemsPerPage: resources.length,
+  Resources: resources,
+});
+
+export const schemasList = (baseUrl: string): Record<string, unknown> =>
+  listOf(allSchemas.map((s) => schemaDocument(s, baseUrl)));
+
+export function schemaById(id: string, baseUrl: string): Record<string, unknown> {
+  const schema = allSchemas.find((s) => s.id.toLowerCase() === id.toLowerCase());
+  if (!schema) throw notFound(`Schema ${id} not found`);
+  return schemaDocument(schema, baseUrl);
+}
+
+export const resourceTypesList = (baseUrl: string): Record<string, unknown> =>
+  listOf(resourceTypes.map((rt) => resourceTypeDocument(rt, baseUrl)));
+
+export function resourceTypeByName(name: string, baseUrl: string): Record<string, unknown> {
+  const rt = resourceTypes.find((r) => r.name.toLowerCase() === name.toLowerCase());
+  if (!rt) throw notFound(`ResourceType ${name} not found`);
+  return resourceTypeDocument(rt, baseUrl);
+}

@@ -1,0 +1,195 @@
+/**
+ * The Groups service: create, read, list, replace, patch and delete. Membership changes are row
+ * inserts and deletes on `group_members` plus one atomic version bump of the group, so adding a
+ * member costs the same in a group of ten or of 100,000, and concurrent membership PATCHes never
+ * lose each other's work. Only changes to the group's own document (displayName, externalId,
+ * active) go through the optimistic version check.
+ */
+import { iso } from '../clock.ts';
+import { newId } from '../ids.ts';
+import {
+  addMembers,
+  clearMembers,
+  deleteGroup as deleteGroupRow,
+  groupById,
+  insertGroup,
+  listGroups as listGroupRows,
+  membersOf,
+  removeMembers,
+  touchGroup,
+  updateGroup,
+} from '../storage/repos/groups.ts';
+import type { GroupRow } from '../storage/repos/groups.ts';
+import { existingUserIds } from '../storage/repos/users.ts';
+import type { Executor } from '../storage/types.ts';
+import { columnsOf } from './columns.ts';
+import { hidesDeactivated } from './context.ts';
+import type { ScimContext } from './context.ts';
+import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
+import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { applyPatch } from './patch.ts';
+import type { MemberDelta } from './patch.ts';
+import { projectResource, wantsAttribute } from './project.ts';
+import type { Projection } from './project.ts';
+import type { ListQuery } from './query.ts';
+import { etagOf, groupResource } from './representation.ts';
+import { commonAttributes } from './schema/common.ts';
+import { groupResourceType as rt } from './schema/registry.ts';
+import type { ListResult, Preconditions, Versioned } from './users.ts';
+import { validateResource } from './validate.ts';
+import type { ValidatedResource } from './validate.ts';
+import { RetryWrite, runWrite } from './write.ts';
+
+const parseData = (ctx: ScimContext, row: GroupRow): Record<string, unknown> => ctx.storage.hooks.parseJson(row.data);
+
+async function render(ctx: ScimContext, ex: Executor, row: GroupRow, projection: Projection): Promise<Versioned> {
+  const members = wantsAttribute(rt, projection, 'members')
+    ? await membersOf(ex, ctx.team.id, [row.id], hidesDeactivated(ctx))
+    : undefined;
+  const full = groupResource(rt, row, parseData(ctx, row), members, ctx.baseUrl);
+  return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
+}
+
+function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'created_at'>, validated: ValidatedResource, version: number): GroupRow {
+  const document = { ...validated.document };
+  if (document.active === undefined) document.active = true;
+  const columns = columnsOf(rt, document, commonAttributes);
+  return {
+    id: base.id,
+    team_id: base.team_id,
+    display_name: String(columns.display_name),
+    display_name_key: String(columns.display_name_key),
+    external_id: columns.external_id as string | null,
+    active: Number(columns.active),
+    data: ctx.storage.hooks.toJson(document),
+    version,
+    created_at: base.created_at,
+    // A new resource was last modified when it was created.
+    updated_at: version === 1 ? base.created_at : iso(ctx.clock),
+  };
+}
+
+function checkIfMatch(row: GroupRow, pre: Preconditions): void {
+  if (pre.ifMatch === undefined || pre.ifMatch.trim() === '*') return;
+  const tags = pre.ifMatch.split(',').map((t) => t.trim());
+  if (!tags.includes(etagOf(row.version))) {
+    throw preconditionFailed(`Group ${row.id} has changed: its version is ${etagOf(row.version)}`);
+  }
+}
+
+const displayNameTaken = (name: string) => conflict(`a group named "${name}" already exists in this team`);
+
+async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly string[]): Promise<void> {
+  const found = await existingUserIds(ex, ctx.team.id, ids);
+  const missing = ids.filter((id) => !found.has(id));
+  if (missing.length > 0) {
+    throw badRequest('invalidValue', `unknown member${missing.length > 1 ? 's' : ''}: ${missing.slice(0, 10).join(', ')}`);
+  }
+}
+
+async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, delta: MemberDelta, at: string): Promise<void> {
+  await assertMembersExist(ctx, ex, delta.add);
+  if (delta.clear) await clearMembers(ex, groupId, delta.add);
+  else if (delta.remove.length > 0) await removeMembers(ex, groupId, delta.remove);
+  if (delta.add.length > 0) await addMembers(ex, ctx.team.id, groupId, delta.add, at);
+}
+
+export async function createGroup(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
+  const validated = validateResource(rt, body, 'create');
+  const now = iso(ctx.clock);
+  const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now }, validated, 1);
+  return runWrite(ctx, async (trx) => {
+    await insertGroup(trx, row);
+    if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
+    return render(ctx, trx, row, projection);
+  }, async () => displayNameTaken(row.display_name));
+}
+
+export async function getGroup(ctx: ScimContext, id: string, projection: Projection = {}): Promise<Versioned> {
+  const row = await groupById(ctx.storage.db, ctx.team.id, id);
+  if (!row) throw notFound(`Group ${id} not found`);
+  return render(ctx, ctx.storage.db, row, projection);
+}
+
+export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
+  const hooks = ctx.storage.hooks;
+  const { rows, total } = await listGroupRows(ctx.storage.db, ctx.team.id, {
+    ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'g' }) } : {}),
+    ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'g' }) } : {}),
+    descending: query.descending,
+    offset: query.startIndex - 1,
+    limit: query.count,
+  });
+  const wantsMembers = wantsAttribute(rt, query.projection, 'members');
+  const members = wantsMembers ? await membersOf(ctx.storage.db, ctx.team.id, rows.map((r) => r.id), hidesDeactivated(ctx)) : [];
+  const resources = rows.map((row) =>
+    projectResource(
+      rt,
+      groupResource(rt, row, parseData(ctx, row), wantsMembers ? members.filter((m) => m.group_id === row.id) : undefined, ctx.baseUrl),
+      query.projection,
+    ),
+  );
+  return { totalResults: total, startIndex: query.startIndex, resources };
+}
+
+export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  return runWrite(ctx, async (trx) => {
+    const current = await groupById(trx, ctx.team.id, id);
+    if (!current) throw notFound(`Group ${id} not found`);
+    checkIfMatch(current, pre);
+    const validated = validateResource(rt, body, 'replace', parseData(ctx, current));
+    const next = rowFor(ctx, current, validated, current.version + 1);
+    if (!(await updateGroup(trx, next, current.version))) {
+      if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
+      throw new RetryWrite();
+    }
+    // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
+    await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
+    return render(ctx, trx, next, projection);
+  }, async () => conflict('a group with that displayName already exists in this team'));
+}
+
+/** Answers the new ETag, and the resource only when a projection asked for one. */
+export async function patchGroup(
+  ctx: ScimContext,
+  id: string,
+  body: unknown,
+  pre: Preconditions = {},
+  projection?: Projection,
+): Promise<{ etag: string; resource?: Versioned }> {
+  return runWrite(ctx, async (trx) => {
+    const current = await groupById(trx, ctx.team.id, id);
+    if (!current) throw notFound(`Group ${id} not found`);
+    checkIfMatch(current, pre);
+    const original = parseData(ctx, current);
+    const patched = applyPatch(rt, original, body);
+    const now = iso(ctx.clock);
+    let version: number | undefined;
+    let row: GroupRow = current;
+    if (JSON.stringify(patched.document) !== JSON.stringify(original)) {
+      const validated = validateResource(rt, patched.document, 'patch', original);
+      row = rowFor(ctx, current, validated, current.version + 1);
+      if (!(await updateGroup(trx, row, current.version))) {
+        if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
+        throw new RetryWrite();
+      }
+      version = row.version;
+    } else {
+      version = await touchGroup(trx, ctx.team.id, id, now);
+      if (version === undefined) throw notFound(`Group ${id} not found`);
+      row = { ...current, version, updated_at: now };
+    }
+    if (patched.members) await applyMembers(ctx, trx, id, patched.members, now);
+    const etag = etagOf(version);
+    return projection ? { etag, resource: await render(ctx, trx, row, projection) } : { etag };
+  }, async () => conflict('a group with that displayName already exists in this team'));
+}
+
+export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<void> {
+  await runWrite(ctx, async (trx) => {
+    const current = await groupById(trx, ctx.team.id, id);
+    if (!current) throw notFound(`Group ${id} not found`);
+    checkIfMatch(current, pre);
+    await deleteGroupRow(trx, ctx.team.id, id);
+  });
+}

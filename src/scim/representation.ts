@@ -1,0 +1,100 @@
+/**
+ * Turns stored rows into full SCIM representations (before projection): schemas, id, meta with
+ * location and weak version, the Group aliases, and the membership views (`groups` of a User,
+ * `members` of a Group). The contract's extra fields (Group `value` / `display`, a group
+ * reference's `schemas`) are added here and nowhere else.
+ */
+import type { GroupRow, MemberRow } from '../storage/repos/groups.ts';
+import type { UserRow } from '../storage/repos/users.ts';
+import type { ResourceTypeDef } from './schema/types.ts';
+import { GROUP_SCHEMA } from './schema/urns.ts';
+
+export type Resource = Record<string, unknown>;
+
+export const etagOf = (version: number): string => `W/"${version}"`;
+
+export const locationOf = (baseUrl: string, rt: ResourceTypeDef, id: string): string =>
+  `${baseUrl}/v2/scim${rt.endpoint}/${id}`;
+
+/** The schema URNs a document uses: the core one, then each extension whose object is present. */
+export function schemasOf(rt: ResourceTypeDef, document: Readonly<Record<string, unknown>>): string[] {
+  const out = [rt.schema.id];
+  for (const ext of rt.extensions) {
+    if (document[ext.schema.id] !== undefined) out.push(ext.schema.id);
+  }
+  return out;
+}
+
+export interface GroupRef {
+  readonly groupId: string;
+  readonly displayName: string;
+}
+
+export function userResource(
+  rt: ResourceTypeDef,
+  row: UserRow,
+  document: Readonly<Record<string, unknown>>,
+  groups: readonly GroupRef[] | undefined,
+  baseUrl: string,
+): Resource {
+  const { externalId, ...rest } = document;
+  const resource: Resource = {
+    schemas: schemasOf(rt, document),
+    id: row.id,
+    ...(externalId !== undefined ? { externalId } : {}),
+    ...rest,
+  };
+  if (groups !== undefined) {
+    resource.groups = groups.map((g) => ({
+      value: g.groupId,
+      $ref: `${baseUrl}/v2/scim/Groups/${g.groupId}`,
+      display: g.displayName,
+      type: 'direct',
+      schemas: [GROUP_SCHEMA],
+    }));
+  }
+  resource.meta = {
+    resourceType: rt.name,
+    created: row.created_at,
+    lastModified: row.updated_at,
+    location: locationOf(baseUrl, rt, row.id),
+    version: etagOf(row.version),
+  };
+  return resource;
+}
+
+export function groupResource(
+  rt: ResourceTypeDef,
+  row: GroupRow,
+  document: Readonly<Record<string, unknown>>,
+  members: readonly MemberRow[] | undefined,
+  baseUrl: string,
+): Resource {
+  const { externalId, displayName, ...rest } = document;
+  const resource: Resource = {
+    schemas: schemasOf(rt, document),
+    id: row.id,
+    value: row.id,
+    // The contract shows externalId as null on groups that have none.
+    externalId: externalId ?? null,
+    displayName: displayName ?? row.display_name,
+    display: displayName ?? row.display_name,
+    ...rest,
+  };
+  if (members !== undefined) {
+    resource.members = members.map((m) => ({
+      value: m.user_id,
+      $ref: `${baseUrl}/v2/scim/Users/${m.user_id}`,
+      display: m.user_name,
+      type: 'User',
+    }));
+  }
+  resource.meta = {
+    resourceType: rt.name,
+    created: row.created_at,
+    lastModified: row.updated_at,
+    location: locationOf(baseUrl, rt, row.id),
+    version: etagOf(row.version),
+  };
+  return resource;
+}

@@ -1,0 +1,240 @@
+/**
+ * The Users service: create, read, list, replace, patch, deactivate and activate, each write one
+ * transaction guarded by the row's version (DESIGN.md sections 3 and 4). Deactivated users are
+ * hidden unless the team made them visible; a by-id write that sets `active: true` reactivates.
+ * It owns the rules; it does not parse HTTP or write SQL.
+ */
+import { iso } from '../clock.ts';
+import { newId } from '../ids.ts';
+import { hashPassword } from '../oauth/passwords.ts';
+import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
+import { groupsOfUsers } from '../storage/repos/groups.ts';
+import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
+import type { UserRow } from '../storage/repos/users.ts';
+import type { Executor } from '../storage/types.ts';
+import { columnsOf } from './columns.ts';
+import { hidesDeactivated } from './context.ts';
+import type { ScimContext } from './context.ts';
+import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
+import type { ScimError } from './errors.ts';
+import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { applyPatch } from './patch.ts';
+import { projectResource, wantsAttribute } from './project.ts';
+import type { Projection } from './project.ts';
+import type { ListQuery } from './query.ts';
+import { etagOf, userResource } from './representation.ts';
+import type { Resource } from './representation.ts';
+import { commonAttributes } from './schema/common.ts';
+import { userResourceType as rt } from './schema/registry.ts';
+import { validateResource } from './validate.ts';
+import type { ValidatedResource } from './validate.ts';
+import { RetryWrite, runWrite } from './write.ts';
+
+export interface Versioned {
+  readonly resource: Resource;
+  readonly etag: string;
+  readonly id: string;
+}
+
+export interface ListResult {
+  readonly totalResults: number;
+  readonly startIndex: number;
+  readonly resources: Resource[];
+}
+
+export interface Preconditions {
+  readonly ifMatch?: string;
+}
+
+const parseData = (ctx: ScimContext, row: UserRow): Record<string, unknown> => ctx.storage.hooks.parseJson(row.data);
+
+async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: Projection): Promise<Versioned> {
+  const groups = wantsAttribute(rt, projection, 'groups')
+    ? (await groupsOfUsers(ex, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name }))
+    : undefined;
+  const full = userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl);
+  return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
+}
+
+/** The user if it exists and the caller may see it. */
+async function visibleRow(ctx: ScimContext, ex: Executor, id: string): Promise<UserRow> {
+  const row = await userById(ex, ctx.team.id, id);
+  if (!row || (row.active === 0 && hidesDeactivated(ctx))) throw notFound(`User ${id} not found`);
+  return row;
+}
+
+function checkIfMatch(row: UserRow, pre: Preconditions): void {
+  if (pre.ifMatch === undefined || pre.ifMatch.trim() === '*') return;
+  const tags = pre.ifMatch.split(',').map((t) => t.trim());
+  if (!tags.includes(etagOf(row.version))) {
+    throw preconditionFailed(`User ${row.id} has changed: its version is ${etagOf(row.version)}`);
+  }
+}
+
+async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string): Promise<ScimError> {
+  const existing = await userByNameKey(ex, ctx.team.id, userName.toLowerCase());
+  if (existing && existing.active === 0 && hidesDeactivated(ctx)) {
+    return conflict(`userName "${userName}" belongs to the deactivated user ${existing.id}; activate it with PUT /Users/${existing.id}/activate`);
+  }
+  return conflict(`userName "${userName}" is already taken${existing ? ` by user ${existing.id}` : ''}`);
+}
+
+async function rowFor(
+  ctx: ScimContext,
+  base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash'>,
+  validated: ValidatedResource,
+  version: number,
+): Promise<UserRow> {
+  const document = { ...validated.document };
+  // A user without `active` is active (the contract's create sets it; most clients omit it).
+  if (document.active === undefined) document.active = true;
+  const columns = columnsOf(rt, document, commonAttributes);
+  let passwordHash = base.password_hash;
+  if (validated.password !== undefined) {
+    passwordHash = validated.password === null ? null : await hashPassword(validated.password);
+  }
+  return {
+    id: base.id,
+    team_id: base.team_id,
+    user_name: String(columns.user_name),
+    user_name_key: String(columns.user_name_key),
+    external_id: columns.external_id as string | null,
+    active: Number(columns.active),
+    user_type: columns.user_type as string | null,
+    display_name: columns.display_name as string | null,
+    given_name: columns.given_name as string | null,
+    family_name: columns.family_name as string | null,
+    password_hash: passwordHash,
+    data: ctx.storage.hooks.toJson(document),
+    version,
+    created_at: base.created_at,
+    // A new resource was last modified when it was created.
+    updated_at: version === 1 ? base.created_at : iso(ctx.clock),
+  };
+}
+
+export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
+  const validated = validateResource(rt, body, 'create');
+  const now = iso(ctx.clock);
+  const row = await rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null }, validated, 1);
+  return runWrite(ctx, async (trx) => {
+    const clash = await userByNameKey(trx, ctx.team.id, row.user_name_key);
+    if (clash) throw await uniquenessError(ctx, trx, row.user_name);
+    await insertUser(trx, row);
+    return render(ctx, trx, row, projection);
+  }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
+}
+
+export async function getUser(ctx: ScimContext, id: string, projection: Projection = {}): Promise<Versioned> {
+  const row = await visibleRow(ctx, ctx.storage.db, id);
+  return render(ctx, ctx.storage.db, row, projection);
+}
+
+export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
+  const hooks = ctx.storage.hooks;
+  const { rows, total } = await listUserRows(ctx.storage.db, ctx.team.id, {
+    ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'u' }) } : {}),
+    ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'u' }) } : {}),
+    onlyActive: hidesDeactivated(ctx),
+    descending: query.descending,
+    offset: query.startIndex - 1,
+    limit: query.count,
+  });
+  const wantsGroups = wantsAttribute(rt, query.projection, 'groups');
+  const memberships = wantsGroups ? await groupsOfUsers(ctx.storage.db, ctx.team.id, rows.map((r) => r.id)) : [];
+  const resources = rows.map((row) => {
+    const groups = wantsGroups
+      ? memberships.filter((m) => m.user_id === row.id).map((m) => ({ groupId: m.group_id, displayName: m.display_name }))
+      : undefined;
+    return projectResource(rt, userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl), query.projection);
+  });
+  return { totalResults: total, startIndex: query.startIndex, resources };
+}
+
+/** Whether a write by id may proceed on `row`: hidden deactivated users only through reactivation. */
+function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, reactivates: boolean): UserRow {
+  if (!row || (row.active === 0 && hidesDeactivated(ctx) && !reactivates)) throw notFound(`User ${id} not found`);
+  return row;
+}
+
+async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection): Promise<Versioned> {
+  if (next.user_name_key !== current.user_name_key) {
+    const clash = await userByNameKey(trx, ctx.team.id, next.user_name_key);
+    if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
+  }
+  if (!(await updateUser(trx, next, current.version))) {
+    if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
+    throw new RetryWrite();
+  }
+  // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
+  // every token the user holds.
+  const revokes =
+    (current.active === 1 && next.active === 0) ||
+    next.password_hash !== current.password_hash ||
+    (next.user_type ?? '').toLowerCase() !== (current.user_type ?? '').toLowerCase();
+  if (revokes) await revokeTokensOfUser(trx, current.id, next.updated_at);
+  return render(ctx, trx, next, projection);
+}
+
+export async function replaceUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  return runWrite(ctx, async (trx) => {
+    const found = await userById(trx, ctx.team.id, id);
+    const original = found ? parseData(ctx, found) : undefined;
+    const validated = validateResource(rt, body, 'replace', original);
+    const current = assertWritable(ctx, found, id, validated.document.active !== false);
+    checkIfMatch(current, pre);
+    const next = await rowFor(ctx, current, validated, current.version + 1);
+    return save(ctx, trx, current, next, pre, projection);
+  }, async () => conflict('userName is already taken'));
+}
+
+export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  return runWrite(ctx, async (trx) => {
+    const found = await userById(trx, ctx.team.id, id);
+    if (!found) throw notFound(`User ${id} not found`);
+    const original = parseData(ctx, found);
+    const patched = applyPatch(rt, original, body);
+    const validated = validateResource(rt, patched.document, 'patch', original);
+    const current = assertWritable(ctx, found, id, found.active === 0 && validated.document.active === true);
+    checkIfMatch(current, pre);
+    const next = await rowFor(ctx, current, validated, current.version + 1);
+    return save(ctx, trx, current, next, pre, projection);
+  }, async () => conflict('userName is already taken'));
+}
+
+async function setActive(ctx: ScimContext, id: string, active: boolean, pre: Preconditions, projection: Projection): Promise<Versioned> {
+  return runWrite(ctx, async (trx) => {
+    const found = await userById(trx, ctx.team.id, id);
+    // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write.
+    const current = assertWritable(ctx, found, id, active);
+    checkIfMatch(current, pre);
+    const document = { ...parseData(ctx, current), active };
+    const next: UserRow = {
+      ...current,
+      active: active ? 1 : 0,
+      data: ctx.storage.hooks.toJson(document),
+      version: current.version + 1,
+      updated_at: iso(ctx.clock),
+    };
+    return save(ctx, trx, current, next, pre, projection);
+  });
+}
+
+export const deactivateUser = (ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<Versioned> =>
+  setActive(ctx, id, false, pre, {});
+
+export const activateUser = (ctx: ScimContext, id: string, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> =>
+  setActive(ctx, id, true, pre, projection);
+
+/**
+ * The contract's bare `DELETE /Users` names no id: it takes a filter that must match exactly one
+ * visible user (DESIGN.md section 4).
+ */
+export async function deactivateByFilter(ctx: ScimContext, query: ListQuery): Promise<Versioned> {
+  if (!query.filter) throw badRequest('invalidValue', 'DELETE /Users needs a user id in the path, or a filter that matches exactly one user');
+  const found = await listUsers(ctx, { ...query, startIndex: 1, count: 2, projection: { attributes: [{ kind: 'attrPath', attr: 'id' }] } });
+  if (found.totalResults !== 1) {
+    throw badRequest('invalidValue', `the filter must match exactly one user; it matches ${found.totalResults}`);
+  }
+  return deactivateUser(ctx, String(found.resources[0]?.id));
+}

@@ -1,0 +1,263 @@
+/**
+ * Turns a request body (create, replace) or a patched document into the canonical stored
+ * document, by the schema definitions alone (RFC 7643 sections 2 and 7; RFC 7644 3.3, 3.5.1):
+ * attribute names matched case-insensitively and stored in their schema spelling, values
+ * checked against their type and canonical values, null and "" meaning absent, readOnly input
+ * ignored, immutable values kept, required attributes enforced, the write-only password and a
+ * Group's member ids handed back beside the document (never stored in it). It throws 400
+ * ScimErrors (`invalidSyntax` for shapes and unknown names, `invalidValue` for values,
+ * `mutability` for immutable changes); it never touches storage.
+ */
+import { isToleratedSchemaUrn, multiValuedShape, singleComplexShape, stringBoolean } from './compat.ts';
+import { badRequest } from './errors.ts';
+import { parseAttrPath } from './path.ts';
+import { commonAttributes } from './schema/common.ts';
+import { extensionByUrn, findAttribute, findSubAttribute, lower, resolvePath } from './schema/registry.ts';
+import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
+
+export type ValidationMode = 'create' | 'replace' | 'patch';
+
+export interface ValidatedResource {
+  /** The canonical document: core attributes, `externalId`, extension objects by URN. */
+  readonly document: Record<string, unknown>;
+  /** A new password (write-only, RFC 7643 4.1.1); undefined leaves the stored one unchanged. */
+  readonly password?: string;
+  /** A Group's member ids when the body names them (membership is rows, not document). */
+  readonly members?: readonly string[];
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+const invalidValue = (detail: string) => badRequest('invalidValue', detail);
+
+/** A scalar of `def`'s type, or undefined for null / "" (absent). */
+function normalizeScalar(def: AttributeDef, value: unknown, label: string): unknown {
+  if (value === null || value === undefined || value === '') return undefined;
+  switch (def.type) {
+    case 'boolean': {
+      if (typeof value === 'boolean') return value;
+      const coerced = stringBoolean(value);
+      if (coerced === undefined) throw invalidValue(`${label} must be true or false`);
+      return coerced;
+    }
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalidValue(`${label} must be an integer`);
+      return value;
+    case 'decimal':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidValue(`${label} must be a number`);
+      return value;
+    case 'dateTime':
+      if (typeof value !== 'string' || !/^\d{4}-\d\d-\d\dT/.test(value) || Number.isNaN(Date.parse(value))) {
+        throw invalidValue(`${label} must be an ISO 8601 date and time`);
+      }
+      return value;
+    case 'complex':
+      throw invalidValue(`${label} must be an object`);
+    default: {
+      if (typeof value !== 'string') throw invalidValue(`${label} must be a string`);
+      const canonical = def.canonicalValues;
+      if (canonical && canonical.length > 0) {
+        const match = canonical.find((c) => lower(c) === lower(value));
+        if (match === undefined) throw invalidValue(`${label} must be one of ${canonical.join(', ')}; got "${value.slice(0, 50)}"`);
+        return match;
+      }
+      return value;
+    }
+  }
+}
+
+/** One complex value (a single complex attribute, or one element of a multi-valued one). */
+export function normalizeElement(attr: AttributeDef, value: unknown, label: string): Json | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (!isObject(value)) throw invalidValue(`${label} must be an object`);
+  const out: Json = {};
+  for (const [key, raw] of Object.entries(value)) {
+    const sub = findSubAttribute(attr, key);
+    if (!sub) throw badRequest('invalidSyntax', `Unknown sub-attribute "${key}" of ${attr.name}`);
+    if (sub.mutability === 'readOnly') continue;
+    if (sub.name in out && raw !== null) throw badRequest('invalidSyntax', `${attr.name}.${sub.name} is given twice`);
+    const normalized = normalizeScalar(sub, raw, `${attr.name}.${sub.name}`);
+    if (normalized !== undefined) out[sub.name] = normalized;
+  }
+  if (Object.keys(out).length === 0) return undefined;
+  for (const sub of attr.subAttributes ?? []) {
+    if (sub.defaultValue !== undefined && out[sub.name] === undefined) out[sub.name] = sub.defaultValue;
+  }
+  // Keep the schema's order of sub-attributes: documents compare equal however they arrived.
+  const ordered: Json = {};
+  for (const sub of attr.subAttributes ?? []) if (out[sub.name] !== undefined) ordered[sub.name] = out[sub.name];
+  return ordered;
+}
+
+/**
+ * A value of `attr` in canonical form, or undefined when it is absent (null, "", [], {}).
+ * Used by validation and by the PATCH engine for every value it writes.
+ */
+export function normalizeValue(attr: AttributeDef, value: unknown, label: string = attr.name): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (attr.multiValued) {
+    if (!Array.isArray(value)) throw invalidValue(`${label} must be an array`);
+    const elements: unknown[] = [];
+    for (const element of value) {
+      const normalized = attr.type === 'complex' ? normalizeElement(attr, element, label) : normalizeScalar(attr, element, label);
+      if (normalized !== undefined) elements.push(normalized);
+    }
+    if (elements.filter((e) => isObject(e) && e.primary === true).length > 1) {
+      throw invalidValue(`${label}: at most one value may be primary (RFC 7643 2.4)`);
+    }
+    return elements.length > 0 ? elements : undefined;
+  }
+  if (attr.type === 'complex') {
+    const shaped = findSubAttribute(attr, 'value') ? singleComplexShape(value) : value;
+    return normalizeElement(attr, shaped, label);
+  }
+  return normalizeScalar(attr, value, label);
+}
+
+/** A Group's `members` value as user ids (each element needs a string `value`). */
+export function memberIds(value: unknown): string[] {
+  if (value === null || value === undefined) return [];
+  const shaped = multiValuedShape(value);
+  if (!Array.isArray(shaped)) throw invalidValue('members must be an array of {"value": "<user id>"}');
+  const ids = new Set<string>();
+  for (const element of shaped) {
+    if (element === null) continue;
+    if (!isObject(element)) throw invalidValue('members must be an array of {"value": "<user id>"}');
+    const entry = Object.entries(element).find(([k]) => lower(k) === 'value');
+    const id = entry?.[1];
+    if (typeof id !== 'string' || id === '') throw invalidValue('every member needs a "value": the id of a User');
+    ids.add(id);
+  }
+  return [...ids];
+}
+
+/** The attribute a top-level key names: core, common, or a URN-prefixed extension attribute. */
+function attributeForKey(rt: ResourceTypeDef, key: string): { attr: AttributeDef; extension?: SchemaDef } | undefined {
+  const core = findAttribute([...commonAttributes, ...rt.schema.attributes], key);
+  if (core) return { attr: core };
+  if (!/^urn:/i.test(key)) return undefined;
+  try {
+    const resolved = resolvePath(rt, parseAttrPath(key, 'invalidSyntax'), 'invalidSyntax');
+    if (resolved.sub) return undefined;
+    return resolved.extension ? { attr: resolved.attr, extension: resolved.extension } : { attr: resolved.attr };
+  } catch {
+    return undefined;
+  }
+}
+
+function checkSchemas(rt: ResourceTypeDef, value: unknown): void {
+  if (!Array.isArray(value) || !value.every((s) => typeof s === 'string')) {
+    throw badRequest('invalidSyntax', 'schemas must be an array of schema URNs');
+  }
+  const known = [rt.schema.id, ...rt.extensions.map((e) => e.schema.id)].map(lower);
+  for (const urn of value as string[]) {
+    if (!known.includes(lower(urn)) && !isToleratedSchemaUrn(urn)) {
+      throw invalidValue(`schemas names "${urn.slice(0, 100)}", which ${rt.name} does not use`);
+    }
+  }
+  if (!(value as string[]).some((urn) => lower(urn) === lower(rt.schema.id))) {
+    throw invalidValue(`schemas must contain ${rt.schema.id}`);
+  }
+}
+
+/** Sets `name` in `target`, refusing the same attribute under two spellings. */
+function put(target: Json, name: string, value: unknown, label: string): void {
+  if (value === undefined) return;
+  if (name in target && JSON.stringify(target[name]) !== JSON.stringify(value)) {
+    throw badRequest('invalidSyntax', `${label} is given twice, with different values`);
+  }
+  target[name] = value;
+}
+
+function ordered(attrs: readonly AttributeDef[], source: Json): Json {
+  const out: Json = {};
+  for (const a of attrs) if (source[a.name] !== undefined) out[a.name] = source[a.name];
+  return out;
+}
+
+/**
+ * Validates `body` as a whole resource of `rt`. `original` is the stored document (replace and
+ * patch): immutable attributes may not change from it.
+ */
+export function validateResource(rt: ResourceTypeDef, body: unknown, mode: ValidationMode, original?: Json): ValidatedResource {
+  if (!isObject(body)) throw badRequest('invalidSyntax', `The body must be a JSON object (a ${rt.name} resource)`);
+  const core: Json = {};
+  const extensions = new Map<SchemaDef, Json>();
+  let password: string | undefined;
+  let members: string[] | undefined;
+
+  for (const [key, value] of Object.entries(body)) {
+    if (lower(key) === 'schemas') {
+      if (mode !== 'patch' && value !== null) checkSchemas(rt, value);
+      continue;
+    }
+    const extension = extensionByUrn(rt, key);
+    if (extension) {
+      if (value === null) continue;
+      if (!isObject(value)) throw invalidValue(`${extension.id} must be an object`);
+      const target = extensions.get(extension) ?? {};
+      extensions.set(extension, target);
+      for (const [subKey, subValue] of Object.entries(value)) {
+        const attr = findAttribute(extension.attributes, subKey);
+        if (!attr) throw badRequest('invalidSyntax', `Unknown attribute "${subKey}" of ${extension.id}`);
+        if (attr.mutability === 'readOnly') continue;
+        put(target, attr.name, normalizeValue(attr, subValue), attr.name);
+      }
+      continue;
+    }
+    const found = attributeForKey(rt, key);
+    if (!found) throw badRequest('invalidSyntax', `Unknown attribute "${key.slice(0, 100)}" for ${rt.name}`);
+    const { attr } = found;
+    if (attr.storage?.kind === 'members') {
+      if (members !== undefined && value !== null) throw badRequest('invalidSyntax', 'members is given twice');
+      members = memberIds(value);
+      continue;
+    }
+    if (attr.mutability === 'readOnly') continue;
+    if (attr.mutability === 'writeOnly') {
+      const normalized = normalizeScalar(attr, value, attr.name);
+      if (normalized !== undefined) password = normalized as string;
+      continue;
+    }
+    const name = attr.aliasOf ?? attr.name;
+    const definition = attr.aliasOf !== undefined ? (findAttribute(rt.schema.attributes, attr.aliasOf) ?? attr) : attr;
+    const target = found.extension ? (extensions.get(found.extension) ?? extensions.set(found.extension, {}).get(found.extension)!) : core;
+    put(target, name, normalizeValue(definition, value, name), name);
+  }
+
+  const document = ordered([...commonAttributes, ...rt.schema.attributes], core);
+  for (const ext of rt.extensions) {
+    const values = extensions.get(ext.schema);
+    if (values && Object.keys(values).length > 0) document[ext.schema.id] = ordered(ext.schema.attributes, values);
+  }
+
+  for (const attr of rt.schema.attributes) {
+    if (attr.required && document[attr.name] === undefined) throw invalidValue(`${attr.name} is required`);
+  }
+  if (original && mode !== 'create') checkImmutable(rt, original, document);
+  return {
+    document,
+    ...(password !== undefined ? { password } : {}),
+    ...(members !== undefined ? { members } : {}),
+  };
+}
+
+/** RFC 7643 2.2: an immutable attribute, once set, keeps its value. */
+function checkImmutable(rt: ResourceTypeDef, original: Json, next: Json): void {
+  const check = (attrs: readonly AttributeDef[], before: Json | undefined, after: Json | undefined, prefix: string) => {
+    for (const attr of attrs) {
+      if (attr.mutability !== 'immutable') continue;
+      const was = before?.[attr.name];
+      if (was !== undefined && JSON.stringify(was) !== JSON.stringify(after?.[attr.name])) {
+        throw badRequest('mutability', `${prefix}${attr.name} is immutable`);
+      }
+    }
+  };
+  check([...commonAttributes, ...rt.schema.attributes], original, next, '');
+  for (const ext of rt.extensions) {
+    const id = ext.schema.id;
+    check(ext.schema.attributes, original[id] as Json | undefined, next[id] as Json | undefined, `${id}:`);
+  }
+}

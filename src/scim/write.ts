@@ -1,0 +1,45 @@
+/**
+ * Runs one write as one transaction, and decides what a driver failure means: a unique
+ * violation that slipped past the service's own check (a concurrent create) becomes 409
+ * `uniqueness`; a lost optimistic-concurrency race or a serialization failure is retried a few
+ * times; anything else propagates as a server error. Nothing is half-written: the transaction
+ * rolls back on every throw.
+ */
+import type { Transaction } from 'kysely';
+import type { Database } from '../storage/types.ts';
+import type { ScimContext } from './context.ts';
+import { conflict, ScimError } from './errors.ts';
+
+/** Thrown inside a write when a concurrent update won the version race; the write is retried. */
+export class RetryWrite extends Error {
+  constructor() {
+    super('concurrent update; retrying');
+    this.name = 'RetryWrite';
+  }
+}
+
+const ATTEMPTS = 8;
+
+export async function runWrite<T>(
+  ctx: ScimContext,
+  body: (trx: Transaction<Database>) => Promise<T>,
+  onUnique?: () => Promise<ScimError>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.storage.db.transaction().execute(body);
+    } catch (error) {
+      if (error instanceof ScimError) throw error;
+      const retryable = error instanceof RetryWrite || ctx.storage.hooks.isRetryable(error);
+      if (retryable && attempt < ATTEMPTS) {
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * attempt)));
+        continue;
+      }
+      if (ctx.storage.hooks.isUniqueViolation(error)) {
+        throw onUnique ? await onUnique() : conflict('the resource conflicts with an existing one');
+      }
+      if (error instanceof RetryWrite) throw new ScimError(409, 'the resource is being changed by other requests; try again');
+      throw error;
+    }
+  }
+}

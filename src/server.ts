@@ -1,0 +1,62 @@
+/**
+ * Starts a listening server: connect, migrate, lock an SQLite file against a second server,
+ * build the app, listen. `stop` drains in-flight requests (Fastify's close) before the database
+ * closes. Used by `rollcall serve` and `npm start`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { connect } from './storage/connect.ts';
+import type { Storage } from './storage/connect.ts';
+import { lockSqliteFile } from './storage/lock.ts';
+import { migrate } from './storage/migrations/index.ts';
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly storage: Storage;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, onReady?: (storage: Storage) => Promise<void>): Promise<RunningServer> {
+  const storage = connect(config.databaseUrl);
+  const release = storage.sqlitePath ? lockSqliteFile(storage.sqlitePath) : () => {};
+  try {
+    await migrate(storage);
+    if (onReady) await onReady(storage);
+    const app = await buildApp({ config, storage });
+    const address = await app.listen({ host: config.host, port: config.port });
+    let stopping: Promise<void> | undefined;
+    return {
+      app,
+      storage,
+      url: address,
+      stop: () =>
+        (stopping ??= (async () => {
+          await app.close();
+          await storage.close();
+          release();
+        })()),
+    };
+  } catch (error) {
+    await storage.close().catch(() => {});
+    release();
+    throw error;
+  }
+}
+
+/** Stops the server on SIGTERM / SIGINT, after in-flight requests finish. */
+export function stopOnSignals(server: RunningServer): void {
+  const handler = (signal: NodeJS.Signals) => {
+    server.app.log.info({ signal }, 'stopping: draining in-flight requests');
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}

@@ -1,0 +1,24 @@
+/** Teams: the tenant boundary. Names are unique case-insensitively. */
+import type { Executor, TeamsTable } from '../types.ts';
+
+export type TeamRow = TeamsTable;
+
+export async function insertTeam(ex: Executor, row: TeamRow): Promise<void> {
+  await ex.insertInto('teams').values(row).execute();
+}
+
+export async function teamById(ex: Executor, id: string): Promise<TeamRow | undefined> {
+  return ex.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function teamByName(ex: Executor, name: string): Promise<TeamRow | undefined> {
+  return ex.selectFrom('teams').selectAll().where('name_key', '=', name.toLowerCase()).executeTakeFirst();
+}
+
+export async function listTeams(ex: Executor): Promise<TeamRow[]> {
+  return ex.selectFrom('teams').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function setDeactivatedUsers(ex: Executor, id: string, mode: TeamRow['deactivated_users']): Promise<void> {
+  await ex.updateTable('teams').set({ deactivated_users: mode }).where('id', '=', id).execute();
+}

@@ -1,0 +1,120 @@
+/**
+ * The command line as a user runs it (DESIGN.md section 6): team / user / token commands with
+ * --json, `serve` answering /healthz and /readyz, and refusing a second server on one SQLite file.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
+
+function rollcall(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env, LOG_LEVEL: 'silent' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Starts `rollcall serve` and resolves with its URL once it says it is serving. */
+function serve(args: string[]): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--json', '--port', '0', ...args], {
+      env: { ...process.env, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /"url":\s*"([^"]+)"/.exec(out);
+      if (match) resolve({ child, url: match[1]! });
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+}
+
+describe('rollcall CLI', () => {
+  let dir: string;
+  let database: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rollcall-cli-'));
+    database = `sqlite:${join(dir, 'r.db')}`;
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('team create / user create / token issue print JSON a script can use', async () => {
+    const team = rollcall(['team', 'create', '--name', 'acme', '--json', '--database', database]);
+    assert.equal(team.code, 0, team.stderr);
+    assert.equal(JSON.parse(team.stdout).name, 'acme');
+    assert.equal(JSON.parse(team.stdout).deactivatedUsers, 'hidden');
+
+    const dup = rollcall(['team', 'create', '--name', 'ACME', '--database', database]);
+    assert.equal(dup.code, 1);
+    assert.match(dup.stderr, /already exists/);
+
+    const user = rollcall(['user', 'create', '--team', 'acme', '--user-name', 'admin@acme.example', '--admin', '--password', 'correct horse battery', '--json', '--database', database]);
+    assert.equal(user.code, 0, user.stderr);
+    const created = JSON.parse(user.stdout);
+    assert.equal(created.userName, 'admin@acme.example');
+    assert.equal(created.userType, 'admin');
+    assert.equal('password' in created, false);
+
+    const token = rollcall(['token', 'issue', '--team', 'acme', '--user-name', 'admin@acme.example', '--database', database]);
+    assert.equal(token.code, 0, token.stderr);
+    assert.match(token.stdout.trim(), /^rc_at_[A-Za-z0-9_-]{43}$/);
+
+    const asJson = rollcall(['token', 'issue', '--team', 'acme', '--user-name', 'admin@acme.example', '--scope', 'read', '--json', '--database', database]);
+    assert.equal(JSON.parse(asJson.stdout).scope, 'read');
+
+    const missing = rollcall(['token', 'issue', '--team', 'acme', '--user-name', 'nobody@acme.example', '--database', database]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no user "nobody@acme.example"/);
+
+    const server = await serve(['--database', database]);
+    try {
+      const health = await fetch(`${server.url}/healthz`);
+      assert.equal(health.status, 200);
+      const ready = await fetch(`${server.url}/readyz`);
+      assert.equal(ready.status, 200);
+      const users = await fetch(`${server.url}/v2/scim/Users`, { headers: { authorization: token.stdout.trim() } });
+      assert.equal(users.status, 200);
+      assert.equal(((await users.json()) as { totalResults: number }).totalResults, 1);
+
+      // DESIGN 2: one server per SQLite file.
+      const second = rollcall(['serve', '--port', '0', '--database', database]);
+      assert.equal(second.code, 1);
+      assert.match(second.stderr, /already serving/);
+    } finally {
+      server.child.kill('SIGTERM');
+      await new Promise((r) => server.child.once('exit', r));
+    }
+    // After a clean stop the file can be served again.
+    const again = await serve(['--database', database]);
+    again.child.kill('SIGTERM');
+    const code = await new Promise((r) => again.child.once('exit', r));
+    assert.equal(code, 0);
+  });
+
+  it('a bad setting stops start-up with one line naming it', () => {
+    const res = rollcall(['serve', '--database', database], { PORT: 'eighty' });
+    assert.equal(res.code, 1);
+    assert.equal(res.stderr.trim(), 'rollcall: PORT: expected a whole number, got "eighty"');
+    const db = rollcall(['migrate', '--database', 'mysql://x']);
+    assert.equal(db.code, 1);
+    assert.match(db.stderr, /DATABASE_URL/);
+  });
+
+  it('migrate applies migrations once and says so', () => {
+    const fresh = `sqlite:${join(dir, 'm.db')}`;
+    const first = rollcall(['migrate', '--json', '--database', fresh]);
+    assert.equal(first.code, 0, first.stderr);
+    assert.ok(JSON.parse(first.stdout).applied.length >= 1);
+    const second = rollcall(['migrate', '--database', fresh]);
+    assert.equal(second.stdout.trim(), 'database is up to date');
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * The repository contract, run on every engine (SQLite always; PostgreSQL when configured):
+ * inserts and reads, optimistic version checks, unique violations classified by the dialect,
+ * idempotent membership rows, concurrent membership inserts, token hashes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { newId } from '../../src/ids.ts';
+import { addMembers, clearMembers, groupsOfUsers, insertGroup, membersOf, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
+import type { GroupRow } from '../../src/storage/repos/groups.ts';
+import { insertTeam } from '../../src/storage/repos/teams.ts';
+import { revokeTokensOfUser, insertToken, tokenByHash } from '../../src/storage/repos/tokens.ts';
+import { existingUserIds, insertUser, listUsers, updateUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
+import type { UserRow } from '../../src/storage/repos/users.ts';
+import { engines } from '../support/engines.ts';
+import type { TestDatabase } from '../support/engines.ts';
+
+const T = '2026-01-01T00:00:00.000Z';
+
+const userRow = (teamId: string, userName: string, extra: Partial<UserRow> = {}): UserRow => ({
+  id: newId(),
+  team_id: teamId,
+  user_name: userName,
+  user_name_key: userName.toLowerCase(),
+  external_id: null,
+  active: 1,
+  user_type: null,
+  display_name: null,
+  given_name: null,
+  family_name: null,
+  password_hash: null,
+  data: JSON.stringify({ userName, active: true }),
+  version: 1,
+  created_at: T,
+  updated_at: T,
+  ...extra,
+});
+
+const groupRow = (teamId: string, name: string): GroupRow => ({
+  id: newId(),
+  team_id: teamId,
+  display_name: name,
+  display_name_key: name.toLowerCase(),
+  external_id: null,
+  active: 1,
+  data: JSON.stringify({ displayName: name }),
+  version: 1,
+  created_at: T,
+  updated_at: T,
+});
+
+for (const engine of engines) {
+  describe(`storage repositories on ${engine.name}`, () => {
+    let db: TestDatabase;
+    const teamId = newId();
+
+    before(async () => {
+      db = await engine.open();
+      await insertTeam(db.storage.db, { id: teamId, name: 'acme', name_key: 'acme', deactivated_users: 'hidden', created_at: T });
+    });
+    after(() => db.dispose());
+
+    it('inserts and reads a user; data round-trips as a document', async () => {
+      const row = userRow(teamId, 'Alice@X.example');
+      await insertUser(db.storage.db, row);
+      const got = await userById(db.storage.db, teamId, row.id);
+      assert.equal(got?.user_name, 'Alice@X.example');
+      assert.deepEqual(db.storage.hooks.parseJson(got?.data), { userName: 'Alice@X.example', active: true });
+      assert.equal((await userByNameKey(db.storage.db, teamId, 'alice@x.example'))?.id, row.id);
+      assert.equal(await userById(db.storage.db, newId(), row.id), undefined, 'scoped by team');
+    });
+
+    it('a duplicate (team, user_name_key) is a unique violation the dialect recognises', async () => {
+      await insertUser(db.storage.db, userRow(teamId, 'dup@x.example'));
+      await assert.rejects(insertUser(db.storage.db, userRow(teamId, 'DUP@x.example')), (error: unknown) => db.storage.hooks.isUniqueViolation(error));
+    });
+
+    it('updateUser writes only when the version is the expected one', async () => {
+      const row = userRow(teamId, 'ver@x.example');
+      await insertUser(db.storage.db, row);
+      assert.equal(await updateUser(db.storage.db, { ...row, version: 2, display_name: "A" }, 1), true);
+      assert.equal(await updateUser(db.storage.db, { ...row, version: 2, display_name: 'B' }, 1), false);
+      assert.equal((await userById(db.storage.db, teamId, row.id))?.display_name, 'A');
+    });
+
+    it('lists with offset/limit, counting all matches, ordered by creation then id', async () => {
+      const other = newId();
+      await insertTeam(db.storage.db, { id: other, name: 'list', name_key: 'list', deactivated_users: 'hidden', created_at: T });
+      for (let i = 0; i < 5; i++) await insertUser(db.storage.db, userRow(other, `l${i}@x.example`, { created_at: `2026-01-01T00:00:0${i}.000Z`, active: i === 4 ? 0 : 1 }));
+      const page = await listUsers(db.storage.db, other, { onlyActive: true, descending: false, offset: 1, limit: 2 });
+      assert.equal(page.total, 4);
+      assert.deepEqual(page.rows.map((r) => r.user_name), ['l1@x.example', 'l2@x.example']);
+      const all = await listUsers(db.storage.db, other, { onlyActive: false, descending: true, offset: 0, limit: 10 });
+      assert.equal(all.total, 5);
+      assert.equal(all.rows[0]?.user_name, 'l4@x.example');
+      const ids = all.rows.map((r) => r.id);
+      const existing = await existingUserIds(db.storage.db, other, [...ids, 'NOPE']);
+      assert.equal(existing.size, 5);
+    });
+
+    it('membership rows: adds are idempotent, removes and clears touch only what they name', async () => {
+      const g = groupRow(teamId, 'Eng');
+      await insertGroup(db.storage.db, g);
+      const users = [userRow(teamId, 'm1@x.example'), userRow(teamId, 'm2@x.example'), userRow(teamId, 'm3@x.example', { active: 0 })];
+      for (const u of users) await insertUser(db.storage.db, u);
+      const ids = users.map((u) => u.id);
+      await addMembers(db.storage.db, teamId, g.id, ids, T);
+      await addMembers(db.storage.db, teamId, g.id, ids, T);
+      assert.equal((await membersOf(db.storage.db, teamId, [g.id], false)).length, 3);
+      assert.equal((await membersOf(db.storage.db, teamId, [g.id], true)).length, 2, 'deactivated members can be left out');
+      await removeMembers(db.storage.db, g.id, [ids[0]!]);
+      assert.deepEqual((await membersOf(db.storage.db, teamId, [g.id], false)).map((m) => m.user_id).sort(), [ids[1]!, ids[2]!].sort());
+      await clearMembers(db.storage.db, g.id, [ids[2]!]);
+      assert.deepEqual((await membersOf(db.storage.db, teamId, [g.id], false)).map((m) => m.user_id), [ids[2]]);
+      assert.deepEqual((await groupsOfUsers(db.storage.db, teamId, [ids[2]!])).map((r) => r.display_name), ['Eng']);
+      assert.equal(await touchGroup(db.storage.db, teamId, g.id, T), 2);
+      assert.equal(await touchGroup(db.storage.db, teamId, 'NOPE', T), undefined);
+    });
+
+    it('concurrent membership transactions on one group lose nothing', async () => {
+      const g = groupRow(teamId, 'Race');
+      await insertGroup(db.storage.db, g);
+      const users = Array.from({ length: 40 }, (_, i) => userRow(teamId, `race${i}@x.example`));
+      for (const u of users) await insertUser(db.storage.db, u);
+      await Promise.all(
+        users.map((u) =>
+          db.storage.db.transaction().execute(async (trx) => {
+            await touchGroup(trx, teamId, g.id, T);
+            await addMembers(trx, teamId, g.id, [u.id], T);
+          }),
+        ),
+      );
+      assert.equal((await membersOf(db.storage.db, teamId, [g.id], false)).length, 40);
+      const row = await db.storage.db.selectFrom('groups').select('version').where('id', '=', g.id).executeTakeFirstOrThrow();
+      assert.equal(row.version, 41);
+    });
+
+    it('tokens are stored by hash and revoked per user', async () => {
+      const u = userRow(teamId, 'tok@x.example');
+      await insertUser(db.storage.db, u);
+      await insertToken(db.storage.db, { hash: 'h'.repeat(64), kind: 'access', family_id: null, client_id: null, user_id: u.id, team_id: teamId, scope: 'read', created_at: T, expires_at: T, revoked_at: null });
+      assert.equal((await tokenByHash(db.storage.db, 'h'.repeat(64)))?.scope, 'read');
+      assert.equal(await revokeTokensOfUser(db.storage.db, u.id, T), 1);
+      assert.equal((await tokenByHash(db.storage.db, 'h'.repeat(64)))?.revoked_at, T);
+    });
+  });
+}

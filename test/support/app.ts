@@ -1,0 +1,108 @@
+/**
+ * Builds a Rollcall app on a fresh database of one engine, with a team and an access token, for
+ * inject()-based HTTP tests. Each call is independent: nothing is shared between tests.
+ */
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import type { Clock } from '../../src/clock.ts';
+import { iso } from '../../src/clock.ts';
+import { newId } from '../../src/ids.ts';
+import { issueAccessToken } from '../../src/oauth/tokens.ts';
+import type { Scope } from '../../src/oauth/tokens.ts';
+import { insertTeam } from '../../src/storage/repos/teams.ts';
+import type { TeamRow } from '../../src/storage/repos/teams.ts';
+import type { Storage } from '../../src/storage/connect.ts';
+import { engines } from './engines.ts';
+import type { TestEngine } from './engines.ts';
+
+export const BASE_URL = 'https://rollcall.test';
+
+/**
+ * A clock that tests move by hand. Each reading also moves it 1 ms forward, so resources
+ * created one after another have distinct, ordered timestamps, as on a real server.
+ */
+export class TestClock implements Clock {
+  #ms: number;
+  constructor(start = Date.parse('2026-01-01T00:00:00.000Z')) {
+    this.#ms = start;
+  }
+  now(): Date {
+    this.#ms += 1;
+    return new Date(this.#ms);
+  }
+  advance(ms: number): void {
+    this.#ms += ms;
+  }
+}
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly storage: Storage;
+  readonly clock: TestClock;
+  readonly team: TeamRow;
+  readonly token: string;
+  /** A request with the team's token; `body` objects are sent as application/scim+json. */
+  request(method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** Another team in the same database, with its own token. */
+  addTeam(name: string, options?: { deactivatedUsers?: TeamRow['deactivated_users'] }): Promise<{ team: TeamRow; token: string }>;
+  tokenFor(teamId: string, scope: readonly Scope[], ttlSeconds?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  readonly engine?: TestEngine;
+  readonly deactivatedUsers?: TeamRow['deactivated_users'];
+}
+
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const engine = options.engine ?? engines[0]!;
+  const database = await engine.open();
+  const storage = database.storage;
+  const clock = new TestClock();
+  const app = await buildApp({ config: { publicBaseUrl: BASE_URL, logLevel: 'silent' }, storage, clock });
+
+  const tokenFor = async (teamId: string, scope: readonly Scope[], ttlSeconds = 3600) =>
+    (await issueAccessToken(storage.db, clock, { teamId, userId: null, clientId: null, scope, ttlSeconds })).token;
+
+  const addTeam = async (name: string, teamOptions: { deactivatedUsers?: TeamRow['deactivated_users'] } = {}) => {
+    const team: TeamRow = {
+      id: newId(),
+      name,
+      name_key: name.toLowerCase(),
+      deactivated_users: teamOptions.deactivatedUsers ?? 'hidden',
+      created_at: iso(clock),
+    };
+    await insertTeam(storage.db, team);
+    return { team, token: await tokenFor(team.id, ['read', 'write']) };
+  };
+
+  const { team, token } = await addTeam('acme', { deactivatedUsers: options.deactivatedUsers ?? 'hidden' });
+
+  return {
+    app,
+    storage,
+    clock,
+    team,
+    token,
+    addTeam,
+    tokenFor,
+    request: (method, url, body, headers = {}) =>
+      app.inject({
+        method: method as 'GET',
+        url,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { 'content-type': 'application/scim+json' } : {}),
+          ...headers,
+        },
+        ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      }),
+    async close() {
+      await app.close();
+      await database.dispose();
+    },
+  };
+}
+
+/** The JSON body of a response. */
+export const json = (response: LightMyRequestResponse): Record<string, unknown> => response.json() as Record<string, unknown>;
