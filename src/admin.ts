@@ -6,6 +6,7 @@
 import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
 import { newId } from './ids.ts';
+import { newClientSecret, redirectUriProblem } from './oauth/clients.ts';
 import { issueAccessToken } from './oauth/tokens.ts';
 import type { Scope } from './oauth/tokens.ts';
 import type { ScimContext } from './scim/context.ts';
@@ -14,6 +15,11 @@ import type { Storage } from './storage/connect.ts';
 import { insertTeam, listTeams, setDeactivatedUsers, teamByName } from './storage/repos/teams.ts';
 import type { TeamRow } from './storage/repos/teams.ts';
 import { userByNameKey } from './storage/repos/users.ts';
+import { clientById, deleteClient as deleteClientRow, insertClient, listClients, setClientSecret } from './storage/repos/clients.ts';
+import type { ClientRow } from './storage/repos/clients.ts';
+import { revokeTokensOfClient } from './storage/repos/tokens.ts';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from './ids.ts';
 import { USER_SCHEMA } from './scim/schema/urns.ts';
 
 export class AdminError extends Error {}
@@ -98,4 +104,106 @@ export async function issueToken(
     ttlSeconds: options.ttlSeconds,
   });
   return { ...issued, teamId: team.id, userId: user.id };
+}
+
+export interface ClientView {
+  readonly client_id: string;
+  readonly name: string;
+  readonly redirect_uris: string[];
+  readonly team: string | null;
+  readonly created_at: string;
+}
+
+async function clientView(deps: AdminDeps, row: ClientRow): Promise<ClientView> {
+  const team = row.team_id ? (await listTeams(deps.storage.db)).find((t) => t.id === row.team_id) : undefined;
+  return { client_id: row.id, name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[], team: team?.name ?? null, created_at: row.created_at };
+}
+
+/**
+ * Registers an OAuth client (RFC 6749 2): redirect URIs are absolute https URIs (http only for
+ * loopback) without fragments. The secret is returned once; only its hash is kept.
+ */
+export async function createClient(
+  deps: AdminDeps,
+  options: { name: string; redirectUris: readonly string[]; team?: string },
+): Promise<ClientView & { client_secret: string }> {
+  const name = options.name.trim();
+  if (name === '' || name.length > 100) throw new AdminError('a client name is 1-100 characters');
+  if (options.redirectUris.length === 0) throw new AdminError('a client needs at least one --redirect-uri');
+  for (const uri of options.redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new AdminError(`--redirect-uri ${problem}`);
+  }
+  const team = options.team !== undefined ? await requireTeam(deps, options.team) : undefined;
+  const secret = newClientSecret();
+  const now = iso(deps.clock);
+  const row: ClientRow = {
+    id: newId(),
+    name,
+    secret_hash: sha256(secret),
+    redirect_uris: JSON.stringify([...new Set(options.redirectUris)]),
+    team_id: team?.id ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertClient(deps.storage.db, row);
+  return { ...(await clientView(deps, row)), client_secret: secret };
+}
+
+export async function clients(deps: AdminDeps): Promise<ClientView[]> {
+  return Promise.all((await listClients(deps.storage.db)).map((row) => clientView(deps, row)));
+}
+
+async function requireClient(deps: AdminDeps, id: string): Promise<ClientRow> {
+  const row = await clientById(deps.storage.db, id);
+  if (!row) throw new AdminError(`no client with id "${id}" (see: rollcall client list)`);
+  return row;
+}
+
+/** Deletes a client; every token it holds is revoked in the same transaction. */
+export async function deleteClient(deps: AdminDeps, id: string): Promise<{ client_id: string; revoked: number }> {
+  await requireClient(deps, id);
+  return deps.storage.db.transaction().execute(async (trx) => {
+    const revoked = await revokeTokensOfClient(trx, id, iso(deps.clock));
+    await deleteClientRow(trx, id);
+    return { client_id: id, revoked };
+  });
+}
+
+/** A new secret for a client; the old one stops working at once. Returned once. */
+export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string }> {
+  await requireClient(deps, id);
+  const secret = newClientSecret();
+  await setClientSecret(deps.storage.db, id, sha256(secret), iso(deps.clock));
+  return { client_id: id, client_secret: secret };
+}
+
+export interface FirstRunCredentials {
+  readonly team: string;
+  readonly userName: string;
+  readonly password: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly redirectUri: string;
+}
+
+export const FIRST_RUN = { team: 'default', userName: 'admin@rollcall.example', redirectUri: 'http://127.0.0.1/callback' } as const;
+
+/**
+ * First run (DESIGN.md section 6): on a database without teams, creates the team `default`, an
+ * admin with a random password and an OAuth client, and returns their credentials to print
+ * once. Undefined when the database has teams (or another instance got there first).
+ */
+export async function firstRun(deps: AdminDeps): Promise<FirstRunCredentials | undefined> {
+  if ((await listTeams(deps.storage.db)).length > 0) return undefined;
+  try {
+    await createTeam(deps, FIRST_RUN.team);
+  } catch (error) {
+    if (error instanceof AdminError) return undefined;
+    throw error;
+  }
+  const password = randomBytes(18).toString('base64url');
+  await createTeamUser(deps, FIRST_RUN.team, FIRST_RUN.userName, { password, admin: true });
+  const client = await createClient(deps, { name: 'Default client', redirectUris: [FIRST_RUN.redirectUri] });
+  return { team: FIRST_RUN.team, userName: FIRST_RUN.userName, password, clientId: client.client_id, clientSecret: client.client_secret, redirectUri: FIRST_RUN.redirectUri };
 }

@@ -3,32 +3,44 @@
  * that never listens by itself (tests drive it with inject(); main.ts listens). Nothing here is
  * module-level state, so a test can build as many apps as it likes.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { registerHealth } from './http/health.ts';
+import { oauthPages } from './http/oauth-pages.ts';
+import { oauthPlugin } from './http/oauth-plugin.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
+import type { OAuthContext } from './oauth/context.ts';
+import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
+import type { LimitSettings } from './oauth/limits.ts';
 import type { Storage } from './storage/connect.ts';
+import { ensureSetting } from './storage/repos/settings.ts';
+
+export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'>;
 
 export interface AppDeps {
-  readonly config: Pick<Config, 'publicBaseUrl' | 'logLevel'>;
+  readonly config: AppConfig;
   readonly storage: Storage;
   readonly clock?: Clock;
+  /** Brute-force limits; DEFAULT_LIMITS unless a test needs others. */
+  readonly limits?: LimitSettings;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
+  const { config, storage } = deps;
   const app = Fastify({
     logger:
-      deps.config.logLevel === 'silent'
+      config.logLevel === 'silent'
         ? false
         : {
-            level: deps.config.logLevel,
+            level: config.logLevel,
             redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
           },
     bodyLimit: BODY_LIMIT,
@@ -38,10 +50,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
   });
 
-  registerHealth(app, deps.storage);
-  const scimOptions = { storage: deps.storage, clock, baseUrl: deps.config.publicBaseUrl };
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
+  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
+
+  const oauth: OAuthContext = {
+    storage,
+    clock,
+    lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
+    limits: new Limits(deps.limits ?? DEFAULT_LIMITS, redis),
+    passwordGrant: config.passwordGrant,
+    issuer: config.publicBaseUrl,
+  };
+  // One cookie-signing secret for every instance: the first to start stores it.
+  const cookieSecret = await ensureSetting(storage.db, 'cookie_secret', randomBytes(32).toString('base64url'));
+
+  registerHealth(app, storage);
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
+  await app.register(oauthPlugin, { context: oauth });
+  await app.register(oauthPages, { context: oauth, cookieSecret });
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', detail: `No route ${request.method} ${request.url.split('?')[0]}` }),

@@ -13,6 +13,10 @@ export interface Config {
   readonly accessTokenTtl: number;
   readonly refreshTokenTtl: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** The resource owner password grant (on by default: the contract offers it; RFC 9700 advises against it). */
+  readonly passwordGrant: boolean;
+  /** Redis for state shared by instances (rate limits); in-process memory when unset. */
+  readonly redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -72,5 +76,9 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const rawLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
   const logLevel = LOG_LEVELS.find((l) => l === rawLevel);
   if (!logLevel) throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${rawLevel}"`);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel };
+  const rawGrant = (pick(undefined, 'PASSWORD_GRANT') ?? 'on').toLowerCase();
+  if (rawGrant !== 'on' && rawGrant !== 'off') throw new ConfigError('PASSWORD_GRANT', `expected on or off, got "${rawGrant}"`);
+  const redisUrl = pick(undefined, 'REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', `expected redis://..., got "${redisUrl}"`);
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl };
 }

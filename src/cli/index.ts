@@ -5,7 +5,8 @@
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { AdminError, createTeam, createTeamUser, issueToken, parseDeactivatedUsers, teams, updateTeam } from '../admin.ts';
+import { AdminError, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, issueToken, parseDeactivatedUsers, rotateClientSecret, teams, updateTeam } from '../admin.ts';
+import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig } from '../config.ts';
@@ -34,6 +35,24 @@ function configFrom(options: Common & { host?: string; port?: string; publicBase
 
 function print(json: boolean | undefined, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`);
+}
+
+/** What the first start on an empty database prints, once. */
+function firstRunText(c: FirstRunCredentials, baseUrl: string): string {
+  return [
+    `Rollcall first run: created the team "${c.team}", its admin and an OAuth client.`,
+    'These credentials are shown only now; keep them somewhere safe.',
+    '',
+    `  admin user       ${c.userName}`,
+    `  admin password   ${c.password}`,
+    `  client_id        ${c.clientId}`,
+    `  client_secret    ${c.clientSecret}`,
+    `  redirect URI     ${c.redirectUri}`,
+    '',
+    'Get an access token with the password grant:',
+    `  curl -s -u '${c.clientId}:${c.clientSecret}' -d grant_type=password -d 'username=${c.userName}' --data-urlencode 'password=${c.password}' ${baseUrl}/oauth/token`,
+    '',
+  ].join('\n');
 }
 
 /** Runs `work` against a migrated database and closes it afterwards. */
@@ -78,8 +97,12 @@ export function buildProgram(): Command {
     .option('--public-base-url <url>', 'base URL in meta.location (PUBLIC_BASE_URL)')
     .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string }) => {
       const config = configFrom(options);
-      const server = await startServer(config);
+      let created: FirstRunCredentials | undefined;
+      const server = await startServer(config, async (storage) => {
+        created = await firstRun({ storage, clock: systemClock, baseUrl: config.publicBaseUrl });
+      });
       stopOnSignals(server);
+      if (created) print(options.json, { firstRun: created }, firstRunText(created, config.publicBaseUrl));
       print(options.json, { url: server.url, database: server.storage.hooks.name }, `Rollcall is serving on ${server.url} (${server.storage.hooks.name})`);
     });
 
@@ -130,6 +153,34 @@ export function buildProgram(): Command {
         }),
       );
       print(options.json, resource, `user "${String(resource.userName)}" created (id ${String(resource.id)})`);
+    });
+
+  const client = program.command('client').description('manage OAuth clients');
+  withCommon(client.command('create').description('register an OAuth client; prints client_id and client_secret once'))
+    .requiredOption('--name <name>', 'name shown on the consent page')
+    .requiredOption('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--team <name>', 'bind the client to one team (allows client_credentials; only that team may sign in)')
+    .action(async (options: Common & { name: string; redirectUri: string[]; team?: string }) => {
+      const created = await withDatabase(options, (deps) =>
+        createClient(deps, { name: options.name, redirectUris: options.redirectUri, ...(options.team !== undefined ? { team: options.team } : {}) }),
+      );
+      print(options.json, created, `client "${created.name}" registered\nclient_id:     ${created.client_id}\nclient_secret: ${created.client_secret}\n(the secret is shown only now)`);
+    });
+  withCommon(client.command('list').description('list OAuth clients')).action(async (options: Common) => {
+    const rows = await withDatabase(options, (deps) => clients(deps));
+    print(options.json, rows, rows.length === 0 ? 'no clients' : rows.map((c) => `${c.client_id}  ${c.name}  ${c.redirect_uris.join(' ')}${c.team ? `  (team ${c.team})` : ''}`).join('\n'));
+  });
+  withCommon(client.command('delete').description('delete an OAuth client and revoke its tokens'))
+    .requiredOption('--client-id <id>', 'the client to delete')
+    .action(async (options: Common & { clientId: string }) => {
+      const deleted = await withDatabase(options, (deps) => deleteClient(deps, options.clientId));
+      print(options.json, deleted, `client ${deleted.client_id} deleted; ${deleted.revoked} tokens revoked`);
+    });
+  withCommon(client.command('rotate-secret').description('issue a new client secret; the old one stops working'))
+    .requiredOption('--client-id <id>', 'the client')
+    .action(async (options: Common & { clientId: string }) => {
+      const rotated = await withDatabase(options, (deps) => rotateClientSecret(deps, options.clientId));
+      print(options.json, rotated, `client_secret: ${rotated.client_secret}\n(the secret is shown only now)`);
     });
 
   const token = program.command('token').description('access tokens for scripts');

@@ -1,17 +1,24 @@
 /**
- * Access tokens: minted as 256 random bits with the `rc_at_` prefix, stored only as SHA-256
- * hashes, bound to one team, checked on every SCIM request (expiry, revocation, scope). The
- * grants that mint them through /oauth/token build on this module.
+ * Access and refresh tokens (DESIGN.md section 5; RFC 6749 sections 1.4, 1.5 and 6; RFC 9700
+ * 4.14): 256 random bits with a recognisable prefix, stored only as SHA-256 hashes, bound to
+ * one team, a client and (except client_credentials) a user. Every token of one grant shares a
+ * family id: refresh tokens rotate on every use, and presenting a rotated one revokes the whole
+ * family. The SCIM bearer check and every grant go through this module.
  */
 import type { Clock } from '../clock.ts';
-import { newToken, sha256 } from '../ids.ts';
-import { insertToken, tokenByHash } from '../storage/repos/tokens.ts';
+import { newId, newToken, sha256 } from '../ids.ts';
+import { insertToken, retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
+import type { TokenRow } from '../storage/repos/tokens.ts';
 import type { Executor } from '../storage/types.ts';
+import { invalidGrant } from './errors.ts';
+import { scopeString } from './scopes.ts';
+import type { Scope } from './scopes.ts';
+
+export { ALL_SCOPES } from './scopes.ts';
+export type { Scope } from './scopes.ts';
 
 export const ACCESS_PREFIX = 'rc_at_';
 export const REFRESH_PREFIX = 'rc_rt_';
-export const ALL_SCOPES = ['read', 'write'] as const;
-export type Scope = (typeof ALL_SCOPES)[number];
 
 export interface IssueOptions {
   readonly teamId: string;
@@ -22,23 +29,93 @@ export interface IssueOptions {
   readonly familyId?: string | null;
 }
 
-export async function issueAccessToken(ex: Executor, clock: Clock, options: IssueOptions): Promise<{ token: string; expiresAt: string }> {
-  const token = newToken(ACCESS_PREFIX);
+async function mint(ex: Executor, clock: Clock, kind: 'access' | 'refresh', options: IssueOptions): Promise<{ token: string; expiresAt: string }> {
+  const token = newToken(kind === 'access' ? ACCESS_PREFIX : REFRESH_PREFIX);
   const now = clock.now();
   const expiresAt = new Date(now.getTime() + options.ttlSeconds * 1000).toISOString();
   await insertToken(ex, {
     hash: sha256(token),
-    kind: 'access',
+    kind,
     family_id: options.familyId ?? null,
     client_id: options.clientId,
     user_id: options.userId,
     team_id: options.teamId,
-    scope: options.scope.join(' '),
+    scope: scopeString(options.scope),
     created_at: now.toISOString(),
     expires_at: expiresAt,
     revoked_at: null,
   });
   return { token, expiresAt };
+}
+
+export const issueAccessToken = (ex: Executor, clock: Clock, options: IssueOptions): Promise<{ token: string; expiresAt: string }> =>
+  mint(ex, clock, 'access', options);
+
+export interface TokenLifetimes {
+  readonly accessTokenTtl: number;
+  readonly refreshTokenTtl: number;
+}
+
+export interface GrantedTokens {
+  readonly accessToken: string;
+  readonly refreshToken?: string;
+  readonly scope: readonly Scope[];
+  readonly expiresIn: number;
+}
+
+/** Mints the tokens of one grant: an access token, and a refresh token unless `withRefresh` is false. */
+export async function issueGrant(
+  ex: Executor,
+  clock: Clock,
+  lifetimes: TokenLifetimes,
+  grant: { teamId: string; userId: string | null; clientId: string; scope: readonly Scope[]; familyId?: string; withRefresh: boolean },
+): Promise<GrantedTokens> {
+  const familyId = grant.familyId ?? newId();
+  const base = { teamId: grant.teamId, userId: grant.userId, clientId: grant.clientId, scope: grant.scope, familyId };
+  const access = await mint(ex, clock, 'access', { ...base, ttlSeconds: lifetimes.accessTokenTtl });
+  const refresh = grant.withRefresh ? await mint(ex, clock, 'refresh', { ...base, ttlSeconds: lifetimes.refreshTokenTtl }) : undefined;
+  return {
+    accessToken: access.token,
+    ...(refresh ? { refreshToken: refresh.token } : {}),
+    scope: grant.scope,
+    expiresIn: lifetimes.accessTokenTtl,
+  };
+}
+
+/**
+ * A one-time artifact (a rotated refresh token, a used code) presented again. The grant's
+ * transaction rolls back; the caller then revokes `familyId` on its own (RFC 9700 4.14.2,
+ * RFC 6749 4.1.2) and answers invalid_grant.
+ */
+export class ReplayDetected extends Error {
+  readonly familyId: string;
+  constructor(familyId: string, what: string) {
+    super(`${what} was already used; every token of its grant is now revoked`);
+    this.name = 'ReplayDetected';
+    this.familyId = familyId;
+  }
+}
+
+/** Revokes the grant a replay belongs to, in its own statement, and answers invalid_grant. */
+export async function refuseReplay(ex: Executor, clock: Clock, replay: ReplayDetected): Promise<never> {
+  await revokeFamily(ex, replay.familyId, clock.now().toISOString());
+  throw invalidGrant(replay.message);
+}
+
+/**
+ * Takes a refresh token out of use for a rotation (RFC 9700 4.14.2): one conditional UPDATE, so
+ * of two concurrent uses exactly one wins. A token already rotated or revoked is a replay.
+ */
+export async function rotateRefreshToken(ex: Executor, clock: Clock, token: string, clientId: string): Promise<TokenRow> {
+  const row = token.startsWith(REFRESH_PREFIX) && token.length <= 200 ? await tokenByHash(ex, sha256(token)) : undefined;
+  if (!row || row.kind !== 'refresh') throw invalidGrant('The refresh token is invalid');
+  if (row.client_id !== clientId) throw invalidGrant('The refresh token was issued to another client');
+  const now = clock.now().toISOString();
+  if (row.revoked_at !== null || !(await retireToken(ex, row.hash, now))) {
+    throw new ReplayDetected(row.family_id ?? row.hash, 'The refresh token');
+  }
+  if (row.expires_at <= now) throw invalidGrant('The refresh token has expired');
+  return row;
 }
 
 export interface Bearer {
@@ -55,4 +132,12 @@ export async function verifyAccessToken(ex: Executor, clock: Clock, token: strin
   if (!row || row.kind !== 'access' || row.revoked_at !== null) return undefined;
   if (row.expires_at <= clock.now().toISOString()) return undefined;
   return { teamId: row.team_id, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')) };
+}
+
+/** A token row if `token` is live (RFC 7662 `active`), for introspection and revocation. */
+export async function liveToken(ex: Executor, clock: Clock, token: string): Promise<TokenRow | undefined> {
+  if (token.length > 200 || !(token.startsWith(ACCESS_PREFIX) || token.startsWith(REFRESH_PREFIX))) return undefined;
+  const row = await tokenByHash(ex, sha256(token));
+  if (!row || row.revoked_at !== null || row.expires_at <= clock.now().toISOString()) return undefined;
+  return row;
 }

@@ -9,7 +9,7 @@ import { newId } from '../ids.ts';
 import { hashPassword } from '../oauth/passwords.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
-import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
+import { insertUser, listUsers as listUserRows, loginUserByNameKey, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
@@ -79,6 +79,18 @@ async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string)
   return conflict(`userName "${userName}" is already taken${existing ? ` by user ${existing.id}` : ''}`);
 }
 
+/**
+ * DESIGN.md section 5: a userName that signs in (has a password) does so for one team only, so a
+ * sign-in always finds one user. Checked before the unique index would refuse the write.
+ */
+async function assertLoginFree(ex: Executor, row: UserRow): Promise<void> {
+  if (row.password_hash === null) return;
+  const other = await loginUserByNameKey(ex, row.user_name_key);
+  if (other && other.id !== row.id) {
+    throw conflict(`userName "${row.user_name}" already signs in to another team; a login name can have a password in one team only`);
+  }
+}
+
 async function rowFor(
   ctx: ScimContext,
   base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash'>,
@@ -120,6 +132,7 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
   return runWrite(ctx, async (trx) => {
     const clash = await userByNameKey(trx, ctx.team.id, row.user_name_key);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
+    await assertLoginFree(trx, row);
     await insertUser(trx, row);
     return render(ctx, trx, row, projection);
   }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
@@ -162,6 +175,7 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     const clash = await userByNameKey(trx, ctx.team.id, next.user_name_key);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
+  if (next.password_hash !== current.password_hash || next.user_name_key !== current.user_name_key) await assertLoginFree(trx, next);
   if (!(await updateUser(trx, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();

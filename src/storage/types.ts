@@ -64,12 +64,48 @@ export interface OAuthTokensTable {
   revoked_at: string | null;
 }
 
+export interface OAuthClientsTable {
+  id: string;
+  name: string;
+  secret_hash: string;
+  /** JSON array of the registered redirect URIs. */
+  redirect_uris: string;
+  team_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OAuthCodesTable {
+  hash: string;
+  /** The grant every token minted from this code belongs to (revoked on a second use). */
+  family_id: string;
+  client_id: string;
+  user_id: string;
+  team_id: string;
+  redirect_uri: string;
+  /** 1 when the authorization request carried redirect_uri (then the token request must repeat it). */
+  redirect_uri_given: number;
+  scope: string;
+  code_challenge: string | null;
+  created_at: string;
+  expires_at: string;
+  consumed_at: string | null;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;
   oauth_tokens: OAuthTokensTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
+  settings: SettingsTable;
 }
 
 export type Db = Kysely<Database>;

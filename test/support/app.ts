@@ -4,6 +4,8 @@
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
+import type { AppConfig } from '../../src/app.ts';
+import type { LimitSettings } from '../../src/oauth/limits.ts';
 import type { Clock } from '../../src/clock.ts';
 import { iso } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
@@ -49,8 +51,20 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The configuration test apps run with (no Redis: rate limits in memory). */
+export const TEST_CONFIG: AppConfig = {
+  publicBaseUrl: BASE_URL,
+  logLevel: 'silent',
+  accessTokenTtl: 3600,
+  refreshTokenTtl: 30 * 86_400,
+  passwordGrant: true,
+  redisUrl: undefined,
+};
+
 export interface TestAppOptions {
   readonly engine?: TestEngine;
+  readonly config?: Partial<AppConfig>;
+  readonly limits?: LimitSettings;
   readonly deactivatedUsers?: TeamRow['deactivated_users'];
 }
 
@@ -59,7 +73,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = await engine.open();
   const storage = database.storage;
   const clock = new TestClock();
-  const app = await buildApp({ config: { publicBaseUrl: BASE_URL, logLevel: 'silent' }, storage, clock });
+  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, ...(options.limits ? { limits: options.limits } : {}) });
 
   const tokenFor = async (teamId: string, scope: readonly Scope[], ttlSeconds = 3600) =>
     (await issueAccessToken(storage.db, clock, { teamId, userId: null, clientId: null, scope, ttlSeconds })).token;

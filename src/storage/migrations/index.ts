@@ -7,9 +7,10 @@ import { Migrator } from 'kysely/migration';
 import type { Migration, MigrationProvider, MigrationResultSet } from 'kysely/migration';
 import type { Storage } from '../connect.ts';
 import { migration001 } from './001_core.ts';
+import { migration002 } from './002_oauth.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
-  return { '001_core': migration001(storage.hooks.name) };
+  return { '001_core': migration001(storage.hooks.name), '002_oauth': migration002() };
 }
 
 /** Applies every pending migration; throws with the failing migration's name and cause. */

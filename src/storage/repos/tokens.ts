@@ -20,3 +20,38 @@ export async function revokeTokensOfUser(ex: Executor, userId: string, at: strin
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/**
+ * Rotates a refresh token: marks it revoked if it still is not. False when someone used it
+ * first (the caller treats that as reuse).
+ */
+export async function retireToken(ex: Executor, hash: string, at: string): Promise<boolean> {
+  const result = await ex
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: at })
+    .where('hash', '=', hash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Revokes every live token of a grant (a refresh family, or what one code issued). */
+export async function revokeFamily(ex: Executor, familyId: string, at: string): Promise<number> {
+  const result = await ex
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: at })
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function revokeTokensOfClient(ex: Executor, clientId: string, at: string): Promise<number> {
+  const result = await ex
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: at })
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

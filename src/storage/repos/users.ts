@@ -77,3 +77,13 @@ export async function existingUserIds(ex: Executor, teamId: string, ids: readonl
   }
   return found;
 }
+
+/** The user that signs in with `key` (a lower-cased userName), in whatever team: at most one has a password. */
+export async function loginUserByNameKey(ex: Executor, key: string): Promise<UserRow | undefined> {
+  return ex
+    .selectFrom('users')
+    .selectAll()
+    .where('user_name_key', '=', key)
+    .where('password_hash', 'is not', null)
+    .executeTakeFirst();
+}

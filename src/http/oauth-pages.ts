@@ -1,0 +1,199 @@
+/**
+ * The authorization endpoint's pages (RFC 6749 3.1 and 4.1; RFC 9700 4.11, 4.12, 4.16):
+ * GET /oauth/authorize shows the sign-in page, or the consent page once signed in; POST
+ * /oauth/authorize signs in; POST /oauth/authorize/decision approves (a code) or denies
+ * (access_denied) by a 303 redirect to the registered URI; POST /oauth/signout ends the session.
+ * Every form carries a CSRF token; every page is sent with frame-ancestors 'none', X-Frame-Options
+ * DENY, Referrer-Policy no-referrer and no-store; no CORS headers are ever added. Failures are
+ * HTML pages, and a redirect happens only to a URI the client registered.
+ */
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { signIn } from '../oauth/accounts.ts';
+import { maySignIn } from '../oauth/accounts.ts';
+import { checkAuthorizationRequest, issueCode, redirectTo, userMayAuthorize } from '../oauth/authorize.ts';
+import type { AuthorizationRequest } from '../oauth/authorize.ts';
+import type { OAuthContext } from '../oauth/context.ts';
+import { OAuthError } from '../oauth/errors.ts';
+import { decodeSession, encodeSession, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../oauth/session.ts';
+import { consentPage, errorPage, signInPage, STYLESHEET } from '../oauth/views.ts';
+import { teamById } from '../storage/repos/teams.ts';
+import { userById } from '../storage/repos/users.ts';
+import type { UserRow } from '../storage/repos/users.ts';
+
+export interface PagesOptions {
+  readonly context: OAuthContext;
+  /** Signs the session and CSRF cookies; shared by every instance (kept in the database). */
+  readonly cookieSecret: string;
+}
+
+type Form = Record<string, unknown>;
+
+function html(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
+}
+
+/** A 303 (never 307: the browser must not re-POST the credentials, RFC 9700 4.12). */
+const seeOther = (reply: FastifyReply, location: string): FastifyReply => reply.code(303).header('location', location).send();
+
+const authorizeUrl = (params: Readonly<Record<string, string>>): string => `/oauth/authorize?${new URLSearchParams(params).toString()}`;
+
+/** The authorization request's parameters inside a form body (everything but the form's own fields). */
+function requestFields(body: unknown): Form {
+  const fields: Form = { ...((body ?? {}) as Form) };
+  for (const own of ['_csrf', 'username', 'password', 'decision']) delete fields[own];
+  return fields;
+}
+
+export async function oauthPages(app: FastifyInstance, options: PagesOptions): Promise<void> {
+  const ctx = options.context;
+  const db = ctx.storage.db;
+  const secure = ctx.issuer.startsWith('https:');
+  const cookieOptions = { path: '/oauth', httpOnly: true, sameSite: 'lax' as const, secure, signed: true };
+
+  await app.register(formbody, { bodyLimit: 16 * 1024 });
+  await app.register(cookie, { secret: options.cookieSecret });
+  await app.register(csrf, { cookieKey: 'rollcall_csrf', cookieOpts: { ...cookieOptions, sameSite: 'strict' } });
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        baseUri: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+    hsts: secure,
+    crossOriginEmbedderPolicy: false,
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof OAuthError && error.status === 429) {
+      reply.header('retry-after', error.headers['retry-after'] ?? '60');
+      return html(reply, 429, errorPage('Too many attempts', error.message));
+    }
+    if (error.code === 'FST_CSRF_MISSING_SECRET' || error.code === 'FST_CSRF_INVALID_TOKEN') {
+      return html(reply, 403, errorPage('This form has expired', 'The page was open too long or came from another site. Go back to the application and start again.'));
+    }
+    const status = error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) return html(reply, status, errorPage('Something is wrong with this request', error.message));
+    request.log.error({ err: error }, 'unhandled error on the authorization pages');
+    return html(reply, 500, errorPage('Something went wrong', 'Rollcall could not complete the request. Try again in a moment.'));
+  });
+
+  /** The signed-in user, if the session cookie is valid and the user may still sign in. */
+  async function sessionUser(request: FastifyRequest): Promise<UserRow | undefined> {
+    const raw = request.cookies[SESSION_COOKIE];
+    if (!raw) return undefined;
+    const unsigned = request.unsignCookie(raw);
+    if (!unsigned.valid || unsigned.value === null) return undefined;
+    const session = decodeSession(unsigned.value, ctx.clock);
+    if (!session) return undefined;
+    const user = await userById(db, session.teamId, session.userId);
+    return user && maySignIn(user) ? user : undefined;
+  }
+
+  /** Runs the request checks; answers the error page or the error redirect itself. */
+  async function checked(raw: Form, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
+    const check = await checkAuthorizationRequest(db, raw);
+    if (check.kind === 'page') {
+      html(reply, check.status, errorPage(check.title, check.message));
+      return undefined;
+    }
+    if (check.kind === 'redirect') {
+      seeOther(reply, redirectTo(check.redirectUri, ctx.issuer, { error: check.error, error_description: check.description, state: check.state }));
+      return undefined;
+    }
+    return check.request;
+  }
+
+  async function showConsent(reply: FastifyReply, request: AuthorizationRequest, user: UserRow): Promise<FastifyReply> {
+    const team = await teamById(db, user.team_id);
+    return html(
+      reply,
+      200,
+      consentPage({
+        clientName: request.client.name,
+        teamName: team?.name ?? user.team_id,
+        userName: user.user_name,
+        scope: request.scope,
+        params: request.params,
+        csrf: reply.generateCsrf(),
+      }),
+    );
+  }
+
+  const showSignIn = (reply: FastifyReply, request: AuthorizationRequest, status = 200, error?: string, username?: string): FastifyReply =>
+    html(
+      reply,
+      status,
+      signInPage({
+        clientName: request.client.name,
+        params: request.params,
+        csrf: reply.generateCsrf(),
+        ...(error !== undefined ? { error } : {}),
+        ...(username !== undefined ? { username } : {}),
+      }),
+    );
+
+  app.get('/oauth/assets/rollcall.css', async (_request, reply) =>
+    reply.code(200).header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
+  );
+
+  app.get('/oauth/authorize', async (request, reply) => {
+    const authorization = await checked(request.query as Form, reply);
+    if (!authorization) return reply;
+    const user = await sessionUser(request);
+    if (user && userMayAuthorize(authorization, user)) return showConsent(reply, authorization, user);
+    return showSignIn(reply, authorization);
+  });
+
+  app.post('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
+    await ctx.limits.attempt('signinPerAddress', request.ip);
+    const authorization = await checked(requestFields(request.body), reply);
+    if (!authorization) return reply;
+    const body = request.body as Form;
+    const username = typeof body.username === 'string' ? body.username : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    let user: UserRow;
+    try {
+      user = await signIn(db, ctx.limits, username, password);
+    } catch (error) {
+      if (error instanceof OAuthError && error.error === 'invalid_grant') return showSignIn(reply, authorization, 401, error.message, username);
+      throw error;
+    }
+    if (!userMayAuthorize(authorization, user)) {
+      return showSignIn(reply, authorization, 403, `${authorization.client.name} serves another team; sign in with an account of that team.`, username);
+    }
+    reply.setCookie(SESSION_COOKIE, encodeSession({ userId: user.id, teamId: user.team_id }, ctx.clock), { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
+    return seeOther(reply, authorizeUrl(authorization.params));
+  });
+
+  app.post('/oauth/authorize/decision', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const authorization = await checked(requestFields(request.body), reply);
+    if (!authorization) return reply;
+    const user = await sessionUser(request);
+    if (!user || !userMayAuthorize(authorization, user)) return showSignIn(reply, authorization, 401, 'Your session has ended; sign in again.');
+    const decision = (request.body as Form).decision;
+    const state = authorization.state;
+    if (decision !== 'approve') {
+      return seeOther(reply, redirectTo(authorization.redirectUri, ctx.issuer, { error: 'access_denied', error_description: 'The user denied the request', state }));
+    }
+    const code = await issueCode(db, ctx.clock, authorization, user);
+    return seeOther(reply, redirectTo(authorization.redirectUri, ctx.issuer, { code, state }));
+  });
+
+  app.post('/oauth/signout', { preHandler: app.csrfProtection }, async (request, reply) => {
+    reply.clearCookie(SESSION_COOKIE, { path: '/oauth' });
+    const fields = requestFields(request.body);
+    const params = Object.fromEntries(Object.entries(fields).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    return seeOther(reply, authorizeUrl(params));
+  });
+}

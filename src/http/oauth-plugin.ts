@@ -1,0 +1,90 @@
+/**
+ * The authorization server's machine endpoints: POST /oauth/token, /oauth/revoke and
+ * /oauth/introspect (form bodies, RFC 6749 3.2), and GET /.well-known/oauth-authorization-server.
+ * Every answer carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 5.1); every
+ * failure is an RFC 6749 5.2 JSON body rendered by this plugin's own error handler; anything
+ * unknown becomes a bland `server_error`. The token response has the contract's exact shape.
+ */
+import formbody from '@fastify/formbody';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { OAuthContext } from '../oauth/context.ts';
+import { introspect, revoke, token } from '../oauth/endpoints.ts';
+import type { EndpointRequest } from '../oauth/endpoints.ts';
+import { OAuthError } from '../oauth/errors.ts';
+import { serverMetadata } from '../oauth/metadata.ts';
+import { scopeString } from '../oauth/scopes.ts';
+import type { GrantedTokens } from '../oauth/tokens.ts';
+
+/** The contract's Content-Type for token responses, byte for byte (seed section 5.3). */
+const TOKEN_CONTENT_TYPE = 'application/json;charset=UTF-8';
+
+function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-type', TOKEN_CONTENT_TYPE)
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache')
+    .send(Buffer.from(JSON.stringify(body)));
+}
+
+/** The contract's token response (seed 5.3) plus the standard numeric expires_in (RFC 6749 5.1). */
+export function tokenResponse(tokens: GrantedTokens): Record<string, unknown> {
+  return {
+    access_token: tokens.accessToken,
+    token_type: 'bearer',
+    ...(tokens.refreshToken !== undefined ? { refresh_token: tokens.refreshToken } : {}),
+    Expires_in: String(tokens.expiresIn),
+    expires_in: tokens.expiresIn,
+    scope: scopeString(tokens.scope),
+  };
+}
+
+function classify(error: FastifyError): OAuthError | undefined {
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new OAuthError('invalid_request', 'Send the parameters as application/x-www-form-urlencoded');
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new OAuthError('invalid_request', 'The request body is too large', 413);
+  const status = error.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return new OAuthError('invalid_request', error.message);
+  return undefined;
+}
+
+const endpointRequest = (request: FastifyRequest): EndpointRequest => ({
+  body: request.body,
+  query: (request.query ?? {}) as Record<string, unknown>,
+  authorization: request.headers.authorization,
+});
+
+export async function oauthPlugin(app: FastifyInstance, options: { readonly context: OAuthContext }): Promise<void> {
+  const ctx = options.context;
+  await app.register(formbody, { bodyLimit: 64 * 1024 });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof OAuthError ? error : classify(error);
+    if (known) {
+      for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
+      return sendJson(reply, known.status, known.toBody());
+    }
+    request.log.error({ err: error }, 'unhandled error in the OAuth endpoints');
+    return sendJson(reply, 500, { error: 'server_error', error_description: 'Internal server error' });
+  });
+
+  app.post('/oauth/token', async (request, reply) => sendJson(reply, 200, tokenResponse(await token(ctx, endpointRequest(request)))));
+  app.post('/oauth/revoke', async (request, reply) => {
+    await revoke(ctx, endpointRequest(request));
+    return sendJson(reply, 200, {});
+  });
+  app.post('/oauth/introspect', async (request, reply) => sendJson(reply, 200, await introspect(ctx, endpointRequest(request))));
+
+  // RFC 6749 3.2: the token endpoint takes POST only.
+  for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
+    app.get(path, async (_request, reply) => {
+      reply.header('allow', 'POST');
+      return sendJson(reply, 405, { error: 'invalid_request', error_description: `${path} accepts POST only` });
+    });
+  }
+
+  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
+    reply.code(200).header('content-type', 'application/json').header('cache-control', 'public, max-age=300').send(Buffer.from(JSON.stringify(serverMetadata(ctx.issuer, ctx.passwordGrant)))),
+  );
+}

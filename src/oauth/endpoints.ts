@@ -1,0 +1,131 @@
+/**
+ * The token, revocation and introspection endpoints as ordered checks (RFC 6749 2.3 and 5,
+ * RFC 7009, RFC 7662): parameters well-formed (none repeated, no credentials in the query),
+ * exactly one client authentication method, the client authenticated (failures throttled per
+ * client), then the grant or the operation. The HTTP plugin only extracts and renders.
+ */
+import { userById } from '../storage/repos/users.ts';
+import { retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
+import type { ClientRow } from '../storage/repos/clients.ts';
+import { sha256 } from '../ids.ts';
+import { authenticateClient } from './clients.ts';
+import type { OAuthContext } from './context.ts';
+import { invalidClient, invalidRequest, OAuthError } from './errors.ts';
+import { GRANTS } from './grants/index.ts';
+import type { TokenParams } from './grants/types.ts';
+import { required } from './grants/types.ts';
+import { liveToken } from './tokens.ts';
+import type { GrantedTokens } from './tokens.ts';
+
+/** What the HTTP layer hands over: the form body, the query, and the Authorization header. */
+export interface EndpointRequest {
+  readonly body: unknown;
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly authorization: string | undefined;
+}
+
+/** RFC 6749 3.2 / 5.2: a form body of single-valued string parameters; empty ones count as absent. */
+function formParams(body: unknown): TokenParams {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidRequest('Send the parameters as an application/x-www-form-urlencoded body');
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (Array.isArray(value)) throw invalidRequest(`The ${name.slice(0, 40)} parameter is repeated`);
+    if (typeof value === 'string' && value !== '') out[name] = value;
+  }
+  return out;
+}
+
+/** RFC 6749 2.3.1: HTTP Basic with the form-urlencoded client id and secret. */
+function basicCredentials(header: string): { id: string; secret: string } {
+  const match = /^basic\s+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header.trim());
+  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw invalidClient(true);
+  try {
+    const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
+  } catch {
+    throw invalidClient(true);
+  }
+}
+
+/** Checks the request's shape and authenticates the client (every endpoint here requires one). */
+export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; params: TokenParams }> {
+  const params = formParams(request.body);
+  if ('client_secret' in request.query || 'client_id' in request.query) {
+    throw invalidRequest('Client credentials must not be sent in the query string (RFC 6749 2.3.1)');
+  }
+  const usedBasic = request.authorization !== undefined && request.authorization.trim() !== '';
+  const usedForm = params.client_secret !== undefined;
+  if (usedBasic && usedForm) throw invalidRequest('Use one client authentication method, not both');
+  let id: string;
+  let secret: string;
+  if (usedBasic) ({ id, secret } = basicCredentials(request.authorization!));
+  else if (params.client_id !== undefined && params.client_secret !== undefined) [id, secret] = [params.client_id, params.client_secret];
+  else throw invalidClient(false);
+  if (usedBasic && params.client_id !== undefined && params.client_id !== id) throw invalidRequest('client_id differs from the authenticated client');
+  await ctx.limits.assertNotBlocked('clientFailures', id);
+  const client = await authenticateClient(ctx.storage.db, id, secret);
+  if (!client) {
+    await ctx.limits.failed('clientFailures', id);
+    throw invalidClient(usedBasic);
+  }
+  return { client, params };
+}
+
+/** POST /oauth/token. */
+export async function token(ctx: OAuthContext, request: EndpointRequest): Promise<GrantedTokens> {
+  const { client, params } = await authenticate(ctx, request);
+  const grantType = required(params, 'grant_type');
+  const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
+  if (!grant || (grantType === 'password' && !ctx.passwordGrant)) {
+    throw new OAuthError('unsupported_grant_type', `grant_type "${grantType.slice(0, 40)}" is not supported`);
+  }
+  return grant(ctx, client, params);
+}
+
+const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);
+
+/**
+ * POST /oauth/revoke (RFC 7009 2.1): revoking a refresh token ends its whole grant, an access
+ * token only itself. Unknown tokens and tokens of other clients answer 200 and change nothing.
+ */
+export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promise<void> {
+  const { client, params } = await authenticate(ctx, request);
+  const presented = required(params, 'token');
+  const hint = params.token_type_hint;
+  if (hint !== undefined && !TOKEN_TYPE_HINTS.has(hint)) {
+    throw new OAuthError('unsupported_token_type', `token_type_hint "${hint.slice(0, 40)}" is not supported`);
+  }
+  if (presented.length > 200) return;
+  const row = await tokenByHash(ctx.storage.db, sha256(presented));
+  if (!row || row.client_id !== client.id || row.revoked_at !== null) return;
+  const now = ctx.clock.now().toISOString();
+  if (row.kind === 'refresh' && row.family_id) await revokeFamily(ctx.storage.db, row.family_id, now);
+  else await retireToken(ctx.storage.db, row.hash, now);
+}
+
+/**
+ * POST /oauth/introspect (RFC 7662 2): `{"active": false}` for anything not live or not issued
+ * to the asking client; otherwise what the token grants.
+ */
+export async function introspect(ctx: OAuthContext, request: EndpointRequest): Promise<Record<string, unknown>> {
+  const { client, params } = await authenticate(ctx, request);
+  const presented = required(params, 'token');
+  const row = await liveToken(ctx.storage.db, ctx.clock, presented);
+  if (!row || row.client_id !== client.id) return { active: false };
+  const user = row.user_id !== null ? await userById(ctx.storage.db, row.team_id, row.user_id) : undefined;
+  return {
+    active: true,
+    scope: row.scope,
+    client_id: row.client_id,
+    token_type: row.kind === 'access' ? 'access_token' : 'refresh_token',
+    exp: Math.floor(Date.parse(row.expires_at) / 1000),
+    iat: Math.floor(Date.parse(row.created_at) / 1000),
+    iss: ctx.issuer,
+    ...(user ? { sub: user.id, username: user.user_name } : {}),
+    team: row.team_id,
+  };
+}

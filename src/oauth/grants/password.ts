@@ -1,0 +1,29 @@
+/**
+ * grant_type=password (RFC 6749 4.3; the contract's section 5.2). RFC 9700 2.4 says this grant
+ * MUST NOT be used; the contract offers it, so it is on unless PASSWORD_GRANT=off
+ * (docs/SECURITY.md records the deviation). Attempts are limited per client, failures per
+ * account; a client registered for one team only signs in that team's users.
+ */
+import { signIn, WRONG_CREDENTIALS } from '../accounts.ts';
+import { invalidGrant, OAuthError } from '../errors.ts';
+import { parseScope } from '../scopes.ts';
+import { issueGrant } from '../tokens.ts';
+import type { GrantHandler } from './types.ts';
+import { required } from './types.ts';
+
+export const passwordGrant: GrantHandler = async (ctx, client, params) => {
+  if (!ctx.passwordGrant) throw new OAuthError('unsupported_grant_type', 'The password grant is turned off on this server');
+  await ctx.limits.attempt('passwordPerClient', client.id);
+  const username = required(params, 'username');
+  const password = required(params, 'password');
+  const scope = parseScope(params.scope);
+  const user = await signIn(ctx.storage.db, ctx.limits, username, password);
+  if (client.team_id !== null && client.team_id !== user.team_id) throw invalidGrant(WRONG_CREDENTIALS);
+  return issueGrant(ctx.storage.db, ctx.clock, ctx.lifetimes, {
+    teamId: user.team_id,
+    userId: user.id,
+    clientId: client.id,
+    scope,
+    withRefresh: true,
+  });
+};

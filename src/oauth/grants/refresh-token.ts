@@ -1,0 +1,39 @@
+/**
+ * grant_type=refresh_token (RFC 6749 6, RFC 9700 4.14.2): the presented token is retired and a
+ * new pair issued in the same family, in one transaction; presenting a retired token revokes the
+ * family. The new grant may narrow the scope, never widen it, and ends when its user can no
+ * longer sign in.
+ */
+import { userById } from '../../storage/repos/users.ts';
+import { maySignIn } from '../accounts.ts';
+import { invalidGrant } from '../errors.ts';
+import { parseScope, scopesOf } from '../scopes.ts';
+import { issueGrant, ReplayDetected, refuseReplay, rotateRefreshToken } from '../tokens.ts';
+import type { GrantHandler } from './types.ts';
+import { required } from './types.ts';
+
+export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
+  const token = required(params, 'refresh_token');
+  const db = ctx.storage.db;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const row = await rotateRefreshToken(trx, ctx.clock, token, client.id);
+      const scope = parseScope(params.scope, scopesOf(row.scope));
+      if (row.user_id !== null) {
+        const user = await userById(trx, row.team_id, row.user_id);
+        if (!user || !maySignIn(user)) throw invalidGrant('The user of this grant can no longer sign in');
+      }
+      return issueGrant(trx, ctx.clock, ctx.lifetimes, {
+        teamId: row.team_id,
+        userId: row.user_id,
+        clientId: client.id,
+        scope,
+        familyId: row.family_id ?? undefined,
+        withRefresh: true,
+      });
+    });
+  } catch (error) {
+    if (error instanceof ReplayDetected) return refuseReplay(db, ctx.clock, error);
+    throw error;
+  }
+};

@@ -1,0 +1,20 @@
+/** Authorization server metadata (RFC 8414 2): exactly what this server supports. */
+export function serverMetadata(issuer: string, passwordGrant: boolean): Record<string, unknown> {
+  const authMethods = ['client_secret_basic', 'client_secret_post'];
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    introspection_endpoint: `${issuer}/oauth/introspect`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', ...(passwordGrant ? ['password'] : [])],
+    token_endpoint_auth_methods_supported: authMethods,
+    revocation_endpoint_auth_methods_supported: authMethods,
+    introspection_endpoint_auth_methods_supported: authMethods,
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: ['read', 'write'],
+    authorization_response_iss_parameter_supported: true,
+  };
+}

@@ -1,0 +1,27 @@
+/** OAuth clients: service-wide rows; the secret is kept only as its SHA-256 hash. */
+import type { Executor, OAuthClientsTable } from '../types.ts';
+
+export type ClientRow = OAuthClientsTable;
+
+export async function insertClient(ex: Executor, row: ClientRow): Promise<void> {
+  await ex.insertInto('oauth_clients').values(row).execute();
+}
+
+export async function clientById(ex: Executor, id: string): Promise<ClientRow | undefined> {
+  return ex.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listClients(ex: Executor): Promise<ClientRow[]> {
+  return ex.selectFrom('oauth_clients').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function deleteClient(ex: Executor, id: string): Promise<boolean> {
+  await ex.deleteFrom('oauth_codes').where('client_id', '=', id).execute();
+  const result = await ex.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
+export async function setClientSecret(ex: Executor, id: string, secretHash: string, at: string): Promise<boolean> {
+  const result = await ex.updateTable('oauth_clients').set({ secret_hash: secretHash, updated_at: at }).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
