@@ -82,7 +82,7 @@ export function consentPage(view: ConsentView): string {
 <ul class="scopes">
 ${scopes}
 </ul>
-<p class="note">You can end this access at any time by revoking the application's tokens.</p>
+<p class="note">An administrator can end this access at any time by revoking the application's tokens.</p>
 <form method="post" action="/oauth/authorize/decision" class="actions">
 ${hidden({ ...view.params, _csrf: view.csrf })}
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
@@ -132,13 +132,14 @@ button.primary { background: var(--accent); color: var(--accent-text); font-weig
 button.secondary { background: transparent; color: var(--text); border-color: var(--line); }
 button.link { background: none; border: none; padding: 0; color: var(--accent); text-decoration: underline; }
 form > button.primary { width: 100%; margin-top: 1.5rem; }
-.actions { display: flex; gap: .75rem; justify-content: flex-end; margin-top: 1.5rem; }
+.actions { display: flex; gap: .75rem; margin-top: 1.5rem; }
+form.actions > button { flex: 1; width: auto; margin: 0; }
 .switch { margin-top: 1.25rem; font-size: .9rem; }
 input:focus-visible, button:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 .alert { background: var(--danger-bg); color: var(--danger); border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1rem; }
-.scopes { padding-left: 1.1rem; margin: .5rem 0 1rem; }
-.scopes li { margin: .35rem 0; }
-.scope { display: inline-block; min-width: 3.2rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
+.scopes { list-style: none; padding: 0; margin: .5rem 0 1rem; }
+.scopes li { display: flex; gap: .75rem; align-items: baseline; margin: .5rem 0; }
+.scope { flex: none; min-width: 3.8rem; padding: .05rem .4rem; border: 1px solid var(--line); border-radius: 4px; text-align: center; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
   font-size: .85rem; font-weight: 600; }
 .note { color: var(--muted); font-size: .9rem; }
 .fineprint { color: var(--muted); font-size: .8rem; margin-top: 1.5rem; }

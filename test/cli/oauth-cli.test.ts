@@ -1,0 +1,126 @@
+/**
+ * The OAuth side of the command line as a user runs it (DESIGN.md section 6): `client create /
+ * list / rotate-secret / delete`, the redirect URI rules of RFC 6749 3.1.2 and RFC 9700 2.6, and
+ * the first run: `serve` on an empty database creates the team `default`, an admin and a client,
+ * prints them once with a curl line whose password grant really yields a working token.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
+
+function rollcall(args: string[]) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Starts `rollcall serve` and resolves with everything it printed up to "serving". */
+function serve(database: string): Promise<{ kill(): Promise<number | null>; output: string; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--database', database], {
+      env: { ...process.env, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /Rollcall is serving on (\S+)/.exec(out);
+      if (match) {
+        resolve({
+          output: out,
+          url: match[1]!,
+          kill: () => new Promise((done) => {
+            child.once('exit', (code) => done(code));
+            child.kill('SIGTERM');
+          }),
+        });
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+}
+
+describe('rollcall client commands and first run', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rollcall-oauth-cli-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('client create prints the secret once; list, rotate-secret and delete work; bad redirect URIs are refused', () => {
+    const database = `sqlite:${join(dir, 'clients.db')}`;
+    assert.equal(rollcall(['team', 'create', '--name', 'acme', '--database', database]).code, 0);
+    const created = rollcall(['client', 'create', '--name', 'Okta', '--redirect-uri', 'https://okta.example/cb', '--redirect-uri', 'http://127.0.0.1/cb', '--team', 'acme', '--json', '--database', database]);
+    assert.equal(created.code, 0, created.stderr);
+    const client = JSON.parse(created.stdout);
+    assert.match(client.client_id, /^[A-Z0-9]{20}$/);
+    assert.match(client.client_secret, /^rc_cs_[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(client.redirect_uris, ['https://okta.example/cb', 'http://127.0.0.1/cb']);
+    assert.equal(client.team, 'acme');
+
+    const listed = JSON.parse(rollcall(['client', 'list', '--json', '--database', database]).stdout);
+    assert.equal(listed.length, 1);
+    assert.equal('client_secret' in listed[0], false, 'the secret is never shown again');
+
+    const rotated = JSON.parse(rollcall(['client', 'rotate-secret', '--client-id', client.client_id, '--json', '--database', database]).stdout);
+    assert.notEqual(rotated.client_secret, client.client_secret);
+
+    for (const [uri, why] of [
+      ['http://okta.example/cb', /must use https/],
+      ['https://okta.example/cb#frag', /fragment/],
+      ['/relative/cb', /not an absolute URI/],
+    ] as const) {
+      const bad = rollcall(['client', 'create', '--name', 'Bad', '--redirect-uri', uri, '--database', database]);
+      assert.equal(bad.code, 1, uri);
+      assert.match(bad.stderr, why);
+      assert.equal(bad.stderr.trim().split('\n').length, 1, 'one line');
+    }
+    const noTeam = rollcall(['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb', '--team', 'nope', '--database', database]);
+    assert.equal(noTeam.code, 1);
+    assert.match(noTeam.stderr, /no team named "nope"/);
+
+    const deleted = rollcall(['client', 'delete', '--client-id', client.client_id, '--database', database]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(JSON.parse(rollcall(['client', 'list', '--json', '--database', database]).stdout).length, 0);
+    assert.equal(rollcall(['client', 'delete', '--client-id', client.client_id, '--database', database]).code, 1);
+  });
+
+  it('first run: an empty database gets team default, an admin and a client, printed once with a working curl line', async () => {
+    const database = `sqlite:${join(dir, 'first.db')}`;
+    const server = await serve(database);
+    try {
+      const out = server.output;
+      assert.match(out, /first run/);
+      const field = (name: string) => new RegExp(`${name}\\s+(\\S+)`).exec(out)?.[1];
+      const [user, password, clientId, secret] = [field('admin user'), field('admin password'), field('client_id'), field('client_secret')];
+      assert.ok(user && password && clientId && secret, out);
+      assert.match(out, /curl -s -u '[A-Z0-9]{20}:rc_cs_[^']+' -d grant_type=password/);
+
+      // What the printed curl line does.
+      const res = await fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'password', username: user, password }).toString(),
+      });
+      assert.equal(res.status, 200);
+      const token = (await res.json()) as { access_token: string };
+      const users = await fetch(`${server.url}/v2/scim/Users`, { headers: { authorization: `Bearer ${token.access_token}` } });
+      assert.equal(users.status, 200);
+      assert.equal(((await users.json()) as { totalResults: number }).totalResults, 1);
+    } finally {
+      assert.equal(await server.kill(), 0);
+    }
+    const again = await serve(database);
+    try {
+      assert.doesNotMatch(again.output, /first run/, 'the credentials are printed only once');
+    } finally {
+      await again.kill();
+    }
+  });
+});
