@@ -11,6 +11,7 @@ import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { registerHealth } from './http/health.ts';
+import { createMetrics, registerMetrics } from './http/metrics.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
@@ -28,6 +29,8 @@ export interface AppDeps {
   readonly clock?: Clock;
   /** Brute-force limits; DEFAULT_LIMITS unless a test needs others. */
   readonly limits?: LimitSettings;
+  /** Where JSON log lines go (stdout by default); tests read them. */
+  readonly logStream?: { write(line: string): void };
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -42,6 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             level: config.logLevel,
             redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT,
     requestIdHeader: 'x-request-id',
@@ -64,11 +68,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One cookie-signing secret for every instance: the first to start stores it.
   const cookieSecret = await ensureSetting(storage.db, 'cookie_secret', randomBytes(32).toString('base64url'));
 
+  // Every answer names its request id, the key that finds its log lines.
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  const metrics = createMetrics(storage);
+  registerMetrics(app, metrics);
   registerHealth(app, storage);
   const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
-  await app.register(oauthPlugin, { context: oauth });
+  await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, cookieSecret });
 
   app.setNotFoundHandler((request, reply) =>

@@ -14,6 +14,7 @@ import { OAuthError } from '../oauth/errors.ts';
 import { serverMetadata } from '../oauth/metadata.ts';
 import { scopeString } from '../oauth/scopes.ts';
 import type { GrantedTokens } from '../oauth/tokens.ts';
+import type { Metrics } from './metrics.ts';
 
 /** The contract's Content-Type for token responses, byte for byte (seed section 5.3). */
 const TOKEN_CONTENT_TYPE = 'application/json;charset=UTF-8';
@@ -55,7 +56,7 @@ const endpointRequest = (request: FastifyRequest): EndpointRequest => ({
   authorization: request.headers.authorization,
 });
 
-export async function oauthPlugin(app: FastifyInstance, options: { readonly context: OAuthContext }): Promise<void> {
+export async function oauthPlugin(app: FastifyInstance, options: { readonly context: OAuthContext; readonly metrics: Metrics }): Promise<void> {
   const ctx = options.context;
   await app.register(formbody, { bodyLimit: 64 * 1024 });
 
@@ -69,7 +70,18 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
     return sendJson(reply, 500, { error: 'server_error', error_description: 'Internal server error' });
   });
 
-  app.post('/oauth/token', async (request, reply) => sendJson(reply, 200, tokenResponse(await token(ctx, endpointRequest(request)))));
+  app.post('/oauth/token', async (request, reply) => {
+    const body = request.body as Record<string, unknown> | undefined;
+    const grantType = typeof body?.grant_type === 'string' ? body.grant_type : 'none';
+    try {
+      const tokens = await token(ctx, endpointRequest(request));
+      options.metrics.grant(grantType, 'issued');
+      return sendJson(reply, 200, tokenResponse(tokens));
+    } catch (error) {
+      options.metrics.grant(grantType, error instanceof OAuthError ? error.error : 'server_error');
+      throw error;
+    }
+  });
   app.post('/oauth/revoke', async (request, reply) => {
     await revoke(ctx, endpointRequest(request));
     return sendJson(reply, 200, {});

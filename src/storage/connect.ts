@@ -16,6 +16,8 @@ export interface Storage {
   readonly hooks: DialectHooks;
   /** The SQLite file path, or undefined for PostgreSQL and in-memory SQLite. */
   readonly sqlitePath: string | undefined;
+  /** Connections of the pool, for /metrics. */
+  poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
       db,
       hooks: sqliteHooks,
       sqlitePath: memory ? undefined : path,
+      poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
       close: () => db.destroy(),
     };
   }
@@ -53,5 +56,11 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, hooks: postgresHooks, sqlitePath: undefined, close: () => db.destroy() };
+  return {
+    db,
+    hooks: postgresHooks,
+    sqlitePath: undefined,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    close: () => db.destroy(),
+  };
 }

@@ -65,6 +65,7 @@ export interface TestAppOptions {
   readonly engine?: TestEngine;
   readonly config?: Partial<AppConfig>;
   readonly limits?: LimitSettings;
+  readonly logStream?: { write(line: string): void };
   readonly deactivatedUsers?: TeamRow['deactivated_users'];
 }
 
@@ -73,7 +74,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = await engine.open();
   const storage = database.storage;
   const clock = new TestClock();
-  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, ...(options.limits ? { limits: options.limits } : {}) });
+  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}) });
 
   const tokenFor = async (teamId: string, scope: readonly Scope[], ttlSeconds = 3600) =>
     (await issueAccessToken(storage.db, clock, { teamId, userId: null, clientId: null, scope, ttlSeconds })).token;

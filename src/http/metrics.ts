@@ -1,0 +1,73 @@
+/**
+ * Prometheus metrics (GET /metrics, text format): request counts and latency histograms by
+ * route template, method and status; token grants by grant type and outcome; the database
+ * pool; the process's own metrics. Each app has its own registry, so tests can build many.
+ * Routes are labelled by their template (`/v2/scim/Users/:id`), never by the raw URL.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Storage } from '../storage/connect.ts';
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** Counts one /oauth/token answer: `outcome` is `issued` or the OAuth error code. */
+  grant(grantType: string, outcome: string): void;
+  /** Counts one answered request. */
+  request(request: FastifyRequest, status: number, seconds: number): void;
+}
+
+const KNOWN_GRANTS = new Set(['authorization_code', 'password', 'refresh_token', 'client_credentials']);
+
+export function createMetrics(storage: Storage): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'rollcall_' });
+  const requests = new Counter({
+    name: 'rollcall_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'rollcall_http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by route template, method and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const grants = new Counter({
+    name: 'rollcall_oauth_token_grants_total',
+    help: 'Answers of the token endpoint, by grant type and outcome (issued or the OAuth error code)',
+    labelNames: ['grant_type', 'outcome'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'rollcall_db_pool_connections',
+    help: 'Database pool connections by state (SQLite: one embedded connection)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const stats = storage.poolStats();
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
+  });
+  return {
+    registry,
+    grant: (grantType, outcome) => grants.inc({ grant_type: KNOWN_GRANTS.has(grantType) ? grantType : 'other', outcome }),
+    request(request, status, seconds) {
+      const labels = { route: request.routeOptions.url ?? 'unmatched', method: request.method, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+    },
+  };
+}
+
+export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.request(request, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', async (_request, reply) =>
+    reply.code(200).header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}
