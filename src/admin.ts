@@ -3,6 +3,7 @@
  * with the same rules the API applies (users are created through the SCIM Users service, so a
  * CLI-made user is validated exactly like a provisioned one).
  */
+import { CLI_ACTOR } from './audit/events.ts';
 import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
 import { newId } from './ids.ts';
@@ -18,6 +19,7 @@ import { userByNameKey } from './storage/repos/users.ts';
 import { clientById, deleteClient as deleteClientRow, insertClient, listClients, setClientSecret } from './storage/repos/clients.ts';
 import type { ClientRow } from './storage/repos/clients.ts';
 import { revokeTokensOfClient } from './storage/repos/tokens.ts';
+import { listAuditEvents } from './storage/repos/audit.ts';
 import { randomBytes } from 'node:crypto';
 import { sha256 } from './ids.ts';
 import { USER_SCHEMA } from './scim/schema/urns.ts';
@@ -67,7 +69,14 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
   return { ...team, deactivated_users: deactivatedUsers };
 }
 
-const contextFor = (deps: AdminDeps, team: TeamRow): ScimContext => ({ storage: deps.storage, clock: deps.clock, baseUrl: deps.baseUrl, team });
+const contextFor = (deps: AdminDeps, team: TeamRow): ScimContext => ({
+  storage: deps.storage,
+  clock: deps.clock,
+  baseUrl: deps.baseUrl,
+  team,
+  actor: CLI_ACTOR,
+  requestId: null,
+});
 
 export async function createTeamUser(
   deps: AdminDeps,
@@ -206,4 +215,35 @@ export async function firstRun(deps: AdminDeps): Promise<FirstRunCredentials | u
   await createTeamUser(deps, FIRST_RUN.team, FIRST_RUN.userName, { password, admin: true });
   const client = await createClient(deps, { name: 'Default client', redirectUris: [FIRST_RUN.redirectUri] });
   return { team: FIRST_RUN.team, userName: FIRST_RUN.userName, password, clientId: client.client_id, clientSecret: client.client_secret, redirectUri: FIRST_RUN.redirectUri };
+}
+
+export interface AuditView {
+  readonly at: string;
+  readonly action: string;
+  readonly resourceType: string;
+  readonly resourceId: string | null;
+  readonly actor: unknown;
+  readonly requestId: string | null;
+  readonly detail: unknown;
+}
+
+/** A team's audit events from `since` (ISO 8601) on, oldest first. */
+export async function auditEvents(deps: AdminDeps, teamName: string, since: string | undefined, limit: number): Promise<AuditView[]> {
+  const team = await requireTeam(deps, teamName);
+  let from: string | undefined;
+  if (since !== undefined) {
+    const ms = Date.parse(since);
+    if (Number.isNaN(ms)) throw new AdminError(`--since must be an ISO 8601 date or time, got "${since}"`);
+    from = new Date(ms).toISOString();
+  }
+  const rows = await listAuditEvents(deps.storage.db, team.id, from, limit);
+  return rows.map((r) => ({
+    at: r.at,
+    action: r.action,
+    resourceType: r.resource_type,
+    resourceId: r.resource_id,
+    actor: JSON.parse(r.actor) as unknown,
+    requestId: r.request_id,
+    detail: JSON.parse(r.detail) as unknown,
+  }));
 }

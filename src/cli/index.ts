@@ -5,7 +5,7 @@
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { AdminError, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, issueToken, parseDeactivatedUsers, rotateClientSecret, teams, updateTeam } from '../admin.ts';
+import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, issueToken, parseDeactivatedUsers, rotateClientSecret, teams, updateTeam } from '../admin.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
 import { systemClock } from '../clock.ts';
@@ -181,6 +181,24 @@ export function buildProgram(): Command {
     .action(async (options: Common & { clientId: string }) => {
       const rotated = await withDatabase(options, (deps) => rotateClientSecret(deps, options.clientId));
       print(options.json, rotated, `client_secret: ${rotated.client_secret}\n(the secret is shown only now)`);
+    });
+
+  const audit = program.command('audit').description('the audit trail');
+  withCommon(audit.command('list').description("list a team's audit events, oldest first"))
+    .requiredOption('--team <name>', 'team name')
+    .option('--since <time>', 'only events at or after this ISO 8601 time')
+    .option('--limit <n>', 'at most this many events (default 1000)', (v: string) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 100_000) throw new InvalidArgumentError('--limit is a number from 1 to 100000');
+      return Number(v);
+    })
+    .action(async (options: Common & { team: string; since?: string; limit?: number }) => {
+      const events = await withDatabase(options, (deps) => auditEvents(deps, options.team, options.since, options.limit ?? 1000));
+      const line = (e: (typeof events)[number]) => {
+        const actor = e.actor as { via?: string; clientId?: string | null; userId?: string | null };
+        const who = [actor.via, actor.clientId ? `client ${actor.clientId}` : '', actor.userId ? `user ${actor.userId}` : ''].filter(Boolean).join(' ');
+        return `${e.at}  ${e.action.padEnd(14)} ${e.resourceType} ${e.resourceId ?? '-'}  by ${who}  ${JSON.stringify(e.detail)}`;
+      };
+      print(options.json, events, events.length === 0 ? 'no events' : events.map(line).join('\n'));
     });
 
   const token = program.command('token').description('access tokens for scripts');

@@ -164,7 +164,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     const password = typeof body.password === 'string' ? body.password : '';
     let user: UserRow;
     try {
-      user = await signIn(db, ctx.limits, username, password);
+      user = await signIn(ctx, username, password, { clientId: authorization.client.id, requestId: request.id, method: 'form' });
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_grant') return showSignIn(reply, authorization, 401, error.message, username);
       throw error;

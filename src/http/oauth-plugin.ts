@@ -54,6 +54,7 @@ const endpointRequest = (request: FastifyRequest): EndpointRequest => ({
   body: request.body,
   query: (request.query ?? {}) as Record<string, unknown>,
   authorization: request.headers.authorization,
+  requestId: request.id,
 });
 
 export async function oauthPlugin(app: FastifyInstance, options: { readonly context: OAuthContext; readonly metrics: Metrics }): Promise<void> {

@@ -117,7 +117,14 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${needed}"`,
       });
     }
-    contexts.set(request, { storage: options.storage, clock: options.clock, baseUrl: options.baseUrl, team });
+    contexts.set(request, {
+      storage: options.storage,
+      clock: options.clock,
+      baseUrl: options.baseUrl,
+      team,
+      actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
+      requestId: request.id,
+    });
     void reply;
   });
 

@@ -4,6 +4,8 @@
  * after the same work (a password hash is always verified), so the answer reveals nothing, and
  * failures are counted per account (RFC 6749 4.3.2, RFC 9700 2.4).
  */
+import { recordEvent } from '../audit/events.ts';
+import type { Clock } from '../clock.ts';
 import { loginUserByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
@@ -20,17 +22,46 @@ export const WRONG_CREDENTIALS = 'The user name or password is incorrect';
 export const maySignIn = (user: Pick<UserRow, 'active' | 'user_type' | 'password_hash'>): boolean =>
   user.active === 1 && (user.user_type ?? '').toLowerCase() === 'admin' && user.password_hash !== null;
 
-/** The user behind `username` / `password`, or invalid_grant; 429 while the account is locked out. */
-export async function signIn(ex: Executor, limits: Limits, username: string, password: string): Promise<UserRow> {
+export interface SignInContext {
+  readonly storage: { readonly db: Executor };
+  readonly clock: Clock;
+  readonly limits: Limits;
+}
+
+export interface SignInMeta {
+  readonly clientId: string | null;
+  readonly requestId: string | null;
+  readonly method: 'password_grant' | 'form';
+}
+
+/**
+ * The user behind `username` / `password`, or invalid_grant; 429 while the account is locked
+ * out. Sign-ins of existing users, good or bad, are audit events of their team.
+ */
+export async function signIn(ctx: SignInContext, username: string, password: string, meta: SignInMeta): Promise<UserRow> {
+  const { limits } = ctx;
+  const ex = ctx.storage.db;
   const key = username.trim().toLowerCase();
   await limits.assertNotBlocked('accountFailures', key);
   const user = key.length > 0 && key.length <= 256 ? await loginUserByNameKey(ex, key) : undefined;
   // Passwords longer than any real one are refused without hashing megabytes.
   const ok = password.length <= 1024 && (await verifyPassword(password, user?.password_hash ?? DECOY_HASH));
+  const record = (u: UserRow, action: 'sign_in' | 'sign_in_failed') =>
+    recordEvent(ex, ctx.clock, {
+      teamId: u.team_id,
+      actor: { via: 'oauth', clientId: meta.clientId, userId: u.id },
+      requestId: meta.requestId,
+      action,
+      resourceType: 'User',
+      resourceId: u.id,
+      detail: { method: meta.method },
+    });
   if (!user || !ok || !maySignIn(user)) {
     await limits.failed('accountFailures', key);
+    if (user) await record(user, 'sign_in_failed');
     throw invalidGrant(WRONG_CREDENTIALS);
   }
   await limits.succeeded('accountFailures', key);
+  await record(user, 'sign_in');
   return user;
 }

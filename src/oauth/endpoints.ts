@@ -4,6 +4,7 @@
  * exactly one client authentication method, the client authenticated (failures throttled per
  * client), then the grant or the operation. The HTTP plugin only extracts and renders.
  */
+import { recordEvent } from '../audit/events.ts';
 import { userById } from '../storage/repos/users.ts';
 import { retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
@@ -22,6 +23,7 @@ export interface EndpointRequest {
   readonly body: unknown;
   readonly query: Readonly<Record<string, unknown>>;
   readonly authorization: string | undefined;
+  readonly requestId: string | null;
 }
 
 /** RFC 6749 3.2 / 5.2: a form body of single-valued string parameters; empty ones count as absent. */
@@ -83,7 +85,7 @@ export async function token(ctx: OAuthContext, request: EndpointRequest): Promis
   if (!grant || (grantType === 'password' && !ctx.passwordGrant)) {
     throw new OAuthError('unsupported_grant_type', `grant_type "${grantType.slice(0, 40)}" is not supported`);
   }
-  return grant(ctx, client, params);
+  return grant(ctx, { client, params, requestId: request.requestId });
 }
 
 const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);
@@ -102,9 +104,20 @@ export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promi
   if (presented.length > 200) return;
   const row = await tokenByHash(ctx.storage.db, sha256(presented));
   if (!row || row.client_id !== client.id || row.revoked_at !== null) return;
-  const now = ctx.clock.now().toISOString();
-  if (row.kind === 'refresh' && row.family_id) await revokeFamily(ctx.storage.db, row.family_id, now);
-  else await retireToken(ctx.storage.db, row.hash, now);
+  await ctx.storage.db.transaction().execute(async (trx) => {
+    const now = ctx.clock.now().toISOString();
+    const whole = row.kind === 'refresh' && row.family_id !== null;
+    const revoked = whole ? await revokeFamily(trx, row.family_id!, now) : Number(await retireToken(trx, row.hash, now));
+    await recordEvent(trx, ctx.clock, {
+      teamId: row.team_id,
+      actor: { via: 'oauth', clientId: client.id, userId: null },
+      requestId: request.requestId,
+      action: whole ? 'grant_revoked' : 'token_revoked',
+      resourceType: 'Token',
+      resourceId: row.family_id ?? null,
+      detail: { kind: row.kind, reason: 'revoked by the client (RFC 7009)', tokensRevoked: revoked },
+    });
+  });
 }
 
 /**

@@ -9,7 +9,9 @@ import type { Clock } from '../clock.ts';
 import { newId, newToken, sha256 } from '../ids.ts';
 import { insertToken, retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
 import type { TokenRow } from '../storage/repos/tokens.ts';
-import type { Executor } from '../storage/types.ts';
+import type { Db, Executor } from '../storage/types.ts';
+import { recordEvent } from '../audit/events.ts';
+import type { Actor } from '../audit/events.ts';
 import { invalidGrant } from './errors.ts';
 import { scopeString } from './scopes.ts';
 import type { Scope } from './scopes.ts';
@@ -57,6 +59,8 @@ export interface TokenLifetimes {
 }
 
 export interface GrantedTokens {
+  /** The grant's family id: every token minted under it, revoked together. */
+  readonly familyId: string;
   readonly accessToken: string;
   readonly refreshToken?: string;
   readonly scope: readonly Scope[];
@@ -75,6 +79,7 @@ export async function issueGrant(
   const access = await mint(ex, clock, 'access', { ...base, ttlSeconds: lifetimes.accessTokenTtl });
   const refresh = grant.withRefresh ? await mint(ex, clock, 'refresh', { ...base, ttlSeconds: lifetimes.refreshTokenTtl }) : undefined;
   return {
+    familyId,
     accessToken: access.token,
     ...(refresh ? { refreshToken: refresh.token } : {}),
     scope: grant.scope,
@@ -89,16 +94,34 @@ export async function issueGrant(
  */
 export class ReplayDetected extends Error {
   readonly familyId: string;
-  constructor(familyId: string, what: string) {
+  readonly teamId: string;
+  readonly what: string;
+  constructor(familyId: string, teamId: string, what: string) {
     super(`${what} was already used; every token of its grant is now revoked`);
     this.name = 'ReplayDetected';
     this.familyId = familyId;
+    this.teamId = teamId;
+    this.what = what;
   }
 }
 
-/** Revokes the grant a replay belongs to, in its own statement, and answers invalid_grant. */
-export async function refuseReplay(ex: Executor, clock: Clock, replay: ReplayDetected): Promise<never> {
-  await revokeFamily(ex, replay.familyId, clock.now().toISOString());
+/**
+ * Revokes the grant a replay belongs to and records it, in a transaction of its own (the
+ * grant's transaction has rolled back), then answers invalid_grant.
+ */
+export async function refuseReplay(db: Db, clock: Clock, replay: ReplayDetected, actor: Actor, requestId: string | null): Promise<never> {
+  await db.transaction().execute(async (trx) => {
+    const revoked = await revokeFamily(trx, replay.familyId, clock.now().toISOString());
+    await recordEvent(trx, clock, {
+      teamId: replay.teamId,
+      actor,
+      requestId,
+      action: 'grant_revoked',
+      resourceType: 'Token',
+      resourceId: replay.familyId,
+      detail: { reason: `${replay.what} was presented again`, tokensRevoked: revoked },
+    });
+  });
   throw invalidGrant(replay.message);
 }
 
@@ -112,7 +135,7 @@ export async function rotateRefreshToken(ex: Executor, clock: Clock, token: stri
   if (row.client_id !== clientId) throw invalidGrant('The refresh token was issued to another client');
   const now = clock.now().toISOString();
   if (row.revoked_at !== null || !(await retireToken(ex, row.hash, now))) {
-    throw new ReplayDetected(row.family_id ?? row.hash, 'The refresh token');
+    throw new ReplayDetected(row.family_id ?? row.hash, row.team_id, 'The refresh token');
   }
   if (row.expires_at <= now) throw invalidGrant('The refresh token has expired');
   return row;

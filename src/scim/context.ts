@@ -1,8 +1,9 @@
 /**
  * What a SCIM service call needs: storage, clock, the public base URL and the caller's team.
- * Built per request by the HTTP layer from the authenticated token; services never look
- * anything up globally.
+ * Built per request by the HTTP layer from the authenticated token (or by the CLI); services
+ * never look anything up globally.
  */
+import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
@@ -12,6 +13,9 @@ export interface ScimContext {
   readonly clock: Clock;
   readonly baseUrl: string;
   readonly team: TeamRow;
+  /** Who acts (the client and user behind the token, or the CLI), for the audit trail. */
+  readonly actor: Actor;
+  readonly requestId: string | null;
 }
 
 /** Deactivated users are hidden from every read unless the team made them visible. */

@@ -5,6 +5,8 @@
  * lose each other's work. Only changes to the group's own document (displayName, externalId,
  * active) go through the optimistic version check.
  */
+import { changedAttributes, recordEvent } from '../audit/events.ts';
+import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { newId } from '../ids.ts';
 import {
@@ -87,6 +89,21 @@ async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly 
   }
 }
 
+/** The audit event of a write to a group, in the write's transaction. */
+const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
+  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'Group', resourceId: id, detail });
+
+/** Member ids in an audit summary: the first hundred, and how many there were. */
+const idList = (ids: readonly string[]) => (ids.length <= 100 ? ids : { first: ids.slice(0, 100), count: ids.length });
+
+function memberSummary(delta: MemberDelta): Record<string, unknown> {
+  return {
+    ...(delta.clear ? { cleared: true } : {}),
+    ...(delta.add.length > 0 ? { added: idList(delta.add) } : {}),
+    ...(delta.remove.length > 0 ? { removed: idList(delta.remove) } : {}),
+  };
+}
+
 async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, delta: MemberDelta, at: string): Promise<void> {
   await assertMembersExist(ctx, ex, delta.add);
   if (delta.clear) await clearMembers(ex, groupId, delta.add);
@@ -101,6 +118,7 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
   return runWrite(ctx, async (trx) => {
     await insertGroup(trx, row);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
+    await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
     return render(ctx, trx, row, projection);
   }, async () => displayNameTaken(row.display_name));
 }
@@ -114,7 +132,8 @@ export async function getGroup(ctx: ScimContext, id: string, projection: Project
 export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const hooks = ctx.storage.hooks;
   const { rows, total } = await listGroupRows(ctx.storage.db, ctx.team.id, {
-    ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'g' }) } : {}),
+    // Members a hidden-deactivation team cannot see do not count in filters either.
+    ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'g', onlyActiveMembers: hidesDeactivated(ctx) }) } : {}),
     ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'g' }) } : {}),
     descending: query.descending,
     offset: query.startIndex - 1,
@@ -145,6 +164,7 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
     }
     // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
     await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
+    await audit(ctx, trx, 'replace', id, { changed: changedAttributes(parseData(ctx, current), validated.document), members: validated.members?.length ?? 0 });
     return render(ctx, trx, next, projection);
   }, async () => conflict('a group with that displayName already exists in this team'));
 }
@@ -180,6 +200,11 @@ export async function patchGroup(
       row = { ...current, version, updated_at: now };
     }
     if (patched.members) await applyMembers(ctx, trx, id, patched.members, now);
+    const changed = changedAttributes(original, parseData(ctx, row));
+    await audit(ctx, trx, changed.length > 0 ? 'patch' : 'members', id, {
+      ...(changed.length > 0 ? { changed } : {}),
+      ...(patched.members ? memberSummary(patched.members) : {}),
+    });
     const etag = etagOf(version);
     return projection ? { etag, resource: await render(ctx, trx, row, projection) } : { etag };
   }, async () => conflict('a group with that displayName already exists in this team'));
@@ -191,5 +216,6 @@ export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditio
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(current, pre);
     await deleteGroupRow(trx, ctx.team.id, id);
+    await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
   });
 }

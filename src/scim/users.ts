@@ -4,6 +4,8 @@
  * hidden unless the team made them visible; a by-id write that sets `active: true` reactivates.
  * It owns the rules; it does not parse HTTP or write SQL.
  */
+import { changedAttributes, recordEvent } from '../audit/events.ts';
+import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { hashPassword } from '../oauth/passwords.ts';
@@ -134,6 +136,11 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
     await assertLoginFree(trx, row);
     await insertUser(trx, row);
+    await audit(ctx, trx, 'create', row.id, {
+      userName: row.user_name,
+      attributes: Object.keys(parseData(ctx, row)).sort(),
+      ...(row.password_hash !== null ? { password: 'set' } : {}),
+    });
     return render(ctx, trx, row, projection);
   }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
 }
@@ -170,7 +177,11 @@ function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, 
   return row;
 }
 
-async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection): Promise<Versioned> {
+/** The audit event of a write to a user, in the write's transaction. */
+const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
+  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
+
+async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
   if (next.user_name_key !== current.user_name_key) {
     const clash = await userByNameKey(trx, ctx.team.id, next.user_name_key);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
@@ -186,7 +197,12 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     (current.active === 1 && next.active === 0) ||
     next.password_hash !== current.password_hash ||
     (next.user_type ?? '').toLowerCase() !== (current.user_type ?? '').toLowerCase();
-  if (revokes) await revokeTokensOfUser(trx, current.id, next.updated_at);
+  const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
+  await audit(ctx, trx, action, current.id, {
+    changed: changedAttributes(parseData(ctx, current), parseData(ctx, next)),
+    ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
+    ...(revoked > 0 ? { tokensRevoked: revoked } : {}),
+  });
   return render(ctx, trx, next, projection);
 }
 
@@ -198,7 +214,7 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
     const current = assertWritable(ctx, found, id, validated.document.active !== false);
     checkIfMatch(current, pre);
     const next = await rowFor(ctx, current, validated, current.version + 1);
-    return save(ctx, trx, current, next, pre, projection);
+    return save(ctx, trx, current, next, pre, projection, 'replace');
   }, async () => conflict('userName is already taken'));
 }
 
@@ -212,7 +228,7 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
     const current = assertWritable(ctx, found, id, found.active === 0 && validated.document.active === true);
     checkIfMatch(current, pre);
     const next = await rowFor(ctx, current, validated, current.version + 1);
-    return save(ctx, trx, current, next, pre, projection);
+    return save(ctx, trx, current, next, pre, projection, 'patch');
   }, async () => conflict('userName is already taken'));
 }
 
@@ -230,7 +246,7 @@ async function setActive(ctx: ScimContext, id: string, active: boolean, pre: Pre
       version: current.version + 1,
       updated_at: iso(ctx.clock),
     };
-    return save(ctx, trx, current, next, pre, projection);
+    return save(ctx, trx, current, next, pre, projection, active ? 'activate' : 'deactivate');
   });
 }
 

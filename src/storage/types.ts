@@ -97,6 +97,20 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface AuditEventsTable {
+  id: string;
+  team_id: string;
+  at: string;
+  /** JSON: who acted ({"via": "scim" | "oauth" | "cli", "clientId", "userId"}). */
+  actor: string;
+  request_id: string | null;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  /** JSON: a summary of what changed; never a secret. */
+  detail: string;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -106,6 +120,7 @@ export interface Database {
   oauth_clients: OAuthClientsTable;
   oauth_codes: OAuthCodesTable;
   settings: SettingsTable;
+  audit_events: AuditEventsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -75,6 +75,14 @@ describe('rollcall CLI', () => {
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no user "nobody@acme.example"/);
 
+    const audit = rollcall(['audit', 'list', '--team', 'acme', '--json', '--database', database]);
+    assert.equal(audit.code, 0, audit.stderr);
+    const events = JSON.parse(audit.stdout) as { action: string; resourceId: string; actor: { via: string } }[];
+    assert.deepEqual(events.map((e) => [e.action, e.resourceId, e.actor.via]), [['create', created.id, 'cli']]);
+    const human = rollcall(['audit', 'list', '--team', 'acme', '--since', '2000-01-01', '--database', database]);
+    assert.match(human.stdout, /create\s+User \w{20}\s+by cli/);
+    assert.match(rollcall(['audit', 'list', '--team', 'acme', '--since', 'yesterday', '--database', database]).stderr, /--since must be an ISO 8601/);
+
     const server = await serve(['--database', database]);
     try {
       const health = await fetch(`${server.url}/healthz`);

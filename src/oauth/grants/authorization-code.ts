@@ -11,15 +11,16 @@ import { userById } from '../../storage/repos/users.ts';
 import { maySignIn } from '../accounts.ts';
 import { invalidGrant } from '../errors.ts';
 import { scopesOf } from '../scopes.ts';
-import { issueGrant, ReplayDetected, refuseReplay } from '../tokens.ts';
+import { ReplayDetected, refuseReplay } from '../tokens.ts';
 import type { GrantHandler } from './types.ts';
-import { required } from './types.ts';
+import { actorOf, issueRecorded, required } from './types.ts';
 
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 const challengeOf = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
 
-export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) => {
+export const authorizationCodeGrant: GrantHandler = async (ctx, request) => {
+  const { client, params } = request;
   const code = required(params, 'code');
   const verifier = params.code_verifier;
   const db = ctx.storage.db;
@@ -30,7 +31,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
       const row = code.length <= 200 ? await consumeCode(trx, hash, now) : undefined;
       if (!row) {
         const used = code.length <= 200 ? await codeByHash(trx, hash) : undefined;
-        if (used && used.client_id === client.id) throw new ReplayDetected(used.family_id, 'The authorization code');
+        if (used && used.client_id === client.id) throw new ReplayDetected(used.family_id, used.team_id, 'The authorization code');
         throw invalidGrant('The authorization code is invalid');
       }
       if (row.client_id !== client.id) throw invalidGrant('The authorization code was issued to another client');
@@ -47,7 +48,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
       }
       const user = await userById(trx, row.team_id, row.user_id);
       if (!user || !maySignIn(user)) throw invalidGrant('The user who approved the request can no longer sign in');
-      return issueGrant(trx, ctx.clock, ctx.lifetimes, {
+      return issueRecorded(trx, ctx, request, 'authorization_code', {
         teamId: row.team_id,
         userId: row.user_id,
         clientId: client.id,
@@ -57,7 +58,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, client, params) 
       });
     });
   } catch (error) {
-    if (error instanceof ReplayDetected) return refuseReplay(db, ctx.clock, error);
+    if (error instanceof ReplayDetected) return refuseReplay(db, ctx.clock, error, actorOf(request, null), request.requestId);
     throw error;
   }
 };

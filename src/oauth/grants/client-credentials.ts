@@ -5,19 +5,21 @@
  */
 import { OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
-import { issueGrant } from '../tokens.ts';
 import type { GrantHandler } from './types.ts';
+import { issueRecorded } from './types.ts';
 
-export const clientCredentialsGrant: GrantHandler = async (ctx, client, params) => {
+export const clientCredentialsGrant: GrantHandler = async (ctx, request) => {
+  const { client, params } = request;
   if (client.team_id === null) {
     throw new OAuthError('unauthorized_client', 'This client is not registered for a team, so it cannot use client_credentials');
   }
   const scope = parseScope(params.scope);
-  return issueGrant(ctx.storage.db, ctx.clock, ctx.lifetimes, {
-    teamId: client.team_id,
+  const teamId = client.team_id;
+  return ctx.storage.db.transaction().execute((trx) => issueRecorded(trx, ctx, request, 'client_credentials', {
+    teamId,
     userId: null,
     clientId: client.id,
     scope,
     withRefresh: false,
-  });
+  }));
 };

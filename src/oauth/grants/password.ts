@@ -7,23 +7,23 @@
 import { signIn, WRONG_CREDENTIALS } from '../accounts.ts';
 import { invalidGrant, OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
-import { issueGrant } from '../tokens.ts';
 import type { GrantHandler } from './types.ts';
-import { required } from './types.ts';
+import { issueRecorded, required } from './types.ts';
 
-export const passwordGrant: GrantHandler = async (ctx, client, params) => {
+export const passwordGrant: GrantHandler = async (ctx, request) => {
+  const { client, params } = request;
   if (!ctx.passwordGrant) throw new OAuthError('unsupported_grant_type', 'The password grant is turned off on this server');
   await ctx.limits.attempt('passwordPerClient', client.id);
   const username = required(params, 'username');
   const password = required(params, 'password');
   const scope = parseScope(params.scope);
-  const user = await signIn(ctx.storage.db, ctx.limits, username, password);
+  const user = await signIn(ctx, username, password, { clientId: client.id, requestId: request.requestId, method: 'password_grant' });
   if (client.team_id !== null && client.team_id !== user.team_id) throw invalidGrant(WRONG_CREDENTIALS);
-  return issueGrant(ctx.storage.db, ctx.clock, ctx.lifetimes, {
+  return ctx.storage.db.transaction().execute((trx) => issueRecorded(trx, ctx, request, 'password', {
     teamId: user.team_id,
     userId: user.id,
     clientId: client.id,
     scope,
     withRefresh: true,
-  });
+  }));
 };

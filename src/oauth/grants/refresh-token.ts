@@ -8,11 +8,12 @@ import { userById } from '../../storage/repos/users.ts';
 import { maySignIn } from '../accounts.ts';
 import { invalidGrant } from '../errors.ts';
 import { parseScope, scopesOf } from '../scopes.ts';
-import { issueGrant, ReplayDetected, refuseReplay, rotateRefreshToken } from '../tokens.ts';
+import { ReplayDetected, refuseReplay, rotateRefreshToken } from '../tokens.ts';
 import type { GrantHandler } from './types.ts';
-import { required } from './types.ts';
+import { actorOf, issueRecorded, required } from './types.ts';
 
-export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
+export const refreshTokenGrant: GrantHandler = async (ctx, request) => {
+  const { client, params } = request;
   const token = required(params, 'refresh_token');
   const db = ctx.storage.db;
   try {
@@ -23,7 +24,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
         const user = await userById(trx, row.team_id, row.user_id);
         if (!user || !maySignIn(user)) throw invalidGrant('The user of this grant can no longer sign in');
       }
-      return issueGrant(trx, ctx.clock, ctx.lifetimes, {
+      return issueRecorded(trx, ctx, request, 'refresh_token', {
         teamId: row.team_id,
         userId: row.user_id,
         clientId: client.id,
@@ -33,7 +34,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, client, params) => {
       });
     });
   } catch (error) {
-    if (error instanceof ReplayDetected) return refuseReplay(db, ctx.clock, error);
+    if (error instanceof ReplayDetected) return refuseReplay(db, ctx.clock, error, actorOf(request, null), request.requestId);
     throw error;
   }
 };

@@ -1,16 +1,52 @@
-/** The shape every grant handler shares: an authenticated client and the form parameters in, tokens out. */
+/**
+ * What every grant handler shares: the authenticated client, the form parameters and the request
+ * id in, tokens out; and the one way tokens are minted, together with their audit event.
+ */
+import type { Actor } from '../../audit/events.ts';
+import { recordEvent } from '../../audit/events.ts';
 import type { ClientRow } from '../../storage/repos/clients.ts';
+import type { Executor } from '../../storage/types.ts';
 import type { OAuthContext } from '../context.ts';
 import { invalidRequest } from '../errors.ts';
+import { issueGrant } from '../tokens.ts';
 import type { GrantedTokens } from '../tokens.ts';
 
 export type TokenParams = Readonly<Record<string, string>>;
 
-export type GrantHandler = (ctx: OAuthContext, client: ClientRow, params: TokenParams) => Promise<GrantedTokens>;
+export interface GrantRequest {
+  readonly client: ClientRow;
+  readonly params: TokenParams;
+  readonly requestId: string | null;
+}
+
+export type GrantHandler = (ctx: OAuthContext, request: GrantRequest) => Promise<GrantedTokens>;
 
 /** A parameter the grant cannot do without (RFC 6749 5.2 invalid_request). */
 export function required(params: TokenParams, name: string): string {
   const value = params[name];
   if (value === undefined || value === '') throw invalidRequest(`The ${name} parameter is required`);
   return value;
+}
+
+export const actorOf = (request: GrantRequest, userId: string | null): Actor => ({ via: 'oauth', clientId: request.client.id, userId });
+
+/** Mints a grant's tokens and records `token_issued` with the same executor (one transaction). */
+export async function issueRecorded(
+  ex: Executor,
+  ctx: OAuthContext,
+  request: GrantRequest,
+  grantType: string,
+  grant: Parameters<typeof issueGrant>[3],
+): Promise<GrantedTokens> {
+  const tokens = await issueGrant(ex, ctx.clock, ctx.lifetimes, grant);
+  await recordEvent(ex, ctx.clock, {
+    teamId: grant.teamId,
+    actor: actorOf(request, grant.userId),
+    requestId: request.requestId,
+    action: 'token_issued',
+    resourceType: 'Token',
+    resourceId: tokens.familyId,
+    detail: { grantType, scope: grant.scope.join(' '), refreshToken: tokens.refreshToken !== undefined },
+  });
+  return tokens;
 }

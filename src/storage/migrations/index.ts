@@ -8,9 +8,10 @@ import type { Migration, MigrationProvider, MigrationResultSet } from 'kysely/mi
 import type { Storage } from '../connect.ts';
 import { migration001 } from './001_core.ts';
 import { migration002 } from './002_oauth.ts';
+import { migration003 } from './003_audit.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
-  return { '001_core': migration001(storage.hooks.name), '002_oauth': migration002() };
+  return { '001_core': migration001(storage.hooks.name), '002_oauth': migration002(), '003_audit': migration003() };
 }
 
 /** Applies every pending migration; throws with the failing migration's name and cause. */

@@ -1,0 +1,21 @@
+/** Audit events: inserted in the transaction of the change they record, never updated. */
+import type { AuditEventsTable, Executor } from '../types.ts';
+
+export type AuditRow = AuditEventsTable;
+
+export async function insertAuditEvent(ex: Executor, row: AuditRow): Promise<void> {
+  await ex.insertInto('audit_events').values(row).execute();
+}
+
+/** A team's events from `since` on, oldest first. */
+export async function listAuditEvents(ex: Executor, teamId: string, since: string | undefined, limit: number): Promise<AuditRow[]> {
+  let query = ex.selectFrom('audit_events').selectAll().where('team_id', '=', teamId);
+  if (since !== undefined) query = query.where('at', '>=', since);
+  return query.orderBy('at').orderBy('id').limit(limit).execute();
+}
+
+/** How many events name `resourceId` (crash tests: every acknowledged write has its event). */
+export async function countEventsOf(ex: Executor, resourceId: string): Promise<number> {
+  const row = await ex.selectFrom('audit_events').select((eb) => eb.fn.countAll<number | string>().as('n')).where('resource_id', '=', resourceId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
