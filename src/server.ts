@@ -33,7 +33,14 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
       url: address,
       stop: () =>
         (stopping ??= (async () => {
-          await app.close();
+          // Fastify's close waits for in-flight requests; keep-alive connections they leave idle
+          // are closed as soon as they are, instead of after the keep-alive timeout.
+          const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
+          try {
+            await app.close();
+          } finally {
+            clearInterval(sweep);
+          }
           await storage.close();
           release();
         })()),

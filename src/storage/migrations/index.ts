@@ -3,6 +3,7 @@
  * `rollcall migrate`). Kysely's Migrator takes a lock, so concurrent starts on one PostgreSQL
  * apply each migration once.
  */
+import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Migration, MigrationProvider, MigrationResultSet } from 'kysely/migration';
 import type { Storage } from '../connect.ts';
@@ -17,7 +18,11 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
 /** Applies every pending migration; throws with the failing migration's name and cause. */
 export async function migrate(storage: Storage): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(storage) };
-  const migrator = new Migrator({ db: storage.db, provider });
+  // Kysely looks for its own tables in every schema unless told which one: name the schema the
+  // connection works in, so databases in sibling schemas never mistake each other's tables.
+  const migrationTableSchema =
+    storage.hooks.name === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db)).rows[0]?.schema : undefined;
+  const migrator = new Migrator({ db: storage.db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
