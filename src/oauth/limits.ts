@@ -2,7 +2,8 @@
  * Brute-force protection (RFC 6749 2.3.1 and 4.3.2; OAUTH-CHECKLIST E12, F3): failed sign-ins
  * per account, failed client authentications per client, password-grant attempts per client and
  * sign-in form posts per address. Counters live in Redis when REDIS_URL is set, so every
- * instance sees the same ones, and in process memory otherwise. Windows run on wall-clock time.
+ * instance sees the same ones (falling back to process memory while Redis is unreachable), and in
+ * process memory otherwise. Windows run on wall-clock time.
  */
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
@@ -48,7 +49,10 @@ export class Limits {
     this.#settings = settings;
     const make = (kind: LimitKind): RateLimiterAbstract => {
       const options = { points: settings[kind].points, duration: settings[kind].seconds, keyPrefix: `rollcall:${kind}` };
-      return redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : new RateLimiterMemory(options);
+      if (!redis) return new RateLimiterMemory(options);
+      // While Redis is unreachable, each instance keeps counting in its own memory rather than
+      // failing sign-ins or letting them through unlimited.
+      return new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(options) });
     };
     this.#limiters = {
       accountFailures: make('accountFailures'),
