@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
 import { oauthPages } from './http/oauth-pages.ts';
@@ -52,6 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     // Ids and URNs are case-sensitive; paths such as /Users must match as written.
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
+    frameworkErrors,
   });
 
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
