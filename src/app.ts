@@ -22,7 +22,8 @@ import type { LimitSettings } from './oauth/limits.ts';
 import type { Storage } from './storage/connect.ts';
 import { ensureSetting } from './storage/repos/settings.ts';
 
-export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'>;
+export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
+  Partial<Pick<Config, 'trustProxy'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -54,6 +55,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Ids and URNs are case-sensitive; paths such as /Users must match as written.
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
+    // Behind a TLS-terminating proxy the client address (rate limits per address) is X-Forwarded-For's.
+    trustProxy: config.trustProxy ?? false,
   });
 
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;

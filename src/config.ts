@@ -17,6 +17,8 @@ export interface Config {
   readonly passwordGrant: boolean;
   /** Redis for state shared by instances (rate limits); in-process memory when unset. */
   readonly redisUrl: string | undefined;
+  /** Take the client address from X-Forwarded-For (set when a reverse proxy terminates TLS in front). */
+  readonly trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -80,5 +82,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (rawGrant !== 'on' && rawGrant !== 'off') throw new ConfigError('PASSWORD_GRANT', `expected on or off, got "${rawGrant}"`);
   const redisUrl = pick(undefined, 'REDIS_URL');
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', `expected redis://..., got "${redisUrl}"`);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl };
+  const rawProxy = (pick(undefined, 'TRUST_PROXY') ?? 'off').toLowerCase();
+  if (rawProxy !== 'on' && rawProxy !== 'off') throw new ConfigError('TRUST_PROXY', `expected on or off, got "${rawProxy}"`);
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: rawProxy === 'on' };
 }

@@ -1,0 +1,45 @@
+/**
+ * The configuration contract (DESIGN.md section 6): defaults, flags over environment, and one
+ * clear line naming the setting for every bad value.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  it('defaults: SQLite file, 127.0.0.1:8080, one-hour tokens, password grant on, no Redis, no proxy', () => {
+    const c = loadConfig({}, {});
+    assert.equal(c.databaseUrl, 'sqlite:./data/rollcall.db');
+    assert.equal(c.publicBaseUrl, 'http://127.0.0.1:8080');
+    assert.equal(c.accessTokenTtl, 3600);
+    assert.equal(c.refreshTokenTtl, 2_592_000);
+    assert.equal(c.passwordGrant, true);
+    assert.equal(c.redisUrl, undefined);
+    assert.equal(c.trustProxy, false);
+  });
+
+  it('flags override the environment; settings are read from it', () => {
+    const c = loadConfig({ port: '9090' }, { PORT: '7070', PASSWORD_GRANT: 'off', TRUST_PROXY: 'on', REDIS_URL: 'redis://127.0.0.1:6379', PUBLIC_BASE_URL: 'https://scim.example/' });
+    assert.equal(c.port, 9090);
+    assert.equal(c.passwordGrant, false);
+    assert.equal(c.trustProxy, true);
+    assert.equal(c.redisUrl, 'redis://127.0.0.1:6379');
+    assert.equal(c.publicBaseUrl, 'https://scim.example');
+  });
+
+  it('a bad value is one line naming the setting', () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ PORT: 'eighty' }, 'PORT: expected a whole number, got "eighty"'],
+      [{ ACCESS_TOKEN_TTL: '5' }, 'ACCESS_TOKEN_TTL: expected 60..86400, got 5'],
+      [{ PASSWORD_GRANT: 'maybe' }, 'PASSWORD_GRANT: expected on or off, got "maybe"'],
+      [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY: expected on or off, got "yes"'],
+      [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL: expected redis://..., got "localhost:6379"'],
+      [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+      [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: expected sqlite:<path> or postgres://..., got "mysql://x"'],
+      [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL: expected an http(s) URL, got "ftp://x"'],
+    ];
+    for (const [env, message] of cases) {
+      assert.throws(() => loadConfig({}, env), (e: unknown) => e instanceof ConfigError && e.message === message, message);
+    }
+  });
+});
