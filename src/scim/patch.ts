@@ -217,13 +217,22 @@ function writeFiltered(op: 'add' | 'replace', container: Json, target: Target, v
     if (!isObject(value)) throw badRequest('invalidValue', `"${target.text}" takes an object of ${attr.name} sub-attributes`);
     return normalizeElement(attr, op === 'add' ? { ...base, ...value } : value, target.text);
   };
+  const written: number[] = [];
   if (matched.length === 0) {
     const template = attr.multiValued ? templateOf(filter!) : undefined;
     if (!template) throw badRequest('noTarget', `"${target.text}" matches no value`);
     const created = build(template);
-    if (created) elements.push(created);
+    if (created) written.push(elements.push(created) - 1);
   } else {
     for (const i of matched) elements[i] = build(elements[i] as Json);
+    written.push(...matched);
+  }
+  // RFC 7644 3.5.2: making a value primary makes every other value not primary.
+  if (written.some((i) => isObject(elements[i]) && elements[i].primary === true)) {
+    for (let i = 0; i < elements.length; i++) {
+      const e = elements[i];
+      if (!written.includes(i) && isObject(e) && e.primary === true) elements[i] = { ...e, primary: false };
+    }
   }
   const kept = elements.filter((e) => e !== undefined);
   if (attr.multiValued) setOrDelete(container, attr.name, kept.length > 0 ? kept : undefined);
@@ -355,12 +364,12 @@ export function applyPatch(rt: ResourceTypeDef, document: Readonly<Json>, body: 
     const path = field(raw, 'path');
     const value = field(raw, 'value');
     if (path !== undefined && path !== null && typeof path !== 'string') throw badRequest('invalidPath', `Operations[${i}].path must be a string`);
+    if (op !== 'remove' && value === undefined) throw badRequest('invalidSyntax', `Operations[${i}]: ${op} needs a value`);
     if (path === undefined || path === null || path === '') {
       if (op === 'remove') throw badRequest('noTarget', `Operations[${i}]: remove needs a path`);
       applyValueObject(rt, next, op, value, members);
       continue;
     }
-    if (op !== 'remove' && value === undefined) throw badRequest('invalidSyntax', `Operations[${i}]: ${op} needs a value`);
     applyOne(rt, next, op, resolveTarget(rt, path), value, members);
   }
   for (const ext of rt.extensions) {

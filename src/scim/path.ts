@@ -27,7 +27,7 @@ export function parseAttrPath(text: string, scimType: ScimType): AttrPath {
     const colon = text.lastIndexOf(':');
     uri = text.slice(0, colon);
     rest = text.slice(colon + 1);
-    if (!/^urn:[A-Za-z0-9][A-Za-z0-9-]*:[A-Za-z0-9()+,\-.:=@;$_!*'%/?#]+$/.test(uri)) throw fail();
+    if (!/^urn:[A-Za-z0-9][A-Za-z0-9-]*:[A-Za-z0-9()+,\-.:=@;$_!*'%/?#]+$/i.test(uri)) throw fail();
   }
   const parts = rest.split('.');
   if (parts.length > 2 || !parts.every((p) => NAME.test(p))) throw fail();

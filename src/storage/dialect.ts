@@ -31,6 +31,8 @@ export interface DialectHooks {
    * alias that `json('element', ...)` reads. No rows when the array is absent.
    */
   elements(table: string, column: string, keys: readonly string[]): RawBuilder<unknown>;
+  /** The position of the current element of `elements(...)` in its array (ascending = array order). */
+  elementIndex(): RawBuilder<unknown>;
   /** Lower-cases text the way JavaScript's toLowerCase does (full Unicode case folding). */
   lower(expr: Expression<unknown>): RawBuilder<string>;
   /** Text made to compare by code point, as SQLite does by default (PostgreSQL: COLLATE "C"). */
@@ -63,6 +65,7 @@ export const sqliteHooks: DialectHooks = {
       ? sql`json_extract(e.value, ${jsonPathSqlite(keys)})`
       : sql`json_extract(${sql.ref(`${base.table}.${base.column}`)}, ${jsonPathSqlite(keys)})`,
   elements: (table, column, keys) => sql`json_each(${sql.ref(`${table}.${column}`)}, ${jsonPathSqlite(keys)}) as e`,
+  elementIndex: () => sql`e.key`,
   // rc_lower is registered on every connection by sqlite-adapter.ts (SQLite's lower() is ASCII only).
   lower: (expr) => sql<string>`rc_lower(${expr})`,
   ordered: (expr) => sql`${expr}`,
@@ -83,8 +86,12 @@ export const postgresHooks: DialectHooks = {
     return as === 'bool' ? sql`(case ${text} when 'true' then 1 when 'false' then 0 end)` : text;
   },
   elements: (table, column, keys) =>
-    sql`jsonb_array_elements(case when jsonb_typeof(${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[]) = 'array' then ${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[] else '[]'::jsonb end) as e(v)`,
-  lower: (expr) => sql<string>`lower(${expr})`,
+    sql`jsonb_array_elements(case when jsonb_typeof(${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[]) = 'array' then ${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[] else '[]'::jsonb end) with ordinality as e(v, i)`,
+  elementIndex: () => sql`e.i`,
+  // libc's lower() maps one character at a time and depends on the database's LC_CTYPE (ΟΔΟΣ ->
+  // οδοσ, İ -> i; nothing beyond ASCII under "C"); ICU's root locale applies Unicode's full,
+  // context-sensitive mapping as toLowerCase does (ΟΔΟΣ -> οδος, İ -> i̇), whatever the database.
+  lower: (expr) => sql<string>`lower(${expr} collate "und-x-icu")`,
   ordered: (expr) => sql`(${expr} collate "C")`,
   contains: (expr, value) => sql<SqlBool>`strpos(${expr}, ${value}::text) > 0`,
   startsWith: (expr, value) => sql<SqlBool>`left(${expr}, length(${value}::text)) = ${value}::text`,

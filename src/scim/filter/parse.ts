@@ -14,7 +14,7 @@ import type { AttrPath, CompareOp, Filter, Literal, PatchPath } from './ast.ts';
 
 export const MAX_FILTER_LENGTH = 4096;
 export const MAX_FILTER_DEPTH = 24;
-const MAX_TERMS = 200;
+export const MAX_FILTER_TERMS = 200;
 
 type Token =
   | { readonly t: '(' | ')' | '[' | ']'; readonly at: number }
@@ -29,7 +29,9 @@ function tokenize(text: string, fail: (why: string) => ScimError): Token[] {
   let i = 0;
   while (i < text.length) {
     const c = text[i]!;
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
+    // Words end at any \s, so any \s must be skipped here: a space only one of the two rules
+    // knew (no-break space, vertical tab) would make an empty word and never advance.
+    if (/\s/.test(c)) {
       i++;
     } else if (c === '(' || c === ')' || c === '[' || c === ']') {
       tokens.push({ t: c, at: i });
@@ -109,14 +111,21 @@ class Parser {
 
   /** orExpr := andExpr ("or" andExpr)* */
   or(inValuePath: boolean): Filter {
-    this.#enter();
     let left = this.and(inValuePath);
     while (this.isKeyword(this.peek(), 'or')) {
       this.next();
       left = Object.freeze({ kind: 'or' as const, left, right: this.and(inValuePath) });
     }
-    this.#depth--;
     return left;
+  }
+
+  /** `open` orExpr `close`: one level of nesting (a group or a value filter). */
+  nested(inValuePath: boolean, close: ')' | ']'): Filter {
+    if (++this.#depth > MAX_FILTER_DEPTH) throw this.fail(`nested deeper than ${MAX_FILTER_DEPTH} levels`);
+    const inner = this.or(inValuePath);
+    this.expect(close);
+    this.#depth--;
+    return inner;
   }
 
   /** andExpr := notExpr ("and" notExpr)* */
@@ -142,22 +151,16 @@ class Parser {
   atom(inValuePath: boolean): Filter {
     const token = this.next();
     if (!token) throw this.fail('the filter ends where an expression was expected');
-    if (token.t === '(') {
-      const inner = this.or(inValuePath);
-      this.expect(')');
-      return inner;
-    }
+    if (token.t === '(') return this.nested(inValuePath, ')');
     if (token.t !== 'word' || KEYWORDS.has(token.text.toLowerCase())) {
       throw this.fail(`expected an attribute path at ${token.at + 1}`);
     }
-    if (++this.#terms > MAX_TERMS) throw this.fail(`more than ${MAX_TERMS} comparisons`);
+    if (++this.#terms > MAX_FILTER_TERMS) throw this.fail(`more than ${MAX_FILTER_TERMS} comparisons`);
     const path = parseAttrPath(token.text, this.#scimType);
     if (this.peek()?.t === '[') {
       if (inValuePath) throw this.fail('value filters cannot be nested');
       this.next();
-      const inner = this.or(true);
-      this.expect(']');
-      return this.#afterValuePath(path, inner);
+      return this.#afterValuePath(path, this.nested(true, ']'));
     }
     return this.#comparison(path);
   }
@@ -199,12 +202,9 @@ class Parser {
     if (lowered === 'true') return true;
     if (lowered === 'false') return false;
     if (lowered === 'null') return null;
-    if (/^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(text)) return Number(text);
+    // RFC 7159 numbers only: `007` read as 7 would lose the zeros of an unquoted id.
+    if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text)) return Number(text);
     return unquotedFilterValue(text);
-  }
-
-  #enter(): void {
-    if (++this.#depth > MAX_FILTER_DEPTH) throw this.fail(`nested deeper than ${MAX_FILTER_DEPTH} levels`);
   }
 }
 
@@ -231,8 +231,7 @@ export function parsePatchPath(text: string): PatchPath {
   const path = parseAttrPath(first.text, 'invalidPath');
   if (p.done) return Object.freeze({ kind: 'patchPath' as const, path });
   p.expect('[');
-  const filter = p.or(true);
-  p.expect(']');
+  const filter = p.nested(true, ']');
   let subAfterFilter: string | undefined;
   const next = p.next();
   if (next !== undefined) {

@@ -212,7 +212,7 @@ export function sortExpression(rt: ResourceTypeDef, path: AttrPath, scope: SqlSc
   if (attr.multiValued && sub) {
     const value = pick(jsonAccessor(hooks, 'element', [sub.name]));
     const primary = hooks.json('element', ['primary'], 'bool');
-    return sql`(select ${value} from ${hooks.elements(scope.table, 'data', docKeys(target))} order by coalesce(${primary}, 0) desc limit 1)`;
+    return sql`(select ${value} from ${hooks.elements(scope.table, 'data', docKeys(target))} order by coalesce(${primary}, 0) desc, ${hooks.elementIndex()} limit 1)`;
   }
   const keys = sub ? [...docKeys(target), sub.name] : docKeys(target);
   return pick(jsonAccessor(hooks, { table: scope.table, column: 'data' }, keys));

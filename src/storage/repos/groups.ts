@@ -65,7 +65,8 @@ export async function listGroups(
   if (window.limit === 0 || window.offset >= total) return { rows: [], total };
   const direction = window.descending ? 'desc' : 'asc';
   let query = base.selectAll('g');
-  if (window.orderBy) query = query.orderBy(window.orderBy, direction);
+  // Absent values (NULL) sort last in both directions, on both engines (their defaults differ).
+  if (window.orderBy) query = query.orderBy(window.orderBy, (ob) => (window.descending ? ob.desc() : ob.asc()).nullsLast());
   query = query.orderBy('g.created_at', window.orderBy ? 'asc' : direction).orderBy('g.id', window.orderBy ? 'asc' : direction);
   const rows = await query.limit(window.limit).offset(window.offset).execute();
   return { rows, total };

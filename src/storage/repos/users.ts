@@ -40,6 +40,7 @@ export async function updateUser(ex: Executor, row: UserRow, expectedVersion: nu
 export interface ListWindow {
   readonly where?: Expression<SqlBool>;
   readonly onlyActive: boolean;
+  /** The sort key (RFC 7644 3.4.2.3); resources without one come last whatever the direction. */
   readonly orderBy?: Expression<unknown>;
   readonly descending: boolean;
   /** 0-based offset. */
@@ -56,7 +57,8 @@ export async function listUsers(ex: Executor, teamId: string, window: ListWindow
   if (window.limit === 0 || window.offset >= total) return { rows: [], total };
   const direction = window.descending ? 'desc' : 'asc';
   let query = base.selectAll('u');
-  if (window.orderBy) query = query.orderBy(window.orderBy, direction);
+  // Absent values (NULL) sort last in both directions, on both engines (their defaults differ).
+  if (window.orderBy) query = query.orderBy(window.orderBy, (ob) => (window.descending ? ob.desc() : ob.asc()).nullsLast());
   query = query.orderBy('u.created_at', window.orderBy ? 'asc' : direction).orderBy('u.id', window.orderBy ? 'asc' : direction);
   const rows = await query.limit(window.limit).offset(window.offset).execute();
   return { rows, total };
