@@ -95,10 +95,11 @@ for (const target of targets) {
     });
 
     it('SIGTERM drains the requests in flight, then exits 0', async () => {
-      const server = await startServer(db.url);
-      // Creating users with passwords is slow (scrypt), so these are in flight when SIGTERM lands.
-      const inFlight = Array.from({ length: 4 }, (_, i) => scim(server.url, token, "POST", "/Users", { userName: `drain${i}@acme.example`, password: `drain password ${i}` }));
-      await sleep(80);
+      const server = await startServer(db.url, { LOG_LEVEL: 'info' });
+      // Creating users with passwords is slow (scrypt), so these are still in flight when SIGTERM
+      // lands: it is sent once the server has logged receiving all four.
+      const inFlight = Array.from({ length: 4 }, (_, i) => scim(server.url, token, 'POST', '/Users', { userName: `drain${i}@acme.example`, password: `drain password ${i}` }));
+      while ((server.output().match(/"msg":"incoming request"/g) ?? []).length < 4) await sleep(5);
       const code = server.stop('SIGTERM');
       const results = await Promise.all(inFlight);
       assert.deepEqual(results.map((r) => r.status), Array(4).fill(201));

@@ -19,6 +19,8 @@ export interface ServerProcess {
   readonly child: ChildProcess;
   /** Resolves with the exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>;
+  /** Everything the process printed on stdout so far (JSON log lines when LOG_LEVEL asks for them). */
+  output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -31,15 +33,18 @@ export function startServer(database: string, env: Record<string, string> = {}):
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     let out = '';
     let err = '';
+    let ready = false;
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const match = /"url":\s*"([^"]+)"/.exec(out);
-      if (match) {
+      if (match && !ready) {
+        ready = true;
         resolve({
           url: match[1]!,
           child,
           exited,
+          output: () => out,
           stop(signal: NodeJS.Signals = 'SIGTERM') {
             if (child.exitCode === null && child.signalCode === null) child.kill(signal);
             return exited;
