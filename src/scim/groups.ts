@@ -34,7 +34,7 @@ import type { MemberDelta } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';
 import type { Projection } from './project.ts';
 import type { ListQuery } from './query.ts';
-import { etagOf, groupResource } from './representation.ts';
+import { checkIfMatch, etagOf, groupResource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
 import { groupResourceType as rt } from './schema/registry.ts';
 import type { ListResult, Preconditions, Versioned } from './users.ts';
@@ -69,14 +69,6 @@ function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'creat
     // A new resource was last modified when it was created.
     updated_at: version === 1 ? base.created_at : iso(ctx.clock),
   };
-}
-
-function checkIfMatch(row: GroupRow, pre: Preconditions): void {
-  if (pre.ifMatch === undefined || pre.ifMatch.trim() === '*') return;
-  const tags = pre.ifMatch.split(',').map((t) => t.trim());
-  if (!tags.includes(etagOf(row.version))) {
-    throw preconditionFailed(`Group ${row.id} has changed: its version is ${etagOf(row.version)}`);
-  }
 }
 
 const displayNameTaken = (name: string) => conflict(`a group named "${name}" already exists in this team`);
@@ -155,7 +147,7 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
   return runWrite(ctx, async (trx) => {
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
-    checkIfMatch(current, pre);
+    checkIfMatch(rt, current, pre.ifMatch);
     const validated = validateResource(rt, body, 'replace', parseData(ctx, current));
     const next = rowFor(ctx, current, validated, current.version + 1);
     if (!(await updateGroup(trx, next, current.version))) {
@@ -180,7 +172,7 @@ export async function patchGroup(
   return runWrite(ctx, async (trx) => {
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
-    checkIfMatch(current, pre);
+    checkIfMatch(rt, current, pre.ifMatch);
     const original = parseData(ctx, current);
     const patched = applyPatch(rt, original, body);
     const now = iso(ctx.clock);
@@ -214,7 +206,7 @@ export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditio
   await runWrite(ctx, async (trx) => {
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
-    checkIfMatch(current, pre);
+    checkIfMatch(rt, current, pre.ifMatch);
     await deleteGroupRow(trx, ctx.team.id, id);
     await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
   });

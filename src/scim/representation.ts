@@ -7,6 +7,7 @@
 import type { GroupRow, MemberRow } from '../storage/repos/groups.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
+import { preconditionFailed } from './errors.ts';
 import { GROUP_SCHEMA } from './schema/urns.ts';
 
 export type Resource = Record<string, unknown>;
@@ -15,6 +16,26 @@ export const etagOf = (version: number): string => `W/"${version}"`;
 
 export const locationOf = (baseUrl: string, rt: ResourceTypeDef, id: string): string =>
   `${baseUrl}/v2/scim${rt.endpoint}/${id}`;
+
+/** RFC 7644 3.14: an If-Match naming another version than the row's fails with 412. */
+export function checkIfMatch(rt: ResourceTypeDef, row: { readonly id: string; readonly version: number }, ifMatch: string | undefined): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const tags = ifMatch.split(',').map((t) => t.trim());
+  if (!tags.includes(etagOf(row.version))) {
+    throw preconditionFailed(`${rt.name} ${row.id} has changed: its version is ${etagOf(row.version)}`);
+  }
+}
+
+/** RFC 7643 3.1 `meta`, the same for every resource type. */
+function metaOf(rt: ResourceTypeDef, row: { readonly id: string; readonly version: number; readonly created_at: string; readonly updated_at: string }, baseUrl: string): Resource {
+  return {
+    resourceType: rt.name,
+    created: row.created_at,
+    lastModified: row.updated_at,
+    location: locationOf(baseUrl, rt, row.id),
+    version: etagOf(row.version),
+  };
+}
 
 /** The schema URNs a document uses: the core one, then each extension whose object is present. */
 export function schemasOf(rt: ResourceTypeDef, document: Readonly<Record<string, unknown>>): string[] {
@@ -53,13 +74,7 @@ export function userResource(
       schemas: [GROUP_SCHEMA],
     }));
   }
-  resource.meta = {
-    resourceType: rt.name,
-    created: row.created_at,
-    lastModified: row.updated_at,
-    location: locationOf(baseUrl, rt, row.id),
-    version: etagOf(row.version),
-  };
+  resource.meta = metaOf(rt, row, baseUrl);
   return resource;
 }
 
@@ -89,12 +104,6 @@ export function groupResource(
       type: 'User',
     }));
   }
-  resource.meta = {
-    resourceType: rt.name,
-    created: row.created_at,
-    lastModified: row.updated_at,
-    location: locationOf(baseUrl, rt, row.id),
-    version: etagOf(row.version),
-  };
+  resource.meta = metaOf(rt, row, baseUrl);
   return resource;
 }

@@ -24,7 +24,7 @@ import { applyPatch } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';
 import type { Projection } from './project.ts';
 import type { ListQuery } from './query.ts';
-import { etagOf, userResource } from './representation.ts';
+import { checkIfMatch, etagOf, userResource } from './representation.ts';
 import type { Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
 import { userResourceType as rt } from './schema/registry.ts';
@@ -63,14 +63,6 @@ async function visibleRow(ctx: ScimContext, ex: Executor, id: string): Promise<U
   const row = await userById(ex, ctx.team.id, id);
   if (!row || (row.active === 0 && hidesDeactivated(ctx))) throw notFound(`User ${id} not found`);
   return row;
-}
-
-function checkIfMatch(row: UserRow, pre: Preconditions): void {
-  if (pre.ifMatch === undefined || pre.ifMatch.trim() === '*') return;
-  const tags = pre.ifMatch.split(',').map((t) => t.trim());
-  if (!tags.includes(etagOf(row.version))) {
-    throw preconditionFailed(`User ${row.id} has changed: its version is ${etagOf(row.version)}`);
-  }
 }
 
 async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string): Promise<ScimError> {
@@ -212,7 +204,7 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
     const original = found ? parseData(ctx, found) : undefined;
     const validated = validateResource(rt, body, 'replace', original);
     const current = assertWritable(ctx, found, id, validated.document.active !== false);
-    checkIfMatch(current, pre);
+    checkIfMatch(rt, current, pre.ifMatch);
     const next = await rowFor(ctx, current, validated, current.version + 1);
     return save(ctx, trx, current, next, pre, projection, 'replace');
   }, async () => conflict('userName is already taken'));
@@ -226,7 +218,7 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
     const patched = applyPatch(rt, original, body);
     const validated = validateResource(rt, patched.document, 'patch', original);
     const current = assertWritable(ctx, found, id, found.active === 0 && validated.document.active === true);
-    checkIfMatch(current, pre);
+    checkIfMatch(rt, current, pre.ifMatch);
     const next = await rowFor(ctx, current, validated, current.version + 1);
     return save(ctx, trx, current, next, pre, projection, 'patch');
   }, async () => conflict('userName is already taken'));
@@ -237,7 +229,7 @@ async function setActive(ctx: ScimContext, id: string, active: boolean, pre: Pre
     const found = await userById(trx, ctx.team.id, id);
     // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write.
     const current = assertWritable(ctx, found, id, active);
-    checkIfMatch(current, pre);
+    checkIfMatch(rt, current, pre.ifMatch);
     const document = { ...parseData(ctx, current), active };
     const next: UserRow = {
       ...current,
