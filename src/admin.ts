@@ -20,6 +20,7 @@ import { clientById, deleteClient as deleteClientRow, insertClient, listClients,
 import type { ClientRow } from './storage/repos/clients.ts';
 import { revokeTokensOfClient } from './storage/repos/tokens.ts';
 import { listAuditEvents } from './storage/repos/audit.ts';
+import { ensureSetting } from './storage/repos/settings.ts';
 import { randomBytes } from 'node:crypto';
 import { sha256 } from './ids.ts';
 import { USER_SCHEMA } from './scim/schema/urns.ts';
@@ -69,13 +70,15 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
   return { ...team, deactivated_users: deactivatedUsers };
 }
 
-const contextFor = (deps: AdminDeps, team: TeamRow): ScimContext => ({
+const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> => ({
   storage: deps.storage,
   clock: deps.clock,
   baseUrl: deps.baseUrl,
   team,
   actor: CLI_ACTOR,
   requestId: null,
+  // The one the servers use (app.ts), should a CLI action ever page through a list.
+  cursorSecret: await ensureSetting(deps.storage.db, 'cursor_secret', randomBytes(32).toString('base64url')),
 });
 
 export async function createTeamUser(
@@ -85,7 +88,7 @@ export async function createTeamUser(
   options: { password?: string; admin?: boolean },
 ): Promise<Record<string, unknown>> {
   const team = await requireTeam(deps, teamName);
-  const created = await createUser(contextFor(deps, team), {
+  const created = await createUser(await contextFor(deps, team), {
     schemas: [USER_SCHEMA],
     userName,
     active: true,

@@ -72,6 +72,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   // One cookie-signing secret for every instance: the first to start stores it.
   const cookieSecret = await ensureSetting(storage.db, 'cookie_secret', randomBytes(32).toString('base64url'));
+  // Likewise the key that signs list cursors, so that any instance reads another's (RFC 9865).
+  const cursorSecret = await ensureSetting(storage.db, 'cursor_secret', randomBytes(32).toString('base64url'));
 
   // Every answer names its request id, the key that finds its log lines.
   app.addHook('onSend', async (request, reply) => {
@@ -80,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
   registerHealth(app, storage);
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl };
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(oauthPlugin, { context: oauth, metrics });

@@ -4,11 +4,13 @@
  * scope check (GET needs `read`, every other method `write`), and one error handler and one
  * not-found handler that answer in RFC 7644 section 3.12 bodies. Routes live in scim-routes.ts.
  */
+import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { verifyAccessToken } from '../oauth/tokens.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { ScimError } from '../scim/errors.ts';
+import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import { registerScimRoutes } from './scim-routes.ts';
@@ -17,6 +19,8 @@ export interface ScimPluginOptions {
   readonly storage: Storage;
   readonly clock: Clock;
   readonly baseUrl: string;
+  /** The secret that signs list cursors (RFC 9865), the same on every instance. */
+  readonly cursorSecret: string;
 }
 
 /** Paths under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -39,6 +43,17 @@ export function responseType(request: FastifyRequest): string {
  * string, and Microsoft's SCIM validator rejects a charset parameter (DESIGN.md section 4).
  */
 export const scimBody = (body: unknown): Buffer => Buffer.from(JSON.stringify(body));
+
+/**
+ * A resource or list body as bytes, or as a stream when it holds arrays read while it is sent
+ * (a big group's members, scim/json-stream.ts); a stream gets no charset either. Should a read
+ * fail once bytes are out, Fastify destroys the connection: the client sees a truncated body,
+ * never a complete one.
+ */
+export function scimPayload(body: unknown): Buffer | Readable {
+  const payload = jsonBody(body);
+  return 'bytes' in payload ? payload.bytes : Readable.from(payload.pieces);
+}
 
 export function sendScimError(request: FastifyRequest, reply: FastifyReply, error: ScimError): FastifyReply {
   for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
@@ -124,6 +139,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
       team,
       actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
       requestId: request.id,
+      cursorSecret: options.cursorSecret,
     });
     void reply;
   });

@@ -14,15 +14,17 @@ import {
 } from '../scim/discovery.ts';
 import { badRequest, ScimError } from '../scim/errors.ts';
 import * as groups from '../scim/groups.ts';
+import type { ListResult } from '../scim/paging.ts';
 import { parseListQuery, parseProjection } from '../scim/query.ts';
 import type { RawListParams } from '../scim/query.ts';
+import { listResponse } from '../scim/representation.ts';
 import type { Resource } from '../scim/representation.ts';
 import { groupResourceType, userResourceType } from '../scim/schema/registry.ts';
 import type { ResourceTypeDef } from '../scim/schema/types.ts';
-import { LIST_RESPONSE, SEARCH_REQUEST } from '../scim/schema/urns.ts';
+import { SEARCH_REQUEST } from '../scim/schema/urns.ts';
 import * as users from '../scim/users.ts';
-import type { ListResult, Preconditions, Versioned } from '../scim/users.ts';
-import { responseType, scimBody } from './scim-plugin.ts';
+import type { Preconditions, Versioned } from '../scim/users.ts';
+import { responseType, scimPayload } from './scim-plugin.ts';
 
 export interface RouteOptions {
   readonly baseUrl: string;
@@ -34,7 +36,7 @@ type Query = Record<string, string | undefined>;
 
 function send(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown, etag?: string): FastifyReply {
   if (etag) reply.header('etag', etag);
-  return reply.code(status).header('content-type', responseType(request)).send(scimBody(body));
+  return reply.code(status).header('content-type', responseType(request)).send(scimPayload(body));
 }
 
 function sendResource(request: FastifyRequest, reply: FastifyReply, status: number, v: Versioned): FastifyReply {
@@ -43,16 +45,6 @@ function sendResource(request: FastifyRequest, reply: FastifyReply, status: numb
     if (meta?.location) reply.header('location', meta.location);
   }
   return send(request, reply, status, v.resource, v.etag);
-}
-
-function listResponse(result: ListResult): Record<string, unknown> {
-  return {
-    schemas: [LIST_RESPONSE],
-    totalResults: result.totalResults,
-    startIndex: result.startIndex,
-    itemsPerPage: result.resources.length,
-    Resources: result.resources,
-  };
 }
 
 function preconditions(request: FastifyRequest): Preconditions {

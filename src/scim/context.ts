@@ -16,6 +16,8 @@ export interface ScimContext {
   /** Who acts (the client and user behind the token, or the CLI), for the audit trail. */
   readonly actor: Actor;
   readonly requestId: string | null;
+  /** Signs RFC 9865 cursors; shared by every instance through the settings table. */
+  readonly cursorSecret: string;
 }
 
 /** Deactivated users are hidden from every read unless the team made them visible. */

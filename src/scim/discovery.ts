@@ -2,10 +2,11 @@
  * ServiceProviderConfig, ResourceTypes and Schemas (RFC 7643 sections 5-7; RFC 7644 section 4),
  * rendered from the schema registry so that they cannot drift from what the server does. Each
  * document tells the truth: PATCH, filters, sorting and ETags are supported; bulk and password
- * change through /Me are not.
+ * change through /Me are not; lists page by index (the default) or by cursor (RFC 9865 section 4).
  */
 import { notFound } from './errors.ts';
-import { MAX_COUNT } from './query.ts';
+import { CURSOR_TIMEOUT_SECONDS } from './cursor.ts';
+import { DEFAULT_COUNT, MAX_COUNT } from './query.ts';
 import { allSchemas, resourceTypes } from './schema/registry.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 import {
@@ -27,6 +28,14 @@ export function serviceProviderConfig(baseUrl: string): Record<string, unknown> 
     changePassword: { supported: false },
     sort: { supported: true },
     etag: { supported: true },
+    pagination: {
+      cursor: true,
+      index: true,
+      defaultPaginationMethod: 'index',
+      defaultPageSize: DEFAULT_COUNT,
+      maxPageSize: MAX_COUNT,
+      cursorTimeout: CURSOR_TIMEOUT_SECONDS,
+    },
     authenticationSchemes: [
       {
         type: 'oauthbearertoken',

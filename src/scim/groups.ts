@@ -3,7 +3,8 @@
  * inserts and deletes on `group_members` plus one atomic version bump of the group, so adding a
  * member costs the same in a group of ten or of 100,000, and concurrent membership PATCHes never
  * lose each other's work. Only changes to the group's own document (displayName, externalId,
- * active) go through the optimistic version check.
+ * active) go through the optimistic version check. A response that shows `members` reads them
+ * in chunks and streams them (members.ts); one that does not never reads a membership row.
  */
 import { changedAttributes, recordEvent } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
@@ -16,7 +17,6 @@ import {
   groupById,
   insertGroup,
   listGroups as listGroupRows,
-  membersOf,
   removeMembers,
   touchGroup,
   updateGroup,
@@ -29,27 +29,36 @@ import { hidesDeactivated } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
 import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { readMembersHeads, withMembersTail } from './members.ts';
+import type { MembersHead } from './members.ts';
+import { listResult, pageWindow } from './paging.ts';
+import type { ListResult } from './paging.ts';
 import { applyPatch } from './patch.ts';
 import type { MemberDelta } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';
 import type { Projection } from './project.ts';
 import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, groupResource } from './representation.ts';
+import type { Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
 import { groupResourceType as rt } from './schema/registry.ts';
-import type { ListResult, Preconditions, Versioned } from './users.ts';
+import type { Preconditions, Versioned } from './users.ts';
 import { validateResource } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
 
 const parseData = (ctx: ScimContext, row: GroupRow): Record<string, unknown> => ctx.storage.hooks.parseJson(row.data);
 
+/** The group as the response shows it; `members` (read only when shown) stream past their head. */
+function shape(ctx: ScimContext, row: GroupRow, head: MembersHead | undefined, projection: Projection): Resource {
+  const resource = projectResource(rt, groupResource(rt, row, parseData(ctx, row), head?.rows, ctx.baseUrl), projection);
+  return head ? withMembersTail(ctx, resource, row.id, head, projection) : resource;
+}
+
+/** `ex` reads the members' head (a write's transaction); the rest is read after it ends. */
 async function render(ctx: ScimContext, ex: Executor, row: GroupRow, projection: Projection): Promise<Versioned> {
-  const members = wantsAttribute(rt, projection, 'members')
-    ? await membersOf(ex, ctx.team.id, [row.id], hidesDeactivated(ctx))
-    : undefined;
-  const full = groupResource(rt, row, parseData(ctx, row), members, ctx.baseUrl);
-  return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
+  const head = wantsAttribute(rt, projection, 'members') ? (await readMembersHeads(ctx, ex, [row.id])).get(row.id) : undefined;
+  return { resource: shape(ctx, row, head, projection), etag: etagOf(row.version), id: row.id };
 }
 
 function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'created_at'>, validated: ValidatedResource, version: number): GroupRow {
@@ -123,24 +132,20 @@ export async function getGroup(ctx: ScimContext, id: string, projection: Project
 
 export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const hooks = ctx.storage.hooks;
-  const { rows, total } = await listGroupRows(ctx.storage.db, ctx.team.id, {
+  const window = pageWindow(ctx, rt, query);
+  const page = await listGroupRows(ctx.storage.db, ctx.team.id, {
     // Members a hidden-deactivation team cannot see do not count in filters either.
     ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'g', onlyActiveMembers: hidesDeactivated(ctx) }) } : {}),
     ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'g' }) } : {}),
     descending: query.descending,
-    offset: query.startIndex - 1,
     limit: query.count,
+    ...window,
   });
-  const wantsMembers = wantsAttribute(rt, query.projection, 'members');
-  const members = wantsMembers ? await membersOf(ctx.storage.db, ctx.team.id, rows.map((r) => r.id), hidesDeactivated(ctx)) : [];
-  const resources = rows.map((row) =>
-    projectResource(
-      rt,
-      groupResource(rt, row, parseData(ctx, row), wantsMembers ? members.filter((m) => m.group_id === row.id) : undefined, ctx.baseUrl),
-      query.projection,
-    ),
-  );
-  return { totalResults: total, startIndex: query.startIndex, resources };
+  const heads = wantsAttribute(rt, query.projection, 'members')
+    ? await readMembersHeads(ctx, ctx.storage.db, page.rows.map((r) => r.id))
+    : undefined;
+  const resources = page.rows.map((row) => shape(ctx, row, heads?.get(row.id), query.projection));
+  return listResult(ctx, rt, query, window, page, resources);
 }
 
 export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {

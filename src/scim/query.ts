@@ -1,7 +1,10 @@
 /**
  * Parses the query of a list or search request (RFC 7644 sections 3.4.2 and 3.4.3): filter,
- * sortBy, sortOrder, startIndex, count, attributes, excludedAttributes. Paging follows the RFC:
- * startIndex below 1 means 1, a negative count means 0, count is capped at MAX_COUNT.
+ * sortBy, sortOrder, startIndex, cursor, count, attributes, excludedAttributes. Two paging
+ * methods: index (RFC 7644 3.4.2.4, the default: startIndex below 1 means 1) and cursor (RFC
+ * 9865: `cursor` present, empty for the first page); a request naming both is refused. For
+ * both, a negative count means 0 and count is capped at MAX_COUNT (the advertised
+ * maxPageSize). The cursor itself is read by the service, which knows the secret and the clock.
  */
 import { badRequest } from './errors.ts';
 import type { AttrPath, Filter } from './filter/ast.ts';
@@ -16,13 +19,24 @@ import type { ResourceTypeDef } from './schema/types.ts';
 export const DEFAULT_COUNT = 100;
 export const MAX_COUNT = 1000;
 
+/** Which paging method a request asked for, and where its page starts. */
+export type Paging =
+  | { readonly method: 'index'; readonly startIndex: number }
+  /** `cursor` is the token as sent: '' asks for the first page. */
+  | { readonly method: 'cursor'; readonly cursor: string };
+
 export interface ListQuery {
   readonly filter?: Filter;
   readonly sortBy?: AttrPath;
   readonly descending: boolean;
-  readonly startIndex: number;
+  readonly paging: Paging;
   readonly count: number;
   readonly projection: Projection;
+  /**
+   * What a cursor is bound to (RFC 9865 section 2: later pages repeat the query): the filter
+   * and sortBy as written, and the direction. Paging and projection parameters may change.
+   */
+  readonly cursorBinding: string;
 }
 
 /** Raw parameters, from a query string or a SearchRequest body. */
@@ -31,6 +45,7 @@ export interface RawListParams {
   readonly sortBy?: unknown;
   readonly sortOrder?: unknown;
   readonly startIndex?: unknown;
+  readonly cursor?: unknown;
   readonly count?: unknown;
   readonly attributes?: unknown;
   readonly excludedAttributes?: unknown;
@@ -65,6 +80,21 @@ export function parseProjection(rt: ResourceTypeDef, raw: Pick<RawListParams, 'a
   return projection;
 }
 
+/**
+ * RFC 9865 section 2.3: clients choose the method with `startIndex` (index) or `cursor` (even
+ * empty: cursor), so a request carrying both names two methods and is refused rather than
+ * guessed at. Neither means index paging, the advertised default.
+ */
+function parsePaging(raw: RawListParams): Paging {
+  const startIndex = integerParam('startIndex', raw.startIndex);
+  if (raw.cursor === undefined || raw.cursor === null) return { method: 'index', startIndex: Math.max(1, startIndex ?? 1) };
+  if (typeof raw.cursor !== 'string') throw badRequest('invalidCursor', 'cursor must be a string: empty for the first page, then a nextCursor or previousCursor value');
+  if (startIndex !== undefined) {
+    throw badRequest('invalidValue', 'startIndex (index paging) and cursor (cursor paging, RFC 9865) cannot be used together; send one of them');
+  }
+  return { method: 'cursor', cursor: raw.cursor };
+}
+
 export function parseListQuery(rt: ResourceTypeDef, raw: RawListParams): ListQuery {
   const filterText = stringParam('filter', raw.filter);
   const filter = filterText !== undefined ? bindFilter(rt, parseFilter(filterText)) : undefined;
@@ -75,14 +105,15 @@ export function parseListQuery(rt: ResourceTypeDef, raw: RawListParams): ListQue
   if (order !== undefined && !/^(ascending|descending)$/i.test(order)) {
     throw badRequest('invalidValue', 'sortOrder must be "ascending" or "descending"');
   }
-  const startIndex = Math.max(1, integerParam('startIndex', raw.startIndex) ?? 1);
+  const descending = order !== undefined && order.toLowerCase() === 'descending';
   const count = Math.min(MAX_COUNT, Math.max(0, integerParam('count', raw.count) ?? DEFAULT_COUNT));
   return {
     ...(filter !== undefined ? { filter } : {}),
     ...(sortBy !== undefined ? { sortBy } : {}),
-    descending: order !== undefined && order.toLowerCase() === 'descending',
-    startIndex,
+    descending,
+    paging: parsePaging(raw),
     count,
     projection: parseProjection(rt, raw),
+    cursorBinding: JSON.stringify([filterText ?? null, sortText ?? null, descending]),
   };
 }

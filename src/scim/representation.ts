@@ -1,14 +1,15 @@
 /**
  * Turns stored rows into full SCIM representations (before projection): schemas, id, meta with
  * location and weak version, the Group aliases, and the membership views (`groups` of a User,
- * `members` of a Group). The contract's extra fields (Group `value` / `display`, a group
- * reference's `schemas`) are added here and nowhere else.
+ * `members` of a Group), and the ListResponse envelope. The contract's extra fields (Group
+ * `value` / `display`, a group reference's `schemas`) are added here and nowhere else.
  */
 import type { GroupRow, MemberRow } from '../storage/repos/groups.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
 import { preconditionFailed } from './errors.ts';
-import { GROUP_SCHEMA } from './schema/urns.ts';
+import type { ListResult } from './paging.ts';
+import { GROUP_SCHEMA, LIST_RESPONSE } from './schema/urns.ts';
 
 export type Resource = Record<string, unknown>;
 
@@ -78,6 +79,15 @@ export function userResource(
   return resource;
 }
 
+/** A Group's `members` values (RFC 7643 4.2), the contract's `display` being the userName. */
+export const memberValues = (members: readonly MemberRow[], baseUrl: string): Resource[] =>
+  members.map((m) => ({
+    value: m.user_id,
+    $ref: `${baseUrl}/v2/scim/Users/${m.user_id}`,
+    display: m.user_name,
+    type: 'User',
+  }));
+
 export function groupResource(
   rt: ResourceTypeDef,
   row: GroupRow,
@@ -96,14 +106,23 @@ export function groupResource(
     display: displayName ?? row.display_name,
     ...rest,
   };
-  if (members !== undefined) {
-    resource.members = members.map((m) => ({
-      value: m.user_id,
-      $ref: `${baseUrl}/v2/scim/Users/${m.user_id}`,
-      display: m.user_name,
-      type: 'User',
-    }));
-  }
+  if (members !== undefined) resource.members = memberValues(members, baseUrl);
   resource.meta = metaOf(rt, row, baseUrl);
   return resource;
+}
+
+/**
+ * RFC 7644 3.4.2 ListResponse. Index paging echoes startIndex; cursor paging (RFC 9865 section
+ * 2) carries previousCursor / nextCursor instead, each only when there is such a page.
+ */
+export function listResponse(result: ListResult): Resource {
+  return {
+    schemas: [LIST_RESPONSE],
+    totalResults: result.totalResults,
+    ...(result.startIndex !== undefined ? { startIndex: result.startIndex } : {}),
+    itemsPerPage: result.resources.length,
+    ...(result.previousCursor !== undefined ? { previousCursor: result.previousCursor } : {}),
+    ...(result.nextCursor !== undefined ? { nextCursor: result.nextCursor } : {}),
+    Resources: result.resources,
+  };
 }

@@ -20,6 +20,8 @@ import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
 import type { ScimError } from './errors.ts';
 import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { listResult, pageWindow } from './paging.ts';
+import type { ListResult } from './paging.ts';
 import { applyPatch } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';
 import type { Projection } from './project.ts';
@@ -36,12 +38,6 @@ export interface Versioned {
   readonly resource: Resource;
   readonly etag: string;
   readonly id: string;
-}
-
-export interface ListResult {
-  readonly totalResults: number;
-  readonly startIndex: number;
-  readonly resources: Resource[];
 }
 
 export interface Preconditions {
@@ -144,14 +140,16 @@ export async function getUser(ctx: ScimContext, id: string, projection: Projecti
 
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const hooks = ctx.storage.hooks;
-  const { rows, total } = await listUserRows(ctx.storage.db, ctx.team.id, {
+  const window = pageWindow(ctx, rt, query);
+  const page = await listUserRows(ctx.storage.db, ctx.team.id, {
     ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'u' }) } : {}),
     ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'u' }) } : {}),
     onlyActive: hidesDeactivated(ctx),
     descending: query.descending,
-    offset: query.startIndex - 1,
     limit: query.count,
+    ...window,
   });
+  const { rows } = page;
   const wantsGroups = wantsAttribute(rt, query.projection, 'groups');
   const memberships = wantsGroups ? await groupsOfUsers(ctx.storage.db, ctx.team.id, rows.map((r) => r.id)) : [];
   const resources = rows.map((row) => {
@@ -160,7 +158,7 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
       : undefined;
     return projectResource(rt, userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl), query.projection);
   });
-  return { totalResults: total, startIndex: query.startIndex, resources };
+  return listResult(ctx, rt, query, window, page, resources);
 }
 
 /** Whether a write by id may proceed on `row`: hidden deactivated users only through reactivation. */
@@ -254,7 +252,7 @@ export const activateUser = (ctx: ScimContext, id: string, pre: Preconditions = 
  */
 export async function deactivateByFilter(ctx: ScimContext, query: ListQuery): Promise<Versioned> {
   if (!query.filter) throw badRequest('invalidValue', 'DELETE /Users needs a user id in the path, or a filter that matches exactly one user');
-  const found = await listUsers(ctx, { ...query, startIndex: 1, count: 2, projection: { attributes: [{ kind: 'attrPath', attr: 'id' }] } });
+  const found = await listUsers(ctx, { ...query, paging: { method: 'index', startIndex: 1 }, count: 2, projection: { attributes: [{ kind: 'attrPath', attr: 'id' }] } });
   if (found.totalResults !== 1) {
     throw badRequest('invalidValue', `the filter must match exactly one user; it matches ${found.totalResults}`);
   }

@@ -33,6 +33,11 @@ describe('discovery', () => {
     }
   });
 
+  it('RFC 9865 section 4: pagination says cursor and index are supported, index by default, with the page sizes query.ts applies and the cursor lifetime cursor.ts enforces', async () => {
+    const body = json(await t.request('GET', '/v2/scim/ServiceProviderConfig'));
+    assert.deepEqual(body.pagination, { cursor: true, index: true, defaultPaginationMethod: 'index', defaultPageSize: 100, maxPageSize: 1000, cursorTimeout: 3600 });
+  });
+
   it('Entra: /Schemas is a ListResponse listing User, EnterpriseUser and Group, without nulls', async () => {
     const res = await t.request('GET', '/v2/scim/Schemas');
     const body = json(res);

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.ts';
-import { addMembers, clearMembers, groupsOfUsers, insertGroup, membersOf, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
+import { addMembers, clearMembers, firstMembers, groupsOfUsers, insertGroup, memberChunk, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
 import type { GroupRow } from '../../src/storage/repos/groups.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { revokeTokensOfUser, insertToken, tokenByHash } from '../../src/storage/repos/tokens.ts';
@@ -106,15 +106,41 @@ for (const engine of engines) {
       const ids = users.map((u) => u.id);
       await addMembers(db.storage.db, teamId, g.id, ids, T);
       await addMembers(db.storage.db, teamId, g.id, ids, T);
-      assert.equal((await membersOf(db.storage.db, teamId, [g.id], false)).length, 3);
-      assert.equal((await membersOf(db.storage.db, teamId, [g.id], true)).length, 2, 'deactivated members can be left out');
+      assert.equal((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).length, 3);
+      assert.equal((await memberChunk(db.storage.db, teamId, g.id, true, 1000)).length, 2, 'deactivated members can be left out');
       await removeMembers(db.storage.db, g.id, [ids[0]!]);
-      assert.deepEqual((await membersOf(db.storage.db, teamId, [g.id], false)).map((m) => m.user_id).sort(), [ids[1]!, ids[2]!].sort());
+      assert.deepEqual((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).map((m) => m.user_id).sort(), [ids[1]!, ids[2]!].sort());
       await clearMembers(db.storage.db, g.id, [ids[2]!]);
-      assert.deepEqual((await membersOf(db.storage.db, teamId, [g.id], false)).map((m) => m.user_id), [ids[2]]);
+      assert.deepEqual((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).map((m) => m.user_id), [ids[2]]);
       assert.deepEqual((await groupsOfUsers(db.storage.db, teamId, [ids[2]!])).map((r) => r.display_name), ['Eng']);
       assert.equal(await touchGroup(db.storage.db, teamId, g.id, T), 2);
       assert.equal(await touchGroup(db.storage.db, teamId, 'NOPE', T), undefined);
+    });
+
+    it('members read by keyset chunks: in (joined, user id) order, each once; the first n of each group in one query', async () => {
+      const g = groupRow(teamId, 'Chunks');
+      const h = groupRow(teamId, 'Other');
+      await insertGroup(db.storage.db, g);
+      await insertGroup(db.storage.db, h);
+      const users = Array.from({ length: 7 }, (_, i) => userRow(teamId, `chunk${i}@x.example`));
+      for (const u of users) await insertUser(db.storage.db, u);
+      // Two join times, and ids not in join order: the order is (created_at, user_id).
+      await addMembers(db.storage.db, teamId, g.id, users.slice(3).map((u) => u.id), '2026-01-01T00:00:02.000Z');
+      await addMembers(db.storage.db, teamId, g.id, users.slice(0, 3).map((u) => u.id), '2026-01-01T00:00:01.000Z');
+      await addMembers(db.storage.db, teamId, h.id, [users[0]!.id], T);
+      const expected = [...users.slice(0, 3).map((u) => u.id).sort(), ...users.slice(3).map((u) => u.id).sort()];
+      const walked: string[] = [];
+      let after: { created_at: string; user_id: string } | undefined;
+      for (;;) {
+        const chunk = await memberChunk(db.storage.db, teamId, g.id, false, 2, after);
+        walked.push(...chunk.map((m) => m.user_id));
+        if (chunk.length < 2) break;
+        after = chunk[chunk.length - 1];
+      }
+      assert.deepEqual(walked, expected);
+      const firsts = await firstMembers(db.storage.db, teamId, [g.id, h.id], false, 2);
+      assert.deepEqual(firsts.filter((m) => m.group_id === g.id).map((m) => m.user_id), expected.slice(0, 2));
+      assert.deepEqual(firsts.filter((m) => m.group_id === h.id).map((m) => m.user_id), [users[0]!.id]);
     });
 
     it('concurrent membership transactions on one group lose nothing', async () => {
@@ -130,7 +156,7 @@ for (const engine of engines) {
           }),
         ),
       );
-      assert.equal((await membersOf(db.storage.db, teamId, [g.id], false)).length, 40);
+      assert.equal((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).length, 40);
       const row = await db.storage.db.selectFrom('groups').select('version').where('id', '=', g.id).executeTakeFirstOrThrow();
       assert.equal(row.version, 41);
     });

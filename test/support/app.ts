@@ -67,12 +67,14 @@ export interface TestAppOptions {
   readonly limits?: LimitSettings;
   readonly logStream?: { write(line: string): void };
   readonly deactivatedUsers?: TeamRow['deactivated_users'];
+  /** Puts something between the app and its database (e.g. a query-watching plugin). */
+  readonly wrapStorage?: (storage: Storage) => Storage;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const engine = options.engine ?? engines[0]!;
   const database = await engine.open();
-  const storage = database.storage;
+  const storage = options.wrapStorage ? options.wrapStorage(database.storage) : database.storage;
   const clock = new TestClock();
   const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}) });
 

@@ -3,9 +3,11 @@
  * member touches one row whatever the group's size, and concurrent adds of different members
  * never conflict. Version bumps are single UPDATE statements (no read-modify-write).
  */
+import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
 import type { Executor, GroupsTable } from '../types.ts';
-import type { ListWindow } from './users.ts';
+import { orderTerms, pageOf, seekCondition, SORT_KEY_COLUMN } from './paging.ts';
+import type { ListPage, ListWindow } from './paging.ts';
 
 export type GroupRow = GroupsTable;
 
@@ -13,6 +15,8 @@ export interface MemberRow {
   readonly group_id: string;
   readonly user_id: string;
   readonly user_name: string;
+  /** When the user joined the group: the first key of the members' order. */
+  readonly created_at: string;
 }
 
 export async function insertGroup(ex: Executor, row: GroupRow): Promise<void> {
@@ -53,41 +57,88 @@ export async function deleteGroup(ex: Executor, teamId: string, id: string): Pro
   return Number(result.numDeletedRows) === 1;
 }
 
-export async function listGroups(
-  ex: Executor,
-  teamId: string,
-  window: Omit<ListWindow, 'onlyActive'>,
-): Promise<{ rows: GroupRow[]; total: number }> {
+export async function listGroups(ex: Executor, teamId: string, window: Omit<ListWindow, 'onlyActive'>): Promise<ListPage<GroupRow>> {
   let base = ex.selectFrom('groups as g').where('g.team_id', '=', teamId);
   if (window.where) base = base.where(window.where);
   const countRow = await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
   const total = Number(countRow.n);
-  if (window.limit === 0 || window.offset >= total) return { rows: [], total };
-  const direction = window.descending ? 'desc' : 'asc';
+  const offset = window.offset ?? 0;
+  if (window.limit === 0 || offset >= total) return { rows: [], total, positions: [], more: false };
+  const w: ListWindow = { ...window, onlyActive: false };
   let query = base.selectAll('g');
-  // Absent values (NULL) sort last in both directions, on both engines (their defaults differ).
-  if (window.orderBy) query = query.orderBy(window.orderBy, (ob) => (window.descending ? ob.desc() : ob.asc()).nullsLast());
-  query = query.orderBy('g.created_at', window.orderBy ? 'asc' : direction).orderBy('g.id', window.orderBy ? 'asc' : direction);
-  const rows = await query.limit(window.limit).offset(window.offset).execute();
-  return { rows, total };
+  for (const term of orderTerms('g', w)) query = query.orderBy(term.expr, term.modifiers);
+  if (!w.seek) return { rows: await query.limit(w.limit).offset(offset).execute(), total, positions: [], more: false };
+  const seek = seekCondition('g', w);
+  if (seek) query = query.where(seek);
+  const keyed = w.orderBy ? query.select(sql<unknown>`${w.orderBy}`.as(SORT_KEY_COLUMN)) : query;
+  return pageOf<GroupRow>(await keyed.limit(w.limit + 1).execute(), total, w);
 }
 
-/** Members of the given groups, with their userNames; deactivated users left out when asked. */
-export async function membersOf(
+/** Where a member stands in its group's list: membership time, then user id (RFC 7643 leaves the order open). */
+export interface MemberPosition {
+  readonly created_at: string;
+  readonly user_id: string;
+}
+
+function memberRows(ex: Executor, teamId: string, onlyActive: boolean) {
+  let query = ex
+    .selectFrom('group_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['m.group_id', 'm.user_id', 'u.user_name', 'm.created_at'])
+    .where('m.team_id', '=', teamId);
+  if (onlyActive) query = query.where('u.active', '=', 1);
+  return query;
+}
+
+/**
+ * Up to `limit` members of one group in list order, after `after` when given (keyset over the
+ * membership rows, served by the group_members (group_id, created_at, user_id) index): a
+ * group of any size is read one bounded chunk at a time. Deactivated users left out when asked.
+ */
+export async function memberChunk(
+  ex: Executor,
+  teamId: string,
+  groupId: string,
+  onlyActive: boolean,
+  limit: number,
+  after?: MemberPosition,
+): Promise<MemberRow[]> {
+  let query = memberRows(ex, teamId, onlyActive).where('m.group_id', '=', groupId);
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('m.created_at', '>', after.created_at),
+        eb.and([eb('m.created_at', '=', after.created_at), eb('m.user_id', '>', after.user_id)]),
+      ]),
+    );
+  }
+  return query.orderBy('m.created_at').orderBy('m.user_id').limit(limit).execute();
+}
+
+/**
+ * The first `perGroup` members of each of the given groups, in one query (for a page of
+ * groups): grouped by group id, each group's in list order. Memory is bounded by the page, not
+ * by the size of its groups; a group that fills its share continues with memberChunk.
+ */
+export async function firstMembers(
   ex: Executor,
   teamId: string,
   groupIds: readonly string[],
   onlyActive: boolean,
+  perGroup: number,
 ): Promise<MemberRow[]> {
   if (groupIds.length === 0) return [];
-  let query = ex
-    .selectFrom('group_members as m')
-    .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select(['m.group_id', 'm.user_id', 'u.user_name'])
-    .where('m.team_id', '=', teamId)
+  const ranked = memberRows(ex, teamId, onlyActive)
+    .select(sql<number>`row_number() over (partition by m.group_id order by m.created_at, m.user_id)`.as('rank'))
     .where('m.group_id', 'in', groupIds);
-  if (onlyActive) query = query.where('u.active', '=', 1);
-  return query.orderBy('m.group_id').orderBy('m.created_at').orderBy('m.user_id').execute();
+  return ex
+    .selectFrom(ranked.as('r'))
+    .select(['r.group_id', 'r.user_id', 'r.user_name', 'r.created_at'])
+    .where('r.rank', '<=', perGroup)
+    .orderBy('r.group_id')
+    .orderBy('r.created_at')
+    .orderBy('r.user_id')
+    .execute();
 }
 
 /** The groups of the given users: (user_id, group_id, display_name). */

@@ -2,8 +2,10 @@
  * Users rows. `data` holds the SCIM document; the other columns are its indexed copies. Writes
  * are conditional on `version` so concurrent replaces cannot silently overwrite each other.
  */
-import type { Expression, SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { Executor, UsersTable } from '../types.ts';
+import { orderTerms, pageOf, seekCondition, SORT_KEY_COLUMN } from './paging.ts';
+import type { ListPage, ListWindow } from './paging.ts';
 
 export type UserRow = UsersTable;
 
@@ -37,31 +39,21 @@ export async function updateUser(ex: Executor, row: UserRow, expectedVersion: nu
   return Number(result.numUpdatedRows) === 1;
 }
 
-export interface ListWindow {
-  readonly where?: Expression<SqlBool>;
-  readonly onlyActive: boolean;
-  /** The sort key (RFC 7644 3.4.2.3); resources without one come last whatever the direction. */
-  readonly orderBy?: Expression<unknown>;
-  readonly descending: boolean;
-  /** 0-based offset. */
-  readonly offset: number;
-  readonly limit: number;
-}
-
-export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<{ rows: UserRow[]; total: number }> {
+export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> {
   let base = ex.selectFrom('users as u').where('u.team_id', '=', teamId);
   if (window.onlyActive) base = base.where('u.active', '=', 1);
   if (window.where) base = base.where(window.where);
   const countRow = await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
   const total = Number(countRow.n);
-  if (window.limit === 0 || window.offset >= total) return { rows: [], total };
-  const direction = window.descending ? 'desc' : 'asc';
+  const offset = window.offset ?? 0;
+  if (window.limit === 0 || offset >= total) return { rows: [], total, positions: [], more: false };
   let query = base.selectAll('u');
-  // Absent values (NULL) sort last in both directions, on both engines (their defaults differ).
-  if (window.orderBy) query = query.orderBy(window.orderBy, (ob) => (window.descending ? ob.desc() : ob.asc()).nullsLast());
-  query = query.orderBy('u.created_at', window.orderBy ? 'asc' : direction).orderBy('u.id', window.orderBy ? 'asc' : direction);
-  const rows = await query.limit(window.limit).offset(window.offset).execute();
-  return { rows, total };
+  for (const term of orderTerms('u', window)) query = query.orderBy(term.expr, term.modifiers);
+  if (!window.seek) return { rows: await query.limit(window.limit).offset(offset).execute(), total, positions: [], more: false };
+  const seek = seekCondition('u', window);
+  if (seek) query = query.where(seek);
+  const keyed = window.orderBy ? query.select(sql<unknown>`${window.orderBy}`.as(SORT_KEY_COLUMN)) : query;
+  return pageOf<UserRow>(await keyed.limit(window.limit + 1).execute(), total, window);
 }
 
 /** The ids among `ids` that are users of the team. */

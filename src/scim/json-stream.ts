@@ -1,0 +1,97 @@
+/**
+ * Response bodies whose largest part is written in pieces: a JSON array whose first elements are
+ * in hand and whose other elements are read chunk by chunk while the body is being sent (a
+ * Group's `members`, which may number 100,000). The bytes are exactly JSON.stringify's of the
+ * same body with the array complete: same fields, same order, no whitespace. A body without
+ * such an array stays one buffer, as before. It knows nothing of HTTP or SQL.
+ */
+import { randomUUID } from 'node:crypto';
+
+/** What no JSON text of ordinary data contains unless a string holds a NUL and these letters. */
+const MARKER_PREFIX = '\u0000rollcall-streamed-array:';
+const QUOTED_PREFIX = JSON.stringify(MARKER_PREFIX).slice(0, -1);
+
+/**
+ * A JSON array sent in pieces: `head` is already read (so that a failure to read at all is an
+ * ordinary error answer, raised before any byte is sent), `tail` yields the remaining elements
+ * chunk by chunk, each chunk already shaped for the response.
+ */
+export class StreamedArray {
+  readonly head: readonly unknown[];
+  readonly tail: () => AsyncIterable<readonly unknown[]>;
+  /** Stands for the array in the JSON text until the pieces replace it; random per array. */
+  readonly marker: string;
+
+  constructor(head: readonly unknown[], tail: () => AsyncIterable<readonly unknown[]>) {
+    this.head = head;
+    this.tail = tail;
+    this.marker = `${MARKER_PREFIX}${randomUUID()}`;
+  }
+
+  toJSON(): string {
+    return this.marker;
+  }
+}
+
+export type JsonBody = { readonly bytes: Buffer } | { readonly pieces: AsyncIterable<Buffer> };
+
+/** Every StreamedArray in `value`, by marker. */
+function collect(value: unknown, found: Map<string, StreamedArray>): void {
+  if (value instanceof StreamedArray) {
+    found.set(JSON.stringify(value.marker), value);
+  } else if (Array.isArray(value)) {
+    for (const v of value) collect(v, found);
+  } else if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) collect(v, found);
+  }
+}
+
+/** The elements of `array` as JSON text, without the brackets, preceded by a comma unless first. */
+function elements(array: readonly unknown[], first: boolean): string {
+  if (array.length === 0) return '';
+  const text = JSON.stringify(array).slice(1, -1);
+  return first ? text : `,${text}`;
+}
+
+async function* arrayPieces(array: StreamedArray): AsyncGenerator<Buffer> {
+  let first = array.head.length === 0;
+  yield Buffer.from(`[${elements(array.head, true)}`);
+  for await (const chunk of array.tail()) {
+    if (chunk.length === 0) continue;
+    yield Buffer.from(elements(chunk, first));
+    first = false;
+  }
+  yield Buffer.from(']');
+}
+
+async function* textPieces(text: string, arrays: Map<string, StreamedArray>): AsyncGenerator<Buffer> {
+  let from = 0;
+  for (;;) {
+    let at = text.indexOf(QUOTED_PREFIX, from);
+    let array: StreamedArray | undefined;
+    while (at >= 0) {
+      const end = text.indexOf('"', at + QUOTED_PREFIX.length);
+      array = arrays.get(text.slice(at, end + 1));
+      if (array) break;
+      // A string in the data that merely looks like a marker: it stays as it is.
+      at = text.indexOf(QUOTED_PREFIX, at + 1);
+    }
+    if (at < 0 || !array) {
+      yield Buffer.from(text.slice(from));
+      return;
+    }
+    yield Buffer.from(text.slice(from, at));
+    yield* arrayPieces(array);
+    from = text.indexOf('"', at + QUOTED_PREFIX.length) + 1;
+  }
+}
+
+/** A body as bytes, or as pieces when it holds arrays still to be read. */
+export function jsonBody(body: unknown): JsonBody {
+  const text = JSON.stringify(body);
+  if (!text.includes(QUOTED_PREFIX)) return { bytes: Buffer.from(text) };
+  const arrays = new Map<string, StreamedArray>();
+  collect(body, arrays);
+  if (arrays.size === 0) return { bytes: Buffer.from(text) };
+  return { pieces: textPieces(text, arrays) };
+}

@@ -1,0 +1,146 @@
+/**
+ * Paging of the Users and Groups list queries, by either method: an offset (RFC 7644 3.4.2.4
+ * index paging) or a keyset position (RFC 9865 cursor paging). Both order rows the same way:
+ * by the sort key when there is one (absent values last in both directions), then by creation
+ * time and id, which make the order total. A keyset page seeks past a position with a WHERE
+ * condition on exactly those keys, so a deep page costs what the first one does. Sort keys are
+ * compared through the very expression the rows are ordered by (sortExpression in
+ * scim/filter/to-sql.ts: folded for case-insensitive attributes, code-point ordered), which is
+ * also selected with the rows so that a position carries the value SQL compared, not one
+ * recomputed in JavaScript.
+ */
+import { sql } from 'kysely';
+import type { Expression, OrderByModifiers, SqlBool } from 'kysely';
+
+/** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
+export type SortKey = string | number | null;
+
+/** Where a row stands in the order. `key` is present exactly when the list is sorted by a key. */
+export interface Position {
+  readonly key?: SortKey;
+  readonly createdAt: string;
+  readonly id: string;
+}
+
+/** Keyset paging: the rows after `from` (or before it), nearest first; from the start without `from`. */
+export interface Seek {
+  readonly direction: 'after' | 'before';
+  readonly from?: Position;
+}
+
+export interface ListWindow {
+  readonly where?: Expression<SqlBool>;
+  readonly onlyActive: boolean;
+  /** The sort key (RFC 7644 3.4.2.3); resources without one come last whatever the direction. */
+  readonly orderBy?: Expression<unknown>;
+  readonly descending: boolean;
+  readonly limit: number;
+  /** Index paging: a 0-based offset. */
+  readonly offset?: number;
+  /** Cursor paging: where to start (instead of an offset). */
+  readonly seek?: Seek;
+}
+
+export interface ListPage<R> {
+  /** The page's rows in list order (also when seeking backwards). */
+  readonly rows: R[];
+  /** Every row that matches, on every page. */
+  readonly total: number;
+  /** The position of each row of `rows` (cursor paging only). */
+  readonly positions: Position[];
+  /** Cursor paging: whether more rows lie beyond the page in the direction sought. */
+  readonly more: boolean;
+}
+
+/** The column selected beside the rows when seeking: the sort key's value. */
+export const SORT_KEY_COLUMN = 'rc_sort_key';
+
+interface OrderTerm {
+  readonly expr: Expression<unknown>;
+  readonly modifiers: OrderByModifiers;
+}
+
+const direction = (descending: boolean): 'asc' | 'desc' => (descending ? 'desc' : 'asc');
+
+/**
+ * The ORDER BY terms of a window. Seeking backwards reads the order in reverse (nearest rows
+ * first); pageOf turns the page around again.
+ */
+export function orderTerms(alias: string, window: ListWindow): OrderTerm[] {
+  const reverse = window.seek?.direction === 'before';
+  const createdAt = sql.ref(`${alias}.created_at`);
+  const id = sql.ref(`${alias}.id`);
+  if (!window.orderBy) {
+    const d = direction(window.descending !== reverse);
+    return [
+      { expr: createdAt, modifiers: d },
+      { expr: id, modifiers: d },
+    ];
+  }
+  const keyDescending = window.descending !== reverse;
+  const tie = direction(reverse);
+  return [
+    // Absent values last in list order, so first when the order is read backwards.
+    { expr: window.orderBy, modifiers: (ob) => (keyDescending ? ob.desc() : ob.asc())[reverse ? 'nullsFirst' : 'nullsLast']() },
+    { expr: createdAt, modifiers: tie },
+    { expr: id, modifiers: tie },
+  ];
+}
+
+/** created_at then id, strictly beyond (c, i) in the direction `greater`. */
+function tiesBeyond(alias: string, from: Position, greater: boolean): Expression<SqlBool> {
+  const op = sql.raw(greater ? '>' : '<');
+  const createdAt = sql.ref(`${alias}.created_at`);
+  const id = sql.ref(`${alias}.id`);
+  return sql<SqlBool>`(${createdAt} ${op} ${from.createdAt} or (${createdAt} = ${from.createdAt} and ${id} ${op} ${from.id}))`;
+}
+
+/**
+ * The WHERE condition that keeps the rows strictly after (or before) the seek position, in the
+ * order orderTerms gives. NULL sort keys form the last group in both directions.
+ */
+export function seekCondition(alias: string, window: ListWindow): Expression<SqlBool> | undefined {
+  const from = window.seek?.from;
+  if (!window.seek || !from) return undefined;
+  const after = window.seek.direction === 'after';
+  const key = window.orderBy;
+  if (!key) return tiesBeyond(alias, from, after !== window.descending);
+  // With a sort key the tie-breakers ascend whatever the key's direction.
+  const ties = tiesBeyond(alias, from, after);
+  if (from.key === null || from.key === undefined) {
+    // Within the NULL group only the tie-breakers move; every keyed row comes before it.
+    return after ? sql<SqlBool>`(${key} is null and ${ties})` : sql<SqlBool>`(${key} is not null or (${key} is null and ${ties}))`;
+  }
+  const beyond = sql.raw(after !== window.descending ? '>' : '<');
+  const keyed = sql<SqlBool>`(${key} ${beyond} ${from.key} or (${key} = ${from.key} and ${ties}))`;
+  return after ? sql<SqlBool>`(${key} is null or ${keyed})` : sql<SqlBool>`(${key} is not null and ${keyed})`;
+}
+
+const sortKeyOf = (value: unknown): SortKey => {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number' || typeof value === 'string') return value;
+  if (typeof value === 'bigint' || typeof value === 'boolean') return Number(value);
+  return String(value);
+};
+
+/**
+ * A cursor page from the rows a seeking query returned (at most limit + 1, nearest first): the
+ * extra row only tells that there are more; rows sought backwards are put back in list order.
+ */
+export function pageOf<R extends { readonly id: string; readonly created_at: string }>(
+  raw: readonly (R & { readonly [SORT_KEY_COLUMN]?: unknown })[],
+  total: number,
+  window: ListWindow,
+): ListPage<R> {
+  const more = raw.length > window.limit;
+  const kept = raw.slice(0, window.limit);
+  if (window.seek?.direction === 'before') kept.reverse();
+  const rows: R[] = [];
+  const positions: Position[] = [];
+  for (const r of kept) {
+    const { [SORT_KEY_COLUMN]: key, ...row } = r;
+    rows.push(row as unknown as R);
+    positions.push({ ...(window.orderBy ? { key: sortKeyOf(key) } : {}), createdAt: r.created_at, id: r.id });
+  }
+  return { rows, total, positions, more };
+}

@@ -1,0 +1,46 @@
+/**
+ * A Kysely plugin that watches what an app reads from one table: it counts the SELECT
+ * statements naming the table (and those using OFFSET) and can make the n-th of them fail, so
+ * that tests can prove a response read no membership row, read a big group in chunks, paged
+ * without OFFSET, or failed halfway through.
+ */
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { Storage } from '../../src/storage/connect.ts';
+
+export class TableReads implements KyselyPlugin {
+  readonly #needle: string;
+  /** SELECTs naming the table since the last reset. */
+  count = 0;
+  /** How many of them skip rows with OFFSET. */
+  offsets = 0;
+  /** When set, the SELECT with this number (1-based, since the last reset) throws. */
+  failOn: number | undefined;
+
+  constructor(table: string) {
+    this.#needle = JSON.stringify(table);
+  }
+
+  reset(failOn?: number): void {
+    this.count = 0;
+    this.offsets = 0;
+    this.failOn = failOn;
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (args.node.kind === 'SelectQueryNode' && JSON.stringify(args.node).includes(this.#needle)) {
+      this.count++;
+      if (args.node.offset) this.offsets++;
+      if (this.count === this.failOn) throw new Error(`injected failure of read ${this.count}`);
+    }
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+
+  /** `storage` with every query going through this plugin. */
+  wrap(storage: Storage): Storage {
+    return { ...storage, db: storage.db.withPlugin(this) };
+  }
+}
