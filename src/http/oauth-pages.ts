@@ -22,6 +22,7 @@ import { decodeSession, encodeSession, SESSION_COOKIE, SESSION_TTL_SECONDS } fro
 import { consentPage, errorPage, signInPage, STYLESHEET } from '../oauth/views.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import { userById } from '../storage/repos/users.ts';
+import { unstorableText } from '../text.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 
 export interface PagesOptions {
@@ -86,6 +87,13 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     if (status !== undefined && status >= 400 && status < 500) return html(reply, status, errorPage('Something is wrong with this request', error.message));
     request.log.error({ err: error }, 'unhandled error on the authorization pages');
     return html(reply, 500, errorPage('Something went wrong', 'Rollcall could not complete the request. Try again in a moment.'));
+  });
+
+  // Text the database cannot store is refused before any lookup (see text.ts).
+  app.addHook('preHandler', async (request, reply) => {
+    if (unstorableText(request.query) !== undefined || unstorableText(request.body) !== undefined) {
+      return html(reply, 400, errorPage('This sign-in link is not valid', 'The link holds characters that are not valid text.'));
+    }
   });
 
   /** The signed-in user, if the session cookie is valid and the user may still sign in. */

@@ -14,6 +14,7 @@ import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import { registerScimRoutes } from './scim-routes.ts';
+import { unstorableText } from '../text.ts';
 
 export interface ScimPluginOptions {
   readonly storage: Storage;
@@ -102,13 +103,27 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         done(null, undefined);
         return;
       }
+      let parsed: unknown;
       try {
-        done(null, JSON.parse(body as string));
+        parsed = JSON.parse(body as string);
       } catch {
         done(new ScimError(400, 'The request body is not valid JSON', 'invalidSyntax'), undefined);
+        return;
       }
+      if (unstorableText(parsed) !== undefined) {
+        done(new ScimError(400, 'The body holds text that is not valid Unicode or contains NUL characters', 'invalidValue'), undefined);
+        return;
+      }
+      done(null, parsed);
     },
   );
+
+  // The same rule for the path and the query (ids, filters, attribute lists).
+  app.addHook('preValidation', async (request) => {
+    if (unstorableText(request.params) !== undefined || unstorableText(request.query) !== undefined) {
+      throw new ScimError(400, 'The URL holds text that is not valid Unicode or contains NUL characters', 'invalidValue');
+    }
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.slice(request.url.indexOf('/scim') + '/scim'.length).split('?')[0] ?? '';

@@ -5,6 +5,7 @@
  * client), then the grant or the operation. The HTTP plugin only extracts and renders.
  */
 import { recordEvent } from '../audit/events.ts';
+import { isStorableText } from '../text.ts';
 import { userById } from '../storage/repos/users.ts';
 import { retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
@@ -34,6 +35,7 @@ function formParams(body: unknown): TokenParams {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
     if (Array.isArray(value)) throw invalidRequest(`The ${name.slice(0, 40)} parameter is repeated`);
+    if (typeof value === 'string' && !isStorableText(value)) throw invalidRequest('A parameter holds text that is not valid Unicode or contains NUL characters');
     if (typeof value === 'string' && value !== '') out[name] = value;
   }
   return out;

@@ -196,6 +196,33 @@ for (const engine of engines) {
       assert.equal(badUrl.statusCode, 400);
     });
 
+    it('text no database can store (NUL, unpaired surrogates) is a 400 at every boundary, never a 500', async () => {
+      for (const bad of ['nul\\u0000inside', 'lone \\ud800 surrogate', 'reversed \\udc00\\ud800']) {
+        const body = `{"userName":"${bad}@acme.example"}`;
+        const created = await t.request('POST', '/v2/scim/Users', body);
+        assert.equal(created.statusCode, 400, body);
+        assert.equal(json(created).scimType, 'invalidValue');
+        const key = await t.request('POST', '/v2/scim/Users', `{"userName":"ok@acme.example","${bad}":1}`);
+        assert.equal(key.statusCode, 400);
+      }
+      for (const url of ['/v2/scim/Users/%00', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "\u0000"')}`, '/v2/scim/Users?filter=userName%20eq%20%22%00%22', '/v2/scim/Groups?attributes=%00']) {
+        const res = await t.request('GET', url);
+        assertScimAnswer(res, url);
+        assert.notEqual(res.statusCode, 200, url);
+      }
+      const token = await t.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}` },
+        payload: 'grant_type=password&username=a%00b&password=x',
+      });
+      assert.equal(token.statusCode, 400);
+      assert.equal(json(token).error, 'invalid_request');
+      const page = await t.app.inject({ method: 'GET', url: '/oauth/authorize?client_id=%00&response_type=code' });
+      assert.equal(page.statusCode, 400);
+      assert.match(page.body, /not valid/);
+    });
+
     it('SQL injection through filter values, attribute names, sortBy and attributes finds nothing and breaks nothing', async () => {
       const before = await count();
       const attempts = [
