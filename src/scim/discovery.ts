@@ -1,8 +1,8 @@
 /**
  * ServiceProviderConfig, ResourceTypes and Schemas (RFC 7643 sections 5-7; RFC 7644 section 4),
  * rendered from the schema registry so that they cannot drift from what the server does. Each
- * document tells the truth: PATCH, filters, sorting and ETags are supported; bulk and password
- * change through /Me are not; lists page by index (the default) or by cursor (RFC 9865 section 4).
+ * document tells the truth: PATCH, filters, sorting, ETags and password changes (PUT or PATCH of
+ * the write-only `password`) are supported; bulk and /Me are not; lists page by index (the default) or by cursor (RFC 9865 section 4).
  */
 import { notFound } from './errors.ts';
 import { CURSOR_TIMEOUT_SECONDS } from './cursor.ts';
@@ -25,7 +25,8 @@ export function serviceProviderConfig(baseUrl: string): Record<string, unknown> 
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults: MAX_FILTER_RESULTS },
-    changePassword: { supported: false },
+    // A password is set by PUT or PATCH of the write-only `password` attribute (Okta O7).
+    changePassword: { supported: true },
     sort: { supported: true },
     etag: { supported: true },
     pagination: {

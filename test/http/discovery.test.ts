@@ -28,7 +28,7 @@ describe('discovery', () => {
       assert.equal((body.filter as Record<string, unknown>).maxResults, 1000);
       assert.deepEqual(body.sort, { supported: true });
       assert.deepEqual(body.etag, { supported: true });
-      assert.deepEqual(body.changePassword, { supported: false });
+      assert.deepEqual(body.changePassword, { supported: true }, 'PUT and PATCH of password are supported');
       assert.equal((body.authenticationSchemes as Record<string, unknown>[])[0]?.type, 'oauthbearertoken');
     }
   });
