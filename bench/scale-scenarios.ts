@@ -1,0 +1,159 @@
+/**
+ * The scenarios of `npm run bench:scale`, run at low concurrency against one team of (by default)
+ * a million users and a group of 100,000 members: lookups by `userName eq` and `externalId eq`, a
+ * `co` filter, index paging at the first, middle and last page, one member added to and removed
+ * from the big group, and the big group read with and without its members. Each scenario has a
+ * probe that checks one answer (the lookup finds its user, a page starts where index paging
+ * says) before it is measured. Cursor paging has a hook, `cursorPagingScenarios`, that returns
+ * nothing until the API offers cursors.
+ */
+import type { Request } from 'autocannon';
+import { PATCH_OP } from '../src/scim/schema/urns.ts';
+import { externalIdOf, userNameOf } from './scale-loader.ts';
+import type { UserNaming } from './scale-loader.ts';
+import type { Probe } from './scenarios.ts';
+
+export interface ScaleFixture {
+  readonly accessToken: string;
+  readonly naming: UserNaming;
+  /** Users numbered 0..users-1, created in that order. */
+  readonly users: number;
+  readonly groupId: string;
+  /** Ids of users in the big group, and of users outside it, when the run starts. */
+  readonly memberIds: readonly string[];
+  readonly nonMemberIds: readonly string[];
+}
+
+export interface ScaleScenario {
+  readonly name: string;
+  readonly expectStatus: number;
+  readonly probe?: Probe;
+  build(): Request[];
+}
+
+export const SCALE_SCENARIO_NAMES = {
+  userNameEq: 'GET /Users?filter=userName eq',
+  externalIdEq: 'GET /Users?filter=externalId eq',
+  co: 'GET /Users?filter=userName co',
+  pageFirst: 'GET /Users first page of 100 (index)',
+  pageMiddle: 'GET /Users middle page of 100 (index)',
+  pageLast: 'GET /Users last page of 100 (index)',
+  addMember: 'PATCH big group: add one member',
+  removeMember: 'PATCH big group: remove one member',
+  getGroupExcluded: 'GET big group ?excludedAttributes=members',
+  getGroupFull: 'GET big group with its members',
+} as const;
+
+const SCIM = '/v2/scim';
+
+/** Spreads lookups over the whole table, in an order unrelated to insertion. */
+const scatter = (n: number, size: number): number => (n * 7_919 + 104_729) % size;
+
+function varying(base: Request, next: (n: number) => { path: string; body?: string }): Request {
+  let n = 0;
+  return { ...base, setupRequest: (request: Request) => ({ ...request, ...next(n++) }) };
+}
+
+interface ListBody {
+  readonly totalResults?: number;
+  readonly Resources?: readonly { readonly userName?: string }[];
+}
+
+const findsOne = (expectedUserName: (body: ListBody) => boolean): Probe => (_status, text) => {
+  const body = JSON.parse(text) as ListBody;
+  return body.totalResults === 1 && expectedUserName(body) ? undefined : `expected exactly the looked-up user, got totalResults ${String(body.totalResults)}`;
+};
+
+/** A page of 100 must start with user number `first` (index paging orders by creation). */
+const pageStartsWith = (naming: UserNaming, first: number, users: number): Probe => (_status, text) => {
+  const body = JSON.parse(text) as ListBody;
+  const expectedLength = Math.min(100, users - first);
+  if (body.Resources?.length !== expectedLength) return `page has ${String(body.Resources?.length)} resources, expected ${expectedLength}`;
+  const got = body.Resources[0]?.userName;
+  return got === userNameOf(naming, first) ? undefined : `page starts with ${String(got)}, expected ${userNameOf(naming, first)}`;
+};
+
+/**
+ * The hook for cursor paging (the first, middle and last page of 100 by cursor; target p99 <=
+ * 20 ms). When src/ offers cursors, build those scenarios here: `url` is a running server, so
+ * the middle and last cursors can be found by walking the pages before measuring. Until then
+ * there are none, and the target is reported as not measured.
+ */
+export async function cursorPagingScenarios(_fixture: ScaleFixture, _url: string): Promise<ScaleScenario[]> {
+  return [];
+}
+
+export function scaleScenarios(fixture: ScaleFixture): ScaleScenario[] {
+  const { naming, users } = fixture;
+  const bearer = { authorization: `Bearer ${fixture.accessToken}` };
+  const scimWrite = { ...bearer, 'content-type': 'application/scim+json' };
+  const list = (filter: string) => `${SCIM}/Users?filter=${encodeURIComponent(filter)}`;
+  const page = (name: string, startIndex: number): ScaleScenario => ({
+    name,
+    expectStatus: 200,
+    probe: pageStartsWith(naming, startIndex - 1, users),
+    build: () => [{ method: 'GET', headers: bearer, path: `${SCIM}/Users?startIndex=${startIndex}&count=100` }],
+  });
+  const middle = Math.floor(users / 2) + 1;
+  const last = Math.max(1, users - 99);
+  const groupPath = `${SCIM}/Groups/${fixture.groupId}`;
+  const memberPatch = (operation: Record<string, unknown>) => JSON.stringify({ schemas: [PATCH_OP], Operations: [operation] });
+
+  return [
+    {
+      name: SCALE_SCENARIO_NAMES.userNameEq,
+      expectStatus: 200,
+      probe: findsOne((b) => b.Resources?.[0]?.userName === userNameOf(naming, scatter(0, users))),
+      build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`userName eq "${userNameOf(naming, scatter(n, users))}"`) }))],
+    },
+    {
+      name: SCALE_SCENARIO_NAMES.externalIdEq,
+      expectStatus: 200,
+      probe: findsOne((b) => b.Resources?.[0]?.userName === userNameOf(naming, scatter(0, users))),
+      build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`externalId eq "${externalIdOf(naming, scatter(n, users))}"`) }))],
+    },
+    {
+      name: SCALE_SCENARIO_NAMES.co,
+      expectStatus: 200,
+      build: () => [{ method: 'GET', headers: bearer, path: list('userName co "77777"') }],
+    },
+    page(SCALE_SCENARIO_NAMES.pageFirst, 1),
+    page(SCALE_SCENARIO_NAMES.pageMiddle, middle),
+    page(SCALE_SCENARIO_NAMES.pageLast, last),
+    {
+      name: SCALE_SCENARIO_NAMES.addMember,
+      expectStatus: 204,
+      build: () => [
+        varying({ method: 'PATCH', headers: scimWrite, path: groupPath }, (n) => ({
+          path: groupPath,
+          body: memberPatch({ op: 'add', path: 'members', value: [{ value: fixture.nonMemberIds[n % fixture.nonMemberIds.length] }] }),
+        })),
+      ],
+    },
+    {
+      name: SCALE_SCENARIO_NAMES.removeMember,
+      expectStatus: 204,
+      build: () => [
+        varying({ method: 'PATCH', headers: scimWrite, path: groupPath }, (n) => ({
+          path: groupPath,
+          body: memberPatch({ op: 'remove', path: `members[value eq "${fixture.memberIds[n % fixture.memberIds.length]}"]` }),
+        })),
+      ],
+    },
+    {
+      name: SCALE_SCENARIO_NAMES.getGroupExcluded,
+      expectStatus: 200,
+      probe: (_status, text) => ('members' in (JSON.parse(text) as object) ? 'members were returned' : undefined),
+      build: () => [{ method: 'GET', headers: bearer, path: `${groupPath}?excludedAttributes=members` }],
+    },
+    {
+      name: SCALE_SCENARIO_NAMES.getGroupFull,
+      expectStatus: 200,
+      probe: (_status, text) => {
+        const members = (JSON.parse(text) as { members?: unknown[] }).members;
+        return Array.isArray(members) && members.length > 0 ? undefined : 'no members returned';
+      },
+      build: () => [{ method: 'GET', headers: bearer, path: groupPath }],
+    },
+  ];
+}

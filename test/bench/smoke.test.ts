@@ -1,0 +1,62 @@
+/**
+ * The benchmarks cannot rot (issue: CI runs a short smoke version of each): `npm run bench --
+ * --smoke` and `npm run bench:scale -- --smoke` run end to end on SQLite, exit 0, and print their
+ * tables with a row for every scenario and no request errors. Numbers are not judged here: the
+ * targets are reported by the benchmarks, never asserted.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { SCALE_SCENARIO_NAMES } from '../../bench/scale-scenarios.ts';
+import { SCENARIO_NAMES } from '../../bench/scenarios.ts';
+
+const BENCH = join(import.meta.dirname, '../../bench');
+
+function runBench(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(BENCH, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The cells of the first table row whose first cell starts with `scenario`. */
+function rowOf(stdout: string, scenario: string): string[] | undefined {
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('|')) continue;
+    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    if (cells[0]?.startsWith(scenario)) return cells;
+  }
+  return undefined;
+}
+
+function assertTable(stdout: string, scenarios: readonly string[], errorsColumn: number): void {
+  for (const scenario of scenarios) {
+    const cells = rowOf(stdout, scenario);
+    assert.ok(cells, `no table row for "${scenario}" in:\n${stdout}`);
+    assert.equal(cells[errorsColumn], '0', `"${scenario}" had request errors:\n${stdout}`);
+  }
+  assert.doesNotMatch(stdout, /^error: /m);
+}
+
+describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
+  it('npm run bench -- --smoke: every throughput scenario measured on Rollcall and the reference, no errors', async () => {
+    const run = await runBench('run.ts', ['--smoke']);
+    assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+    // scenario | Rollcall req/s | p50 | p99 | reference req/s | ratio | CPU | ref CPU | CPU ratio | errors
+    assertTable(run.stdout, Object.values(SCENARIO_NAMES), 9);
+    assert.match(run.stdout, /Targets/);
+  });
+
+  it('npm run bench:scale -- --smoke: every scale scenario measured with p50/p99, peak RSS reported, no errors', async () => {
+    const run = await runBench('scale.ts', ['--smoke']);
+    assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+    // scenario | requests | req/s | p50 | p99 | max | errors
+    assertTable(run.stdout, Object.values(SCALE_SCENARIO_NAMES), 6);
+    assert.match(run.stdout, /server peak RSS: \d+ MB/);
+  });
+});
