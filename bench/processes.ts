@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SERVER_NODE_FLAGS } from '../src/node-flags.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 export const ROLLCALL_CLI = join(ROOT, 'src/cli/index.ts');
@@ -126,7 +127,8 @@ export class Servers {
   readonly #running = new Set<ServerProcess>();
 
   async rollcall(options: RollcallOptions): Promise<ServerProcess> {
-    const args = [...(options.nodeArgs ?? []), ROLLCALL_CLI, 'serve', '--json', '--host', '127.0.0.1', '--port', '0', '--database', options.databaseUrl];
+    // The flags `npm start` runs the server with (src/node-flags.ts), so the bench measures that.
+    const args = [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), ROLLCALL_CLI, 'serve', '--json', '--host', '127.0.0.1', '--port', '0', '--database', options.databaseUrl];
     // Rollcall reads its settings from the environment; the bench only silences the request log.
     const server = await spawnServer(options.label ?? 'rollcall', args, { ...process.env, LOG_LEVEL: 'silent' });
     return this.#track(server);

@@ -4,11 +4,12 @@
  * `co` filter, index paging at the first, middle and last page, one member added to and removed
  * from the big group, and the big group read with and without its members. Each scenario has a
  * probe that checks one answer (the lookup finds its user, a page starts where index paging
- * says) before it is measured. Cursor paging has a hook, `cursorPagingScenarios`, that returns
- * nothing until the API offers cursors.
+ * says) before it is measured. Cursor paging (`cursorPagingScenarios`) measures the first,
+ * middle and last page of 100 by cursor, the middle and last cursors found by walking the list.
  */
 import type { Request } from 'autocannon';
 import { PATCH_OP } from '../src/scim/schema/urns.ts';
+import { progressBar } from './progress.ts';
 import { externalIdOf, userNameOf } from './scale-loader.ts';
 import type { UserNaming } from './scale-loader.ts';
 import type { Probe } from './scenarios.ts';
@@ -73,14 +74,64 @@ const pageStartsWith = (naming: UserNaming, first: number, users: number): Probe
   return got === userNameOf(naming, first) ? undefined : `page starts with ${String(got)}, expected ${userNameOf(naming, first)}`;
 };
 
+/** The scenarios cursorPagingScenarios measures, named so that the cursor target judges them. */
+export const CURSOR_SCENARIO_NAMES = {
+  first: 'GET /Users first page of 100 (cursor)',
+  middle: 'GET /Users middle page of 100 (cursor)',
+  last: 'GET /Users last page of 100 (cursor)',
+} as const;
+
+interface CursorPage {
+  readonly nextCursor?: string;
+  readonly Resources?: readonly { readonly userName?: string }[];
+}
+
+/** A cursor page of 100 must start with user number `first`, and be the last page exactly when it ends the list. */
+const cursorPageStartsWith = (naming: UserNaming, first: number, users: number): Probe => (status, text) => {
+  const problem = pageStartsWith(naming, first, users)(status, text);
+  if (problem) return problem;
+  const last = first + 100 >= users;
+  return ((JSON.parse(text) as CursorPage).nextCursor === undefined) === last ? undefined : `nextCursor ${last ? 'on' : 'missing from'} the page starting at ${first}`;
+};
+
 /**
- * The hook for cursor paging (the first, middle and last page of 100 by cursor; target p99 <=
- * 20 ms). When src/ offers cursors, build those scenarios here: `url` is a running server, so
- * the middle and last cursors can be found by walking the pages before measuring. Until then
- * there are none, and the target is reported as not measured.
+ * Cursor paging (RFC 9865) at the first, middle and last page of 100 (target: p99 <= 20 ms each).
+ * The middle and last cursors are the server's own: before anything is measured, the list is
+ * walked once by nextCursor in pages of 1000 ids (the most a page may hold; projection and count
+ * may change between the pages of one cursor walk), and a last step of count 900 lands the
+ * cursor 100 users before the end. Only the page after each cursor is measured, never the walk.
  */
-export async function cursorPagingScenarios(_fixture: ScaleFixture, _url: string): Promise<ScaleScenario[]> {
-  return [];
+export async function cursorPagingScenarios(fixture: ScaleFixture, url: string): Promise<ScaleScenario[]> {
+  const { naming, users } = fixture;
+  const bearer = { authorization: `Bearer ${fixture.accessToken}` };
+  const page = async (count: number, cursor: string, attributes = 'id'): Promise<CursorPage> => {
+    const res = await fetch(`${url}${SCIM}/Users?count=${count}&attributes=${attributes}&cursor=${cursor}`, { headers: bearer });
+    if (res.status !== 200) throw new Error(`cursor walk: ${res.status} ${await res.text()}`);
+    return (await res.json()) as CursorPage;
+  };
+  const middle = Math.floor(users / 2);
+  const last = Math.max(0, users - 100);
+  const walk = progressBar('cursors', users);
+  const cursors = new Map<number, string>([[0, '']]);
+  // Invariant: `cursor` starts the page at user `at`.
+  let cursor = '';
+  for (let at = 0; at < last; ) {
+    const step = Math.min(1000, (at < middle ? middle : last) - at);
+    const next = (await page(step, cursor)).nextCursor;
+    if (next === undefined) throw new Error(`cursor walk: no nextCursor after user ${at + step}`);
+    cursor = next;
+    at += step;
+    if (at === middle || at === last) cursors.set(at, cursor);
+    walk.update(at);
+  }
+  walk.done();
+  const scenario = (name: string, first: number): ScaleScenario => ({
+    name,
+    expectStatus: 200,
+    probe: cursorPageStartsWith(naming, first, users),
+    build: () => [{ method: 'GET', headers: bearer, path: `${SCIM}/Users?count=100&cursor=${cursors.get(first)!}` }],
+  });
+  return [scenario(CURSOR_SCENARIO_NAMES.first, 0), scenario(CURSOR_SCENARIO_NAMES.middle, middle), scenario(CURSOR_SCENARIO_NAMES.last, last)];
 }
 
 export function scaleScenarios(fixture: ScaleFixture): ScaleScenario[] {

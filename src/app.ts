@@ -76,8 +76,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const cursorSecret = await ensureSetting(storage.db, 'cursor_secret', randomBytes(32).toString('base64url'));
 
   // Every answer names its request id, the key that finds its log lines.
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook: an async one costs every answer a promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);

@@ -52,20 +52,32 @@ export function createMetrics(storage: Storage): Metrics {
       this.set({ state: 'waiting' }, stats.waiting);
     },
   });
+  // The children of one label set, kept per app: prom-client hashes a label object on every call.
+  const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
   return {
     registry,
     grant: (grantType, outcome) => grants.inc({ grant_type: KNOWN_GRANTS.has(grantType) ? grantType : 'other', outcome }),
     request(request, status, seconds) {
-      const labels = { route: request.routeOptions.url ?? 'unmatched', method: request.method, status: String(status) };
-      requests.inc(labels);
-      latency.observe(labels, seconds);
+      const route = request.routeOptions.url ?? 'unmatched';
+      const key = `${request.method} ${status} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        const labels = { route, method: request.method, status: String(status) };
+        const counter = requests.labels(labels);
+        const histogram = latency.labels(labels);
+        child = { count: () => counter.inc(), observe: (s) => histogram.observe(s) };
+        children.set(key, child);
+      }
+      child.count();
+      child.observe(seconds);
     },
   };
 }
 
 export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     metrics.request(request, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', async (_request, reply) =>
     reply.code(200).header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),

@@ -104,7 +104,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     if (!unsigned.valid || unsigned.value === null) return undefined;
     const session = decodeSession(unsigned.value, ctx.clock);
     if (!session) return undefined;
-    const user = await userById(db, session.teamId, session.userId);
+    const user = await userById(db, ctx.storage.statements, session.teamId, session.userId);
     return user && maySignIn(user) ? user : undefined;
   }
 

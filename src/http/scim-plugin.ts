@@ -12,7 +12,6 @@ import type { ScimContext } from '../scim/context.ts';
 import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
-import { teamById } from '../storage/repos/teams.ts';
 import { registerScimRoutes } from './scim-routes.ts';
 import { unstorableText } from '../text.ts';
 
@@ -119,10 +118,12 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   );
 
   // The same rule for the path and the query (ids, filters, attribute lists).
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (unstorableText(request.params) !== undefined || unstorableText(request.query) !== undefined) {
-      throw new ScimError(400, 'The URL holds text that is not valid Unicode or contains NUL characters', 'invalidValue');
+      done(new ScimError(400, 'The URL holds text that is not valid Unicode or contains NUL characters', 'invalidValue'));
+      return;
     }
+    done();
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -134,9 +135,8 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': 'Bearer realm="rollcall"',
       });
     }
-    const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
-    const team = bearer ? await teamById(options.storage.db, bearer.teamId) : undefined;
-    if (!bearer || !team) {
+    const bearer = await verifyAccessToken(options.storage.db, options.storage.statements, options.clock, token);
+    if (!bearer) {
       throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, {
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',
       });
@@ -151,7 +151,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
       storage: options.storage,
       clock: options.clock,
       baseUrl: options.baseUrl,
-      team,
+      team: bearer.team,
       actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
       requestId: request.id,
       cursorSecret: options.cursorSecret,

@@ -8,6 +8,7 @@ import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { loginUserByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
+import type { Statements } from '../storage/statements.ts';
 import type { Executor } from '../storage/types.ts';
 import { invalidGrant } from './errors.ts';
 import type { Limits } from './limits.ts';
@@ -23,7 +24,7 @@ export const maySignIn = (user: Pick<UserRow, 'active' | 'user_type' | 'password
   user.active === 1 && (user.user_type ?? '').toLowerCase() === 'admin' && user.password_hash !== null;
 
 export interface SignInContext {
-  readonly storage: { readonly db: Executor };
+  readonly storage: { readonly db: Executor; readonly statements: Statements };
   readonly clock: Clock;
   readonly limits: Limits;
 }
@@ -47,7 +48,7 @@ export async function signIn(ctx: SignInContext, username: string, password: str
   // Passwords longer than any real one are refused without hashing megabytes.
   const ok = password.length <= 1024 && (await verifyPassword(password, user?.password_hash ?? DECOY_HASH));
   const record = (u: UserRow, action: 'sign_in' | 'sign_in_failed') =>
-    recordEvent(ex, ctx.clock, {
+    recordEvent(ex, ctx.storage.statements, ctx.clock, {
       teamId: u.team_id,
       actor: { via: 'oauth', clientId: meta.clientId, userId: u.id },
       requestId: meta.requestId,

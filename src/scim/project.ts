@@ -48,7 +48,7 @@ export function checkProjection(rt: ResourceTypeDef, projection: Projection): vo
 }
 
 function definitionOf(rt: ResourceTypeDef, container: string, name: string): AttributeDef | undefined {
-  if (container === '') return findAttribute([...commonAttributes, ...rt.schema.attributes], name);
+  if (container === '') return findAttribute(commonAttributes, name) ?? findAttribute(rt.schema.attributes, name);
   return rt.extensions.find((e) => e.schema.id === container)?.schema.attributes.find((a) => a.name === name);
 }
 

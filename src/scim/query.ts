@@ -69,9 +69,13 @@ function stringParam(name: string, raw: unknown): string | undefined {
   return raw;
 }
 
+/** What a request without attributes / excludedAttributes asks for (the common case): the defaults. */
+const NO_PROJECTION: Projection = Object.freeze({});
+
 export function parseProjection(rt: ResourceTypeDef, raw: Pick<RawListParams, 'attributes' | 'excludedAttributes'>): Projection {
   const attributes = stringParam('attributes', raw.attributes);
   const excluded = stringParam('excludedAttributes', raw.excludedAttributes);
+  if (attributes === undefined && excluded === undefined) return NO_PROJECTION;
   const projection: Projection = {
     ...(attributes !== undefined ? { attributes: parseAttributeList(attributes) } : {}),
     ...(excluded !== undefined ? { excludedAttributes: parseAttributeList(excluded) } : {}),

@@ -113,12 +113,13 @@ export function groupResource(
 
 /**
  * RFC 7644 3.4.2 ListResponse. Index paging echoes startIndex; cursor paging (RFC 9865 section
- * 2) carries previousCursor / nextCursor instead, each only when there is such a page.
+ * 2) carries previousCursor / nextCursor instead, each only when there is such a page, and
+ * totalResults only when it is known without counting (scim/paging.ts).
  */
 export function listResponse(result: ListResult): Resource {
   return {
     schemas: [LIST_RESPONSE],
-    totalResults: result.totalResults,
+    ...(result.totalResults !== undefined ? { totalResults: result.totalResults } : {}),
     ...(result.startIndex !== undefined ? { startIndex: result.startIndex } : {}),
     itemsPerPage: result.resources.length,
     ...(result.previousCursor !== undefined ? { previousCursor: result.previousCursor } : {}),

@@ -27,7 +27,7 @@ import { projectResource, wantsAttribute } from './project.ts';
 import type { Projection } from './project.ts';
 import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, userResource } from './representation.ts';
-import type { Resource } from './representation.ts';
+import type { GroupRef, Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
 import { userResourceType as rt } from './schema/registry.ts';
 import { validateResource } from './validate.ts';
@@ -46,23 +46,24 @@ export interface Preconditions {
 
 const parseData = (ctx: ScimContext, row: UserRow): Record<string, unknown> => ctx.storage.hooks.parseJson(row.data);
 
-async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: Projection): Promise<Versioned> {
-  const groups = wantsAttribute(rt, projection, 'groups')
-    ? (await groupsOfUsers(ex, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name }))
-    : undefined;
+/** The user as the response shows it; `groups` are read unless the caller knows them (a new user has none). */
+async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: Projection, known?: readonly GroupRef[]): Promise<Versioned> {
+  const groups = !wantsAttribute(rt, projection, 'groups')
+    ? undefined
+    : (known ?? (await groupsOfUsers(ex, ctx.storage.statements, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name })));
   const full = userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl);
   return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
 }
 
 /** The user if it exists and the caller may see it. */
 async function visibleRow(ctx: ScimContext, ex: Executor, id: string): Promise<UserRow> {
-  const row = await userById(ex, ctx.team.id, id);
+  const row = await userById(ex, ctx.storage.statements, ctx.team.id, id);
   if (!row || (row.active === 0 && hidesDeactivated(ctx))) throw notFound(`User ${id} not found`);
   return row;
 }
 
 async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string): Promise<ScimError> {
-  const existing = await userByNameKey(ex, ctx.team.id, userName.toLowerCase());
+  const existing = await userByNameKey(ex, ctx.storage.statements, ctx.team.id, userName.toLowerCase());
   if (existing && existing.active === 0 && hidesDeactivated(ctx)) {
     return conflict(`userName "${userName}" belongs to the deactivated user ${existing.id}; activate it with PUT /Users/${existing.id}/activate`);
   }
@@ -120,16 +121,16 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
   const now = iso(ctx.clock);
   const row = await rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null }, validated, 1);
   return runWrite(ctx, async (trx) => {
-    const clash = await userByNameKey(trx, ctx.team.id, row.user_name_key);
+    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_key);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
     await assertLoginFree(trx, row);
-    await insertUser(trx, row);
+    await insertUser(trx, ctx.storage.statements, row);
     await audit(ctx, trx, 'create', row.id, {
       userName: row.user_name,
       attributes: Object.keys(parseData(ctx, row)).sort(),
       ...(row.password_hash !== null ? { password: 'set' } : {}),
     });
-    return render(ctx, trx, row, projection);
+    return render(ctx, trx, row, projection, []);
   }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
 }
 
@@ -151,7 +152,7 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
   });
   const { rows } = page;
   const wantsGroups = wantsAttribute(rt, query.projection, 'groups');
-  const memberships = wantsGroups ? await groupsOfUsers(ctx.storage.db, ctx.team.id, rows.map((r) => r.id)) : [];
+  const memberships = wantsGroups ? await groupsOfUsers(ctx.storage.db, ctx.storage.statements, ctx.team.id, rows.map((r) => r.id)) : [];
   const resources = rows.map((row) => {
     const groups = wantsGroups
       ? memberships.filter((m) => m.user_id === row.id).map((m) => ({ groupId: m.group_id, displayName: m.display_name }))
@@ -169,15 +170,15 @@ function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, 
 
 /** The audit event of a write to a user, in the write's transaction. */
 const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
-  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
+  recordEvent(trx, ctx.storage.statements, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
 
 async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
   if (next.user_name_key !== current.user_name_key) {
-    const clash = await userByNameKey(trx, ctx.team.id, next.user_name_key);
+    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_key);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
   if (next.password_hash !== current.password_hash || next.user_name_key !== current.user_name_key) await assertLoginFree(trx, next);
-  if (!(await updateUser(trx, next, current.version))) {
+  if (!(await updateUser(trx, ctx.storage.statements, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
@@ -198,7 +199,7 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
 
 export async function replaceUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
   return runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.team.id, id);
+    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
     const original = found ? parseData(ctx, found) : undefined;
     const validated = validateResource(rt, body, 'replace', original);
     const current = assertWritable(ctx, found, id, validated.document.active !== false);
@@ -210,7 +211,7 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
 
 export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
   return runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.team.id, id);
+    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
     if (!found) throw notFound(`User ${id} not found`);
     const original = parseData(ctx, found);
     const patched = applyPatch(rt, original, body);
@@ -224,7 +225,7 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
 
 async function setActive(ctx: ScimContext, id: string, active: boolean, pre: Preconditions, projection: Projection): Promise<Versioned> {
   return runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.team.id, id);
+    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
     // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write.
     const current = assertWritable(ctx, found, id, active);
     checkIfMatch(rt, current, pre.ifMatch);

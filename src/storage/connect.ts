@@ -1,19 +1,27 @@
 /**
  * Opens the database named by a URL (`sqlite:<path>`, `sqlite::memory:`, `postgres://...`) as a
- * Kysely instance plus its dialect hooks, and guards an SQLite file against a second server.
+ * Kysely instance plus its dialect hooks and its compiled-once statements (statements.ts). An
+ * SQLite file also gets its maintenance, started here and stopped by close(): WAL checkpoints in
+ * a worker thread (checkpointer.ts) and a periodic PRAGMA optimize for the query planner.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { startCheckpointer } from './checkpointer.ts';
+import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
-import { NodeSqliteDatabase } from './sqlite-adapter.ts';
+import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
+import { createStatements, kyselyEngine } from './statements.ts';
+import type { Statements } from './statements.ts';
 import type { Database, Db } from './types.ts';
 
 export interface Storage {
   readonly db: Db;
   readonly hooks: DialectHooks;
+  /** The hot statements, compiled once for this database (statements.ts). */
+  readonly statements: Statements;
   /** The SQLite file path, or undefined for PostgreSQL and in-memory SQLite. */
   readonly sqlitePath: string | undefined;
   /** Connections of the pool, for /metrics. */
@@ -24,7 +32,16 @@ export interface Storage {
 export interface ConnectOptions {
   /** Largest number of PostgreSQL connections in this process's pool. */
   readonly poolSize?: number;
+  /** SQLite files: time between background WAL checkpoints (checkpointer.ts; tests shorten it). */
+  readonly checkpointIntervalMs?: number;
+  /** SQLite files: WAL size past which the serving connection makes it start over (tests lower it). */
+  readonly checkpointLargeWalBytes?: number;
+  /** SQLite files: called with every background checkpoint's outcome (tests). */
+  readonly onCheckpoint?: (report: CheckpointReport) => void;
 }
+
+/** How often a long-lived SQLite connection re-runs PRAGMA optimize (SQLite's advice: hourly). */
+const OPTIMIZE_INTERVAL_MS = 60 * 60 * 1000;
 
 export function parseDatabaseUrl(url: string): { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string } {
   if (url.startsWith('sqlite:')) {
@@ -42,14 +59,34 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     const memory = parsed.path === ':memory:';
     const path = memory ? ':memory:' : resolve(parsed.path);
     if (!memory) mkdirSync(dirname(path), { recursive: true });
-    const database = new NodeSqliteDatabase(path);
+    // An in-memory database has no WAL: nothing to checkpoint, nobody else to share it with.
+    const database = new NodeSqliteDatabase(path, { backgroundCheckpoints: !memory });
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    const checkpointer = memory
+      ? undefined
+      : startCheckpointer({
+          path,
+          ...(options.checkpointIntervalMs !== undefined ? { intervalMs: options.checkpointIntervalMs } : {}),
+          ...(options.checkpointLargeWalBytes !== undefined ? { largeWalBytes: options.checkpointLargeWalBytes } : {}),
+          ...(options.onCheckpoint ? { onReport: options.onCheckpoint } : {}),
+          onLargeWal: () => database.restartWal(),
+          onFailure: () => database.checkpointOnCommit(),
+        });
+    // Through Kysely, so that it waits for any open transaction rather than joining it.
+    const optimizer = memory
+      ? undefined
+      : setInterval(() => void sql`PRAGMA optimize`.execute(db).catch(() => {}), OPTIMIZE_INTERVAL_MS).unref();
     return {
       db,
       hooks: sqliteHooks,
+      statements: createStatements(db, sqliteStatementEngine(database)),
       sqlitePath: memory ? undefined : path,
       poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
-      close: () => db.destroy(),
+      async close() {
+        clearInterval(optimizer);
+        await checkpointer?.stop();
+        await db.destroy();
+      },
     };
   }
   const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10 });
@@ -59,6 +96,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   return {
     db,
     hooks: postgresHooks,
+    statements: createStatements(db, kyselyEngine),
     sqlitePath: undefined,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { SCALE_SCENARIO_NAMES } from '../../bench/scale-scenarios.ts';
+import { CURSOR_SCENARIO_NAMES, SCALE_SCENARIO_NAMES } from '../../bench/scale-scenarios.ts';
 import { SCENARIO_NAMES } from '../../bench/scenarios.ts';
 
 const BENCH = join(import.meta.dirname, '../../bench');
@@ -52,11 +52,12 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     assert.match(run.stdout, /Targets/);
   });
 
-  it('npm run bench:scale -- --smoke: every scale scenario measured with p50/p99, peak RSS reported, no errors', async () => {
+  it('npm run bench:scale -- --smoke: every scale scenario (cursor pages too) measured with p50/p99, peak RSS reported, no errors', async () => {
     const run = await runBench('scale.ts', ['--smoke']);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     // scenario | requests | req/s | p50 | p99 | max | errors
-    assertTable(run.stdout, Object.values(SCALE_SCENARIO_NAMES), 6);
+    assertTable(run.stdout, [...Object.values(SCALE_SCENARIO_NAMES), ...Object.values(CURSOR_SCENARIO_NAMES)], 6);
+    assert.match(run.stdout, /any cursor page p99 +\| +<= 20 ms \| +[\d.,]+ ms \| (met|MISSED)/, 'the cursor target is measured');
     assert.match(run.stdout, /server peak RSS: \d+ MB/);
   });
 });

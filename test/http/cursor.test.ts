@@ -91,7 +91,8 @@ for (const engine of engines) {
           const pages = await walk('Users', `${query}&attributes=id`, count);
           assert.deepEqual(pages.flatMap(ids), expected, `${query} count=${count}`);
           for (const [i, page] of pages.entries()) {
-            assert.equal(page.totalResults, expected.length);
+            // RFC 9865 section 2: a cursor page omits totalResults unless it holds the whole result.
+            assert.equal(page.totalResults, pages.length === 1 ? expected.length : undefined, `${query} count=${count}: totalResults`);
             assert.equal(page.itemsPerPage, (page.Resources as Json[]).length);
             assert.equal('startIndex' in page, false, 'a cursor page has no startIndex');
             assert.equal('previousCursor' in page, i > 0, `${query} count=${count}: previousCursor on every page but the first`);
@@ -102,11 +103,12 @@ for (const engine of engines) {
       }
     });
 
-    it('keyset paging: no cursor page skips rows with OFFSET, however deep (index paging does)', async () => {
+    it('keyset paging: no cursor page skips rows with OFFSET, however deep (index paging does), and none counts the matches', async () => {
       reads.reset();
       const pages = await walk('Users', 'sortBy=nickName&attributes=id', 1);
       assert.ok(pages.length > 10);
       assert.equal(reads.offsets, 0);
+      assert.equal(reads.count, pages.length, 'one query per page: the page itself');
       await get('/v2/scim/Users?sortBy=nickName&startIndex=9&count=1');
       assert.equal(reads.offsets, 1);
     });
@@ -154,6 +156,10 @@ for (const engine of engines) {
       const counted = await get('/v2/scim/Users?cursor&count=0');
       assert.deepEqual(Object.keys(counted), ['schemas', 'totalResults', 'itemsPerPage', 'Resources']);
       assert.equal(counted.totalResults, 11);
+      // count=0 with a later page's cursor counts too: the way to ask a cursor walk for its total.
+      const second = await get(`/v2/scim/Users?count=2&cursor=${String((await get('/v2/scim/Users?count=2&cursor')).nextCursor)}`);
+      assert.equal('totalResults' in second, false, 'RFC 9865 section 2: omitted on a page of a longer walk');
+      assert.equal((await get(`/v2/scim/Users?count=0&cursor=${String(second.nextCursor)}`)).totalResults, 11);
     });
 
     const refused = async (url: string, scimType: string, body?: Json) => {

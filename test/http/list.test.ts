@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
+import { TableReads } from '../support/storage-spy.ts';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
@@ -18,9 +19,10 @@ for (const engine of engines) {
 describe(`listing and filtering on ${engine.name}`, () => {
   let t: TestApp;
   const ids: Record<string, string> = {};
+  const reads = new TableReads('users');
 
   before(async () => {
-    t = await createTestApp({ engine });
+    t = await createTestApp({ engine, wrapStorage: (s) => reads.wrap(s) });
     const people = [
       { userName: 'alice@contoso.example', externalId: 'ext-alice', name: { givenName: 'Alice', familyName: 'Ng' }, title: 'Engineer', emails: [{ value: 'alice@contoso.example', type: 'work', primary: true }], [ENTERPRISE]: { department: 'R&D' } },
       { userName: 'bob@contoso.example', name: { givenName: 'Bob', familyName: 'Stone' }, title: 'Manager', emails: [{ value: 'bob@home.example', type: 'home' }] },
@@ -109,6 +111,25 @@ describe(`listing and filtering on ${engine.name}`, () => {
     const zero = await list('count=0');
     assert.equal(zero.totalResults, 4);
     assert.deepEqual(zero.Resources, []);
+  });
+
+  it('RFC 7644 3.4.2: totalResults is exact on every page; a page that ends the list tells it, so only full or empty pages count', async () => {
+    const reading = async (query: string) => {
+      reads.reset();
+      const body = await list(query);
+      return { total: body.totalResults, startIndex: body.startIndex, found: userNames(body).length, selects: reads.count };
+    };
+    // The lookup identity providers make before every write: one query, no count.
+    assert.deepEqual(await reading(filter('userName eq "alice@contoso.example"')), { total: 1, startIndex: 1, found: 1, selects: 1 });
+    assert.deepEqual(await reading(filter('userName eq "nobody@x"')), { total: 0, startIndex: 1, found: 0, selects: 1 });
+    assert.deepEqual(await reading('count=100'), { total: 4, startIndex: 1, found: 4, selects: 1 });
+    // The last page, shorter than count, starts at 3: 2 + 2 matches.
+    assert.deepEqual(await reading('startIndex=3&count=3'), { total: 4, startIndex: 3, found: 2, selects: 1 });
+    // A full page, and an empty one past the end, cannot tell: they count.
+    assert.deepEqual(await reading('startIndex=1&count=2'), { total: 4, startIndex: 1, found: 2, selects: 2 });
+    assert.deepEqual(await reading('startIndex=3&count=2'), { total: 4, startIndex: 3, found: 2, selects: 2 });
+    assert.deepEqual(await reading('startIndex=9&count=2'), { total: 4, startIndex: 9, found: 0, selects: 2 });
+    assert.deepEqual(await reading('count=0'), { total: 4, startIndex: 1, found: 0, selects: 1 });
   });
 
   it('RFC 7644 3.4.2.4: startIndex below 1 is taken as 1', async () => {

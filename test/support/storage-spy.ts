@@ -6,6 +6,7 @@
  */
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Storage } from '../../src/storage/connect.ts';
+import type { Statements } from '../../src/storage/statements.ts';
 
 export class TableReads implements KyselyPlugin {
   readonly #needle: string;
@@ -42,5 +43,43 @@ export class TableReads implements KyselyPlugin {
   /** `storage` with every query going through this plugin. */
   wrap(storage: Storage): Storage {
     return { ...storage, db: storage.db.withPlugin(this) };
+  }
+}
+
+/**
+ * Records what an app runs: the name of every compiled statement (storage.statements) and the
+ * kind of every query built per call through Kysely, so that tests can pin which statements a
+ * request runs (one for the bearer check, none for a new user's groups) and that the hot paths
+ * build no query per call.
+ */
+export class StatementLog implements KyselyPlugin {
+  /** Compiled statements run since the last reset, by name, in order. */
+  statements: string[] = [];
+  /** Queries built per call since the last reset, by node kind. */
+  built: string[] = [];
+
+  reset(): void {
+    this.statements = [];
+    this.built = [];
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    this.built.push(args.node.kind);
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+
+  /** `storage` with its statements and queries going through this log. */
+  wrap(storage: Storage): Storage {
+    const inner = storage.statements;
+    const statements: Statements = {
+      all: (ex, def, params) => (this.statements.push(def.name), inner.all(ex, def, params)),
+      first: (ex, def, params) => (this.statements.push(def.name), inner.first(ex, def, params)),
+      run: (ex, def, params) => (this.statements.push(def.name), inner.run(ex, def, params)),
+    };
+    return { ...storage, db: storage.db.withPlugin(this), statements };
   }
 }

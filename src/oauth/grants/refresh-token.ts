@@ -18,10 +18,10 @@ export const refreshTokenGrant: GrantHandler = async (ctx, request) => {
   const db = ctx.storage.db;
   try {
     return await db.transaction().execute(async (trx) => {
-      const row = await rotateRefreshToken(trx, ctx.clock, token, client.id);
+      const row = await rotateRefreshToken(trx, ctx.storage.statements, ctx.clock, token, client.id);
       const scope = parseScope(params.scope, scopesOf(row.scope));
       if (row.user_id !== null) {
-        const user = await userById(trx, row.team_id, row.user_id);
+        const user = await userById(trx, ctx.storage.statements, row.team_id, row.user_id);
         if (!user || !maySignIn(user)) throw invalidGrant('The user of this grant can no longer sign in');
       }
       return issueRecorded(trx, ctx, request, 'refresh_token', {
@@ -34,7 +34,7 @@ export const refreshTokenGrant: GrantHandler = async (ctx, request) => {
       });
     });
   } catch (error) {
-    if (error instanceof ReplayDetected) return refuseReplay(db, ctx.clock, error, actorOf(request, null), request.requestId);
+    if (error instanceof ReplayDetected) return refuseReplay(ctx.storage, ctx.clock, error, actorOf(request, null), request.requestId);
     throw error;
   }
 };

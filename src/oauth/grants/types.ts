@@ -39,7 +39,7 @@ export async function issueRecorded(
   grant: Parameters<typeof issueGrant>[3],
 ): Promise<GrantedTokens> {
   const tokens = await issueGrant(ex, ctx.clock, ctx.lifetimes, grant);
-  await recordEvent(ex, ctx.clock, {
+  await recordEvent(ex, ctx.storage.statements, ctx.clock, {
     teamId: grant.teamId,
     actor: actorOf(request, grant.userId),
     requestId: request.requestId,

@@ -45,11 +45,13 @@ export interface ResolvedAttr {
 export const lower = (s: string): string => s.toLowerCase();
 
 export function findSubAttribute(parent: AttributeDef, name: string): AttributeDef | undefined {
-  const key = lower(name);
-  return parent.subAttributes?.find((a) => lower(a.name) === key);
+  return parent.subAttributes ? findAttribute(parent.subAttributes, name) : undefined;
 }
 
+/** The attribute named `name` in any letter case; the name as defined (the usual case) is tried first. */
 export function findAttribute(attrs: readonly AttributeDef[], name: string): AttributeDef | undefined {
+  const exact = attrs.find((a) => a.name === name);
+  if (exact) return exact;
   const key = lower(name);
   return attrs.find((a) => lower(a.name) === key);
 }

@@ -1,10 +1,21 @@
-/** Audit events: inserted in the transaction of the change they record, never updated. */
+/**
+ * Audit events: inserted in the transaction of the change they record (by a statement compiled
+ * once: every write makes one), never updated.
+ */
+import { defineStatement } from '../statements.ts';
+import type { Statements } from '../statements.ts';
 import type { AuditEventsTable, Executor } from '../types.ts';
 
 export type AuditRow = AuditEventsTable;
 
-export async function insertAuditEvent(ex: Executor, row: AuditRow): Promise<void> {
-  await ex.insertInto('audit_events').values(row).execute();
+const INSERT_AUDIT_EVENT = defineStatement<AuditRow, unknown>(
+  'insertAuditEvent',
+  ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'],
+  (db, row) => db.insertInto('audit_events').values(row),
+);
+
+export async function insertAuditEvent(ex: Executor, st: Statements, row: AuditRow): Promise<void> {
+  await st.run(ex, INSERT_AUDIT_EVENT, row);
 }
 
 /** A team's events from `since` on, oldest first. */

@@ -5,8 +5,10 @@
  */
 import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
+import { defineStatement } from '../statements.ts';
+import type { Statements } from '../statements.ts';
 import type { Executor, GroupsTable } from '../types.ts';
-import { orderTerms, pageOf, seekCondition, SORT_KEY_COLUMN } from './paging.ts';
+import { orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type GroupRow = GroupsTable;
@@ -19,36 +21,69 @@ export interface MemberRow {
   readonly created_at: string;
 }
 
+const GROUP_COLUMNS = [
+  'id', 'team_id', 'display_name', 'display_name_key', 'external_id', 'active', 'data', 'version', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof GroupRow)[];
+
+// The statements of every group request, compiled once (statements.ts).
+const GROUP_BY_ID = defineStatement<{ teamId: string; id: string }, GroupRow>('groupById', ['teamId', 'id'], (db, p) =>
+  db.selectFrom('groups').selectAll().where('team_id', '=', p.teamId).where('id', '=', p.id),
+);
+
+const UPDATE_GROUP = defineStatement<GroupRow & { expectedVersion: number }, unknown>('updateGroup', [...GROUP_COLUMNS, 'expectedVersion'], (db, p) => {
+  const { id, team_id, created_at, expectedVersion, ...changes } = p;
+  return db.updateTable('groups').set(changes).where('id', '=', id).where('team_id', '=', team_id).where('version', '=', expectedVersion);
+});
+
+const TOUCH_GROUP = defineStatement<{ teamId: string; id: string; at: string }, { version: number }>('touchGroup', ['teamId', 'id', 'at'], (db, p) =>
+  db
+    .updateTable('groups')
+    .set((eb) => ({ version: eb('version', '+', 1), updated_at: p.at }))
+    .where('id', '=', p.id)
+    .where('team_id', '=', p.teamId)
+    .returning('version'),
+);
+
+const ADD_MEMBER = defineStatement<{ teamId: string; groupId: string; userId: string; at: string }, unknown>('addMember', ['teamId', 'groupId', 'userId', 'at'], (db, p) =>
+  db
+    .insertInto('group_members')
+    .values({ team_id: p.teamId, group_id: p.groupId, user_id: p.userId, created_at: p.at })
+    .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
+);
+
+const REMOVE_MEMBER = defineStatement<{ groupId: string; userId: string }, unknown>('removeMember', ['groupId', 'userId'], (db, p) =>
+  db.deleteFrom('group_members').where('group_id', '=', p.groupId).where('user_id', '=', p.userId),
+);
+
+const GROUPS_OF_USER = defineStatement<{ teamId: string; userId: string }, { user_id: string; group_id: string; display_name: string }>(
+  'groupsOfUser',
+  ['teamId', 'userId'],
+  (db, p) =>
+    db
+      .selectFrom('group_members as m')
+      .innerJoin('groups as g', 'g.id', 'm.group_id')
+      .select(['m.user_id', 'm.group_id', 'g.display_name'])
+      .where('m.team_id', '=', p.teamId)
+      .where('m.user_id', '=', p.userId)
+      .orderBy('g.display_name_key')
+      .orderBy('g.id'),
+);
+
 export async function insertGroup(ex: Executor, row: GroupRow): Promise<void> {
   await ex.insertInto('groups').values(row).execute();
 }
 
-export async function groupById(ex: Executor, teamId: string, id: string): Promise<GroupRow | undefined> {
-  return ex.selectFrom('groups').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+export async function groupById(ex: Executor, st: Statements, teamId: string, id: string): Promise<GroupRow | undefined> {
+  return st.first(ex, GROUP_BY_ID, { teamId, id });
 }
 
-export async function updateGroup(ex: Executor, row: GroupRow, expectedVersion: number): Promise<boolean> {
-  const { id, team_id, created_at, ...changes } = row;
-  const result = await ex
-    .updateTable('groups')
-    .set(changes)
-    .where('id', '=', id)
-    .where('team_id', '=', team_id)
-    .where('version', '=', expectedVersion)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+export async function updateGroup(ex: Executor, st: Statements, row: GroupRow, expectedVersion: number): Promise<boolean> {
+  return (await st.run(ex, UPDATE_GROUP, { ...row, expectedVersion })) === 1;
 }
 
 /** Bumps version and lastModified atomically; returns the new version, or undefined if gone. */
-export async function touchGroup(ex: Executor, teamId: string, id: string, at: string): Promise<number | undefined> {
-  const row = await ex
-    .updateTable('groups')
-    .set((eb) => ({ version: eb('version', '+', 1), updated_at: at }))
-    .where('id', '=', id)
-    .where('team_id', '=', teamId)
-    .returning('version')
-    .executeTakeFirst();
-  return row?.version;
+export async function touchGroup(ex: Executor, st: Statements, teamId: string, id: string, at: string): Promise<number | undefined> {
+  return (await st.first(ex, TOUCH_GROUP, { teamId, id, at }))?.version;
 }
 
 export async function deleteGroup(ex: Executor, teamId: string, id: string): Promise<boolean> {
@@ -60,18 +95,20 @@ export async function deleteGroup(ex: Executor, teamId: string, id: string): Pro
 export async function listGroups(ex: Executor, teamId: string, window: Omit<ListWindow, 'onlyActive'>): Promise<ListPage<GroupRow>> {
   let base = ex.selectFrom('groups as g').where('g.team_id', '=', teamId);
   if (window.where) base = base.where(window.where);
-  const countRow = await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-  const total = Number(countRow.n);
-  const offset = window.offset ?? 0;
-  if (window.limit === 0 || offset >= total) return { rows: [], total, positions: [], more: false };
+  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+  if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
   const w: ListWindow = { ...window, onlyActive: false };
   let query = base.selectAll('g');
   for (const term of orderTerms('g', w)) query = query.orderBy(term.expr, term.modifiers);
-  if (!w.seek) return { rows: await query.limit(w.limit).offset(offset).execute(), total, positions: [], more: false };
+  if (!w.seek) {
+    const offset = w.offset ?? 0;
+    const rows = await query.limit(rowCount(w.limit)).offset(rowCount(offset)).execute();
+    return { rows, total: await totalOf(rows, offset, w.limit, count), positions: [], more: false };
+  }
   const seek = seekCondition('g', w);
   if (seek) query = query.where(seek);
   const keyed = w.orderBy ? query.select(sql<unknown>`${w.orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  return pageOf<GroupRow>(await keyed.limit(w.limit + 1).execute(), total, w);
+  return pageOf<GroupRow>(await keyed.limit(rowCount(w.limit + 1)).execute(), w);
 }
 
 /** Where a member stands in its group's list: membership time, then user id (RFC 7643 leaves the order open). */
@@ -112,7 +149,7 @@ export async function memberChunk(
       ]),
     );
   }
-  return query.orderBy('m.created_at').orderBy('m.user_id').limit(limit).execute();
+  return query.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(limit)).execute();
 }
 
 /**
@@ -144,10 +181,12 @@ export async function firstMembers(
 /** The groups of the given users: (user_id, group_id, display_name). */
 export async function groupsOfUsers(
   ex: Executor,
+  st: Statements,
   teamId: string,
   userIds: readonly string[],
 ): Promise<{ user_id: string; group_id: string; display_name: string }[]> {
   if (userIds.length === 0) return [];
+  if (userIds.length === 1) return st.all(ex, GROUPS_OF_USER, { teamId, userId: userIds[0]! });
   return ex
     .selectFrom('group_members as m')
     .innerJoin('groups as g', 'g.id', 'm.group_id')
@@ -162,11 +201,16 @@ export async function groupsOfUsers(
 /** Inserts membership rows, ignoring the ones that exist (adds are idempotent). */
 export async function addMembers(
   ex: Executor,
+  st: Statements,
   teamId: string,
   groupId: string,
   userIds: readonly string[],
   at: string,
 ): Promise<void> {
+  if (userIds.length === 1) {
+    await st.run(ex, ADD_MEMBER, { teamId, groupId, userId: userIds[0]!, at });
+    return;
+  }
   for (let i = 0; i < userIds.length; i += 500) {
     const chunk = userIds.slice(i, i + 500);
     await ex
@@ -177,7 +221,11 @@ export async function addMembers(
   }
 }
 
-export async function removeMembers(ex: Executor, groupId: string, userIds: readonly string[]): Promise<void> {
+export async function removeMembers(ex: Executor, st: Statements, groupId: string, userIds: readonly string[]): Promise<void> {
+  if (userIds.length === 1) {
+    await st.run(ex, REMOVE_MEMBER, { groupId, userId: userIds[0]! });
+    return;
+  }
   for (let i = 0; i < userIds.length; i += 500) {
     await ex
       .deleteFrom('group_members')

@@ -10,7 +10,7 @@
  * recomputed in JavaScript.
  */
 import { sql } from 'kysely';
-import type { Expression, OrderByModifiers, SqlBool } from 'kysely';
+import type { Expression, OrderByModifiers, RawBuilder, SqlBool } from 'kysely';
 
 /** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
 export type SortKey = string | number | null;
@@ -44,12 +44,28 @@ export interface ListWindow {
 export interface ListPage<R> {
   /** The page's rows in list order (also when seeking backwards). */
   readonly rows: R[];
-  /** Every row that matches, on every page. */
-  readonly total: number;
+  /**
+   * Every row that matches, on every page: counted only when the page cannot tell it (see
+   * totalOf), and for a limit of 0 (a request for the total alone). Undefined on cursor pages
+   * otherwise: a keyset page must cost what the rows it returns cost, and counting a team of a
+   * million takes hundreds of milliseconds.
+   */
+  readonly total: number | undefined;
   /** The position of each row of `rows` (cursor paging only). */
   readonly positions: Position[];
   /** Cursor paging: whether more rows lie beyond the page in the direction sought. */
   readonly more: boolean;
+}
+
+/**
+ * A LIMIT or OFFSET written into the SQL rather than bound. SQLite (3.53 here) reads a bound
+ * LIMIT while planning and marks the statement expired whenever that parameter is bound again,
+ * so a cached statement with `limit ?` is compiled anew on every run: 11 µs of a 17 µs lookup.
+ * The value is an integer the service computed, never text from a request.
+ */
+export function rowCount(n: number): RawBuilder<number> {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a row count: ${n}`);
+  return sql.lit(n);
 }
 
 /** The column selected beside the rows when seeking: the sort key's value. */
@@ -87,12 +103,18 @@ export function orderTerms(alias: string, window: ListWindow): OrderTerm[] {
   ];
 }
 
-/** created_at then id, strictly beyond (c, i) in the direction `greater`. */
+/**
+ * created_at then id, strictly beyond (c, i) in the direction `greater`: a row-value comparison
+ * (SQLite and PostgreSQL alike), which both planners turn into a range of the (team_id,
+ * created_at, id) index. The equivalent `c > x or (c = x and id > y)` is not a range: SQLite
+ * walked the index from the team's first row to the position (50 ms in the middle of a million
+ * users, 110 ms at the end, against 0.3 ms).
+ */
 function tiesBeyond(alias: string, from: Position, greater: boolean): Expression<SqlBool> {
   const op = sql.raw(greater ? '>' : '<');
   const createdAt = sql.ref(`${alias}.created_at`);
   const id = sql.ref(`${alias}.id`);
-  return sql<SqlBool>`(${createdAt} ${op} ${from.createdAt} or (${createdAt} = ${from.createdAt} and ${id} ${op} ${from.id}))`;
+  return sql<SqlBool>`((${createdAt}, ${id}) ${op} (${from.createdAt}, ${from.id}))`;
 }
 
 /**
@@ -129,7 +151,6 @@ const sortKeyOf = (value: unknown): SortKey => {
  */
 export function pageOf<R extends { readonly id: string; readonly created_at: string }>(
   raw: readonly (R & { readonly [SORT_KEY_COLUMN]?: unknown })[],
-  total: number,
   window: ListWindow,
 ): ListPage<R> {
   const more = raw.length > window.limit;
@@ -142,5 +163,16 @@ export function pageOf<R extends { readonly id: string; readonly created_at: str
     rows.push(row as unknown as R);
     positions.push({ ...(window.orderBy ? { key: sortKeyOf(key) } : {}), createdAt: r.created_at, id: r.id });
   }
-  return { rows, total, positions, more };
+  return { rows, total: undefined, positions, more };
+}
+
+/**
+ * The number of matches for an index page of `rows` that started at `offset`: a page shorter than
+ * the limit ends the list, so when it started at the first match or holds any row, the total is
+ * offset + its length (what every `userName eq` lookup gets) and nothing is counted. Otherwise
+ * (a full page, or an empty page past the end) `count` runs.
+ */
+export async function totalOf(rows: readonly unknown[], offset: number, limit: number, count: () => Promise<number>): Promise<number> {
+  if (rows.length < limit && (offset === 0 || rows.length > 0)) return offset + rows.length;
+  return count();
 }

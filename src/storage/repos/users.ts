@@ -1,64 +1,84 @@
 /**
  * Users rows. `data` holds the SCIM document; the other columns are its indexed copies. Writes
- * are conditional on `version` so concurrent replaces cannot silently overwrite each other.
+ * are conditional on `version` so concurrent replaces cannot silently overwrite each other. The
+ * statements of every request (reads by id and userName, insert, update, the member check) are
+ * compiled once (statements.ts); lists are built per request.
  */
 import { sql } from 'kysely';
+import { defineStatement } from '../statements.ts';
+import type { Statements } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
-import { orderTerms, pageOf, seekCondition, SORT_KEY_COLUMN } from './paging.ts';
+import { orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type UserRow = UsersTable;
 
-export async function insertUser(ex: Executor, row: UserRow): Promise<void> {
-  await ex.insertInto('users').values(row).execute();
+const USER_COLUMNS = [
+  'id', 'team_id', 'user_name', 'user_name_key', 'external_id', 'active', 'user_type', 'display_name',
+  'given_name', 'family_name', 'password_hash', 'data', 'version', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof UserRow)[];
+
+const INSERT_USER = defineStatement<UserRow, unknown>('insertUser', USER_COLUMNS, (db, row) => db.insertInto('users').values(row));
+
+const USER_BY_ID = defineStatement<{ teamId: string; id: string }, UserRow>('userById', ['teamId', 'id'], (db, p) =>
+  db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('id', '=', p.id),
+);
+
+const USER_BY_NAME_KEY = defineStatement<{ teamId: string; key: string }, UserRow>('userByNameKey', ['teamId', 'key'], (db, p) =>
+  db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('user_name_key', '=', p.key),
+);
+
+const UPDATE_USER = defineStatement<UserRow & { expectedVersion: number }, unknown>('updateUser', [...USER_COLUMNS, 'expectedVersion'], (db, p) => {
+  const { id, team_id, created_at, expectedVersion, ...changes } = p;
+  return db.updateTable('users').set(changes).where('id', '=', id).where('team_id', '=', team_id).where('version', '=', expectedVersion);
+});
+
+const USER_ID_IN_TEAM = defineStatement<{ teamId: string; id: string }, { id: string }>('userIdInTeam', ['teamId', 'id'], (db, p) =>
+  db.selectFrom('users').select('id').where('team_id', '=', p.teamId).where('id', '=', p.id),
+);
+
+export async function insertUser(ex: Executor, st: Statements, row: UserRow): Promise<void> {
+  await st.run(ex, INSERT_USER, row);
 }
 
-export async function userById(ex: Executor, teamId: string, id: string): Promise<UserRow | undefined> {
-  return ex.selectFrom('users').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+export async function userById(ex: Executor, st: Statements, teamId: string, id: string): Promise<UserRow | undefined> {
+  return st.first(ex, USER_BY_ID, { teamId, id });
 }
 
-export async function userByNameKey(ex: Executor, teamId: string, key: string): Promise<UserRow | undefined> {
-  return ex
-    .selectFrom('users')
-    .selectAll()
-    .where('team_id', '=', teamId)
-    .where('user_name_key', '=', key)
-    .executeTakeFirst();
+export async function userByNameKey(ex: Executor, st: Statements, teamId: string, key: string): Promise<UserRow | undefined> {
+  return st.first(ex, USER_BY_NAME_KEY, { teamId, key });
 }
 
 /** Writes `row` if the stored version is still `expectedVersion`; false when someone else won. */
-export async function updateUser(ex: Executor, row: UserRow, expectedVersion: number): Promise<boolean> {
-  const { id, team_id, created_at, ...changes } = row;
-  const result = await ex
-    .updateTable('users')
-    .set(changes)
-    .where('id', '=', id)
-    .where('team_id', '=', team_id)
-    .where('version', '=', expectedVersion)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+export async function updateUser(ex: Executor, st: Statements, row: UserRow, expectedVersion: number): Promise<boolean> {
+  return (await st.run(ex, UPDATE_USER, { ...row, expectedVersion })) === 1;
 }
 
 export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> {
   let base = ex.selectFrom('users as u').where('u.team_id', '=', teamId);
   if (window.onlyActive) base = base.where('u.active', '=', 1);
   if (window.where) base = base.where(window.where);
-  const countRow = await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-  const total = Number(countRow.n);
-  const offset = window.offset ?? 0;
-  if (window.limit === 0 || offset >= total) return { rows: [], total, positions: [], more: false };
+  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+  // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
+  if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
   let query = base.selectAll('u');
   for (const term of orderTerms('u', window)) query = query.orderBy(term.expr, term.modifiers);
-  if (!window.seek) return { rows: await query.limit(window.limit).offset(offset).execute(), total, positions: [], more: false };
+  if (!window.seek) {
+    const offset = window.offset ?? 0;
+    const rows = await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute();
+    return { rows, total: await totalOf(rows, offset, window.limit, count), positions: [], more: false };
+  }
   const seek = seekCondition('u', window);
   if (seek) query = query.where(seek);
   const keyed = window.orderBy ? query.select(sql<unknown>`${window.orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  return pageOf<UserRow>(await keyed.limit(window.limit + 1).execute(), total, window);
+  return pageOf<UserRow>(await keyed.limit(rowCount(window.limit + 1)).execute(), window);
 }
 
 /** The ids among `ids` that are users of the team. */
-export async function existingUserIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
+export async function existingUserIds(ex: Executor, st: Statements, teamId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
+  // One member added (what identity providers send): the compiled statement.
+  if (ids.length === 1) return new Set((await st.all(ex, USER_ID_IN_TEAM, { teamId, id: ids[0]! })).map((r) => r.id));
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
     const rows = await ex

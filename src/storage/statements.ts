@@ -1,0 +1,131 @@
+/**
+ * Hot statements compiled once. Kysely rebuilds and recompiles a query on every call (about
+ * 12-20 µs here, more than SQLite takes to run it); the statements on every request's path (the
+ * bearer check, reads by id, the writes of a create or a membership change, the audit insert)
+ * are instead defined once as a Kysely query over named parameters, compiled on first use into
+ * SQL text and a list of parameter slots, and afterwards only bound and run. The SQL is still
+ * written with Kysely's builder (so the dialect's compiler produces the placeholders) and lives
+ * with its repository; the compiled templates hang off the Storage that connect() builds (never
+ * module state), and the engine decides how a template runs (`StatementEngine`): PostgreSQL
+ * through Kysely's executor, SQLite straight on a prepared node:sqlite statement
+ * (sqlite-adapter.ts). Only fixed-shape queries belong here; dynamic ones (filters, paging)
+ * stay with the query builder.
+ */
+import type { Compilable, CompiledQuery } from 'kysely';
+import type { Db, Executor } from './types.ts';
+
+/** A statement's parameters: a row or a small object of named values. */
+type Params = object;
+
+/** One statement: a Kysely query over named parameters, written once. */
+export interface StatementDef<P extends Params, R> {
+  readonly name: string;
+  readonly params: readonly (keyof P & string)[];
+  /** Builds the query; `p` holds stand-ins at compile time, so values must not be computed on. */
+  readonly build: (db: Db, p: P) => Compilable<R>;
+}
+
+export const defineStatement = <P extends Params, R>(
+  name: string,
+  params: readonly (keyof P & string)[],
+  build: (db: Db, p: P) => Compilable<R>,
+): StatementDef<P, R> => Object.freeze({ name, params, build });
+
+/** A parameter of the compiled SQL: the statement's parameter of that name, or a constant. */
+type Slot = { readonly param: string } | { readonly constant: unknown };
+
+/** A statement compiled for one database: its SQL and how to fill its placeholders. */
+export interface Template {
+  readonly name: string;
+  readonly compiled: CompiledQuery;
+  readonly slots: readonly Slot[];
+}
+
+/** How one engine runs a compiled template on an executor (a database or a transaction). */
+export interface StatementEngine {
+  rows(ex: Executor, template: Template, values: unknown[]): Promise<Record<string, unknown>[]>;
+  /** The first row, or undefined. */
+  row(ex: Executor, template: Template, values: unknown[]): Promise<Record<string, unknown> | undefined>;
+  /** Rows changed by a write. */
+  changes(ex: Executor, template: Template, values: unknown[]): Promise<number>;
+}
+
+/** What the repositories run hot statements through: `storage.statements`. */
+export interface Statements {
+  all<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<R[]>;
+  first<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<R | undefined>;
+  /** Runs a write; answers how many rows it changed. */
+  run<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<number>;
+}
+
+/**
+ * Stand-ins carry a control character and capitals, so a definition that computes on a parameter
+ * (lower-cases it, concatenates it) leaves a constant with that character behind and is refused.
+ */
+const MARK = '\u0001RC-PARAM:';
+
+/** Compiles `def` on `db` with a stand-in string per parameter, then maps them to slots. */
+export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<P, R>): Template {
+  const standIns: Record<string, string> = {};
+  const names = new Map<unknown, string>();
+  for (const name of def.params) {
+    const standIn = `${MARK}${name}\u0001`;
+    standIns[name] = standIn;
+    names.set(standIn, name);
+  }
+  const compiled = def.build(db, standIns as unknown as P).compile();
+  const slots = compiled.parameters.map((value): Slot => {
+    const param = names.get(value);
+    if (param !== undefined) return { param };
+    if (typeof value === 'string' && value.includes('\u0001')) {
+      throw new Error(`statement ${def.name}: a parameter was transformed before binding; pass it through unchanged`);
+    }
+    return { constant: value };
+  });
+  return { name: def.name, compiled, slots };
+}
+
+/** The engine-neutral part of `storage.statements`: compile once per database, bind, run. */
+export function createStatements(db: Db, engine: StatementEngine): Statements {
+  const templates = new Map<StatementDef<Params, unknown>, Template>();
+  const templateOf = (def: StatementDef<Params, unknown>): Template => {
+    let template = templates.get(def);
+    if (!template) {
+      template = compileStatement(db, def);
+      templates.set(def, template);
+    }
+    return template;
+  };
+  const bind = (template: Template, params: Params): unknown[] =>
+    template.slots.map((slot) => ('param' in slot ? (params as Record<string, unknown>)[slot.param] : slot.constant));
+  return {
+    all: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
+      const template = templateOf(def as StatementDef<Params, unknown>);
+      return (await engine.rows(ex, template, bind(template, params))) as R[];
+    },
+    first: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
+      const template = templateOf(def as StatementDef<Params, unknown>);
+      return (await engine.row(ex, template, bind(template, params))) as R | undefined;
+    },
+    run: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
+      const template = templateOf(def as StatementDef<Params, unknown>);
+      return engine.changes(ex, template, bind(template, params));
+    },
+  };
+}
+
+/** Runs templates through Kysely's executor (connection pool or mutex, plugins' result hooks). */
+export const kyselyEngine: StatementEngine = {
+  async rows(ex, template, values) {
+    const result = await ex.executeQuery<Record<string, unknown>>({ ...template.compiled, parameters: values });
+    return result.rows;
+  },
+  async row(ex, template, values) {
+    const result = await ex.executeQuery<Record<string, unknown>>({ ...template.compiled, parameters: values });
+    return result.rows[0];
+  },
+  async changes(ex, template, values) {
+    const result = await ex.executeQuery({ ...template.compiled, parameters: values });
+    return Number(result.numAffectedRows ?? 0n);
+  },
+};

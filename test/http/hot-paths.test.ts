@@ -1,0 +1,77 @@
+/**
+ * The statements the hottest requests run (docs/PERFORMANCE.md), on every engine: the bearer
+ * check is one statement that reads the token with its team; reads by id, a create, a member
+ * added to a group and the group read without members run only statements compiled once
+ * (src/storage/statements.ts), never a query built per call; a new user's (empty) groups are
+ * not looked up; a `userName eq` lookup is one list query, not a count and then the page.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestApp, json } from '../support/app.ts';
+import type { TestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+import { StatementLog } from '../support/storage-spy.ts';
+
+const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+
+for (const engine of engines) {
+  describe(`hot request paths on ${engine.name}`, () => {
+    const log = new StatementLog();
+    let t: TestApp;
+    let userId: string;
+    let groupId: string;
+    let other: string;
+
+    before(async () => {
+      t = await createTestApp({ engine, wrapStorage: (s) => log.wrap(s) });
+      userId = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'ada@x.example' })).id);
+      other = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'bob@x.example' })).id);
+      groupId = String(json(await t.request('POST', '/v2/scim/Groups', { displayName: 'Eng', members: [{ value: userId }] })).id);
+    });
+    after(() => t.close());
+
+    const run = async (method: string, url: string, body?: unknown) => {
+      log.reset();
+      const res = await t.request(method, url, body);
+      assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
+      return { res, statements: log.statements, built: log.built };
+    };
+
+    it('GET /Users/{id}: the token with its team, the user, its groups; nothing built per call', async () => {
+      const { res, statements, built } = await run('GET', `/v2/scim/Users/${userId}`);
+      assert.deepEqual(statements, ['tokenWithTeam', 'userById', 'groupsOfUser']);
+      assert.deepEqual(built, []);
+      assert.deepEqual((json(res).groups as { value: string }[]).map((g) => g.value), [groupId]);
+    });
+
+    it('an unknown token is 401 after that one statement', async () => {
+      log.reset();
+      const res = await t.app.inject({ method: 'GET', url: `/v2/scim/Users/${userId}`, headers: { authorization: 'Bearer rc_at_unknown' } });
+      assert.equal(res.statusCode, 401);
+      assert.deepEqual(log.statements, ['tokenWithTeam']);
+    });
+
+    it('POST /Users: a new user\'s groups are not looked up (it has none), and the answer still shows them empty', async () => {
+      const { res, statements, built } = await run('POST', '/v2/scim/Users', { userName: 'cy@x.example' });
+      assert.deepEqual(statements, ['tokenWithTeam', 'userByNameKey', 'insertUser', 'insertAuditEvent']);
+      assert.deepEqual(built, []);
+      assert.deepEqual(json(res).groups, []);
+    });
+
+    it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
+      const add = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
+      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', 'insertAuditEvent']);
+      assert.deepEqual(add.built, []);
+      const get = await run('GET', `/v2/scim/Groups/${groupId}?excludedAttributes=members`);
+      assert.deepEqual(get.statements, ['tokenWithTeam', 'groupById']);
+      assert.deepEqual(get.built, []);
+    });
+
+    it('RFC 7644 3.4.2: a userName eq lookup is one query (the page tells totalResults), plus the groups of what it found', async () => {
+      const { res, statements, built } = await run('GET', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "ada@x.example"')}`);
+      assert.equal(json(res).totalResults, 1);
+      assert.deepEqual(statements, ['tokenWithTeam', 'groupsOfUser']);
+      assert.deepEqual(built, ['SelectQueryNode']);
+    });
+  });
+}

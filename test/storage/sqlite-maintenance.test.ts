@@ -1,0 +1,128 @@
+/**
+ * SQLite file maintenance (src/storage/checkpointer.ts, sqlite-adapter.ts, connect.ts): the
+ * serving connection never checkpoints inside a commit, a worker thread does, and the WAL it
+ * checkpoints starts over once it passes a threshold, so it stays bounded however long writes
+ * go on, paused or not; close() stops the worker
+ * and leaves no WAL behind; a checkpointer that fails hands checkpoints back to the serving
+ * connection; statistics are gathered when a database is opened, so the planner serves
+ * `externalId eq` from its index.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { newId } from '../../src/ids.ts';
+import { startCheckpointer } from '../../src/storage/checkpointer.ts';
+import type { CheckpointReport } from '../../src/storage/checkpointer.ts';
+import { connect } from '../../src/storage/connect.ts';
+import type { Storage } from '../../src/storage/connect.ts';
+import { migrate } from '../../src/storage/migrations/index.ts';
+import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
+import { insertTeam } from '../../src/storage/repos/teams.ts';
+
+const T = '2026-01-01T00:00:00.000Z';
+
+describe('SQLite maintenance', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rollcall-maintenance-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const waitFor = async (what: string, check: () => boolean, ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  /** `n` write transactions of one audit event each. */
+  const writes = async (storage: Storage, teamId: string, n: number) => {
+    for (let i = 0; i < n; i++) {
+      await storage.db.transaction().execute((trx) =>
+        insertAuditEvent(trx, storage.statements, { id: newId(), team_id: teamId, at: T, actor: '{}', request_id: null, action: 'create', resource_type: 'User', resource_id: null, detail: JSON.stringify({ pad: 'x'.repeat(2000) }) }),
+      );
+    }
+  };
+
+  it('commits never checkpoint; the worker thread copies every committed frame into the database', async () => {
+    const path = join(dir, 'wal.db');
+    const reports: CheckpointReport[] = [];
+    const storage = connect(`sqlite:${path}`, { checkpointIntervalMs: 20, onCheckpoint: (r) => reports.push(r) });
+    try {
+      await migrate(storage);
+      const setting = await sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`.execute(storage.db);
+      assert.equal(setting.rows[0]?.wal_autocheckpoint, 0, 'the serving connection leaves checkpoints to the worker');
+      const teamId = newId();
+      await insertTeam(storage.db, { id: teamId, name: 'wal', name_key: 'wal', deactivated_users: 'hidden', created_at: T });
+      await writes(storage, teamId, 150);
+      const seen = reports.length;
+      await waitFor('a checkpoint that took in every frame', () => reports.slice(seen).some((r) => r.log > 0 && r.checkpointed === r.log));
+      const events = await storage.db.selectFrom('audit_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(events.n), 150);
+    } finally {
+      await storage.close();
+    }
+    assert.equal(existsSync(`${path}-wal`), false, 'closing the last connection checkpointed and removed the WAL');
+  });
+
+  it('under writes that never let the WAL start over by itself, it is emptied once it passes the threshold', async () => {
+    const path = join(dir, 'stream.db');
+    const threshold = 1200 * 4096;
+    const storage = connect(`sqlite:${path}`, { checkpointIntervalMs: 10, checkpointLargeWalBytes: threshold });
+    try {
+      await migrate(storage);
+      const teamId = newId();
+      await insertTeam(storage.db, { id: teamId, name: 'stream', name_key: 'stream', deactivated_users: 'hidden', created_at: T });
+      let largest = 0;
+      // About 3,000 transactions, 80 MB of WAL frames, in batches a few milliseconds apart (the
+      // event loop turns, as between requests; the worker's checkpoints always trail the writes).
+      for (let batch = 0; batch < 120; batch++) {
+        await writes(storage, teamId, 25);
+        await new Promise((r) => setTimeout(r, 3));
+        largest = Math.max(largest, statSync(`${path}-wal`).size);
+      }
+      assert.ok(largest < 4 * threshold, `the WAL reached ${largest} bytes`);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('a checkpointer that fails hands checkpoints back to the serving connection', async () => {
+    let failure: unknown;
+    const checkpointer = startCheckpointer({ path: join(dir, 'no-such-dir', 'x', 'db.sqlite'), intervalMs: 20, onLargeWal: () => {}, onFailure: (error) => (failure = error) });
+    await waitFor('the failure', () => failure !== undefined);
+    await checkpointer.stop();
+  });
+
+  it('opening a database gathers planner statistics: externalId eq is served by its index', async () => {
+    const path = join(dir, 'stats.db');
+    const url = `sqlite:${path}`;
+    const teamId = newId();
+    const first = connect(url);
+    try {
+      await migrate(first);
+      await insertTeam(first.db, { id: teamId, name: 's', name_key: 's', deactivated_users: 'hidden', created_at: T });
+      await first.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 5000; i++) {
+          const userName = `u${i}@x.example`;
+          await trx.insertInto('users').values({ id: newId(), team_id: teamId, user_name: userName, user_name_key: userName, external_id: `ext-${i}`, active: 1, user_type: null, display_name: null, given_name: null, family_name: null, password_hash: null, data: '{}', version: 1, created_at: T, updated_at: T }).execute();
+        }
+      });
+    } finally {
+      await first.close();
+    }
+    const reopened = connect(url);
+    try {
+      const stats = await sql<{ idx: string }>`select idx from sqlite_stat1 where tbl = 'users'`.execute(reopened.db);
+      assert.ok(stats.rows.some((r) => r.idx === 'users_team_external_id'), 'users analyzed when the database was opened');
+      const plan = await sql<{ detail: string }>`explain query plan select * from users u where u.team_id = ${teamId} and u.active = 1 and u.external_id = ${'ext-7'} order by u.created_at, u.id limit 100`.execute(reopened.db);
+      assert.match(plan.rows.map((r) => r.detail).join(' | '), /users_team_external_id/);
+    } finally {
+      await reopened.close();
+    }
+  });
+});

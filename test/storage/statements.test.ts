@@ -1,0 +1,118 @@
+/**
+ * Statements compiled once (src/storage/statements.ts), on every engine: they answer what the
+ * same Kysely query answers when built per call; they run inside the caller's transaction; a
+ * statement on the database never joins or reads another request's open transaction (SQLite's
+ * one connection: the direct path must wait for it); a definition that computes on a parameter
+ * is refused when compiled.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { newId } from '../../src/ids.ts';
+import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
+import { insertTeam } from '../../src/storage/repos/teams.ts';
+import { insertUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
+import type { UserRow } from '../../src/storage/repos/users.ts';
+import { compileStatement, defineStatement } from '../../src/storage/statements.ts';
+import { engines } from '../support/engines.ts';
+import type { TestDatabase } from '../support/engines.ts';
+
+const T = '2026-01-01T00:00:00.000Z';
+
+const userRow = (teamId: string, userName: string): UserRow => ({
+  id: newId(),
+  team_id: teamId,
+  user_name: userName,
+  user_name_key: userName.toLowerCase(),
+  external_id: null,
+  active: 1,
+  user_type: null,
+  display_name: null,
+  given_name: null,
+  family_name: null,
+  password_hash: null,
+  data: JSON.stringify({ userName }),
+  version: 1,
+  created_at: T,
+  updated_at: T,
+});
+
+/** A promise and the function that settles it. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open = () => {};
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+for (const engine of engines) {
+  describe(`compiled statements on ${engine.name}`, () => {
+    let db: TestDatabase;
+    const teamId = newId();
+
+    before(async () => {
+      db = await engine.open();
+      await insertTeam(db.storage.db, { id: teamId, name: 'acme', name_key: 'acme', deactivated_users: 'hidden', created_at: T });
+    });
+    after(() => db.dispose());
+
+    it('answer what the query built per call answers, on each call with its own parameters', async () => {
+      const { db: kdb, statements: st } = db.storage;
+      const rows = [userRow(teamId, 'one@x.example'), userRow(teamId, 'two@x.example')];
+      for (const row of rows) await insertUser(kdb, st, row);
+      for (const row of rows) {
+        const built = await kdb.selectFrom('users').selectAll().where('team_id', '=', teamId).where('id', '=', row.id).executeTakeFirst();
+        assert.deepEqual({ ...(await userById(kdb, st, teamId, row.id)) }, { ...built });
+        assert.equal((await userByNameKey(kdb, st, teamId, row.user_name_key))?.id, row.id);
+      }
+      assert.equal(await userById(kdb, st, teamId, 'NOPE'), undefined);
+    });
+
+    it('run inside the caller\'s transaction: rolled back with it', async () => {
+      const { db: kdb, statements: st } = db.storage;
+      const row = userRow(teamId, 'rolled@x.example');
+      await assert.rejects(
+        kdb.transaction().execute(async (trx) => {
+          await insertUser(trx, st, row);
+          assert.equal((await userById(trx, st, teamId, row.id))?.id, row.id, 'the transaction sees its own write');
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      assert.equal(await userById(kdb, st, teamId, row.id), undefined);
+    });
+
+    it('on the database, never read or join another request\'s open transaction', async () => {
+      const { db: kdb, statements: st } = db.storage;
+      const row = userRow(teamId, 'dirty@x.example');
+      const inserted = gate();
+      const release = gate();
+      const other = kdb.transaction().execute(async (trx) => {
+        await insertUser(trx, st, row);
+        inserted.open();
+        await release.wait;
+        throw new Error('roll back');
+      });
+      await inserted.wait;
+      // Issued while the other transaction is open with its uncommitted row.
+      const read = userById(kdb, st, teamId, row.id);
+      const eventId = newId();
+      const write = insertAuditEvent(kdb, st, { id: eventId, team_id: teamId, at: T, actor: '{}', request_id: null, action: 'create', resource_type: 'User', resource_id: eventId, detail: '{}' });
+      release.open();
+      await assert.rejects(other, /roll back/);
+      assert.equal(await read, undefined, 'the uncommitted row was not read');
+      await write;
+      const kept = await kdb.selectFrom('audit_events').select('id').where('id', '=', eventId).executeTakeFirst();
+      assert.equal(kept?.id, eventId, 'the write did not join the rolled-back transaction');
+    });
+
+    it('a definition that computes on a parameter is refused when compiled', () => {
+      const lowered = defineStatement<{ key: string }, unknown>('bad', ['key'], (kdb, p) =>
+        kdb.selectFrom('users').selectAll().where('user_name_key', '=', p.key.toLowerCase()),
+      );
+      assert.throws(() => compileStatement(db.storage.db, lowered), /bad: a parameter was transformed/);
+      const constant = defineStatement<{ id: string }, unknown>('good', ['id'], (kdb, p) =>
+        kdb.selectFrom('users').select('id').where('id', '=', p.id).where('active', '=', 1),
+      );
+      assert.deepEqual(compileStatement(db.storage.db, constant).slots, [{ param: 'id' }, { constant: 1 }]);
+    });
+  });
+}
