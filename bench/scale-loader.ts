@@ -12,8 +12,7 @@ import { CLI_ACTOR } from '../src/audit/events.ts';
 import { iso, systemClock } from '../src/clock.ts';
 import { newId } from '../src/ids.ts';
 import { createGroup } from '../src/scim/groups.ts';
-import { columnsOf } from '../src/scim/columns.ts';
-import { commonAttributes } from '../src/scim/schema/common.ts';
+import { userRowOf } from '../src/scim/users.ts';
 import { userResourceType } from '../src/scim/schema/registry.ts';
 import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from '../src/scim/schema/urns.ts';
 import { validateResource } from '../src/scim/validate.ts';
@@ -64,26 +63,8 @@ export function userBody(naming: UserNaming, n: number): Record<string, unknown>
 
 /** A users row for `body`, as the Users service's create would store it (no password). */
 export function userRowFor(storage: Storage, teamId: string, body: unknown, createdAt: string): UserRow {
-  const document = { ...validateResource(userResourceType, body, 'create').document };
-  if (document.active === undefined) document.active = true;
-  const columns = columnsOf(userResourceType, document, commonAttributes);
-  return {
-    id: newId(),
-    team_id: teamId,
-    user_name: String(columns.user_name),
-    user_name_key: String(columns.user_name_key),
-    external_id: columns.external_id as string | null,
-    active: Number(columns.active),
-    user_type: columns.user_type as string | null,
-    display_name: columns.display_name as string | null,
-    given_name: columns.given_name as string | null,
-    family_name: columns.family_name as string | null,
-    password_hash: null,
-    data: storage.hooks.toJson(document),
-    version: 1,
-    created_at: createdAt,
-    updated_at: createdAt,
-  };
+  const document = validateResource(userResourceType, body, 'create').document;
+  return userRowOf(storage.hooks, { id: newId(), team_id: teamId, created_at: createdAt }, document, null, 1, createdAt);
 }
 
 export interface LoadedUser {

@@ -13,6 +13,7 @@ import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
 import { insertUser, listUsers as listUserRows, loginUserByNameKey, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
+import type { DialectHooks } from '../storage/dialect.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
 import { hidesDeactivated } from './context.ts';
@@ -82,20 +83,22 @@ async function assertLoginFree(ex: Executor, row: UserRow): Promise<void> {
   }
 }
 
-async function rowFor(
-  ctx: ScimContext,
-  base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash'>,
-  validated: ValidatedResource,
+/**
+ * The users row that stores `document` (already validated): the indexed columns come from the
+ * schema's storage mappings. A user without `active` is active (the contract's create sets it;
+ * most clients omit it). Also used by the scale benchmark's bulk loader.
+ */
+export function userRowOf(
+  hooks: DialectHooks,
+  base: Pick<UserRow, 'id' | 'team_id' | 'created_at'>,
+  validatedDocument: Readonly<Record<string, unknown>>,
+  passwordHash: string | null,
   version: number,
-): Promise<UserRow> {
-  const document = { ...validated.document };
-  // A user without `active` is active (the contract's create sets it; most clients omit it).
+  updatedAt: string,
+): UserRow {
+  const document = { ...validatedDocument };
   if (document.active === undefined) document.active = true;
   const columns = columnsOf(rt, document, commonAttributes);
-  let passwordHash = base.password_hash;
-  if (validated.password !== undefined) {
-    passwordHash = validated.password === null ? null : await hashPassword(validated.password);
-  }
   return {
     id: base.id,
     team_id: base.team_id,
@@ -108,12 +111,23 @@ async function rowFor(
     given_name: columns.given_name as string | null,
     family_name: columns.family_name as string | null,
     password_hash: passwordHash,
-    data: ctx.storage.hooks.toJson(document),
+    data: hooks.toJson(document),
     version,
     created_at: base.created_at,
-    // A new resource was last modified when it was created.
-    updated_at: version === 1 ? base.created_at : iso(ctx.clock),
+    updated_at: updatedAt,
   };
+}
+
+async function rowFor(
+  ctx: ScimContext,
+  base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash'>,
+  validated: ValidatedResource,
+  version: number,
+): Promise<UserRow> {
+  let passwordHash = base.password_hash;
+  if (validated.password !== undefined) passwordHash = await hashPassword(validated.password);
+  // A new resource was last modified when it was created.
+  return userRowOf(ctx.storage.hooks, base, validated.document, passwordHash, version, version === 1 ? base.created_at : iso(ctx.clock));
 }
 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
