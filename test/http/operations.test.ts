@@ -42,6 +42,15 @@ describe('operations', () => {
     assert.doesNotMatch(text, /NOPE0000000000000000/, 'raw URLs never become labels');
   });
 
+  it('/readyz answers 503 once the database cannot be reached; /healthz still 200', async () => {
+    assert.equal((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+    await t.storage.close();
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 503);
+    assert.equal(json(ready).status, 'unavailable');
+    assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+  });
+
   it('every answer carries its request id; an incoming X-Request-Id is kept', async () => {
     const res = await t.request('GET', '/v2/scim/Users', undefined, { 'x-request-id': 'trace-123' });
     assert.equal(res.headers['x-request-id'], 'trace-123');
