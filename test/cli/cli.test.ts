@@ -3,40 +3,11 @@
  * --json, `serve` answering /healthz and /readyz, and refusing a second server on one SQLite file.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-
-const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
-
-function rollcall(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env, LOG_LEVEL: 'silent' } });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** Starts `rollcall serve` and resolves with its URL once it says it is serving. */
-function serve(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--json', '--port', '0', ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const match = /"url":\s*"([^"]+)"/.exec(out);
-      if (match) resolve({ child, url: match[1]! });
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
-}
+import { rollcall, startServer } from '../support/processes.ts';
 
 describe('rollcall CLI', () => {
   let dir: string;
@@ -83,7 +54,7 @@ describe('rollcall CLI', () => {
     assert.match(human.stdout, /create\s+User \w{20}\s+by cli/);
     assert.match(rollcall(['audit', 'list', '--team', 'acme', '--since', 'yesterday', '--database', database]).stderr, /--since must be an ISO 8601/);
 
-    const server = await serve(['--database', database]);
+    const server = await startServer(database);
     try {
       const health = await fetch(`${server.url}/healthz`);
       assert.equal(health.status, 200);
@@ -98,13 +69,11 @@ describe('rollcall CLI', () => {
       assert.equal(second.code, 1);
       assert.match(second.stderr, /already serving/);
     } finally {
-      server.child.kill('SIGTERM');
-      await new Promise((r) => server.child.once('exit', r));
+      await server.stop();
     }
     // After a clean stop the file can be served again.
-    const again = await serve(['--database', database]);
-    again.child.kill('SIGTERM');
-    const code = await new Promise((r) => again.child.once('exit', r));
+    const again = await startServer(database);
+    const code = await again.stop();
     assert.equal(code, 0);
   });
 

@@ -5,18 +5,14 @@
  * prints them once with a curl line whose password grant really yields a working token.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { rollcall } from '../support/processes.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
-
-function rollcall(args: string[]) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
 
 /** Starts `rollcall serve` and resolves with everything it printed up to "serving". */
 function serve(database: string): Promise<{ kill(): Promise<number | null>; output: string; url: string }> {

@@ -4,7 +4,7 @@
  * stopped by SIGTERM (graceful) or SIGKILL (a crash). Also a bearer token minted straight into
  * the database the servers share.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createTeam, createTeamUser, issueToken } from '../../src/admin.ts';
@@ -13,6 +13,12 @@ import { connect } from '../../src/storage/connect.ts';
 import { migrate } from '../../src/storage/migrations/index.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
+
+/** Runs one `rollcall` command to completion, quietly, and returns what it printed. */
+export function rollcall(args: readonly string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env, LOG_LEVEL: 'silent' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
 
 export interface ServerProcess {
   readonly url: string;

@@ -8,33 +8,27 @@ import { userById } from '../../storage/repos/users.ts';
 import { maySignIn } from '../accounts.ts';
 import { invalidGrant } from '../errors.ts';
 import { parseScope, scopesOf } from '../scopes.ts';
-import { ReplayDetected, refuseReplay, rotateRefreshToken } from '../tokens.ts';
+import { rotateRefreshToken } from '../tokens.ts';
 import type { GrantHandler } from './types.ts';
-import { actorOf, issueRecorded, required } from './types.ts';
+import { issueRecorded, replayGuarded, required } from './types.ts';
 
 export const refreshTokenGrant: GrantHandler = async (ctx, request) => {
   const { client, params } = request;
   const token = required(params, 'refresh_token');
-  const db = ctx.storage.db;
-  try {
-    return await db.transaction().execute(async (trx) => {
-      const row = await rotateRefreshToken(trx, ctx.storage.statements, ctx.clock, token, client.id);
-      const scope = parseScope(params.scope, scopesOf(row.scope));
-      if (row.user_id !== null) {
-        const user = await userById(trx, ctx.storage.statements, row.team_id, row.user_id);
-        if (!user || !maySignIn(user)) throw invalidGrant('The user of this grant can no longer sign in');
-      }
-      return issueRecorded(trx, ctx, request, 'refresh_token', {
-        teamId: row.team_id,
-        userId: row.user_id,
-        clientId: client.id,
-        scope,
-        familyId: row.family_id ?? undefined,
-        withRefresh: true,
-      });
+  return replayGuarded(ctx, request, async (trx) => {
+    const row = await rotateRefreshToken(trx, ctx.storage.statements, ctx.clock, token, client.id);
+    const scope = parseScope(params.scope, scopesOf(row.scope));
+    if (row.user_id !== null) {
+      const user = await userById(trx, ctx.storage.statements, row.team_id, row.user_id);
+      if (!user || !maySignIn(user)) throw invalidGrant('The user of this grant can no longer sign in');
+    }
+    return issueRecorded(trx, ctx, request, 'refresh_token', {
+      teamId: row.team_id,
+      userId: row.user_id,
+      clientId: client.id,
+      scope,
+      familyId: row.family_id ?? undefined,
+      withRefresh: true,
     });
-  } catch (error) {
-    if (error instanceof ReplayDetected) return refuseReplay(ctx.storage, ctx.clock, error, actorOf(request, null), request.requestId);
-    throw error;
-  }
+  });
 };

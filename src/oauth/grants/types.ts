@@ -6,9 +6,11 @@ import type { Actor } from '../../audit/events.ts';
 import { recordEvent } from '../../audit/events.ts';
 import type { ClientRow } from '../../storage/repos/clients.ts';
 import type { Executor } from '../../storage/types.ts';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../storage/types.ts';
 import type { OAuthContext } from '../context.ts';
 import { invalidRequest } from '../errors.ts';
-import { issueGrant } from '../tokens.ts';
+import { issueGrant, ReplayDetected, refuseReplay } from '../tokens.ts';
 import type { GrantedTokens } from '../tokens.ts';
 
 export type TokenParams = Readonly<Record<string, string>>;
@@ -49,4 +51,22 @@ export async function issueRecorded(
     detail: { grantType, scope: grant.scope.join(' '), refreshToken: tokens.refreshToken !== undefined },
   });
   return tokens;
+}
+
+/**
+ * Runs a grant that consumes a one-time artifact (a code, a refresh token) in one transaction.
+ * A replay rolls the transaction back; the grant it belongs to is then revoked and recorded on
+ * its own, and the answer is invalid_grant (RFC 6749 4.1.2, RFC 9700 4.14.2).
+ */
+export async function replayGuarded(
+  ctx: OAuthContext,
+  request: GrantRequest,
+  work: (trx: Transaction<Database>) => Promise<GrantedTokens>,
+): Promise<GrantedTokens> {
+  try {
+    return await ctx.storage.db.transaction().execute(work);
+  } catch (error) {
+    if (error instanceof ReplayDetected) return refuseReplay(ctx.storage, ctx.clock, error, actorOf(request, null), request.requestId);
+    throw error;
+  }
 }

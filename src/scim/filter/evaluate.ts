@@ -7,7 +7,7 @@
  * attributes compare after toLowerCase; ordering compares code points.
  */
 import type { AttributeDef, ResourceTypeDef } from '../schema/types.ts';
-import type { CompareNode, Filter } from './ast.ts';
+import type { AttrPath, CompareNode, Filter } from './ast.ts';
 import { targetOf } from './bind.ts';
 
 type Json = Record<string, unknown>;
@@ -102,6 +102,13 @@ function elementsOf(attr: AttributeDef, value: unknown): unknown[] {
   return isObject(value) ? [value] : [];
 }
 
+/** The value of a bound path's attribute in a representation (under its extension URN if any). */
+function attributeValue(rt: ResourceTypeDef, filter: { readonly path: AttrPath }, resource: Json) {
+  const target = targetOf(rt, filter.path);
+  const container = target.extension !== undefined ? resource[target.extension] : resource;
+  return { ...target, value: isObject(container) ? container[target.attr.name] : undefined };
+}
+
 /** Whether a full representation (with `id`, `meta`, `groups` or `members`) matches a bound filter. */
 export function matches(rt: ResourceTypeDef, filter: Filter, resource: Json): boolean {
   switch (filter.kind) {
@@ -113,9 +120,7 @@ export function matches(rt: ResourceTypeDef, filter: Filter, resource: Json): bo
       return !matches(rt, filter.filter, resource);
     case 'compare':
     case 'present': {
-      const { attr, sub, extension } = targetOf(rt, filter.path);
-      const container = extension !== undefined ? resource[extension] : resource;
-      const value = isObject(container) ? container[attr.name] : undefined;
+      const { attr, sub, value } = attributeValue(rt, filter, resource);
       if (attr.multiValued) {
         const elements = elementsOf(attr, value);
         if (!sub) return filter.kind === 'present' ? elements.length > 0 : false;
@@ -125,9 +130,7 @@ export function matches(rt: ResourceTypeDef, filter: Filter, resource: Json): bo
       return testScalar(attr, value, filter);
     }
     case 'valuePath': {
-      const { attr, extension } = targetOf(rt, filter.path);
-      const container = extension !== undefined ? resource[extension] : resource;
-      const value = isObject(container) ? container[attr.name] : undefined;
+      const { attr, value } = attributeValue(rt, filter, resource);
       return elementsOf(attr, value).some((e) => matchesElement(attr, filter.filter, e));
     }
   }
