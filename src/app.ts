@@ -10,6 +10,8 @@ import { Redis } from 'ioredis';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { DEFAULT_DEADLINES, deadlineOptions } from './http/deadlines.ts';
+import type { Deadlines } from './http/deadlines.ts';
 import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
@@ -33,6 +35,8 @@ export interface AppDeps {
   readonly limits?: LimitSettings;
   /** Where JSON log lines go (stdout by default); tests read them. */
   readonly logStream?: { write(line: string): void };
+  /** Request and connection deadlines; DEFAULT_DEADLINES unless a test needs shorter ones. */
+  readonly deadlines?: Partial<Deadlines>;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -50,6 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT,
+    ...deadlineOptions({ ...DEFAULT_DEADLINES, ...deps.deadlines }),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     // Ids and URNs are case-sensitive; paths such as /Users must match as written.

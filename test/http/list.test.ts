@@ -181,6 +181,9 @@ describe(`listing and filtering on ${engine.name}`, () => {
       [filter('shoeSize eq 42'), 'invalidFilter'],
       [filter('(userName eq "a"'), 'invalidFilter'],
       [filter('active gt true'), 'invalidFilter'],
+      // Issue 13 item 10: escapes decoding to what no engine stores (PostgreSQL answered 500).
+      [filter('userName eq "\\u0000"'), 'invalidFilter'],
+      [filter('userName co "a\\u0000b" or displayName eq "\\ud800"'), 'invalidFilter'],
       ['sortBy=shoeSize', 'invalidValue'],
       ['sortOrder=sideways', 'invalidValue'],
       ['count=ten', 'invalidValue'],

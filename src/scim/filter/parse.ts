@@ -10,6 +10,7 @@ import { unquotedFilterValue } from '../compat.ts';
 import { badRequest } from '../errors.ts';
 import type { ScimError, ScimType } from '../errors.ts';
 import { parseAttrPath } from '../path.ts';
+import { isStorableText } from '../../text.ts';
 import type { AttrPath, CompareOp, Filter, Literal, PatchPath } from './ast.ts';
 
 export const MAX_FILTER_LENGTH = 4096;
@@ -46,6 +47,9 @@ function tokenize(text: string, fail: (why: string) => ScimError): Token[] {
       } catch {
         throw fail(`invalid escape in the string starting at ${i + 1}`);
       }
+      // The URL check saw the escape, not what it decodes to: "\u0000" or a lone "\ud800"
+      // would reach the database, which PostgreSQL refuses (a 500). Issue 13 item 10.
+      if (!isStorableText(value as string)) throw fail(`the string starting at ${i + 1} holds a NUL or a lone surrogate`);
       tokens.push({ t: 'string', value: value as string, at: i });
       i = j + 1;
     } else if (c === "'") {
