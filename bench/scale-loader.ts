@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { CLI_ACTOR } from '../src/audit/events.ts';
 import { iso, systemClock } from '../src/clock.ts';
 import { newId } from '../src/ids.ts';
+import { PasswordHasher } from '../src/oauth/passwords.ts';
 import { createGroup } from '../src/scim/groups.ts';
 import { userRowOf } from '../src/scim/users.ts';
 import { userResourceType } from '../src/scim/schema/registry.ts';
@@ -121,7 +122,7 @@ export async function loadGroup(
 ): Promise<string> {
   // The same cursor secret the server will use (the first to start stores it).
   const cursorSecret = await ensureSetting(storage.db, 'cursor_secret', randomBytes(32).toString('base64url'));
-  const ctx = { storage, clock: systemClock, baseUrl: 'http://127.0.0.1', team, actor: CLI_ACTOR, requestId: null, cursorSecret };
+  const ctx = { storage, clock: systemClock, baseUrl: 'http://127.0.0.1', team, actor: CLI_ACTOR, requestId: null, cursorSecret, passwords: new PasswordHasher() };
   const created = await createGroup(ctx, { schemas: [GROUP_SCHEMA], displayName });
   const at = iso(systemClock);
   for (let from = 0; from < memberIds.length; from += ROWS_PER_TRANSACTION) {

@@ -8,6 +8,7 @@ import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
 import { newId } from './ids.ts';
 import { newClientSecret, redirectUriProblem } from './oauth/clients.ts';
+import { PasswordHasher } from './oauth/passwords.ts';
 import { issueAccessToken } from './oauth/tokens.ts';
 import type { Scope } from './oauth/tokens.ts';
 import type { ScimContext } from './scim/context.ts';
@@ -79,6 +80,8 @@ const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> 
   requestId: null,
   // The one the servers use (app.ts), should a CLI action ever page through a list.
   cursorSecret: await ensureSetting(deps.storage.db, 'cursor_secret', randomBytes(32).toString('base64url')),
+  // One CLI command sets at most one password: a queue of its own is enough.
+  passwords: new PasswordHasher(),
 });
 
 export async function createTeamUser(

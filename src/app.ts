@@ -21,6 +21,8 @@ import { scimPlugin } from './http/scim-plugin.ts';
 import type { OAuthContext } from './oauth/context.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
+import { DEFAULT_HASHING, PasswordHasher } from './oauth/passwords.ts';
+import type { HashingSettings } from './oauth/passwords.ts';
 import type { Storage } from './storage/connect.ts';
 import { ensureSetting } from './storage/repos/settings.ts';
 
@@ -37,6 +39,8 @@ export interface AppDeps {
   readonly logStream?: { write(line: string): void };
   /** Request and connection deadlines; DEFAULT_DEADLINES unless a test needs shorter ones. */
   readonly deadlines?: Partial<Deadlines>;
+  /** How many scrypt derivations run and wait at once; DEFAULT_HASHING unless a test needs others. */
+  readonly hashing?: HashingSettings;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -67,9 +71,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
   if (redis) app.addHook('onClose', async () => void (await redis.quit()));
 
+  // One hashing queue for the whole app: SCIM writes and sign-ins share its bound (issue 13.4).
+  const passwords = new PasswordHasher(deps.hashing ?? DEFAULT_HASHING);
   const oauth: OAuthContext = {
     storage,
     clock,
+    passwords,
     lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
     limits: new Limits(deps.limits ?? DEFAULT_LIMITS, redis),
     passwordGrant: config.passwordGrant,
@@ -89,7 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
   registerHealth(app, storage);
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret };
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(oauthPlugin, { context: oauth, metrics });

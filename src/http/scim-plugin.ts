@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
+import type { PasswordHasher } from '../oauth/passwords.ts';
 import { verifyAccessToken } from '../oauth/tokens.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { ScimError } from '../scim/errors.ts';
@@ -21,6 +22,7 @@ export interface ScimPluginOptions {
   readonly baseUrl: string;
   /** The secret that signs list cursors (RFC 9865), the same on every instance. */
   readonly cursorSecret: string;
+  readonly passwords: PasswordHasher;
 }
 
 /** Paths under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -155,6 +157,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
       actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
       requestId: request.id,
       cursorSecret: options.cursorSecret,
+      passwords: options.passwords,
     });
     void reply;
   });

@@ -10,9 +10,10 @@ import { loginUserByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { Statements } from '../storage/statements.ts';
 import type { Executor } from '../storage/types.ts';
-import { invalidGrant } from './errors.ts';
+import { invalidGrant, OAuthError } from './errors.ts';
 import type { Limits } from './limits.ts';
-import { verifyPassword } from './passwords.ts';
+import { HashingBusy } from './passwords.ts';
+import type { PasswordHasher } from './passwords.ts';
 
 /** A hash of a random password nobody knows: verified when the user is unknown, to take equal time. */
 const DECOY_HASH = 'scrypt$131072$8$1$OgYuCi4gTR1gR6sOjNGqEQ$fEbLVReKEy47wZ73hdJWxy6EHmmID1fApe16FX77N2I';
@@ -27,6 +28,19 @@ export interface SignInContext {
   readonly storage: { readonly db: Executor; readonly statements: Statements };
   readonly clock: Clock;
   readonly limits: Limits;
+  readonly passwords: PasswordHasher;
+}
+
+/** A verification through the app's bounded queue; a full queue is 429 with Retry-After (issue 13.4). */
+async function verifyQueued(ctx: SignInContext, password: string, encoded: string): Promise<boolean> {
+  try {
+    return await ctx.passwords.verify(password, encoded);
+  } catch (error) {
+    if (error instanceof HashingBusy) {
+      throw new OAuthError('slow_down', error.message, 429, { 'retry-after': String(error.retryAfterSeconds) });
+    }
+    throw error;
+  }
 }
 
 export interface SignInMeta {
@@ -46,7 +60,7 @@ export async function signIn(ctx: SignInContext, username: string, password: str
   await limits.assertNotBlocked('accountFailures', key);
   const user = key.length > 0 && key.length <= 256 ? await loginUserByNameKey(ex, key) : undefined;
   // Passwords longer than any real one are refused without hashing megabytes.
-  const ok = password.length <= 1024 && (await verifyPassword(password, user?.password_hash ?? DECOY_HASH));
+  const ok = password.length <= 1024 && (await verifyQueued(ctx, password, user?.password_hash ?? DECOY_HASH));
   const record = (u: UserRow, action: 'sign_in' | 'sign_in_failed') =>
     recordEvent(ex, ctx.storage.statements, ctx.clock, {
       teamId: u.team_id,

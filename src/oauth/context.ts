@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { Limits } from './limits.ts';
+import type { PasswordHasher } from './passwords.ts';
 import type { TokenLifetimes } from './tokens.ts';
 
 export interface OAuthContext {
@@ -13,6 +14,8 @@ export interface OAuthContext {
   readonly clock: Clock;
   readonly lifetimes: TokenLifetimes;
   readonly limits: Limits;
+  /** The app's one bounded scrypt queue, shared with SCIM writes. */
+  readonly passwords: PasswordHasher;
   /** Whether grant_type=password is offered (PASSWORD_GRANT). */
   readonly passwordGrant: boolean;
   /** The issuer: PUBLIC_BASE_URL (RFC 8414 2). */

@@ -5,6 +5,7 @@
  */
 import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
+import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 
@@ -18,6 +19,8 @@ export interface ScimContext {
   readonly requestId: string | null;
   /** Signs RFC 9865 cursors; shared by every instance through the settings table. */
   readonly cursorSecret: string;
+  /** The app's one bounded scrypt queue, shared with sign-ins (oauth/passwords.ts). */
+  readonly passwords: PasswordHasher;
 }
 
 /** Deactivated users are hidden from every read unless the team made them visible. */

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
-import type { AppConfig } from '../../src/app.ts';
+import type { AppConfig, AppDeps } from '../../src/app.ts';
 import type { LimitSettings } from '../../src/oauth/limits.ts';
 import type { Clock } from '../../src/clock.ts';
 import { iso } from '../../src/clock.ts';
@@ -69,6 +69,8 @@ export interface TestAppOptions {
   readonly deactivatedUsers?: TeamRow['deactivated_users'];
   /** Puts something between the app and its database (e.g. a query-watching plugin). */
   readonly wrapStorage?: (storage: Storage) => Storage;
+  /** Other app dependencies (hashing queue, deadlines, ...). */
+  readonly deps?: Partial<Omit<AppDeps, 'config' | 'storage' | 'clock'>>;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -76,7 +78,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = await engine.open();
   const storage = options.wrapStorage ? options.wrapStorage(database.storage) : database.storage;
   const clock = new TestClock();
-  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}) });
+  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}), ...options.deps });
 
   const tokenFor = async (teamId: string, scope: readonly Scope[], ttlSeconds = 3600) =>
     (await issueAccessToken(storage.db, clock, { teamId, userId: null, clientId: null, scope, ttlSeconds })).token;
