@@ -135,8 +135,6 @@ function containerOf(document: Json, target: Target, create: boolean): Json | un
   return document[id] as Json;
 }
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-
 /**
  * Entra ID E8 / T9: the element a filtered write creates when none matches, made of the
  * filter's `eq` terms (`type eq "mobile"` -> `{type: "mobile"}`); undefined when the filter is
@@ -152,17 +150,37 @@ function templateOf(filter: Filter): Json | undefined {
   return undefined;
 }
 
-/** Adds `elements` to a multi-valued attribute, skipping duplicates; a new primary demotes the old. */
+/**
+ * The identity of an element for de-duplication: its JSON. Elements are canonical (validate.ts
+ * orders sub-attributes by the schema), so equal values have equal keys.
+ */
+const keyOf = (element: unknown): string => JSON.stringify(element);
+
+/**
+ * Adds `elements` to a multi-valued attribute, skipping duplicates; a new primary demotes the
+ * old. Linear: duplicates are found in a set of keys and the primary by its index (issue 13
+ * item 2: comparing every new element with every existing one froze the event loop for seconds).
+ */
 function appendElements(container: Json, attr: AttributeDef, elements: unknown[]): void {
   const current = Array.isArray(container[attr.name]) ? [...(container[attr.name] as unknown[])] : [];
+  const keys = new Set(current.map(keyOf));
+  let primaries: number[] = [];
+  current.forEach((e, i) => {
+    if (isObject(e) && e.primary === true) primaries.push(i);
+  });
   for (const element of elements) {
-    if (current.some((e) => same(e, element))) continue;
+    const key = keyOf(element);
+    if (keys.has(key)) continue;
     if (isObject(element) && element.primary === true) {
-      for (let i = 0; i < current.length; i++) {
-        const e = current[i];
-        if (isObject(e) && e.primary === true) current[i] = { ...e, primary: false };
+      for (const i of primaries) {
+        const demoted = { ...(current[i] as Json), primary: false };
+        keys.delete(keyOf(current[i]));
+        keys.add(keyOf(demoted));
+        current[i] = demoted;
       }
+      primaries = [current.length];
     }
+    keys.add(key);
     current.push(element);
   }
   if (current.length > 0) container[attr.name] = current;
@@ -229,9 +247,10 @@ function writeFiltered(op: 'add' | 'replace', container: Json, target: Target, v
   }
   // RFC 7644 3.5.2: making a value primary makes every other value not primary.
   if (written.some((i) => isObject(elements[i]) && elements[i].primary === true)) {
+    const writtenSet = new Set(written);
     for (let i = 0; i < elements.length; i++) {
       const e = elements[i];
-      if (!written.includes(i) && isObject(e) && e.primary === true) elements[i] = { ...e, primary: false };
+      if (!writtenSet.has(i) && isObject(e) && e.primary === true) elements[i] = { ...e, primary: false };
     }
   }
   const kept = elements.filter((e) => e !== undefined);
@@ -248,8 +267,11 @@ function remove(document: Json, target: Target, value: unknown): void {
   if (filter || (attr.multiValued && value !== undefined && value !== null)) {
     const elements = attr.multiValued ? (container[attr.name] as unknown[]) : [container[attr.name]];
     const listed = filter ? undefined : normalizeValue(attr, isObject(value) ? [value] : value, target.text) as Json[] | undefined;
+    // Listed elements select by their value, or whole when they have none: two sets, one pass.
+    const values = new Set((listed ?? []).filter((l) => l.value !== undefined).map((l) => l.value));
+    const wholes = new Set((listed ?? []).filter((l) => l.value === undefined).map(keyOf));
     const selected = (e: unknown) =>
-      filter ? matchesElement(attr, filter, e) : (listed ?? []).some((l) => isObject(e) && (l.value !== undefined ? l.value === e.value : same(l, e)));
+      filter ? matchesElement(attr, filter, e) : isObject(e) && ((e.value !== undefined && values.has(e.value)) || (wholes.size > 0 && wholes.has(keyOf(e))));
     const kept: unknown[] = [];
     for (const e of elements) {
       if (!selected(e)) kept.push(e);

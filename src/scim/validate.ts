@@ -5,14 +5,18 @@
  * checked against their type and canonical values, null and "" meaning absent, readOnly input
  * ignored, immutable values kept, required attributes enforced, the write-only password and a
  * Group's member ids handed back beside the document (never stored in it). It throws 400
- * ScimErrors (`invalidSyntax` for shapes and unknown names, `invalidValue` for values,
- * `mutability` for immutable changes); it never touches storage.
+ * ScimErrors (`invalidSyntax` for shapes and unknown names, `invalidValue` for values and
+ * values over their schema bounds, `mutability` for immutable changes); it never touches storage.
+ * Bounds (issue 13 item 2) come from the attribute definitions (schema/types.ts boundsOf): string
+ * length, UTF-8 bytes of indexed values, elements per multi-valued attribute, and the size of the
+ * stored document.
  */
 import { isToleratedSchemaUrn, multiValuedShape, singleComplexShape, stringBoolean } from './compat.ts';
 import { badRequest } from './errors.ts';
 import { parseAttrPath } from './path.ts';
 import { commonAttributes } from './schema/common.ts';
 import { extensionByUrn, findAttribute, findSubAttribute, lower, resolvePath } from './schema/registry.ts';
+import { boundsOf, DEFAULT_BOUNDS } from './schema/types.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 
 export type ValidationMode = 'create' | 'replace' | 'patch';
@@ -32,6 +36,46 @@ const isObject = (value: unknown): value is Json => value !== null && typeof val
 
 const invalidValue = (detail: string) => badRequest('invalidValue', detail);
 
+/** Whether `text` holds more than `max` code points (counted only when UTF-16 length says it may). */
+function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let n = 0;
+  for (const _ of text) if (++n > max) return true;
+  return false;
+}
+
+/**
+ * A string over its attribute's bounds is refused, naming the attribute. The byte bound guards
+ * indexed columns: PostgreSQL cannot index an entry over ~2,704 bytes, and case folding can
+ * lengthen text (İ, 2 bytes, folds to i + U+0307, 3 bytes), so the folded key is measured too.
+ */
+function checkStringBounds(def: AttributeDef, value: string, label: string): void {
+  const { maxLength, maxBytes } = boundsOf(def);
+  if (longerThan(value, maxLength)) throw invalidValue(`${label} is longer than ${maxLength} characters`);
+  if (maxBytes !== undefined && (Buffer.byteLength(value) > maxBytes || Buffer.byteLength(value.toLowerCase()) > maxBytes)) {
+    throw invalidValue(`${label} takes more than ${maxBytes} bytes in UTF-8`);
+  }
+}
+
+/** A multi-valued attribute holds at most its bound of elements. */
+function checkElementCount(attr: AttributeDef, count: number, label: string): void {
+  const { maxElements } = boundsOf(attr);
+  if (count > maxElements) throw invalidValue(`${label} holds more than ${maxElements} values`);
+}
+
+/** The stored document of one resource is at most DEFAULT_BOUNDS.maxResourceBytes of JSON. */
+function checkResourceSize(rt: ResourceTypeDef, document: Json): void {
+  const max = DEFAULT_BOUNDS.maxResourceBytes;
+  if (Buffer.byteLength(JSON.stringify(document)) <= max) return;
+  let largest = '';
+  let largestBytes = -1;
+  for (const [key, value] of Object.entries(document)) {
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    if (bytes > largestBytes) [largest, largestBytes] = [key, bytes];
+  }
+  throw invalidValue(`The ${rt.name} would take more than ${max / 1024} KiB stored; its largest attribute is ${largest} (${Math.ceil(largestBytes / 1024)} KiB)`);
+}
+
 /** A scalar of `def`'s type, or undefined for null / "" (absent). */
 function normalizeScalar(def: AttributeDef, value: unknown, label: string): unknown {
   if (value === null || value === undefined || value === '') return undefined;
@@ -49,7 +93,7 @@ function normalizeScalar(def: AttributeDef, value: unknown, label: string): unkn
       if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidValue(`${label} must be a number`);
       return value;
     case 'dateTime':
-      if (typeof value !== 'string' || !/^\d{4}-\d\d-\d\dT/.test(value) || Number.isNaN(Date.parse(value))) {
+      if (typeof value !== 'string' || value.length > 64 || !/^\d{4}-\d\d-\d\dT/.test(value) || Number.isNaN(Date.parse(value))) {
         throw invalidValue(`${label} must be an ISO 8601 date and time`);
       }
       return value;
@@ -57,6 +101,7 @@ function normalizeScalar(def: AttributeDef, value: unknown, label: string): unkn
       throw invalidValue(`${label} must be an object`);
     default: {
       if (typeof value !== 'string') throw invalidValue(`${label} must be a string`);
+      checkStringBounds(def, value, label);
       const canonical = def.canonicalValues;
       if (canonical && canonical.length > 0) {
         const match = canonical.find((c) => lower(c) === lower(value));
@@ -99,6 +144,7 @@ export function normalizeValue(attr: AttributeDef, value: unknown, label: string
   if (value === null || value === undefined) return undefined;
   if (attr.multiValued) {
     if (!Array.isArray(value)) throw invalidValue(`${label} must be an array`);
+    checkElementCount(attr, value.length, label);
     const elements: unknown[] = [];
     for (const element of value) {
       const normalized = attr.type === 'complex' ? normalizeElement(attr, element, label) : normalizeScalar(attr, element, label);
@@ -237,6 +283,7 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
     if (attr.required && document[attr.name] === undefined) throw invalidValue(`${attr.name} is required`);
   }
   if (original && mode !== 'create') checkImmutable(rt, original, document);
+  checkResourceSize(rt, document);
   return {
     document,
     ...(password !== undefined ? { password } : {}),

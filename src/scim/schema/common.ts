@@ -3,7 +3,7 @@
  * resolved like schema attributes but, as the RFC says, are not listed inside any schema's
  * `attributes` in /Schemas.
  */
-import { attr } from './types.ts';
+import { attr, INDEXED_NAME_BOUNDS } from './types.ts';
 import type { AttributeDef } from './types.ts';
 
 export const commonAttributes: readonly AttributeDef[] = [
@@ -17,6 +17,7 @@ export const commonAttributes: readonly AttributeDef[] = [
   attr('externalId', 'string', 'Identifier of the resource as defined by the provisioning client.', {
     caseExact: true,
     storage: { kind: 'column', column: 'external_id' },
+    ...INDEXED_NAME_BOUNDS,
   }),
   attr('meta', 'complex', 'Resource metadata.', {
     mutability: 'readOnly',

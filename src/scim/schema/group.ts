@@ -3,7 +3,7 @@
  * `display` (another name for displayName), `value` (another name for id) and `active`.
  * Members are rows of `group_members`, never an array inside the stored document.
  */
-import { attr } from './types.ts';
+import { attr, INDEXED_NAME_BOUNDS } from './types.ts';
 import type { SchemaDef } from './types.ts';
 import { GROUP_SCHEMA } from './urns.ts';
 
@@ -16,10 +16,12 @@ export const groupSchema: SchemaDef = {
       required: true,
       uniqueness: 'server',
       storage: { kind: 'column', column: 'display_name', lowerColumn: 'display_name_key' },
+      ...INDEXED_NAME_BOUNDS,
     }),
     attr('display', 'string', 'The contract\'s name for displayName; accepted on input and returned with the same value.', {
       aliasOf: 'displayName',
       storage: { kind: 'column', column: 'display_name', lowerColumn: 'display_name_key' },
+      ...INDEXED_NAME_BOUNDS,
     }),
     attr('value', 'string', 'The contract\'s copy of id.', {
       aliasOf: 'id',

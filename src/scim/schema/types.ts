@@ -57,7 +57,40 @@ export interface AttributeDef {
    * contract returns a phone number sent without `type` as `work`).
    */
   readonly defaultValue?: string;
+  /**
+   * Rollcall only (issue 13 item 2): the most characters (code points) a string value may hold;
+   * DEFAULT_BOUNDS.maxLength when not given. See boundsOf.
+   */
+  readonly maxLength?: number;
+  /**
+   * Rollcall only: the most UTF-8 bytes a string value may take, as written and as case-folded,
+   * for values copied into an indexed column (PostgreSQL refuses a btree entry over ~2,704 bytes).
+   */
+  readonly maxBytes?: number;
+  /** Rollcall only: the most elements of a multi-valued attribute; DEFAULT_BOUNDS.maxElements when not given. */
+  readonly maxElements?: number;
 }
+
+/**
+ * Bounds every attribute has unless its definition says otherwise (issue 13 item 2; DESIGN.md
+ * section 4 "bounds"). A Group's members are rows, not document, and have no element bound.
+ */
+export const DEFAULT_BOUNDS = Object.freeze({
+  maxLength: 4096,
+  maxElements: 1000,
+  /** The stored document (its JSON, UTF-8) of one resource. */
+  maxResourceBytes: 256 * 1024,
+});
+
+/** Names, identifiers and keys copied into indexed columns: 2,048 characters, and 2,048 bytes. */
+export const INDEXED_NAME_BOUNDS = Object.freeze({ maxLength: 2048, maxBytes: 2048 });
+
+/** The bounds of `def`, defaults filled in. */
+export const boundsOf = (def: AttributeDef): { readonly maxLength: number; readonly maxBytes?: number; readonly maxElements: number } => ({
+  maxLength: def.maxLength ?? DEFAULT_BOUNDS.maxLength,
+  ...(def.maxBytes !== undefined ? { maxBytes: def.maxBytes } : {}),
+  maxElements: def.maxElements ?? DEFAULT_BOUNDS.maxElements,
+});
 
 export interface SchemaDef {
   readonly id: string;

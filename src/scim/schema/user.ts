@@ -3,7 +3,7 @@
  * (section 4.3), as data. Storage mappings name the indexed columns of `users`; everything else
  * lives in the resource's JSON document.
  */
-import { attr } from './types.ts';
+import { attr, INDEXED_NAME_BOUNDS } from './types.ts';
 import type { AttributeDef, SchemaDef } from './types.ts';
 import { ENTERPRISE_USER_SCHEMA, USER_SCHEMA } from './urns.ts';
 
@@ -30,6 +30,7 @@ export const userSchema: SchemaDef = {
       required: true,
       uniqueness: 'server',
       storage: { kind: 'column', column: 'user_name', lowerColumn: 'user_name_key' },
+      ...INDEXED_NAME_BOUNDS,
     }),
     attr('name', 'complex', "The components of the user's real name.", {
       subAttributes: [
@@ -47,6 +48,7 @@ export const userSchema: SchemaDef = {
     }),
     attr('displayName', 'string', 'The name of the User, suitable for display.', {
       storage: { kind: 'column', column: 'display_name' },
+      ...INDEXED_NAME_BOUNDS,
     }),
     attr('nickName', 'string', 'The casual way to address the user.'),
     attr('profileUrl', 'reference', "A URI pointing to the user's online profile.", {
