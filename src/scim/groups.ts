@@ -31,7 +31,7 @@ import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts'
 import { filterToSql, sortExpression } from './filter/to-sql.ts';
 import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
-import { listResult, pageWindow } from './paging.ts';
+import { budgetedPage, listResult, pageWindow } from './paging.ts';
 import type { ListResult } from './paging.ts';
 import { applyPatch } from './patch.ts';
 import type { MemberDelta } from './patch.ts';
@@ -133,18 +133,23 @@ export async function getGroup(ctx: ScimContext, id: string, projection: Project
 export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const hooks = ctx.storage.hooks;
   const window = pageWindow(ctx, rt, query);
-  const page = await listGroupRows(ctx.storage.db, ctx.team.id, {
+  const options = {
     // Members a hidden-deactivation team cannot see do not count in filters either.
     ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'g', onlyActiveMembers: hidesDeactivated(ctx) }) } : {}),
     ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'g' }) } : {}),
     descending: query.descending,
-    limit: query.count,
-    ...window,
-  });
-  const heads = wantsAttribute(rt, query.projection, 'members')
-    ? await readMembersHeads(ctx, ctx.storage.db, page.rows.map((r) => r.id))
-    : undefined;
-  const resources = page.rows.map((row) => shape(ctx, row, heads?.get(row.id), query.projection));
+  };
+  const wantsMembers = wantsAttribute(rt, query.projection, 'members');
+  // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage).
+  const { page, resources } = await budgetedPage(
+    window,
+    query.count,
+    (slice, limit) => listGroupRows(ctx.storage.db, ctx.team.id, { ...options, limit, ...slice }),
+    async (rows) => {
+      const heads = wantsMembers ? await readMembersHeads(ctx, ctx.storage.db, rows.map((r) => r.id)) : undefined;
+      return rows.map((row) => shape(ctx, row, heads?.get(row.id), query.projection));
+    },
+  );
   return listResult(ctx, rt, query, window, page, resources);
 }
 

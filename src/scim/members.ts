@@ -23,7 +23,7 @@ import { groupResourceType as rt } from './schema/registry.ts';
 /** Members read per query while streaming, and at most before a single group's response starts. */
 export const MEMBER_CHUNK = 1000;
 
-/** Members read before a list response starts, shared by the groups of the page. */
+/** Members read before a list response starts, shared by the groups of one slice of the page (paging.ts PAGE_SLICE). */
 export const LIST_MEMBER_BUDGET = 10_000;
 
 /** The members read so far of one group, and whether there may be more. */
@@ -34,7 +34,7 @@ export interface MembersHead {
 
 /**
  * The first members of each group: up to MEMBER_CHUNK for one group, an equal share of
- * LIST_MEMBER_BUDGET each for a page of groups (one query either way).
+ * LIST_MEMBER_BUDGET each for a slice of a page of groups (one query either way).
  */
 export async function readMembersHeads(ctx: ScimContext, ex: Executor, groupIds: readonly string[]): Promise<Map<string, MembersHead>> {
   const onlyActive = hidesDeactivated(ctx);

@@ -15,7 +15,8 @@
  * a scan of the whole result (hundreds of milliseconds for a team of a million), which keyset
  * paging exists to avoid. nextCursor, not a count, tells a client whether to go on.
  */
-import type { ListPage, Seek } from '../storage/repos/paging.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ListPage, Position, Seek } from '../storage/repos/paging.ts';
 import type { ScimContext } from './context.ts';
 import { issueCursor, readCursor } from './cursor.ts';
 import type { ListQuery } from './query.ts';
@@ -76,4 +77,81 @@ export function listResult<R>(
     ...(first && hasPrevious ? { previousCursor: issueCursor(ctx.cursorSecret, binding, { direction: 'before', position: first }, now) } : {}),
     resources,
   };
+}
+
+/** Bytes of resource JSON one list page holds at most (its first resource always fits). */
+export const PAGE_BYTE_BUDGET = 4 * 1024 * 1024;
+
+/** Rows read per query while a page fills: at most 50 x 256 KiB of documents in hand at once. */
+export const PAGE_SLICE = 50;
+
+type PageWindow = { offset: number } | { seek: Seek };
+
+/** Reads `limit` rows from `window`; `countTotal: false` on index slices (the total is counted once, here). */
+export type SliceReader<R> = (window: PageWindow & { countTotal?: boolean }, limit: number) => Promise<ListPage<R>>;
+
+/**
+ * A page of up to `limit` rows from `window`, read slice by slice and shaped as it goes, cut at
+ * PAGE_BYTE_BUDGET bytes of resource JSON. Returns the page (rows, positions, total, more, as one
+ * read would) and its resources.
+ */
+export async function budgetedPage<R>(
+  window: PageWindow,
+  limit: number,
+  read: SliceReader<R>,
+  shape: (rows: R[]) => Promise<Resource[]>,
+): Promise<{ page: ListPage<R>; resources: Resource[] }> {
+  if (limit === 0) return { page: await read(window, 0), resources: [] };
+  const backward = 'seek' in window && window.seek.direction === 'before';
+  const rows: R[] = [];
+  const positions: Position[] = [];
+  const resources: Resource[] = [];
+  let bytes = 0;
+  let more = false;
+  let ended = false;
+  let at: PageWindow = window;
+  for (;;) {
+    const want = Math.min(PAGE_SLICE, limit - rows.length);
+    const slice = await read('offset' in at ? { ...at, countTotal: false } : at, want);
+    const shaped = await shape(slice.rows);
+    // Rows sought backwards come before the ones in hand: take them nearest first.
+    const order = [...shaped.keys()];
+    if (backward) order.reverse();
+    let cut = false;
+    for (const i of order) {
+      const size = Buffer.byteLength(JSON.stringify(shaped[i]));
+      if (resources.length > 0 && bytes + size > PAGE_BYTE_BUDGET) {
+        cut = true;
+        break;
+      }
+      bytes += size;
+      const put = backward ? 'unshift' : 'push';
+      rows[put](slice.rows[i]!);
+      resources[put](shaped[i]!);
+      const position = slice.positions[i];
+      if (position) positions[put](position);
+    }
+    if (cut) {
+      more = true;
+      break;
+    }
+    if ('offset' in at) {
+      if (slice.rows.length < want) ended = true;
+      if (ended || rows.length >= limit) break;
+      at = { offset: at.offset + slice.rows.length };
+    } else {
+      more = slice.more;
+      if (!slice.more || rows.length >= limit) break;
+      const from = backward ? positions[0] : positions[positions.length - 1];
+      at = { seek: { direction: backward ? 'before' : 'after', ...(from ? { from } : {}) } };
+    }
+    // Another tenant's requests get their turn between slices.
+    await nextTurn();
+  }
+  let total: number | undefined;
+  if ('offset' in window) {
+    // As repos/paging.ts totalOf: a page that ran into the end of the list tells the total.
+    total = ended && (window.offset === 0 || rows.length > 0) ? window.offset + rows.length : (await read(window, 0)).total;
+  }
+  return { page: { rows, positions, total, more }, resources };
 }

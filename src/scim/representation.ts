@@ -8,6 +8,7 @@ import type { GroupRow, MemberRow } from '../storage/repos/groups.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
 import { preconditionFailed } from './errors.ts';
+import { StreamedArray } from './json-stream.ts';
 import type { ListResult } from './paging.ts';
 import { GROUP_SCHEMA, LIST_RESPONSE } from './schema/urns.ts';
 
@@ -116,6 +117,9 @@ export function groupResource(
  * 2) carries previousCursor / nextCursor instead, each only when there is such a page, and
  * totalResults only when it is known without counting (scim/paging.ts).
  */
+/** Resources of a list page serialized at once before the event loop may turn. */
+const LIST_CHUNK = 25;
+
 export function listResponse(result: ListResult): Resource {
   return {
     schemas: [LIST_RESPONSE],
@@ -124,6 +128,7 @@ export function listResponse(result: ListResult): Resource {
     itemsPerPage: result.resources.length,
     ...(result.previousCursor !== undefined ? { previousCursor: result.previousCursor } : {}),
     ...(result.nextCursor !== undefined ? { nextCursor: result.nextCursor } : {}),
-    Resources: result.resources,
+    // Sent a chunk at a time, the event loop turning in between (scim/json-stream.ts).
+    Resources: result.resources.length > LIST_CHUNK ? StreamedArray.inChunks(result.resources, LIST_CHUNK) : result.resources,
   };
 }

@@ -103,7 +103,7 @@ export async function listGroups(ex: Executor, teamId: string, window: Omit<List
   if (!w.seek) {
     const offset = w.offset ?? 0;
     const rows = await query.limit(rowCount(w.limit)).offset(rowCount(offset)).execute();
-    return { rows, total: await totalOf(rows, offset, w.limit, count), positions: [], more: false };
+    return { rows, total: w.countTotal === false ? undefined : await totalOf(rows, offset, w.limit, count), positions: [], more: false };
   }
   const seek = seekCondition('g', w);
   if (seek) query = query.where(seek);

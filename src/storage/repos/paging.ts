@@ -39,6 +39,11 @@ export interface ListWindow {
   readonly offset?: number;
   /** Cursor paging: where to start (instead of an offset). */
   readonly seek?: Seek;
+  /**
+   * Index paging: false when the caller reads a page in several slices and counts the total
+   * itself (scim/paging.ts budgetedPage); the repository then leaves `total` undefined.
+   */
+  readonly countTotal?: boolean;
 }
 
 export interface ListPage<R> {

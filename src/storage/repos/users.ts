@@ -66,7 +66,7 @@ export async function listUsers(ex: Executor, teamId: string, window: ListWindow
   if (!window.seek) {
     const offset = window.offset ?? 0;
     const rows = await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute();
-    return { rows, total: await totalOf(rows, offset, window.limit, count), positions: [], more: false };
+    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
   }
   const seek = seekCondition('u', window);
   if (seek) query = query.where(seek);
