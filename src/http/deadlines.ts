@@ -16,8 +16,6 @@ export interface Deadlines {
   readonly keepAliveTimeout: number;
   /** A socket with no traffic either way is closed after this (ms); a streamed body is traffic. */
   readonly idleTimeout: number;
-  /** Requests served on one keep-alive connection before it is closed (spreads load behind a balancer). */
-  readonly maxRequestsPerSocket: number;
 }
 
 export const DEFAULT_DEADLINES: Deadlines = Object.freeze({
@@ -25,7 +23,6 @@ export const DEFAULT_DEADLINES: Deadlines = Object.freeze({
   headersTimeout: 10_000,
   keepAliveTimeout: 5_000,
   idleTimeout: 60_000,
-  maxRequestsPerSocket: 1_000,
 });
 
 /** Fastify server options enforcing `deadlines`. */
@@ -33,7 +30,6 @@ export function deadlineOptions(deadlines: Deadlines): {
   requestTimeout: number;
   keepAliveTimeout: number;
   connectionTimeout: number;
-  maxRequestsPerSocket: number;
   http: ServerOptions;
 } {
   const headersTimeout = Math.min(deadlines.headersTimeout, deadlines.requestTimeout);
@@ -41,7 +37,6 @@ export function deadlineOptions(deadlines: Deadlines): {
     requestTimeout: deadlines.requestTimeout,
     keepAliveTimeout: deadlines.keepAliveTimeout,
     connectionTimeout: deadlines.idleTimeout,
-    maxRequestsPerSocket: deadlines.maxRequestsPerSocket,
     http: {
       headersTimeout,
       // Node checks the two deadlines above on this period (30 s by default, which would let a
