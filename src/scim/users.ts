@@ -168,7 +168,8 @@ async function withPrehashed<T>(find: () => Promise<string | undefined>, write: 
     try {
       return await write(prehashed);
     } catch (error) {
-      if (!(error instanceof PasswordNotHashed) || attempt >= 3) throw error;
+      if (!(error instanceof PasswordNotHashed)) throw error;
+      if (attempt >= 3) throw new ScimError(409, 'the user is being changed by other requests; try again');
     }
   }
 }
