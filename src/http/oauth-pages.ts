@@ -13,15 +13,13 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { signIn } from '../oauth/accounts.ts';
-import { maySignIn } from '../oauth/accounts.ts';
 import { checkAuthorizationRequest, issueCode, redirectTo, userMayAuthorize } from '../oauth/authorize.ts';
 import type { AuthorizationRequest } from '../oauth/authorize.ts';
 import type { OAuthContext } from '../oauth/context.ts';
 import { OAuthError } from '../oauth/errors.ts';
-import { decodeSession, encodeSession, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../oauth/session.ts';
+import { endSession, openSession, resumeSession, SESSION_TTL_SECONDS } from '../sessions.ts';
 import { consentPage, errorPage, signInPage, STYLESHEET } from '../oauth/views.ts';
 import { teamById } from '../storage/repos/teams.ts';
-import { userById } from '../storage/repos/users.ts';
 import { unstorableText } from '../text.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 
@@ -32,6 +30,10 @@ export interface PagesOptions {
 }
 
 type Form = Record<string, unknown>;
+
+/** The session cookie of these pages; its value is a server-side session id (sessions.ts). */
+export const SESSION_COOKIE = 'rollcall_session';
+const SESSION_KIND = 'oauth';
 
 function html(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
@@ -96,16 +98,18 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     }
   });
 
-  /** The signed-in user, if the session cookie is valid and the user may still sign in. */
-  async function sessionUser(request: FastifyRequest): Promise<UserRow | undefined> {
+  /** The session id in the (signature-checked) cookie, if any. */
+  function sessionId(request: FastifyRequest): string | undefined {
     const raw = request.cookies[SESSION_COOKIE];
     if (!raw) return undefined;
     const unsigned = request.unsignCookie(raw);
-    if (!unsigned.valid || unsigned.value === null) return undefined;
-    const session = decodeSession(unsigned.value, ctx.clock);
-    if (!session) return undefined;
-    const user = await userById(db, ctx.storage.statements, session.teamId, session.userId);
-    return user && maySignIn(user) ? user : undefined;
+    return unsigned.valid && unsigned.value !== null ? unsigned.value : undefined;
+  }
+
+  /** The signed-in user, if the session is live server-side (sessions.ts decides). */
+  async function sessionUser(request: FastifyRequest): Promise<UserRow | undefined> {
+    const id = sessionId(request);
+    return id === undefined ? undefined : resumeSession(ctx, SESSION_KIND, id);
   }
 
   /** Runs the request checks; answers the error page or the error redirect itself. */
@@ -180,7 +184,8 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     if (!userMayAuthorize(authorization, user)) {
       return showSignIn(reply, authorization, 403, `${authorization.client.name} serves another team; sign in with an account of that team.`, username);
     }
-    reply.setCookie(SESSION_COOKIE, encodeSession({ userId: user.id, teamId: user.team_id }, ctx.clock), { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
+    const session = await openSession(ctx, SESSION_KIND, user);
+    reply.setCookie(SESSION_COOKIE, session, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
     return seeOther(reply, authorizeUrl(authorization.params));
   });
 
@@ -199,6 +204,9 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
   });
 
   app.post('/oauth/signout', { preHandler: app.csrfProtection }, async (request, reply) => {
+    // The row goes, so a copy of the cookie kept elsewhere is worthless too.
+    const id = sessionId(request);
+    if (id !== undefined) await endSession(ctx, id);
     reply.clearCookie(SESSION_COOKIE, { path: '/oauth' });
     const fields = requestFields(request.body);
     const params = Object.fromEntries(Object.entries(fields).filter((e): e is [string, string] => typeof e[1] === 'string'));

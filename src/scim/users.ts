@@ -9,6 +9,7 @@ import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { hashPassword } from '../oauth/passwords.ts';
+import { endSessionsOfUser } from '../sessions.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
 import { insertUser, listUsers as listUserRows, loginUserByNameKey, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
@@ -197,12 +198,13 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     throw new RetryWrite();
   }
   // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
-  // every token the user holds.
+  // every token the user holds, and every browser session (issue 13 item 7).
   const revokes =
     (current.active === 1 && next.active === 0) ||
     next.password_hash !== current.password_hash ||
     (next.user_type ?? '').toLowerCase() !== (current.user_type ?? '').toLowerCase();
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
+  if (revokes) await endSessionsOfUser(trx, current.id);
   await audit(ctx, trx, action, current.id, {
     changed: changedAttributes(parseData(ctx, current), parseData(ctx, next)),
     ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
