@@ -12,7 +12,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { signIn } from '../oauth/accounts.ts';
+import { signIn, WRONG_CREDENTIALS } from '../oauth/accounts.ts';
 import { checkAuthorizationRequest, issueCode, redirectTo, userMayAuthorize } from '../oauth/authorize.ts';
 import type { AuthorizationRequest } from '../oauth/authorize.ts';
 import type { OAuthContext } from '../oauth/context.ts';
@@ -47,7 +47,7 @@ const authorizeUrl = (params: Readonly<Record<string, string>>): string => `/oau
 /** The authorization request's parameters inside a form body (everything but the form's own fields). */
 function requestFields(body: unknown): Form {
   const fields: Form = { ...((body ?? {}) as Form) };
-  for (const own of ['_csrf', 'username', 'password', 'decision']) delete fields[own];
+  for (const own of ['_csrf', 'username', 'password', 'decision', 'team']) delete fields[own];
   return fields;
 }
 
@@ -142,7 +142,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     );
   }
 
-  const showSignIn = (reply: FastifyReply, request: AuthorizationRequest, status = 200, error?: string, username?: string): FastifyReply =>
+  const showSignIn = (reply: FastifyReply, request: AuthorizationRequest, status = 200, error?: string, username?: string, teams?: readonly string[]): FastifyReply =>
     html(
       reply,
       status,
@@ -152,6 +152,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
         csrf: reply.generateCsrf(),
         ...(error !== undefined ? { error } : {}),
         ...(username !== undefined ? { username } : {}),
+        ...(teams !== undefined ? { teams } : {}),
       }),
     );
 
@@ -174,16 +175,25 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     const body = request.body as Form;
     const username = typeof body.username === 'string' ? body.username : '';
     const password = typeof body.password === 'string' ? body.password : '';
+    const team = typeof body.team === 'string' && body.team !== '' ? body.team : undefined;
     let user: UserRow;
     try {
-      user = await signIn(ctx, username, password, { clientId: authorization.client.id, requestId: request.id, method: 'form' });
+      // A client bound to a team decides the team: no other team's passwords are checked.
+      const result = await signIn(ctx, username, password, {
+        clientId: authorization.client.id,
+        requestId: request.id,
+        method: 'form',
+        clientTeamId: authorization.client.team_id,
+        ...(team !== undefined ? { teamName: team } : {}),
+      });
+      if (result.kind === 'choose') return showSignIn(reply, authorization, 200, undefined, username, result.teams);
+      user = result.user;
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_grant') return showSignIn(reply, authorization, 401, error.message, username);
       throw error;
     }
-    if (!userMayAuthorize(authorization, user)) {
-      return showSignIn(reply, authorization, 403, `${authorization.client.name} serves another team; sign in with an account of that team.`, username);
-    }
+    // Never true (signIn only looks in the client's team); kept so a session never serves another team.
+    if (!userMayAuthorize(authorization, user)) return showSignIn(reply, authorization, 401, WRONG_CREDENTIALS, username);
     const session = await openSession(ctx, SESSION_KIND, user);
     reply.setCookie(SESSION_COOKIE, session, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
     return seeOther(reply, authorizeUrl(authorization.params));

@@ -12,7 +12,7 @@ import { hashPassword } from '../oauth/passwords.ts';
 import { endSessionsOfUser } from '../sessions.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
-import { insertUser, listUsers as listUserRows, loginUserByNameKey, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
+import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { DialectHooks } from '../storage/dialect.ts';
 import type { Executor } from '../storage/types.ts';
@@ -73,18 +73,6 @@ async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string)
 }
 
 /**
- * DESIGN.md section 5: a userName that signs in (has a password) does so for one team only, so a
- * sign-in always finds one user. Checked before the unique index would refuse the write.
- */
-async function assertLoginFree(ex: Executor, row: UserRow): Promise<void> {
-  if (row.password_hash === null) return;
-  const other = await loginUserByNameKey(ex, row.user_name_key);
-  if (other && other.id !== row.id) {
-    throw conflict(`userName "${row.user_name}" already signs in to another team; a login name can have a password in one team only`);
-  }
-}
-
-/**
  * The users row that stores `document` (already validated): the indexed columns come from the
  * schema's storage mappings. A user without `active` is active (the contract's create sets it;
  * most clients omit it). Also used by the scale benchmark's bulk loader.
@@ -138,7 +126,6 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
   return runWrite(ctx, async (trx) => {
     const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_key);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
-    await assertLoginFree(trx, row);
     await insertUser(trx, ctx.storage.statements, row);
     await audit(ctx, trx, 'create', row.id, {
       userName: row.user_name,
@@ -192,7 +179,6 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_key);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
-  if (next.password_hash !== current.password_hash || next.user_name_key !== current.user_name_key) await assertLoginFree(trx, next);
   if (!(await updateUser(trx, ctx.storage.statements, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
