@@ -36,9 +36,12 @@ const ROWS_READ = 50;
 
 export const WRONG_CREDENTIALS = 'The user name or password is incorrect';
 
+/** Whether a user of this userType signs in (and so needs a sign-in password, passwords.ts). */
+export const signsIn = (user: Pick<UserRow, 'user_type'>): boolean => (user.user_type ?? '').toLowerCase() === 'admin';
+
 /** Whether `user` may still act through a token: active and an admin. */
 export const maySignIn = (user: Pick<UserRow, 'active' | 'user_type' | 'password_hash'>): boolean =>
-  user.active === 1 && (user.user_type ?? '').toLowerCase() === 'admin' && user.password_hash !== null;
+  user.active === 1 && signsIn(user) && user.password_hash !== null;
 
 export interface SignInContext {
   readonly storage: { readonly db: Executor; readonly statements: Statements };

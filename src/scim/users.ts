@@ -8,7 +8,8 @@ import { changedAttributes, recordEvent } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { newId } from '../ids.ts';
-import { hashPassword } from '../oauth/passwords.ts';
+import { signsIn } from '../oauth/accounts.ts';
+import { hashPassword, signInPasswordProblem } from '../oauth/passwords.ts';
 import { endSessionsOfUser } from '../sessions.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
@@ -113,10 +114,13 @@ async function rowFor(
   validated: ValidatedResource,
   version: number,
 ): Promise<UserRow> {
-  let passwordHash = base.password_hash;
-  if (validated.password !== undefined) passwordHash = await hashPassword(validated.password);
   // A new resource was last modified when it was created.
-  return userRowOf(ctx.storage.hooks, base, validated.document, passwordHash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  const row = userRowOf(ctx.storage.hooks, base, validated.document, base.password_hash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  if (validated.password === undefined) return row;
+  // Issue 13 item 10: a user who signs in gets a password of at least 12 characters.
+  const problem = signsIn(row) ? signInPasswordProblem(validated.password) : undefined;
+  if (problem !== undefined) throw badRequest('invalidValue', `password: ${problem}`);
+  return { ...row, password_hash: await hashPassword(validated.password) };
 }
 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
