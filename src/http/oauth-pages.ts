@@ -7,7 +7,7 @@
  * DENY, Referrer-Policy no-referrer and no-store; no CORS headers are ever added. Failures are
  * HTML pages, and a redirect happens only to a URI the client registered.
  */
-import cookie from '@fastify/cookie';
+import cookie, { Signer } from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
@@ -20,13 +20,14 @@ import { OAuthError } from '../oauth/errors.ts';
 import { endSession, openSession, resumeSession, SESSION_TTL_SECONDS } from '../sessions.ts';
 import { consentPage, errorPage, signInPage, STYLESHEET } from '../oauth/views.ts';
 import { teamById } from '../storage/repos/teams.ts';
+import type { KeyStore } from '../keys/store.ts';
 import { unstorableText } from '../text.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 
 export interface PagesOptions {
   readonly context: OAuthContext;
-  /** Signs the session and CSRF cookies; shared by every instance (kept in the database). */
-  readonly cookieSecret: string;
+  /** The key store whose `cookie` keys sign the session and CSRF cookies (the same on every instance). */
+  readonly keys: KeyStore;
 }
 
 type Form = Record<string, unknown>;
@@ -58,7 +59,17 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
   const cookieOptions = { path: '/oauth', httpOnly: true, sameSite: 'lax' as const, secure, signed: true };
 
   await app.register(formbody, { bodyLimit: 16 * 1024 });
-  await app.register(cookie, { secret: options.cookieSecret });
+  // Cookies are signed with the current `cookie` key and verified with every live one, so a
+  // rotation (rollcall keys rotate) leaves cookies signed just before it valid for one session
+  // lifetime. The keys are re-read every REFRESH_SECONDS (keys/store.ts) before a page answers.
+  const keys = options.keys;
+  let signer: { version: number; signer: Signer } | undefined;
+  const current = (): Signer => {
+    if (signer?.version !== keys.version) signer = { version: keys.version, signer: new Signer([...keys.secrets('cookie')]) };
+    return signer.signer;
+  };
+  app.addHook('onRequest', async () => keys.refreshIfStale());
+  await app.register(cookie, { secret: { sign: (value: string) => current().sign(value), unsign: (value: string) => current().unsign(value) } });
   await app.register(csrf, { cookieKey: 'rollcall_csrf', cookieOpts: { ...cookieOptions, sameSite: 'strict' } });
   await app.register(helmet, {
     contentSecurityPolicy: {

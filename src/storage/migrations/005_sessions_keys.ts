@@ -12,8 +12,10 @@
  * - `keys`: secrets Rollcall generates (the cookie-signing key now; signing keys of the events
  *   later), encrypted with AES-256-GCM under a key derived from the instance secret, with a
  *   rotation window (`not_after`).
- * - The plain-text `cookie_secret` setting is dropped: cookies are signed with a `keys` key now,
- *   and sessions signed with the old secret are gone anyway (they were not server-side).
+ * - The plain-text `cookie_secret` and `cursor_secret` settings are dropped: cookies are signed
+ *   with a `keys` key now (sessions signed with the old secret are gone anyway: they were not
+ *   server-side), and list cursors with a key derived from the master key (a cursor handed out
+ *   before the upgrade is refused as invalidCursor; a client starts its listing again).
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
@@ -53,7 +55,7 @@ export function migration005(): Migration {
         .execute();
       await db.schema.createIndex('keys_purpose').on('keys').columns(['purpose', 'created_at']).execute();
 
-      await sql`delete from settings where name = ${'cookie_secret'}`.execute(db);
+      await sql`delete from settings where name in (${'cookie_secret'}, ${'cursor_secret'})`.execute(db);
     },
   };
 }
