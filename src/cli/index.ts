@@ -145,7 +145,7 @@ export function buildProgram(): Command {
   withCommon(user.command('create').description('create a user in a team'))
     .requiredOption('--team <name>', 'team name')
     .requiredOption('--user-name <userName>', 'userName (e-mail shaped)')
-    .option('--password <password>', 'password for signing in')
+    .option('--password <password>', 'password for signing in (with --admin: at least 12 characters)')
     .option('--admin', 'userType admin (may sign in to authorize clients)')
     .action(async (options: Common & { team: string; userName: string; password?: string; admin?: boolean }) => {
       const resource = await withDatabase(options, (deps) =>
