@@ -126,14 +126,17 @@ export class KeyStore {
     const next = new Map<KeyPurpose, readonly Live[]>();
     for (const purpose of Object.keys(KEY_PURPOSES) as KeyPurpose[]) {
       const rows = await liveKeys(this.#db, purpose, now.toISOString());
-      next.set(purpose, rows.map((row) => ({ id: row.id, secret: unseal(this.#master, row), notAfter: row.not_after })).filter((k) => k.notAfter === null || k.notAfter > now.toISOString()));
+      next.set(purpose, rows.map((row) => ({ id: row.id, secret: unseal(this.#master, row) })));
     }
     this.#keys = next;
     this.#loadedAt = now.getTime();
     this.#version += 1;
   }
 
-  /** Re-reads the keys if the copy is older than REFRESH_SECONDS or a kept key's window has ended. */
+  /**
+   * Re-reads the keys if the copy is older than REFRESH_SECONDS: a rotation elsewhere is seen,
+   * and a replaced key is dropped, at most that long after it happens.
+   */
   async refreshIfStale(): Promise<void> {
     if (this.#clock.now().getTime() - this.#loadedAt >= REFRESH_SECONDS * 1000) await this.reload();
   }
