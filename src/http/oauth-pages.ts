@@ -5,7 +5,10 @@
  * (access_denied) by a 303 redirect to the registered URI; POST /oauth/signout ends the session.
  * Every form carries a CSRF token; every page is sent with frame-ancestors 'none', X-Frame-Options
  * DENY, Referrer-Policy no-referrer and no-store; no CORS headers are ever added. Failures are
- * HTML pages, and a redirect happens only to a URI the client registered.
+ * HTML pages, and a redirect happens only to a URI the client registered. The session is
+ * server-side (sessions.ts: the cookie holds only its random id); sign-in names are per team, so a
+ * name whose password is right in several teams gets the form again with a team choice
+ * (accounts.ts). Cookies are signed with the key store's rotating `cookie` key.
  */
 import cookie, { Signer } from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
