@@ -7,6 +7,7 @@
  * through a `Servers` set is stopped by its `stopAll`, also when a run fails half-way.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -125,12 +126,14 @@ export interface RollcallOptions {
 /** The processes of one benchmark run; `stopAll` ends every one still running. */
 export class Servers {
   readonly #running = new Set<ServerProcess>();
+  /** SECRET_KEY for this run's servers (PostgreSQL requires one; they must share it). */
+  readonly #secretKey = randomBytes(32).toString('base64url');
 
   async rollcall(options: RollcallOptions): Promise<ServerProcess> {
     // The flags `npm start` runs the server with (src/node-flags.ts), so the bench measures that.
     const args = [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), ROLLCALL_CLI, 'serve', '--json', '--host', '127.0.0.1', '--port', '0', '--database', options.databaseUrl];
     // Rollcall reads its settings from the environment; the bench only silences the request log.
-    const server = await spawnServer(options.label ?? 'rollcall', args, { ...process.env, LOG_LEVEL: 'silent' });
+    const server = await spawnServer(options.label ?? 'rollcall', args, { SECRET_KEY: this.#secretKey, ...process.env, LOG_LEVEL: 'silent' });
     return this.#track(server);
   }
 

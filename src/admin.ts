@@ -21,10 +21,12 @@ import { clientById, deleteClient as deleteClientRow, insertClient, listClients,
 import type { ClientRow } from './storage/repos/clients.ts';
 import { revokeTokensOfClient } from './storage/repos/tokens.ts';
 import { listAuditEvents } from './storage/repos/audit.ts';
-import { ensureSetting } from './storage/repos/settings.ts';
 import { randomBytes } from 'node:crypto';
 import { sha256 } from './ids.ts';
 import { USER_SCHEMA } from './scim/schema/urns.ts';
+import { masterKey } from './keys/master.ts';
+import { KeyStore, rotateKeys } from './keys/store.ts';
+import type { Rotated } from './keys/store.ts';
 
 export class AdminError extends Error {}
 
@@ -78,8 +80,9 @@ const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> 
   team,
   actor: CLI_ACTOR,
   requestId: null,
-  // The one the servers use (app.ts), should a CLI action ever page through a list.
-  cursorSecret: await ensureSetting(deps.storage.db, 'cursor_secret', randomBytes(32).toString('base64url')),
+  // No CLI action hands out list cursors, so a throwaway key (the servers derive theirs from the
+  // master key, app.ts).
+  cursorSecret: randomBytes(32).toString('base64url'),
   // One CLI command sets at most one password: a queue of its own is enough.
   passwords: new PasswordHasher(),
 });
@@ -191,6 +194,18 @@ export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{
   const secret = newClientSecret();
   await setClientSecret(deps.storage.db, id, sha256(secret), iso(deps.clock));
   return { client_id: id, client_secret: secret };
+}
+
+/**
+ * `rollcall keys rotate` (issue 13 item 10): new current keys for every purpose; the previous
+ * ones still verify until their window ends (keys/store.ts). Needs the master key: SECRET_KEY,
+ * or the key file beside an SQLite database.
+ */
+export async function rotateKeysNow(deps: AdminDeps, secretKey: string | undefined): Promise<Rotated[]> {
+  const master = masterKey({ secretKey, database: { engine: deps.storage.hooks.name, sqlitePath: deps.storage.sqlitePath } });
+  // Reading the live keys first proves this master key is the one they were stored with.
+  await KeyStore.open(deps.storage.db, deps.clock, master);
+  return rotateKeys(deps.storage.db, deps.clock, master);
 }
 
 export interface FirstRunCredentials {

@@ -3,7 +3,7 @@
  * that never listens by itself (tests drive it with inject(); main.ts listens). Nothing here is
  * module-level state, so a test can build as many apps as it likes.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -24,10 +24,11 @@ import type { LimitSettings } from './oauth/limits.ts';
 import { DEFAULT_HASHING, PasswordHasher } from './oauth/passwords.ts';
 import type { HashingSettings } from './oauth/passwords.ts';
 import type { Storage } from './storage/connect.ts';
-import { ensureSetting } from './storage/repos/settings.ts';
+import { deriveKey, masterKey } from './keys/master.ts';
+import { KeyStore } from './keys/store.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
-  Partial<Pick<Config, 'trustProxy'>>;
+  Partial<Pick<Config, 'trustProxy' | 'secretKey'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -82,10 +83,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     passwordGrant: config.passwordGrant,
     issuer: config.publicBaseUrl,
   };
-  // One cookie-signing secret for every instance: the first to start stores it.
-  const cookieSecret = await ensureSetting(storage.db, 'cookie_secret', randomBytes(32).toString('base64url'));
-  // Likewise the key that signs list cursors, so that any instance reads another's (RFC 9865).
-  const cursorSecret = await ensureSetting(storage.db, 'cursor_secret', randomBytes(32).toString('base64url'));
+  // The master key (SECRET_KEY, or a key file beside an SQLite database) never enters the
+  // database; the keys it encrypts there (the cookie-signing key) rotate with `rollcall keys rotate`.
+  const master = masterKey({ secretKey: config.secretKey, database: { engine: storage.hooks.name, sqlitePath: storage.sqlitePath } });
+  const keys = await KeyStore.open(storage.db, clock, master);
+  // The key that signs list cursors, the same on every instance sharing the master key (RFC 9865).
+  const cursorSecret = deriveKey(master, 'list cursors').toString('base64url');
 
   // Every answer names its request id, the key that finds its log lines.
   // A callback hook: an async one costs every answer a promise.
@@ -100,7 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(oauthPlugin, { context: oauth, metrics });
-  await app.register(oauthPages, { context: oauth, cookieSecret });
+  await app.register(oauthPages, { context: oauth, keys });
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', detail: `No route ${request.method} ${request.url.split('?')[0]}` }),

@@ -19,6 +19,11 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Take the client address from X-Forwarded-For (set when a reverse proxy terminates TLS in front). */
   readonly trustProxy: boolean;
+  /**
+   * The instance secret (SECRET_KEY) that the master key is derived from (keys/master.ts); the
+   * same on every instance. Required with PostgreSQL; an SQLite file keeps a key file otherwise.
+   */
+  readonly secretKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -84,5 +89,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', `expected redis://..., got "${redisUrl}"`);
   const rawProxy = (pick(undefined, 'TRUST_PROXY') ?? 'off').toLowerCase();
   if (rawProxy !== 'on' && rawProxy !== 'off') throw new ConfigError('TRUST_PROXY', `expected on or off, got "${rawProxy}"`);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: rawProxy === 'on' };
+  const secretKey = pick(undefined, 'SECRET_KEY');
+  if (secretKey !== undefined && secretKey.length < 32) throw new ConfigError('SECRET_KEY', `expected at least 32 characters (e.g. from openssl rand -base64 32), got ${secretKey.length}`);
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: rawProxy === 'on', secretKey };
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * The `rollcall` command line (DESIGN.md section 6): serve, migrate, team, user, token. Every
+ * The `rollcall` command line (DESIGN.md section 6): serve, migrate, team, user, client, audit,
+ * token, keys. Every
  * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, issueToken, parseDeactivatedUsers, rotateClientSecret, teams, updateTeam } from '../admin.ts';
+import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, issueToken, parseDeactivatedUsers, rotateClientSecret, rotateKeysNow, teams, updateTeam } from '../admin.ts';
+import { REFRESH_SECONDS } from '../keys/store.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
 import { systemClock } from '../clock.ts';
@@ -143,7 +145,7 @@ export function buildProgram(): Command {
   withCommon(user.command('create').description('create a user in a team'))
     .requiredOption('--team <name>', 'team name')
     .requiredOption('--user-name <userName>', 'userName (e-mail shaped)')
-    .option('--password <password>', 'password for signing in')
+    .option('--password <password>', 'password for signing in (with --admin: at least 12 characters)')
     .option('--admin', 'userType admin (may sign in to authorize clients)')
     .action(async (options: Common & { team: string; userName: string; password?: string; admin?: boolean }) => {
       const resource = await withDatabase(options, (deps) =>
@@ -213,6 +215,16 @@ export function buildProgram(): Command {
       );
       print(options.json, { access_token: issued.token, token_type: 'bearer', expires_at: issued.expiresAt, scope: options.scope.join(' ') }, issued.token);
     });
+
+  const keys = program.command('keys').description('keys Rollcall generates (kept encrypted under SECRET_KEY, or the key file beside an SQLite database)');
+  withCommon(keys.command('rotate').description('make new keys; the previous ones are still accepted for one session lifetime (30 minutes)')).action(async (options: Common) => {
+    const rotated = await withDatabase(options, (deps, config) => rotateKeysNow(deps, config.secretKey));
+    const lines = rotated.map(
+      (r) => `${r.purpose}: new key ${r.id}${r.previous.length > 0 ? `; previous ${r.previous.join(', ')} accepted until ${r.previousValidUntil}` : ''}`,
+    );
+    lines.push(`(running servers start signing with the new keys within ${REFRESH_SECONDS} seconds)`);
+    print(options.json, { rotated, refreshSeconds: REFRESH_SECONDS }, lines.join('\n'));
+  });
 
   return program;
 }

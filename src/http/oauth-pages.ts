@@ -5,33 +5,39 @@
  * (access_denied) by a 303 redirect to the registered URI; POST /oauth/signout ends the session.
  * Every form carries a CSRF token; every page is sent with frame-ancestors 'none', X-Frame-Options
  * DENY, Referrer-Policy no-referrer and no-store; no CORS headers are ever added. Failures are
- * HTML pages, and a redirect happens only to a URI the client registered.
+ * HTML pages, and a redirect happens only to a URI the client registered. The session is
+ * server-side (sessions.ts: the cookie holds only its random id); sign-in names are per team, so a
+ * name whose password is right in several teams gets the form again with a team choice
+ * (accounts.ts). Cookies are signed with the key store's rotating `cookie` key.
  */
-import cookie from '@fastify/cookie';
+import cookie, { Signer } from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { signIn } from '../oauth/accounts.ts';
-import { maySignIn } from '../oauth/accounts.ts';
+import { signIn, WRONG_CREDENTIALS } from '../oauth/accounts.ts';
 import { checkAuthorizationRequest, issueCode, redirectTo, userMayAuthorize } from '../oauth/authorize.ts';
 import type { AuthorizationRequest } from '../oauth/authorize.ts';
 import type { OAuthContext } from '../oauth/context.ts';
 import { OAuthError } from '../oauth/errors.ts';
-import { decodeSession, encodeSession, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../oauth/session.ts';
+import { endSession, openSession, resumeSession, SESSION_TTL_SECONDS } from '../sessions.ts';
 import { consentPage, errorPage, signInPage, STYLESHEET } from '../oauth/views.ts';
 import { teamById } from '../storage/repos/teams.ts';
-import { userById } from '../storage/repos/users.ts';
+import type { KeyStore } from '../keys/store.ts';
 import { unstorableText } from '../text.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 
 export interface PagesOptions {
   readonly context: OAuthContext;
-  /** Signs the session and CSRF cookies; shared by every instance (kept in the database). */
-  readonly cookieSecret: string;
+  /** The key store whose `cookie` keys sign the session and CSRF cookies (the same on every instance). */
+  readonly keys: KeyStore;
 }
 
 type Form = Record<string, unknown>;
+
+/** The session cookie of these pages; its value is a server-side session id (sessions.ts). */
+export const SESSION_COOKIE = 'rollcall_session';
+const SESSION_KIND = 'oauth';
 
 function html(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
@@ -45,7 +51,7 @@ const authorizeUrl = (params: Readonly<Record<string, string>>): string => `/oau
 /** The authorization request's parameters inside a form body (everything but the form's own fields). */
 function requestFields(body: unknown): Form {
   const fields: Form = { ...((body ?? {}) as Form) };
-  for (const own of ['_csrf', 'username', 'password', 'decision']) delete fields[own];
+  for (const own of ['_csrf', 'username', 'password', 'decision', 'team']) delete fields[own];
   return fields;
 }
 
@@ -56,7 +62,17 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
   const cookieOptions = { path: '/oauth', httpOnly: true, sameSite: 'lax' as const, secure, signed: true };
 
   await app.register(formbody, { bodyLimit: 16 * 1024 });
-  await app.register(cookie, { secret: options.cookieSecret });
+  // Cookies are signed with the current `cookie` key and verified with every live one, so a
+  // rotation (rollcall keys rotate) leaves cookies signed just before it valid for one session
+  // lifetime. The keys are re-read every REFRESH_SECONDS (keys/store.ts) before a page answers.
+  const keys = options.keys;
+  let signer: { version: number; signer: Signer } | undefined;
+  const current = (): Signer => {
+    if (signer?.version !== keys.version) signer = { version: keys.version, signer: new Signer([...keys.secrets('cookie')]) };
+    return signer.signer;
+  };
+  app.addHook('onRequest', async () => keys.refreshIfStale());
+  await app.register(cookie, { secret: { sign: (value: string) => current().sign(value), unsign: (value: string) => current().unsign(value) } });
   await app.register(csrf, { cookieKey: 'rollcall_csrf', cookieOpts: { ...cookieOptions, sameSite: 'strict' } });
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -96,16 +112,18 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     }
   });
 
-  /** The signed-in user, if the session cookie is valid and the user may still sign in. */
-  async function sessionUser(request: FastifyRequest): Promise<UserRow | undefined> {
+  /** The session id in the (signature-checked) cookie, if any. */
+  function sessionId(request: FastifyRequest): string | undefined {
     const raw = request.cookies[SESSION_COOKIE];
     if (!raw) return undefined;
     const unsigned = request.unsignCookie(raw);
-    if (!unsigned.valid || unsigned.value === null) return undefined;
-    const session = decodeSession(unsigned.value, ctx.clock);
-    if (!session) return undefined;
-    const user = await userById(db, ctx.storage.statements, session.teamId, session.userId);
-    return user && maySignIn(user) ? user : undefined;
+    return unsigned.valid && unsigned.value !== null ? unsigned.value : undefined;
+  }
+
+  /** The signed-in user, if the session is live server-side (sessions.ts decides). */
+  async function sessionUser(request: FastifyRequest): Promise<UserRow | undefined> {
+    const id = sessionId(request);
+    return id === undefined ? undefined : resumeSession(ctx, SESSION_KIND, id);
   }
 
   /** Runs the request checks; answers the error page or the error redirect itself. */
@@ -138,7 +156,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     );
   }
 
-  const showSignIn = (reply: FastifyReply, request: AuthorizationRequest, status = 200, error?: string, username?: string): FastifyReply =>
+  const showSignIn = (reply: FastifyReply, request: AuthorizationRequest, status = 200, error?: string, username?: string, teams?: readonly string[]): FastifyReply =>
     html(
       reply,
       status,
@@ -148,6 +166,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
         csrf: reply.generateCsrf(),
         ...(error !== undefined ? { error } : {}),
         ...(username !== undefined ? { username } : {}),
+        ...(teams !== undefined ? { teams } : {}),
       }),
     );
 
@@ -170,17 +189,27 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     const body = request.body as Form;
     const username = typeof body.username === 'string' ? body.username : '';
     const password = typeof body.password === 'string' ? body.password : '';
+    const team = typeof body.team === 'string' && body.team !== '' ? body.team : undefined;
     let user: UserRow;
     try {
-      user = await signIn(ctx, username, password, { clientId: authorization.client.id, requestId: request.id, method: 'form' });
+      // A client bound to a team decides the team: no other team's passwords are checked.
+      const result = await signIn(ctx, username, password, {
+        clientId: authorization.client.id,
+        requestId: request.id,
+        method: 'form',
+        clientTeamId: authorization.client.team_id,
+        ...(team !== undefined ? { teamName: team } : {}),
+      });
+      if (result.kind === 'choose') return showSignIn(reply, authorization, 200, undefined, username, result.teams);
+      user = result.user;
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_grant') return showSignIn(reply, authorization, 401, error.message, username);
       throw error;
     }
-    if (!userMayAuthorize(authorization, user)) {
-      return showSignIn(reply, authorization, 403, `${authorization.client.name} serves another team; sign in with an account of that team.`, username);
-    }
-    reply.setCookie(SESSION_COOKIE, encodeSession({ userId: user.id, teamId: user.team_id }, ctx.clock), { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
+    // Never true (signIn only looks in the client's team); kept so a session never serves another team.
+    if (!userMayAuthorize(authorization, user)) return showSignIn(reply, authorization, 401, WRONG_CREDENTIALS, username);
+    const session = await openSession(ctx, SESSION_KIND, user);
+    reply.setCookie(SESSION_COOKIE, session, { ...cookieOptions, maxAge: SESSION_TTL_SECONDS });
     return seeOther(reply, authorizeUrl(authorization.params));
   });
 
@@ -199,6 +228,9 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
   });
 
   app.post('/oauth/signout', { preHandler: app.csrfProtection }, async (request, reply) => {
+    // The row goes, so a copy of the cookie kept elsewhere is worthless too.
+    const id = sessionId(request);
+    if (id !== undefined) await endSession(ctx, id);
     reply.clearCookie(SESSION_COOKIE, { path: '/oauth' });
     const fields = requestFields(request.body);
     const params = Object.fromEntries(Object.entries(fields).filter((e): e is [string, string] => typeof e[1] === 'string'));

@@ -1,28 +1,48 @@
 /**
  * Who may sign in (DESIGN.md section 5): an active user with userType `admin` and a password.
- * An unknown user, a wrong password, a deactivated or non-admin user all get the same answer
- * after the same work (a password hash is always verified), so the answer reveals nothing, and
- * failures are counted per account (RFC 6749 4.3.2, RFC 9700 2.4).
+ * Sign-in names are per team (issue 13 item 8): the same userName may sign in to several teams,
+ * and no answer reveals whether another team holds a name.
+ *
+ * - A client bound to a team, or a team the caller names (`team`), decides the team: exactly one
+ *   password verification, against that team's account or a decoy; no other team is read, and
+ *   nothing is recorded in another team's audit trail.
+ * - Otherwise the password is verified against each account of that name, oldest first, at
+ *   most LOGIN_CANDIDATES of them, padded with decoy verifications to exactly LOGIN_CANDIDATES,
+ *   so the time taken does not tell how many teams hold the name. One match signs that user in;
+ *   several ask the caller to choose among the teams whose password it just proved.
+ * - An unknown user, a wrong password, a deactivated or non-admin user, a stored password shorter
+ *   than 12 characters all get the same answer after the same work; failures are counted per
+ *   account (RFC 6749 4.3.2, RFC 9700 2.4) and recorded in the candidates' teams.
  */
 import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
-import { loginUserByNameKey } from '../storage/repos/users.ts';
+import { teamById, teamByName } from '../storage/repos/teams.ts';
+import { loginCandidates } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { Statements } from '../storage/statements.ts';
 import type { Executor } from '../storage/types.ts';
 import { invalidGrant, OAuthError } from './errors.ts';
 import type { Limits } from './limits.ts';
-import { HashingBusy } from './passwords.ts';
+import { HashingBusy, signInPasswordProblem, SIGN_IN_PASSWORD_MAX } from './passwords.ts';
 import type { PasswordHasher } from './passwords.ts';
 
-/** A hash of a random password nobody knows: verified when the user is unknown, to take equal time. */
+/** A hash of a random password nobody knows: verified in place of a missing account, to take equal time. */
 const DECOY_HASH = 'scrypt$131072$8$1$OgYuCi4gTR1gR6sOjNGqEQ$fEbLVReKEy47wZ73hdJWxy6EHmmID1fApe16FX77N2I';
+
+/** Password verifications of a sign-in that names no team: the accounts of one name checked, and the padding. */
+export const LOGIN_CANDIDATES = 3;
+
+/** Rows read to find the candidates (non-admins are skipped before any hashing). */
+const ROWS_READ = 50;
 
 export const WRONG_CREDENTIALS = 'The user name or password is incorrect';
 
+/** Whether a user of this userType signs in (and so needs a sign-in password, passwords.ts). */
+export const signsIn = (user: Pick<UserRow, 'user_type'>): boolean => (user.user_type ?? '').toLowerCase() === 'admin';
+
 /** Whether `user` may still act through a token: active and an admin. */
 export const maySignIn = (user: Pick<UserRow, 'active' | 'user_type' | 'password_hash'>): boolean =>
-  user.active === 1 && (user.user_type ?? '').toLowerCase() === 'admin' && user.password_hash !== null;
+  user.active === 1 && signsIn(user) && user.password_hash !== null;
 
 export interface SignInContext {
   readonly storage: { readonly db: Executor; readonly statements: Statements };
@@ -47,20 +67,48 @@ export interface SignInMeta {
   readonly clientId: string | null;
   readonly requestId: string | null;
   readonly method: 'password_grant' | 'form';
+  /** The team of a client bound to one: only that team's accounts are considered. */
+  readonly clientTeamId?: string | null;
+  /** A team the caller names (the form's team choice, the password grant's `team`): by name. */
+  readonly teamName?: string;
+}
+
+export type SignInResult =
+  | { readonly kind: 'user'; readonly user: UserRow }
+  /** The password is right in several teams: the caller chooses (only these teams, which it proved). */
+  | { readonly kind: 'choose'; readonly teams: readonly string[] };
+
+/** Which team the sign-in is confined to: null for any, 'none' when the request rules every account out. */
+async function scopeOf(ex: Executor, meta: SignInMeta): Promise<string | null | 'none'> {
+  const bound = meta.clientTeamId ?? null;
+  if (meta.teamName === undefined || meta.teamName === '') return bound;
+  const named = meta.teamName.length <= 64 ? await teamByName(ex, meta.teamName.trim()) : undefined;
+  if (!named || (bound !== null && named.id !== bound)) return 'none';
+  return named.id;
 }
 
 /**
- * The user behind `username` / `password`, or invalid_grant; 429 while the account is locked
- * out. Sign-ins of existing users, good or bad, are audit events of their team.
+ * The user behind `username` / `password` (or the teams to choose from), or invalid_grant; 429
+ * while the account is locked out.
  */
-export async function signIn(ctx: SignInContext, username: string, password: string, meta: SignInMeta): Promise<UserRow> {
+export async function signIn(ctx: SignInContext, username: string, password: string, meta: SignInMeta): Promise<SignInResult> {
   const { limits } = ctx;
   const ex = ctx.storage.db;
   const key = username.trim().toLowerCase();
   await limits.assertNotBlocked('accountFailures', key);
-  const user = key.length > 0 && key.length <= 256 ? await loginUserByNameKey(ex, key) : undefined;
-  // Passwords longer than any real one are refused without hashing megabytes.
-  const ok = password.length <= 1024 && (await verifyQueued(ctx, password, user?.password_hash ?? DECOY_HASH));
+  const scope = await scopeOf(ex, meta);
+  const verifications = scope === null ? LOGIN_CANDIDATES : 1;
+  const rows = key.length > 0 && key.length <= 256 && scope !== 'none' ? await loginCandidates(ex, key, scope, ROWS_READ) : [];
+  const candidates = rows.filter(maySignIn).slice(0, verifications);
+  // Passwords longer than any sign-in password are refused without hashing megabytes.
+  const hashable = password.length <= 2 * SIGN_IN_PASSWORD_MAX;
+  const matched: UserRow[] = [];
+  for (let i = 0; i < verifications; i++) {
+    const candidate = candidates[i];
+    const ok = hashable && (await verifyQueued(ctx, password, candidate?.password_hash ?? DECOY_HASH));
+    // A stored password that is too short to sign in is refused like a wrong one, after the work.
+    if (candidate && ok && signInPasswordProblem(password) === undefined) matched.push(candidate);
+  }
   const record = (u: UserRow, action: 'sign_in' | 'sign_in_failed') =>
     recordEvent(ex, ctx.storage.statements, ctx.clock, {
       teamId: u.team_id,
@@ -71,12 +119,17 @@ export async function signIn(ctx: SignInContext, username: string, password: str
       resourceId: u.id,
       detail: { method: meta.method },
     });
-  if (!user || !ok || !maySignIn(user)) {
+  if (matched.length === 0) {
     await limits.failed('accountFailures', key);
-    if (user) await record(user, 'sign_in_failed');
+    for (const candidate of candidates) await record(candidate, 'sign_in_failed');
     throw invalidGrant(WRONG_CREDENTIALS);
   }
   await limits.succeeded('accountFailures', key);
+  if (matched.length > 1) {
+    const teams = await Promise.all(matched.map((u) => teamById(ex, u.team_id)));
+    return { kind: 'choose', teams: teams.flatMap((t) => (t ? [t.name] : [])) };
+  }
+  const user = matched[0]!;
   await record(user, 'sign_in');
-  return user;
+  return { kind: 'user', user };
 }

@@ -97,3 +97,19 @@ export class PasswordHasher {
     }
   }
 }
+
+/**
+ * Sign-in passwords (issue 13 item 10; NIST SP 800-63B 3.1.1.2): at least 12 characters, no
+ * composition rules, and anything up to 1,024 characters (far beyond the 64 NIST asks to allow).
+ * Characters are Unicode code points after NFC, as 800-63B counts them.
+ */
+export const SIGN_IN_PASSWORD_MIN = 12;
+export const SIGN_IN_PASSWORD_MAX = 1024;
+
+/** Why `password` cannot be a sign-in password, or undefined when it can. */
+export function signInPasswordProblem(password: string): string | undefined {
+  const length = [...password.normalize('NFC')].length;
+  if (length < SIGN_IN_PASSWORD_MIN) return `a password for a user who signs in (userType admin) needs at least ${SIGN_IN_PASSWORD_MIN} characters`;
+  if (length > SIGN_IN_PASSWORD_MAX) return `a password for a user who signs in (userType admin) has at most ${SIGN_IN_PASSWORD_MAX} characters`;
+  return undefined;
+}

@@ -44,6 +44,21 @@ export interface SignInView {
   readonly csrf: string;
   readonly username?: string;
   readonly error?: string;
+  /**
+   * The teams whose password the person just proved (the name signs in to several): the form
+   * asks which one, and for the password again (nothing of the first post is kept).
+   */
+  readonly teams?: readonly string[];
+}
+
+function teamChoice(teams: readonly string[] | undefined): string {
+  if (!teams || teams.length === 0) return '';
+  const options = teams.map((t) => `<option value="${escapeHtml(t)}">${escapeHtml(t)}</option>`).join('\n');
+  return `<label for="team">Team</label>
+<select id="team" name="team" required>
+${options}
+</select>
+`;
 }
 
 export function signInPage(view: SignInView): string {
@@ -52,9 +67,10 @@ export function signInPage(view: SignInView): string {
     `<h1 id="title">Sign in</h1>
 <p class="lead"><strong>${escapeHtml(view.clientName)}</strong> is asking for access to your team's directory. Sign in to continue.</p>
 ${view.error ? `<div class="alert" role="alert">${escapeHtml(view.error)}</div>` : ''}
+${view.teams && view.teams.length > 0 ? '<p class="note">This user name signs in to several teams. Choose the team, and enter the password again.</p>' : ''}
 <form method="post" action="/oauth/authorize" novalidate>
 ${hidden({ ...view.params, _csrf: view.csrf })}
-<label for="username">User name</label>
+${teamChoice(view.teams)}<label for="username">User name</label>
 <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(view.username ?? '')}"${view.username ? '' : ' autofocus'}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${view.username ? ' autofocus' : ''}>
@@ -125,7 +141,7 @@ body { margin: 0; min-height: 100vh; display: flex; flex-direction: column; alig
 h1 { font-size: 1.35rem; line-height: 1.3; margin: 0 0 .75rem; }
 .lead { color: var(--muted); margin: 0 0 1.25rem; }
 label { display: block; font-weight: 600; margin: 1rem 0 .35rem; }
-input[type=text], input[type=password] { width: 100%; padding: .65rem .75rem; font: inherit; color: var(--text);
+input[type=text], input[type=password], select { width: 100%; padding: .65rem .75rem; font: inherit; color: var(--text);
   background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 button { font: inherit; cursor: pointer; border-radius: 8px; padding: .65rem 1.1rem; border: 1px solid transparent; }
 button.primary { background: var(--accent); color: var(--accent-text); font-weight: 600; }

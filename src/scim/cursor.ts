@@ -3,7 +3,8 @@
  * creation time and the id of a row), which way to read from it, and when it was issued,
  * authenticated by an HMAC over the position and the query it belongs to (team, resource type,
  * filter, sortBy, sortOrder). Nothing is stored per cursor, so a cursor costs the server nothing
- * and any instance sharing the database's `cursor_secret` can read any other's. The token is
+ * and any instance sharing the master key (app.ts derives the cursor key from it) can read any
+ * other's. The token is
  * base64url (RFC 9865 section 2: unreserved characters only): 16 bytes of MAC, then the JSON
  * position. A token that does not decode, was altered, or belongs to another query is
  * `invalidCursor`; an authentic one older than CURSOR_TIMEOUT_SECONDS is `expiredCursor`.

@@ -8,10 +8,12 @@ import { changedAttributes, recordEvent } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { newId } from '../ids.ts';
-import { HashingBusy } from '../oauth/passwords.ts';
+import { signsIn } from '../oauth/accounts.ts';
+import { HashingBusy, signInPasswordProblem } from '../oauth/passwords.ts';
+import { endSessionsOfUser } from '../sessions.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
-import { insertUser, listUsers as listUserRows, loginUserByNameKey, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
+import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { DialectHooks } from '../storage/dialect.ts';
 import type { Executor } from '../storage/types.ts';
@@ -68,18 +70,6 @@ async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string)
     return conflict(`userName "${userName}" belongs to the deactivated user ${existing.id}; activate it with PUT /Users/${existing.id}/activate`);
   }
   return conflict(`userName "${userName}" is already taken${existing ? ` by user ${existing.id}` : ''}`);
-}
-
-/**
- * DESIGN.md section 5: a userName that signs in (has a password) does so for one team only, so a
- * sign-in always finds one user. Checked before the unique index would refuse the write.
- */
-async function assertLoginFree(ex: Executor, row: UserRow): Promise<void> {
-  if (row.password_hash === null) return;
-  const other = await loginUserByNameKey(ex, row.user_name_key);
-  if (other && other.id !== row.id) {
-    throw conflict(`userName "${row.user_name}" already signs in to another team; a login name can have a password in one team only`);
-  }
 }
 
 /**
@@ -152,13 +142,15 @@ function rowFor(
   version: number,
   prehashed: Prehashed | undefined,
 ): UserRow {
-  let passwordHash = base.password_hash;
-  if (validated.password !== undefined) {
-    if (prehashed?.password !== validated.password) throw new PasswordNotHashed();
-    passwordHash = prehashed.hash;
-  }
   // A new resource was last modified when it was created.
-  return userRowOf(ctx.storage.hooks, base, validated.document, passwordHash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  const row = userRowOf(ctx.storage.hooks, base, validated.document, base.password_hash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  if (validated.password === undefined) return row;
+  // Issue 13 item 10: a user who signs in gets a password of at least 12 characters.
+  const problem = signsIn(row) ? signInPasswordProblem(validated.password) : undefined;
+  if (problem !== undefined) throw badRequest('invalidValue', `password: ${problem}`);
+  // Hashed before the transaction opened (issue 13 item 4); a different password means the body changed under us.
+  if (prehashed?.password !== validated.password) throw new PasswordNotHashed();
+  return { ...row, password_hash: prehashed.hash };
 }
 
 /** Runs `write` with the password its body sets hashed beforehand, again if the body's password changed meanwhile. */
@@ -181,7 +173,6 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
   return runWrite(ctx, async (trx) => {
     const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_key);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
-    await assertLoginFree(trx, row);
     await insertUser(trx, ctx.storage.statements, row);
     await audit(ctx, trx, 'create', row.id, {
       userName: row.user_name,
@@ -241,18 +232,18 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_key);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
-  if (next.password_hash !== current.password_hash || next.user_name_key !== current.user_name_key) await assertLoginFree(trx, next);
   if (!(await updateUser(trx, ctx.storage.statements, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
   // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
-  // every token the user holds.
+  // every token the user holds, and every browser session (issue 13 item 7).
   const revokes =
     (current.active === 1 && next.active === 0) ||
     next.password_hash !== current.password_hash ||
     (next.user_type ?? '').toLowerCase() !== (current.user_type ?? '').toLowerCase();
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
+  if (revokes) await endSessionsOfUser(trx, current.id);
   await audit(ctx, trx, action, current.id, {
     changed: changedAttributes(parseData(ctx, current), parseData(ctx, next)),
     ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),

@@ -97,6 +97,30 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface SessionsTable {
+  /** SHA-256 (hex) of the random session id the cookie carries. */
+  id_hash: string;
+  /** Which cookie opened it ('oauth' for the authorization pages; the console will have its own). */
+  kind: string;
+  user_id: string;
+  team_id: string;
+  /** SHA-256 of the user's password hash when the session began: a new password ends it. */
+  credential: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface KeysTable {
+  id: string;
+  /** What the key is for ('cookie'; later the events' signing keys). */
+  purpose: string;
+  created_at: string;
+  /** Set when a newer key replaced it: still accepted for verification until then. */
+  not_after: string | null;
+  /** The key material, AES-256-GCM encrypted under the master key (keys/crypto.ts). */
+  material: string;
+}
+
 export interface AuditEventsTable {
   id: string;
   team_id: string;
@@ -121,6 +145,8 @@ export interface Database {
   oauth_codes: OAuthCodesTable;
   settings: SettingsTable;
   audit_events: AuditEventsTable;
+  sessions: SessionsTable;
+  keys: KeysTable;
 }
 
 export type Db = Kysely<Database>;

@@ -208,14 +208,15 @@ describe('the authorization endpoint', () => {
     assert.equal(body.scope, 'read');
   });
 
-  it('a client registered for one team refuses a user of another team at sign-in', async () => {
+  it('issue 13 item 8: a client registered for one team never signs in a user of another team (the same answer as a wrong password)', async () => {
     const other = await t.addTeam('globex');
     const teamClient = await registerClient(t, [REDIRECT], other.team.name);
     const session = new PageSession(t);
     const page = await session.get(`/oauth/authorize?client_id=${teamClient.id}&response_type=code`);
     const res = await session.post('/oauth/authorize', { ...hiddenFields(page.body), username: admin.userName, password: admin.password });
-    assert.equal(res.statusCode, 403);
-    assert.match(res.body, /serves another team/);
+    assert.equal(res.statusCode, 401);
+    assert.match(res.body, /The user name or password is incorrect/);
+    assert.doesNotMatch(res.body, /another team/);
   });
 });
 

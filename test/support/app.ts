@@ -19,6 +19,9 @@ import type { TestEngine } from './engines.ts';
 
 export const BASE_URL = 'https://rollcall.test';
 
+/** SECRET_KEY for tests (test/support/processes.ts passes it to server processes too). */
+export const TEST_SECRET_KEY = 'test-instance-secret-0123456789abcdef-0123456789';
+
 /**
  * A clock that tests move by hand. Each reading also moves it 1 ms forward, so resources
  * created one after another have distinct, ordered timestamps, as on a real server.
@@ -59,6 +62,9 @@ export const TEST_CONFIG: AppConfig = {
   refreshTokenTtl: 30 * 86_400,
   passwordGrant: true,
   redisUrl: undefined,
+  // Every test app shares one instance secret, as instances of one deployment do (the
+  // PostgreSQL engine needs one; two apps on one database must agree on it).
+  secretKey: TEST_SECRET_KEY,
 };
 
 export interface TestAppOptions {

@@ -74,6 +74,12 @@ export class Jar {
       else this.#cookies.set(name, value);
     }
   }
+  copyFrom(other: Jar): void {
+    for (const pair of other.header().split('; ').filter(Boolean)) {
+      const eq = pair.indexOf('=');
+      this.#cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+  }
   header(): string {
     return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
@@ -94,9 +100,15 @@ export function hiddenFields(html: string, action?: string): Record<string, stri
 /** A browser-like session on the authorization pages. */
 export class PageSession {
   readonly jar = new Jar();
-  readonly #t: TestApp;
-  constructor(t: TestApp) {
+  readonly #t: Pick<TestApp, 'app'>;
+  constructor(t: Pick<TestApp, 'app'>) {
     this.#t = t;
+  }
+  /** The same browser talking to another instance (another app on the same database). */
+  on(t: Pick<TestApp, 'app'>): PageSession {
+    const other = new PageSession(t);
+    other.jar.copyFrom(this.jar);
+    return other;
   }
   async get(url: string): Promise<LightMyRequestResponse> {
     const res = await this.#t.app.inject({ method: 'GET', url, headers: { cookie: this.jar.header() } });

@@ -11,12 +11,20 @@ import { createTeam, createTeamUser, issueToken } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { connect } from '../../src/storage/connect.ts';
 import { migrate } from '../../src/storage/migrations/index.ts';
+import { TEST_SECRET_KEY } from './app.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
 
+/**
+ * SECRET_KEY for a command on PostgreSQL (required there: keys/master.ts); SQLite files keep
+ * their key file, so the tests exercise that path too.
+ */
+const secretFor = (args: readonly string[]): Record<string, string> =>
+  args.some((a) => /^postgres(ql)?:\/\//.test(a)) ? { SECRET_KEY: TEST_SECRET_KEY } : {};
+
 /** Runs one `rollcall` command to completion, quietly, and returns what it printed. */
 export function rollcall(args: readonly string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env, LOG_LEVEL: 'silent' } });
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...secretFor(args), ...env, LOG_LEVEL: 'silent' } });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -33,7 +41,7 @@ export interface ServerProcess {
 export function startServer(database: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'serve', '--json', '--port', '0', '--database', database], {
-      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+      env: { ...process.env, LOG_LEVEL: 'silent', ...secretFor([database]), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));

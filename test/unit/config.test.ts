@@ -37,6 +37,7 @@ describe('configuration', () => {
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
       [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: expected sqlite:<path> or postgres://..., got "mysql://x"'],
       [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL: expected an http(s) URL, got "ftp://x"'],
+      [{ SECRET_KEY: 'too short' }, 'SECRET_KEY: expected at least 32 characters (e.g. from openssl rand -base64 32), got 9'],
     ];
     for (const [env, message] of cases) {
       assert.throws(() => loadConfig({}, env), (e: unknown) => e instanceof ConfigError && e.message === message, message);

@@ -2,7 +2,10 @@
  * grant_type=password (RFC 6749 4.3; the contract's section 5.2). RFC 9700 2.4 says this grant
  * MUST NOT be used; the contract offers it, so it is on unless PASSWORD_GRANT=off
  * (docs/SECURITY.md records the deviation). Attempts are limited per client, failures per
- * account; a client registered for one team only signs in that team's users.
+ * account; a client registered for one team only signs in that team's users (issue 13 item 8).
+ * Sign-in names are per team: with a client bound to no team, a name whose password is right in
+ * several teams needs the optional `team` parameter (the team's name) to say which; without it
+ * the answer is invalid_grant saying so (only someone who proved those passwords reads that).
  */
 import { signIn, WRONG_CREDENTIALS } from '../accounts.ts';
 import { invalidGrant, OAuthError } from '../errors.ts';
@@ -17,7 +20,17 @@ export const passwordGrant: GrantHandler = async (ctx, request) => {
   const username = required(params, 'username');
   const password = required(params, 'password');
   const scope = parseScope(params.scope);
-  const user = await signIn(ctx, username, password, { clientId: client.id, requestId: request.requestId, method: 'password_grant' });
+  const signedIn = await signIn(ctx, username, password, {
+    clientId: client.id,
+    requestId: request.requestId,
+    method: 'password_grant',
+    clientTeamId: client.team_id,
+    ...(params.team !== undefined ? { teamName: params.team } : {}),
+  });
+  if (signedIn.kind === 'choose') {
+    throw invalidGrant('This user name signs in to several teams with this password; repeat the request with the team parameter naming one');
+  }
+  const user = signedIn.user;
   if (client.team_id !== null && client.team_id !== user.team_id) throw invalidGrant(WRONG_CREDENTIALS);
   return ctx.storage.db.transaction().execute((trx) => issueRecorded(trx, ctx, request, 'password', {
     teamId: user.team_id,

@@ -92,12 +92,18 @@ export async function existingUserIds(ex: Executor, st: Statements, teamId: stri
   return found;
 }
 
-/** The user that signs in with `key` (a lower-cased userName), in whatever team: at most one has a password. */
-export async function loginUserByNameKey(ex: Executor, key: string): Promise<UserRow | undefined> {
-  return ex
+/**
+ * The active users with a password whose login key is `key`, in one team or in every team
+ * (sign-in names are per team: several teams may hold the same name), oldest first, at most
+ * `limit` rows.
+ */
+export async function loginCandidates(ex: Executor, key: string, teamId: string | null, limit: number): Promise<UserRow[]> {
+  let query = ex
     .selectFrom('users')
     .selectAll()
     .where('user_name_key', '=', key)
     .where('password_hash', 'is not', null)
-    .executeTakeFirst();
+    .where('active', '=', 1);
+  if (teamId !== null) query = query.where('team_id', '=', teamId);
+  return query.orderBy('created_at').orderBy('id').limit(limit).execute();
 }
