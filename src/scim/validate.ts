@@ -187,6 +187,8 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
   const extensions = new Map<SchemaDef, Json>();
   let password: string | undefined;
   let members: string[] | undefined;
+  // Values sent under an alias (Group `display`), applied only when the real name is absent.
+  const aliased = new Map<string, unknown>();
 
   for (const [key, value] of Object.entries(body)) {
     if (lower(key) === 'schemas') {
@@ -215,17 +217,25 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
       members = memberIds(value);
       continue;
     }
+    if (attr.aliasOf !== undefined) {
+      const definition = findAttribute([...commonAttributes, ...rt.schema.attributes], attr.aliasOf);
+      if (!definition || definition.mutability === 'readOnly') continue;
+      const normalized = normalizeValue(definition, value, attr.name);
+      if (normalized !== undefined) aliased.set(definition.name, normalized);
+      continue;
+    }
     if (attr.mutability === 'readOnly') continue;
     if (attr.mutability === 'writeOnly') {
       const normalized = normalizeScalar(attr, value, attr.name);
       if (normalized !== undefined) password = normalized as string;
       continue;
     }
-    const name = attr.aliasOf ?? attr.name;
-    const definition = attr.aliasOf !== undefined ? (findAttribute(rt.schema.attributes, attr.aliasOf) ?? attr) : attr;
     const target = found.extension ? (extensions.get(found.extension) ?? extensions.set(found.extension, {}).get(found.extension)!) : core;
-    put(target, name, normalizeValue(definition, value, name), name);
+    put(target, attr.name, normalizeValue(attr, value, attr.name), attr.name);
   }
+  // DESIGN.md section 4: the real name wins over its alias (a GET body PUT back with only
+  // displayName changed still carries the old display).
+  for (const [name, value] of aliased) if (core[name] === undefined) core[name] = value;
 
   const document = ordered([...commonAttributes, ...rt.schema.attributes], core);
   for (const ext of rt.extensions) {
