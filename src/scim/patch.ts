@@ -17,7 +17,7 @@ import { extensionByUrn, extensionForPath, findAttribute, findSubAttribute, lowe
 import { commonAttributes } from './schema/common.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 import { PATCH_OP } from './schema/urns.ts';
-import { memberIds, normalizeElement, normalizeValue } from './validate.ts';
+import { coreLifted, memberIds, normalizeElement, normalizeValue } from './validate.ts';
 
 type Json = Record<string, unknown>;
 type Op = 'add' | 'remove' | 'replace';
@@ -324,6 +324,8 @@ function applyOne(rt: ResourceTypeDef, document: Json, op: Op, target: Resolved,
     if (!isObject(value)) throw badRequest('invalidValue', `${ext.id} takes an object of its attributes`);
     if (op === 'replace') delete document[ext.id];
     for (const [key, v] of Object.entries(value)) {
+      // RFC 7643 3: a `schemas` member repeated inside an extension object is not an attribute.
+      if (lower(key) === 'schemas') continue;
       const attr = findAttribute(ext.attributes, key);
       if (!attr) throw invalidPath(`Unknown attribute "${key}" of ${ext.id}`);
       if (skippedInValueObject(attr)) continue;
@@ -343,7 +345,7 @@ function applyOne(rt: ResourceTypeDef, document: Json, op: Op, target: Resolved,
 /** add / replace without a path: each key of the value object is a path (3.5.2.1, 3.5.2.3). */
 function applyValueObject(rt: ResourceTypeDef, document: Json, op: 'add' | 'replace', value: unknown, members: MemberChanges, named: Set<string>): void {
   if (!isObject(value)) throw badRequest('invalidValue', `An ${op} without a path takes an object of attributes`);
-  for (const [key, v] of Object.entries(value)) {
+  for (const [key, v] of coreLifted(rt, value)) {
     if (lower(key) === 'schemas') continue;
     const extension = extensionByUrn(rt, key);
     const target = extension ? { wholeExtension: extension } : resolveTarget(rt, key);

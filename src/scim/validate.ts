@@ -8,11 +8,11 @@
  * ScimErrors (`invalidSyntax` for shapes and unknown names, `invalidValue` for values,
  * `mutability` for immutable changes); it never touches storage.
  */
-import { isToleratedSchemaUrn, multiValuedShape, singleComplexShape, stringBoolean } from './compat.ts';
+import { isToleratedSchemaUrn, multiValuedShape, nullUnprefixedExtensionAttribute, singleComplexShape, stringBoolean } from './compat.ts';
 import { badRequest } from './errors.ts';
 import { parseAttrPath } from './path.ts';
 import { commonAttributes } from './schema/common.ts';
-import { extensionByUrn, findAttribute, findSubAttribute, lower, resolvePath } from './schema/registry.ts';
+import { extensionByUrn, findAttribute, findSubAttribute, lower, resolvePath, schemaByUrn } from './schema/registry.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 
 export type ValidationMode = 'create' | 'replace' | 'patch';
@@ -178,6 +178,25 @@ function ordered(attrs: readonly AttributeDef[], source: Json): Json {
 }
 
 /**
+ * The body's members with core attributes nested under the core schema URN key lifted to the
+ * top level (RFC 7644 3.10: an attribute may be named with its schema URN; `{"urn:...:core:2.0:
+ * User": {"userName": ...}}` names the same attributes as the top level does).
+ */
+export function coreLifted(rt: ResourceTypeDef, body: Json): [string, unknown][] {
+  const entries: [string, unknown][] = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (!/^urn:/i.test(key) || schemaByUrn(rt, key) !== rt.schema) {
+      entries.push([key, value]);
+      continue;
+    }
+    if (value === null) continue;
+    if (!isObject(value)) throw invalidValue(`${rt.schema.id} must be an object of core attributes`);
+    for (const [inner, innerValue] of Object.entries(value)) if (lower(inner) !== 'schemas') entries.push([inner, innerValue]);
+  }
+  return entries;
+}
+
+/**
  * Validates `body` as a whole resource of `rt`. `original` is the stored document (replace and
  * patch): immutable attributes may not change from it.
  */
@@ -190,7 +209,8 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
   // Values sent under an alias (Group `display`), applied only when the real name is absent.
   const aliased = new Map<string, unknown>();
 
-  for (const [key, value] of Object.entries(body)) {
+  const schemas = Object.entries(body).find(([key]) => lower(key) === 'schemas')?.[1];
+  for (const [key, value] of coreLifted(rt, body)) {
     if (lower(key) === 'schemas') {
       if (mode !== 'patch' && value !== null) checkSchemas(rt, value);
       continue;
@@ -202,6 +222,8 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
       const target = extensions.get(extension) ?? {};
       extensions.set(extension, target);
       for (const [subKey, subValue] of Object.entries(value)) {
+        // RFC 7643 3: `schemas` belongs to the resource; clients also repeat it inside an extension.
+        if (lower(subKey) === 'schemas') continue;
         const attr = findAttribute(extension.attributes, subKey);
         if (!attr) throw badRequest('invalidSyntax', `Unknown attribute "${subKey}" of ${extension.id}`);
         if (attr.mutability === 'readOnly') continue;
@@ -210,6 +232,7 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
       continue;
     }
     const found = attributeForKey(rt, key);
+    if (!found && nullUnprefixedExtensionAttribute(rt, key, value, schemas)) continue;
     if (!found) throw badRequest('invalidSyntax', `Unknown attribute "${key.slice(0, 100)}" for ${rt.name}`);
     const { attr } = found;
     if (attr.storage?.kind === 'members') {
