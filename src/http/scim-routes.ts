@@ -151,7 +151,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
     ),
   );
   app.delete<{ Params: Params }>('/Users/:id', async (request, reply) => {
-    const v = await users.deactivateUser(ctx(request), request.params.id, preconditions(request));
+    const v = await users.deleteUser(ctx(request), request.params.id, preconditions(request));
     return reply.code(204).header('etag', v.etag).send();
   });
   // The contract's DELETE /Users carries no id: a filter must pick exactly one user.

@@ -2,6 +2,9 @@
  * The Users service: create, read, list, replace, patch, deactivate and activate, each write one
  * transaction guarded by the row's version (DESIGN.md sections 3 and 4). Deactivated users are
  * hidden unless the team made them visible; a by-id write that sets `active: true` reactivates.
+ * A user holds its userName (`user_name_claim`, unique per team) exactly while SCIM can read it:
+ * hiding teams, while active; showing teams, while not deleted (DELETE there removes the user
+ * from every read, RFC 7644 3.6, and `activate` restores it while the name is free).
  * It owns the rules; it does not parse HTTP or write SQL.
  */
 import { changedAttributes, recordEvent } from '../audit/events.ts';
@@ -17,6 +20,7 @@ import type { DialectHooks } from '../storage/dialect.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
 import { hidesDeactivated } from './context.ts';
+import type { TeamRow } from '../storage/repos/teams.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
 import type { ScimError } from './errors.ts';
@@ -56,19 +60,32 @@ async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: 
   return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
 }
 
+/**
+ * DESIGN.md section 4: whether a user holds its userName, which is also whether SCIM reads show
+ * it. Hiding deactivated users, a user holds its name while active (an identity provider that
+ * deleted a user and re-hires the person knows only the userName); showing them, while not
+ * deleted. repos/users.ts `recomputeNameClaims` applies the same rule in SQL.
+ */
+export function holdsName(mode: TeamRow['deactivated_users'], row: Pick<UserRow, 'active' | 'deleted_at'>): boolean {
+  return mode === 'visible' ? row.deleted_at === null : row.active === 1;
+}
+
+/** `row` with its claim on the userName set by `holdsName`. */
+const claimed = (ctx: ScimContext, row: UserRow): UserRow => ({
+  ...row,
+  user_name_claim: holdsName(ctx.team.deactivated_users, row) ? row.user_name_key : null,
+});
+
 /** The user if it exists and the caller may see it. */
 async function visibleRow(ctx: ScimContext, ex: Executor, id: string): Promise<UserRow> {
   const row = await userById(ex, ctx.storage.statements, ctx.team.id, id);
-  if (!row || (row.active === 0 && hidesDeactivated(ctx))) throw notFound(`User ${id} not found`);
+  if (!row || !holdsName(ctx.team.deactivated_users, row)) throw notFound(`User ${id} not found`);
   return row;
 }
 
 async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string): Promise<ScimError> {
-  const existing = await userByNameKey(ex, ctx.storage.statements, ctx.team.id, userName.toLowerCase());
-  if (existing && existing.active === 0 && hidesDeactivated(ctx)) {
-    return conflict(`userName "${userName}" belongs to the deactivated user ${existing.id}; activate it with PUT /Users/${existing.id}/activate`);
-  }
-  return conflict(`userName "${userName}" is already taken${existing ? ` by user ${existing.id}` : ''}`);
+  const holder = await userByNameKey(ex, ctx.storage.statements, ctx.team.id, userName.toLowerCase());
+  return conflict(`userName "${userName}" is already taken${holder ? ` by user ${holder.id}` : ''}`);
 }
 
 /**
@@ -76,8 +93,8 @@ async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string)
  * sign-in always finds one user. Checked before the unique index would refuse the write.
  */
 async function assertLoginFree(ex: Executor, row: UserRow): Promise<void> {
-  if (row.password_hash === null) return;
-  const other = await loginUserByNameKey(ex, row.user_name_key);
+  if (row.password_hash === null || row.user_name_claim === null) return;
+  const other = await loginUserByNameKey(ex, row.user_name_claim);
   if (other && other.id !== row.id) {
     throw conflict(`userName "${row.user_name}" already signs in to another team; a login name can have a password in one team only`);
   }
@@ -99,13 +116,16 @@ export function userRowOf(
   const document = { ...validatedDocument };
   if (document.active === undefined) document.active = true;
   const columns = columnsOf(rt, document, commonAttributes);
+  const active = Number(columns.active);
   return {
     id: base.id,
     team_id: base.team_id,
     user_name: String(columns.user_name),
     user_name_key: String(columns.user_name_key),
+    // A new row's claim as a hiding team sees it; the service sets it for the caller's team.
+    user_name_claim: active === 1 ? String(columns.user_name_key) : null,
     external_id: columns.external_id as string | null,
-    active: Number(columns.active),
+    active,
     user_type: columns.user_type as string | null,
     display_name: columns.display_name as string | null,
     given_name: columns.given_name as string | null,
@@ -115,27 +135,30 @@ export function userRowOf(
     version,
     created_at: base.created_at,
     updated_at: updatedAt,
+    deleted_at: null,
   };
 }
 
 async function rowFor(
   ctx: ScimContext,
-  base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash'>,
+  base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash' | 'deleted_at'>,
   validated: ValidatedResource,
   version: number,
 ): Promise<UserRow> {
   let passwordHash = base.password_hash;
   if (validated.password !== undefined) passwordHash = await hashPassword(validated.password);
   // A new resource was last modified when it was created.
-  return userRowOf(ctx.storage.hooks, base, validated.document, passwordHash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  const row = userRowOf(ctx.storage.hooks, base, validated.document, passwordHash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  return claimed(ctx, { ...row, deleted_at: base.deleted_at });
 }
 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
   const validated = validateResource(rt, body, 'create');
   const now = iso(ctx.clock);
-  const row = await rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null }, validated, 1);
+  const row = await rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1);
   return runWrite(ctx, async (trx) => {
-    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_key);
+    // Only the holder of the name counts: users that released it never block a new one.
+    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_claim);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
     await assertLoginFree(trx, row);
     await insertUser(trx, ctx.storage.statements, row);
@@ -176,9 +199,14 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
   return listResult(ctx, rt, query, window, page, resources);
 }
 
-/** Whether a write by id may proceed on `row`: hidden deactivated users only through reactivation. */
-function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, reactivates: boolean): UserRow {
-  if (!row || (row.active === 0 && hidesDeactivated(ctx) && !reactivates)) throw notFound(`User ${id} not found`);
+/**
+ * Whether a write by id may proceed on `row`. Hidden deactivated users only through reactivation
+ * (activate, or PUT / PATCH setting active true); a user deleted in a showing team only through
+ * `activate` (`restores`): for every other request it is gone (RFC 7644 3.6).
+ */
+function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, reactivates: boolean, restores = false): UserRow {
+  if (!row) throw notFound(`User ${id} not found`);
+  if (hidesDeactivated(ctx) ? row.active === 0 && !reactivates : row.deleted_at !== null && !restores) throw notFound(`User ${id} not found`);
   return row;
 }
 
@@ -187,11 +215,14 @@ const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string,
   recordEvent(trx, ctx.storage.statements, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
 
 async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
-  if (next.user_name_key !== current.user_name_key) {
-    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_key);
+  // A rename, a reactivation or a restore claims the name: another holder makes it a 409 and
+  // nothing changes (the unique index refuses it too, should two requests race).
+  const claims = next.user_name_claim !== null && next.user_name_claim !== current.user_name_claim;
+  if (claims) {
+    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_claim!);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
-  if (next.password_hash !== current.password_hash || next.user_name_key !== current.user_name_key) await assertLoginFree(trx, next);
+  if (next.password_hash !== current.password_hash || claims) await assertLoginFree(trx, next);
   if (!(await updateUser(trx, ctx.storage.statements, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
@@ -237,29 +268,36 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
   }, async () => conflict('userName is already taken'));
 }
 
-async function setActive(ctx: ScimContext, id: string, active: boolean, pre: Preconditions, projection: Projection): Promise<Versioned> {
+type StateChange = 'activate' | 'deactivate' | 'delete';
+
+async function setState(ctx: ScimContext, id: string, change: StateChange, pre: Preconditions, projection: Projection): Promise<Versioned> {
   return runWrite(ctx, async (trx) => {
     const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
-    // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write.
-    const current = assertWritable(ctx, found, id, active);
+    const active = change === 'activate';
+    // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write;
+    // activate also restores a deleted one.
+    const current = assertWritable(ctx, found, id, active, active);
     checkIfMatch(rt, current, pre.ifMatch);
     const document = { ...parseData(ctx, current), active };
-    const next: UserRow = {
+    const now = iso(ctx.clock);
+    const next = claimed(ctx, {
       ...current,
       active: active ? 1 : 0,
       data: ctx.storage.hooks.toJson(document),
       version: current.version + 1,
-      updated_at: iso(ctx.clock),
-    };
-    return save(ctx, trx, current, next, pre, projection, active ? 'activate' : 'deactivate');
-  });
+      updated_at: now,
+      deleted_at: change === 'delete' ? now : change === 'activate' ? null : current.deleted_at,
+    });
+    return save(ctx, trx, current, next, pre, projection, change);
+  }, async () => conflict(`User ${id}: its userName is held by another user`));
 }
 
-export const deactivateUser = (ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<Versioned> =>
-  setActive(ctx, id, false, pre, {});
+/** `DELETE /Users/{id}`: in a team that hides deactivated users, deactivation (the contract); in one that shows them, deletion. */
+export const deleteUser = (ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<Versioned> =>
+  setState(ctx, id, hidesDeactivated(ctx) ? 'deactivate' : 'delete', pre, {});
 
 export const activateUser = (ctx: ScimContext, id: string, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> =>
-  setActive(ctx, id, true, pre, projection);
+  setState(ctx, id, 'activate', pre, projection);
 
 /**
  * The contract's bare `DELETE /Users` names no id: it takes a filter that must match exactly one
@@ -271,5 +309,5 @@ export async function deactivateByFilter(ctx: ScimContext, query: ListQuery): Pr
   if (found.totalResults !== 1) {
     throw badRequest('invalidValue', `the filter must match exactly one user; it matches ${found.totalResults}`);
   }
-  return deactivateUser(ctx, String(found.resources[0]?.id));
+  return deleteUser(ctx, String(found.resources[0]?.id));
 }
