@@ -141,11 +141,13 @@ export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<Li
     limit: query.count,
     ...window,
   });
-  const heads = wantsAttribute(rt, query.projection, 'members')
-    ? await readMembersHeads(ctx, ctx.storage.db, page.rows.map((r) => r.id))
-    : undefined;
-  const resources = page.rows.map((row) => shape(ctx, row, heads?.get(row.id), query.projection));
-  return listResult(ctx, rt, query, window, page, resources);
+  return listResult(ctx, rt, query, window, page, await renderGroupRows(ctx, page.rows, query.projection));
+}
+
+/** Groups rows of a list or search page as the response shows them (members' heads read in one query). */
+export async function renderGroupRows(ctx: ScimContext, rows: readonly GroupRow[], projection: Projection): Promise<Resource[]> {
+  const heads = wantsAttribute(rt, projection, 'members') ? await readMembersHeads(ctx, ctx.storage.db, rows.map((r) => r.id)) : undefined;
+  return rows.map((row) => shape(ctx, row, heads?.get(row.id), projection));
 }
 
 export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {

@@ -187,16 +187,19 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
     limit: query.count,
     ...window,
   });
-  const { rows } = page;
-  const wantsGroups = wantsAttribute(rt, query.projection, 'groups');
+  return listResult(ctx, rt, query, window, page, await renderUserRows(ctx, page.rows, query.projection));
+}
+
+/** Users rows of a list or search page as the response shows them (their groups read in one query). */
+export async function renderUserRows(ctx: ScimContext, rows: readonly UserRow[], projection: Projection): Promise<Resource[]> {
+  const wantsGroups = wantsAttribute(rt, projection, 'groups');
   const memberships = wantsGroups ? await groupsOfUsers(ctx.storage.db, ctx.storage.statements, ctx.team.id, rows.map((r) => r.id)) : [];
-  const resources = rows.map((row) => {
+  return rows.map((row) => {
     const groups = wantsGroups
       ? memberships.filter((m) => m.user_id === row.id).map((m) => ({ groupId: m.group_id, displayName: m.display_name }))
       : undefined;
-    return projectResource(rt, userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl), query.projection);
+    return projectResource(rt, userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl), projection);
   });
-  return listResult(ctx, rt, query, window, page, resources);
 }
 
 /**
