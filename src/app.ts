@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { registerDrain } from './http/drain.ts';
 import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
@@ -81,6 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
+  // Early answers (413, 401 before the body is read) wait for the body, so clients read them.
+  registerDrain(app);
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
   registerHealth(app, storage);
