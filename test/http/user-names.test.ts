@@ -84,9 +84,9 @@ for (const engine of engines) {
       assert.equal(json(back).active, true);
     });
 
-    it('the CLI token issue and the password grant pick the holder, not the hidden user', async () => {
+    it('the CLI token issue and the password grant pick the holder, not the hidden user (both have passwords)', async () => {
       const deps = adminDeps(t);
-      const old = await create('boss@acme.example', { userType: 'admin' });
+      const old = await create('boss@acme.example', { userType: 'admin', password: 'the old password of the boss' });
       await t.request('DELETE', `/v2/scim/Users/${old}`);
       const fresh = await create('boss@acme.example', { userType: 'admin', password: 'correct horse battery staple' });
       const issued = await issueToken(deps, t.team.name, 'Boss@acme.example', { scope: ['read'], ttlSeconds: 60 });
@@ -96,6 +96,8 @@ for (const engine of engines) {
       assert.equal(grant.statusCode, 200, grant.body);
       const me = await t.storage.db.selectFrom('oauth_tokens').select('user_id').where('user_id', 'is not', null).execute();
       assert.ok(me.length > 0 && me.every((r) => r.user_id === fresh), 'tokens belong to the holder');
+      const oldPassword = await passwordGrant(t, client, { userName: 'boss@acme.example', password: 'the old password of the boss' });
+      assert.equal(oldPassword.statusCode, 400, 'the hidden user cannot sign in with its name');
     });
 
     it('switching to visible while two users share a userName is refused naming them, and changes nothing', async () => {
