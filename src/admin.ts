@@ -16,7 +16,7 @@ import { createUser } from './scim/users.ts';
 import type { Storage } from './storage/connect.ts';
 import { insertTeam, listTeams, setDeactivatedUsers, teamByName } from './storage/repos/teams.ts';
 import type { TeamRow } from './storage/repos/teams.ts';
-import { userByNameKey } from './storage/repos/users.ts';
+import { recomputeNameClaims, sharedUserNames, userByNameKey } from './storage/repos/users.ts';
 import { clientById, deleteClient as deleteClientRow, insertClient, listClients, setClientSecret } from './storage/repos/clients.ts';
 import type { ClientRow } from './storage/repos/clients.ts';
 import { revokeTokensOfClient } from './storage/repos/tokens.ts';
@@ -67,9 +67,36 @@ export async function requireTeam(deps: AdminDeps, name: string): Promise<TeamRo
 
 export const teams = (deps: AdminDeps): Promise<TeamRow[]> => listTeams(deps.storage.db);
 
+/**
+ * Changes how a team treats deactivated users, and with it who holds each userName (DESIGN.md
+ * section 4; scim/users.ts `holdsName`), in one transaction. Showing deactivated users makes
+ * every user that is not deleted hold its name again, so the switch is refused, naming them,
+ * while two such users share a userName (a hiding team let a re-hire take a deactivated user's
+ * name): the operator deletes or renames one first. The unique index refuses what a concurrent
+ * write slips in.
+ */
 export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers): Promise<TeamRow> {
   const team = await requireTeam(deps, name);
-  await setDeactivatedUsers(deps.storage.db, team.id, deactivatedUsers);
+  try {
+    await deps.storage.db.transaction().execute(async (trx) => {
+      if (deactivatedUsers === 'visible') {
+        const shared = await sharedUserNames(trx, team.id, 20);
+        if (shared.length > 0) {
+          const list = shared.map((s) => `"${s.users[0]?.user_name ?? s.key}" (users ${s.users.map((u) => u.id).join(', ')})`).join('; ');
+          throw new AdminError(
+            `team "${team.name}" cannot show deactivated users: these userNames are shared by more than one user, and a userName has one holder: ${list}. Delete or rename all but one of each first.`,
+          );
+        }
+      }
+      await setDeactivatedUsers(trx, team.id, deactivatedUsers);
+      await recomputeNameClaims(trx, team.id, deactivatedUsers);
+    });
+  } catch (error) {
+    if (!(error instanceof AdminError) && deps.storage.hooks.isUniqueViolation(error)) {
+      throw new AdminError(`team "${team.name}": a userName was taken while the setting changed; try again`);
+    }
+    throw error;
+  }
   return { ...team, deactivated_users: deactivatedUsers };
 }
 

@@ -12,6 +12,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { DEFAULT_DEADLINES, deadlineOptions } from './http/deadlines.ts';
 import type { Deadlines } from './http/deadlines.ts';
+import { registerDrain } from './http/drain.ts';
 import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
@@ -96,6 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
+  // Early answers (413, 401 before the body is read) wait for the body, so clients read them.
+  registerDrain(app);
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
   registerHealth(app, storage);

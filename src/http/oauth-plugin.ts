@@ -59,6 +59,10 @@ const endpointRequest = (request: FastifyRequest): EndpointRequest => ({
 
 export async function oauthPlugin(app: FastifyInstance, options: { readonly context: OAuthContext; readonly metrics: Metrics }): Promise<void> {
   const ctx = options.context;
+  // RFC 6749 3.2: the machine endpoints take form bodies only. Fastify's inherited JSON parser
+  // would hand a JSON object to the grants as if it were a form, so every parser but the form
+  // one is removed: any other Content-Type is an invalid_request and nothing is issued.
+  app.removeAllContentTypeParsers();
   await app.register(formbody, { bodyLimit: 64 * 1024 });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -14,6 +14,7 @@ import {
 } from '../scim/discovery.ts';
 import { badRequest, ScimError } from '../scim/errors.ts';
 import * as groups from '../scim/groups.ts';
+import { searchRoot } from '../scim/search.ts';
 import type { ListResult } from '../scim/paging.ts';
 import { parseListQuery, parseProjection } from '../scim/query.ts';
 import type { RawListParams } from '../scim/query.ts';
@@ -142,6 +143,14 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
   resourceRoutes(app, options, userService);
   resourceRoutes(app, options, groupService);
 
+  // RFC 7644 3.4.2.1 / 3.4.3: queries at the server root span Users and Groups (scim/search.ts).
+  app.get<{ Querystring: Query }>('/', async (request, reply) =>
+    send(request, reply, 200, listResponse(await searchRoot(options.context(request), request.query))),
+  );
+  app.post('/.search', async (request, reply) =>
+    send(request, reply, 200, listResponse(await searchRoot(options.context(request), searchParams(request.body)))),
+  );
+
   app.patch<{ Params: Params; Querystring: Query }>('/Users/:id', async (request, reply) =>
     sendResource(
       request,
@@ -151,7 +160,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
     ),
   );
   app.delete<{ Params: Params }>('/Users/:id', async (request, reply) => {
-    const v = await users.deactivateUser(ctx(request), request.params.id, preconditions(request));
+    const v = await users.deleteUser(ctx(request), request.params.id, preconditions(request));
     return reply.code(204).header('etag', v.etag).send();
   });
   // The contract's DELETE /Users carries no id: a filter must pick exactly one user.

@@ -5,6 +5,9 @@
  * PATCH engine and the filter parser call it by name at the one place the shape can appear.
  */
 
+import { findAttribute, lower } from './schema/registry.ts';
+import type { ResourceTypeDef } from './schema/types.ts';
+
 /** Schema URNs that clients list in `schemas` without sending an extension object for them. */
 const TOLERATED_SCHEMA_URNS: readonly string[] = [
   // Entra ID E10 / T16: the legacy Active Directory group URN on POST /Groups.
@@ -67,3 +70,15 @@ export const clearsTarget = (value: unknown): boolean => value === null || value
  * are skipped; a PATCH whose `path` names one still fails with `mutability`.
  */
 export const skippedInValueObject = (attr: { readonly mutability: string }): boolean => attr.mutability === 'readOnly';
+
+/**
+ * Entra ID E2 (older payloads, fixture entra-legacy.json): an extension attribute sent as `null`
+ * at the top level without its URN (`"manager": null`) while `schemas` lists that extension.
+ * The key is taken as "not set"; only `null` and only for an extension the body declares: any
+ * other value without the URN stays an unknown attribute.
+ */
+export function nullUnprefixedExtensionAttribute(rt: ResourceTypeDef, key: string, value: unknown, schemas: unknown): boolean {
+  if (value !== null || !Array.isArray(schemas)) return false;
+  const declared = new Set(schemas.filter((s): s is string => typeof s === 'string').map(lower));
+  return rt.extensions.some((e) => declared.has(lower(e.schema.id)) && findAttribute(e.schema.attributes, key) !== undefined);
+}

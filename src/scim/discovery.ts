@@ -3,6 +3,8 @@
  * rendered from the schema registry so that they cannot drift from what the server does. Each
  * document tells the truth: PATCH, filters, sorting, ETags and password changes (PUT or PATCH of
  * the write-only `password`) are supported; bulk and /Me are not; lists page by index (the default) or by cursor (RFC 9865 section 4).
+ * Filtering and sorting hold at the server root too (scim/search.ts), with the same page sizes;
+ * there, index paging only (the root refuses a cursor, naming the endpoints that take one).
  */
 import { notFound } from './errors.ts';
 import { CURSOR_TIMEOUT_SECONDS } from './cursor.ts';

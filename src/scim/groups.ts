@@ -139,18 +139,20 @@ export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<Li
     ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'g' }) } : {}),
     descending: query.descending,
   };
-  const wantsMembers = wantsAttribute(rt, query.projection, 'members');
   // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage).
   const { page, resources } = await budgetedPage(
     window,
     query.count,
     (slice, limit) => listGroupRows(ctx.storage.db, ctx.team.id, { ...options, limit, ...slice }),
-    async (rows) => {
-      const heads = wantsMembers ? await readMembersHeads(ctx, ctx.storage.db, rows.map((r) => r.id)) : undefined;
-      return rows.map((row) => shape(ctx, row, heads?.get(row.id), query.projection));
-    },
+    (rows) => renderGroupRows(ctx, rows, query.projection),
   );
   return listResult(ctx, rt, query, window, page, resources);
+}
+
+/** Groups rows of a list or search page as the response shows them (members' heads read in one query). */
+export async function renderGroupRows(ctx: ScimContext, rows: readonly GroupRow[], projection: Projection): Promise<Resource[]> {
+  const heads = wantsAttribute(rt, projection, 'members') ? await readMembersHeads(ctx, ctx.storage.db, rows.map((r) => r.id)) : undefined;
+  return rows.map((row) => shape(ctx, row, heads?.get(row.id), projection));
 }
 
 export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {

@@ -17,7 +17,7 @@ import { extensionByUrn, extensionForPath, findAttribute, findSubAttribute, lowe
 import { commonAttributes } from './schema/common.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 import { PATCH_OP } from './schema/urns.ts';
-import { memberIds, normalizeElement, normalizeValue } from './validate.ts';
+import { coreLifted, memberIds, normalizeElement, normalizeValue } from './validate.ts';
 
 type Json = Record<string, unknown>;
 type Op = 'add' | 'remove' | 'replace';
@@ -82,6 +82,8 @@ interface Target {
   /** A bound value filter selecting elements (`emails[type eq "work"]`). */
   readonly filter?: Filter;
   readonly text: string;
+  /** The path named an alias (Group `display`): a write the real name makes in the same PATCH wins. */
+  readonly viaAlias?: boolean;
 }
 
 type Resolved = Target | { readonly wholeExtension: SchemaDef };
@@ -96,6 +98,7 @@ function resolveTarget(rt: ResourceTypeDef, text: string): Resolved {
   }
   const resolved = resolvePath(rt, parsed.path, 'invalidPath');
   let attr = resolved.attr;
+  const viaAlias = attr.aliasOf !== undefined;
   if (attr.aliasOf !== undefined) {
     attr = findAttribute([...commonAttributes, ...rt.schema.attributes], attr.aliasOf) ?? attr;
   }
@@ -115,6 +118,7 @@ function resolveTarget(rt: ResourceTypeDef, text: string): Resolved {
     ...(resolved.extension ? { extension: resolved.extension } : {}),
     ...(filter ? { filter } : {}),
     text,
+    ...(viaAlias ? { viaAlias } : {}),
   };
 }
 
@@ -320,7 +324,19 @@ function patchMembers(op: Op, target: Target, value: unknown, members: MemberCha
   members.adding(memberIds(value));
 }
 
-function applyOne(rt: ResourceTypeDef, document: Json, op: Op, target: Resolved, value: unknown, members: MemberChanges): void {
+/**
+ * DESIGN.md section 4: when one PATCH writes an attribute under its real name and under an alias
+ * (`displayName` and `display`), the real name wins whatever the order. `named` holds the
+ * attributes written under their real name so far.
+ */
+function aliasLoses(target: Target, op: Op, named: Set<string>): boolean {
+  if (target.extension || target.sub) return false;
+  if (target.viaAlias) return named.has(target.attr.name);
+  if (op !== 'remove') named.add(target.attr.name);
+  return false;
+}
+
+function applyOne(rt: ResourceTypeDef, document: Json, op: Op, target: Resolved, value: unknown, members: MemberChanges, named: Set<string>): void {
   if ('wholeExtension' in target) {
     const ext = target.wholeExtension;
     if (op === 'remove') {
@@ -330,6 +346,8 @@ function applyOne(rt: ResourceTypeDef, document: Json, op: Op, target: Resolved,
     if (!isObject(value)) throw badRequest('invalidValue', `${ext.id} takes an object of its attributes`);
     if (op === 'replace') delete document[ext.id];
     for (const [key, v] of Object.entries(value)) {
+      // RFC 7643 3: a `schemas` member repeated inside an extension object is not an attribute.
+      if (lower(key) === 'schemas') continue;
       const attr = findAttribute(ext.attributes, key);
       if (!attr) throw invalidPath(`Unknown attribute "${key}" of ${ext.id}`);
       if (skippedInValueObject(attr)) continue;
@@ -341,20 +359,21 @@ function applyOne(rt: ResourceTypeDef, document: Json, op: Op, target: Resolved,
     patchMembers(op, target, value, members);
     return;
   }
+  if (aliasLoses(target, op, named)) return;
   if (op === 'remove') remove(document, target, value);
   else write(op, document, target, value);
 }
 
 /** add / replace without a path: each key of the value object is a path (3.5.2.1, 3.5.2.3). */
-function applyValueObject(rt: ResourceTypeDef, document: Json, op: 'add' | 'replace', value: unknown, members: MemberChanges): void {
+function applyValueObject(rt: ResourceTypeDef, document: Json, op: 'add' | 'replace', value: unknown, members: MemberChanges, named: Set<string>): void {
   if (!isObject(value)) throw badRequest('invalidValue', `An ${op} without a path takes an object of attributes`);
-  for (const [key, v] of Object.entries(value)) {
+  for (const [key, v] of coreLifted(rt, value)) {
     if (lower(key) === 'schemas') continue;
     const extension = extensionByUrn(rt, key);
     const target = extension ? { wholeExtension: extension } : resolveTarget(rt, key);
     if (!('wholeExtension' in target) && (skippedInValueObject(target.attr) || (target.sub && skippedInValueObject(target.sub)))) continue;
     // An extension object in a no-path value merges into the stored one, whatever the op.
-    applyOne(rt, document, extension ? 'add' : op, target, v, members);
+    applyOne(rt, document, extension ? 'add' : op, target, v, members, named);
   }
 }
 
@@ -376,6 +395,7 @@ export function applyPatch(rt: ResourceTypeDef, document: Readonly<Json>, body: 
 
   const next = structuredClone(document) as Json;
   const members = new MemberChanges();
+  const named = new Set<string>();
   for (const [i, raw] of operations.entries()) {
     if (!isObject(raw)) throw badRequest('invalidSyntax', `Operations[${i}] must be an object`);
     const opName = field(raw, 'op');
@@ -389,10 +409,10 @@ export function applyPatch(rt: ResourceTypeDef, document: Readonly<Json>, body: 
     if (op !== 'remove' && value === undefined) throw badRequest('invalidSyntax', `Operations[${i}]: ${op} needs a value`);
     if (path === undefined || path === null || path === '') {
       if (op === 'remove') throw badRequest('noTarget', `Operations[${i}]: remove needs a path`);
-      applyValueObject(rt, next, op, value, members);
+      applyValueObject(rt, next, op, value, members, named);
       continue;
     }
-    applyOne(rt, next, op, resolveTarget(rt, path), value, members);
+    applyOne(rt, next, op, resolveTarget(rt, path), value, members, named);
   }
   for (const ext of rt.extensions) {
     const id = ext.schema.id;

@@ -7,7 +7,7 @@
  */
 import type { AttrPath } from './filter/ast.ts';
 import { commonAttributes } from './schema/common.ts';
-import { extensionForPath, findAttribute, resolvePath } from './schema/registry.ts';
+import { extensionForPath, findAttribute, lower, resolvePath, schemaByUrn } from './schema/registry.ts';
 import type { AttributeDef, ResourceTypeDef } from './schema/types.ts';
 
 export interface Projection {
@@ -20,17 +20,24 @@ type Json = Record<string, unknown>;
 /** Selected names per container: '' for the core resource, else an extension URN. */
 type Selection = Map<string, Map<string, 'all' | Set<string>>>;
 
-/** Resolves projection paths to canonical names; unknown names are 400 invalidValue. */
+/**
+ * Resolves projection paths to canonical names; unknown names are 400 invalidValue. `schemas`
+ * (RFC 7643 3, returned always) is a valid name that selects nothing: it is always shown, so
+ * naming it in `attributes` or `excludedAttributes` has no effect (RFC 7644 3.4.2.5), as naming
+ * `id` has.
+ */
 function selectionOf(rt: ResourceTypeDef, paths: readonly AttrPath[]): { selection: Selection; wholeExtensions: Set<string> } {
   const selection: Selection = new Map();
   const wholeExtensions = new Set<string>();
   for (const path of paths) {
+    if (path.sub === undefined && lower(path.attr) === 'schemas' && (path.uri === undefined || schemaByUrn(rt, path.uri) === rt.schema)) continue;
     const extension = extensionForPath(rt, path);
     if (extension) {
       wholeExtensions.add(extension.id);
       continue;
     }
     const resolved = resolvePath(rt, path, 'invalidValue');
+    if (resolved.attr.returned === 'always' && !resolved.sub) continue;
     const container = resolved.extension?.id ?? '';
     const attrs = selection.get(container) ?? new Map<string, 'all' | Set<string>>();
     selection.set(container, attrs);

@@ -51,14 +51,14 @@ export interface RawListParams {
   readonly excludedAttributes?: unknown;
 }
 
-function integerParam(name: string, raw: unknown): number | undefined {
+export function integerParam(name: string, raw: unknown): number | undefined {
   if (raw === undefined || raw === null || raw === '') return undefined;
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(n)) throw badRequest('invalidValue', `${name} must be an integer`);
   return n;
 }
 
-function stringParam(name: string, raw: unknown): string | undefined {
+export function stringParam(name: string, raw: unknown): string | undefined {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (Array.isArray(raw)) {
     // A SearchRequest carries attributes as an array of strings (RFC 7644 3.4.3).

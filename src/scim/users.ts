@@ -2,6 +2,9 @@
  * The Users service: create, read, list, replace, patch, deactivate and activate, each write one
  * transaction guarded by the row's version (DESIGN.md sections 3 and 4). Deactivated users are
  * hidden unless the team made them visible; a by-id write that sets `active: true` reactivates.
+ * A user holds its userName (`user_name_claim`, unique per team) exactly while SCIM can read it:
+ * hiding teams, while active; showing teams, while not deleted (DELETE there removes the user
+ * from every read, RFC 7644 3.6, and `activate` restores it while the name is free).
  * It owns the rules; it does not parse HTTP or write SQL.
  */
 import { changedAttributes, recordEvent } from '../audit/events.ts';
@@ -19,6 +22,7 @@ import type { DialectHooks } from '../storage/dialect.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
 import { hidesDeactivated } from './context.ts';
+import type { TeamRow } from '../storage/repos/teams.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed, ScimError } from './errors.ts';
 import { filterToSql, sortExpression } from './filter/to-sql.ts';
@@ -57,19 +61,32 @@ async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: 
   return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
 }
 
+/**
+ * DESIGN.md section 4: whether a user holds its userName, which is also whether SCIM reads show
+ * it. Hiding deactivated users, a user holds its name while active (an identity provider that
+ * deleted a user and re-hires the person knows only the userName); showing them, while not
+ * deleted. repos/users.ts `recomputeNameClaims` applies the same rule in SQL.
+ */
+export function holdsName(mode: TeamRow['deactivated_users'], row: Pick<UserRow, 'active' | 'deleted_at'>): boolean {
+  return mode === 'visible' ? row.deleted_at === null : row.active === 1;
+}
+
+/** `row` with its claim on the userName set by `holdsName`. */
+const claimed = (ctx: ScimContext, row: UserRow): UserRow => ({
+  ...row,
+  user_name_claim: holdsName(ctx.team.deactivated_users, row) ? row.user_name_key : null,
+});
+
 /** The user if it exists and the caller may see it. */
 async function visibleRow(ctx: ScimContext, ex: Executor, id: string): Promise<UserRow> {
   const row = await userById(ex, ctx.storage.statements, ctx.team.id, id);
-  if (!row || (row.active === 0 && hidesDeactivated(ctx))) throw notFound(`User ${id} not found`);
+  if (!row || !holdsName(ctx.team.deactivated_users, row)) throw notFound(`User ${id} not found`);
   return row;
 }
 
 async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string): Promise<ScimError> {
-  const existing = await userByNameKey(ex, ctx.storage.statements, ctx.team.id, userName.toLowerCase());
-  if (existing && existing.active === 0 && hidesDeactivated(ctx)) {
-    return conflict(`userName "${userName}" belongs to the deactivated user ${existing.id}; activate it with PUT /Users/${existing.id}/activate`);
-  }
-  return conflict(`userName "${userName}" is already taken${existing ? ` by user ${existing.id}` : ''}`);
+  const holder = await userByNameKey(ex, ctx.storage.statements, ctx.team.id, userName.toLowerCase());
+  return conflict(`userName "${userName}" is already taken${holder ? ` by user ${holder.id}` : ''}`);
 }
 
 /**
@@ -88,13 +105,16 @@ export function userRowOf(
   const document = { ...validatedDocument };
   if (document.active === undefined) document.active = true;
   const columns = columnsOf(rt, document, commonAttributes);
+  const active = Number(columns.active);
   return {
     id: base.id,
     team_id: base.team_id,
     user_name: String(columns.user_name),
     user_name_key: String(columns.user_name_key),
+    // A new row's claim as a hiding team sees it; the service sets it for the caller's team.
+    user_name_claim: active === 1 ? String(columns.user_name_key) : null,
     external_id: columns.external_id as string | null,
-    active: Number(columns.active),
+    active,
     user_type: columns.user_type as string | null,
     display_name: columns.display_name as string | null,
     given_name: columns.given_name as string | null,
@@ -104,6 +124,7 @@ export function userRowOf(
     version,
     created_at: base.created_at,
     updated_at: updatedAt,
+    deleted_at: null,
   };
 }
 
@@ -137,13 +158,14 @@ const mayCarryPassword = (body: unknown): boolean => /password/i.test(JSON.strin
 
 function rowFor(
   ctx: ScimContext,
-  base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash'>,
+  base: Pick<UserRow, 'id' | 'team_id' | 'created_at' | 'password_hash' | 'deleted_at'>,
   validated: ValidatedResource,
   version: number,
   prehashed: Prehashed | undefined,
 ): UserRow {
   // A new resource was last modified when it was created.
-  const row = userRowOf(ctx.storage.hooks, base, validated.document, base.password_hash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  const stored = userRowOf(ctx.storage.hooks, base, validated.document, base.password_hash, version, version === 1 ? base.created_at : iso(ctx.clock));
+  const row = claimed(ctx, { ...stored, deleted_at: base.deleted_at });
   if (validated.password === undefined) return row;
   // Issue 13 item 10: a user who signs in gets a password of at least 12 characters.
   const problem = signsIn(row) ? signInPasswordProblem(validated.password) : undefined;
@@ -169,9 +191,10 @@ async function withPrehashed<T>(find: () => Promise<string | undefined>, write: 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
   const validated = validateResource(rt, body, 'create');
   const now = iso(ctx.clock);
-  const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null }, validated, 1, await hashOutside(ctx, validated.password));
+  const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
   return runWrite(ctx, async (trx) => {
-    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_key);
+    // Only the holder of the name counts: users that released it never block a new one.
+    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_claim);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
     await insertUser(trx, ctx.storage.statements, row);
     await audit(ctx, trx, 'create', row.id, {
@@ -193,33 +216,41 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
   const window = pageWindow(ctx, rt, query);
   const where = query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'u' }) } : {};
   const orderBy = query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'u' }) } : {};
-  const wantsGroups = wantsAttribute(rt, query.projection, 'groups');
   const { page, resources } = await budgetedPage(
     window,
     query.count,
     (slice, limit) => listUserRows(ctx.storage.db, ctx.team.id, { ...where, ...orderBy, onlyActive: hidesDeactivated(ctx), descending: query.descending, limit, ...slice }),
-    async (rows) => {
-      // One pass over the rows' memberships into a map by user (issue 13.3: a filter per row
-      // made 300 users in 300 groups cost 90,000 comparisons per row, 2 s in all).
-      const groupsByUser = new Map<string, GroupRef[]>();
-      if (wantsGroups && rows.length > 0) {
-        for (const m of await groupsOfUsers(ctx.storage.db, ctx.storage.statements, ctx.team.id, rows.map((r) => r.id))) {
-          const list = groupsByUser.get(m.user_id) ?? groupsByUser.set(m.user_id, []).get(m.user_id)!;
-          list.push({ groupId: m.group_id, displayName: m.display_name });
-        }
-      }
-      return rows.map((row) => {
-        const groups = wantsGroups ? (groupsByUser.get(row.id) ?? []) : undefined;
-        return projectResource(rt, userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl), query.projection);
-      });
-    },
+    (rows) => renderUserRows(ctx, rows, query.projection),
   );
   return listResult(ctx, rt, query, window, page, resources);
 }
 
-/** Whether a write by id may proceed on `row`: hidden deactivated users only through reactivation. */
-function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, reactivates: boolean): UserRow {
-  if (!row || (row.active === 0 && hidesDeactivated(ctx) && !reactivates)) throw notFound(`User ${id} not found`);
+/** Users rows of a list or search page as the response shows them (their groups read in one query). */
+export async function renderUserRows(ctx: ScimContext, rows: readonly UserRow[], projection: Projection): Promise<Resource[]> {
+  const wantsGroups = wantsAttribute(rt, projection, 'groups');
+  // One pass over the rows' memberships into a map by user (issue 13.3: a filter per row made
+  // 300 users in 300 groups cost 90,000 comparisons per row, 2 s in all).
+  const groupsByUser = new Map<string, GroupRef[]>();
+  if (wantsGroups && rows.length > 0) {
+    for (const m of await groupsOfUsers(ctx.storage.db, ctx.storage.statements, ctx.team.id, rows.map((r) => r.id))) {
+      const list = groupsByUser.get(m.user_id) ?? groupsByUser.set(m.user_id, []).get(m.user_id)!;
+      list.push({ groupId: m.group_id, displayName: m.display_name });
+    }
+  }
+  return rows.map((row) => {
+    const groups = wantsGroups ? (groupsByUser.get(row.id) ?? []) : undefined;
+    return projectResource(rt, userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl), projection);
+  });
+}
+
+/**
+ * Whether a write by id may proceed on `row`. Hidden deactivated users only through reactivation
+ * (activate, or PUT / PATCH setting active true); a user deleted in a showing team only through
+ * `activate` (`restores`): for every other request it is gone (RFC 7644 3.6).
+ */
+function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, reactivates: boolean, restores = false): UserRow {
+  if (!row) throw notFound(`User ${id} not found`);
+  if (hidesDeactivated(ctx) ? row.active === 0 && !reactivates : row.deleted_at !== null && !restores) throw notFound(`User ${id} not found`);
   return row;
 }
 
@@ -228,8 +259,11 @@ const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string,
   recordEvent(trx, ctx.storage.statements, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
 
 async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
-  if (next.user_name_key !== current.user_name_key) {
-    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_key);
+  // A rename, a reactivation or a restore claims the name: another holder makes it a 409 and
+  // nothing changes (the unique index refuses it too, should two requests race).
+  const claims = next.user_name_claim !== null && next.user_name_claim !== current.user_name_claim;
+  if (claims) {
+    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_claim!);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
   if (!(await updateUser(trx, ctx.storage.statements, next, current.version))) {
@@ -289,29 +323,36 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
   }, async () => conflict('userName is already taken')), ctx);
 }
 
-async function setActive(ctx: ScimContext, id: string, active: boolean, pre: Preconditions, projection: Projection): Promise<Versioned> {
+type StateChange = 'activate' | 'deactivate' | 'delete';
+
+async function setState(ctx: ScimContext, id: string, change: StateChange, pre: Preconditions, projection: Projection): Promise<Versioned> {
   return runWrite(ctx, async (trx) => {
     const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
-    // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write.
-    const current = assertWritable(ctx, found, id, active);
+    const active = change === 'activate';
+    // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write;
+    // activate also restores a deleted one.
+    const current = assertWritable(ctx, found, id, active, active);
     checkIfMatch(rt, current, pre.ifMatch);
     const document = { ...parseData(ctx, current), active };
-    const next: UserRow = {
+    const now = iso(ctx.clock);
+    const next = claimed(ctx, {
       ...current,
       active: active ? 1 : 0,
       data: ctx.storage.hooks.toJson(document),
       version: current.version + 1,
-      updated_at: iso(ctx.clock),
-    };
-    return save(ctx, trx, current, next, pre, projection, active ? 'activate' : 'deactivate');
-  });
+      updated_at: now,
+      deleted_at: change === 'delete' ? now : change === 'activate' ? null : current.deleted_at,
+    });
+    return save(ctx, trx, current, next, pre, projection, change);
+  }, async () => conflict(`User ${id}: its userName is held by another user`));
 }
 
-export const deactivateUser = (ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<Versioned> =>
-  setActive(ctx, id, false, pre, {});
+/** `DELETE /Users/{id}`: in a team that hides deactivated users, deactivation (the contract); in one that shows them, deletion. */
+export const deleteUser = (ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<Versioned> =>
+  setState(ctx, id, hidesDeactivated(ctx) ? 'deactivate' : 'delete', pre, {});
 
 export const activateUser = (ctx: ScimContext, id: string, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> =>
-  setActive(ctx, id, true, pre, projection);
+  setState(ctx, id, 'activate', pre, projection);
 
 /**
  * The contract's bare `DELETE /Users` names no id: it takes a filter that must match exactly one
@@ -323,5 +364,5 @@ export async function deactivateByFilter(ctx: ScimContext, query: ListQuery): Pr
   if (found.totalResults !== 1) {
     throw badRequest('invalidValue', `the filter must match exactly one user; it matches ${found.totalResults}`);
   }
-  return deactivateUser(ctx, String(found.resources[0]?.id));
+  return deleteUser(ctx, String(found.resources[0]?.id));
 }

@@ -11,11 +11,11 @@
  * length, UTF-8 bytes of indexed values, elements per multi-valued attribute, and the size of the
  * stored document.
  */
-import { isToleratedSchemaUrn, multiValuedShape, singleComplexShape, stringBoolean } from './compat.ts';
+import { isToleratedSchemaUrn, multiValuedShape, nullUnprefixedExtensionAttribute, singleComplexShape, stringBoolean } from './compat.ts';
 import { badRequest } from './errors.ts';
 import { parseAttrPath } from './path.ts';
 import { commonAttributes } from './schema/common.ts';
-import { extensionByUrn, findAttribute, findSubAttribute, lower, resolvePath } from './schema/registry.ts';
+import { extensionByUrn, findAttribute, findSubAttribute, lower, resolvePath, schemaByUrn } from './schema/registry.ts';
 import { boundsOf, DEFAULT_BOUNDS } from './schema/types.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 
@@ -224,6 +224,25 @@ function ordered(attrs: readonly AttributeDef[], source: Json): Json {
 }
 
 /**
+ * The body's members with core attributes nested under the core schema URN key lifted to the
+ * top level (RFC 7644 3.10: an attribute may be named with its schema URN; `{"urn:...:core:2.0:
+ * User": {"userName": ...}}` names the same attributes as the top level does).
+ */
+export function coreLifted(rt: ResourceTypeDef, body: Json): [string, unknown][] {
+  const entries: [string, unknown][] = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (!/^urn:/i.test(key) || schemaByUrn(rt, key) !== rt.schema) {
+      entries.push([key, value]);
+      continue;
+    }
+    if (value === null) continue;
+    if (!isObject(value)) throw invalidValue(`${rt.schema.id} must be an object of core attributes`);
+    for (const [inner, innerValue] of Object.entries(value)) if (lower(inner) !== 'schemas') entries.push([inner, innerValue]);
+  }
+  return entries;
+}
+
+/**
  * Validates `body` as a whole resource of `rt`. `original` is the stored document (replace and
  * patch): immutable attributes may not change from it.
  */
@@ -233,8 +252,11 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
   const extensions = new Map<SchemaDef, Json>();
   let password: string | undefined;
   let members: string[] | undefined;
+  // Values sent under an alias (Group `display`), applied only when the real name is absent.
+  const aliased = new Map<string, unknown>();
 
-  for (const [key, value] of Object.entries(body)) {
+  const schemas = Object.entries(body).find(([key]) => lower(key) === 'schemas')?.[1];
+  for (const [key, value] of coreLifted(rt, body)) {
     if (lower(key) === 'schemas') {
       if (mode !== 'patch' && value !== null) checkSchemas(rt, value);
       continue;
@@ -246,6 +268,8 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
       const target = extensions.get(extension) ?? {};
       extensions.set(extension, target);
       for (const [subKey, subValue] of Object.entries(value)) {
+        // RFC 7643 3: `schemas` belongs to the resource; clients also repeat it inside an extension.
+        if (lower(subKey) === 'schemas') continue;
         const attr = findAttribute(extension.attributes, subKey);
         if (!attr) throw badRequest('invalidSyntax', `Unknown attribute "${subKey}" of ${extension.id}`);
         if (attr.mutability === 'readOnly') continue;
@@ -254,11 +278,19 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
       continue;
     }
     const found = attributeForKey(rt, key);
+    if (!found && nullUnprefixedExtensionAttribute(rt, key, value, schemas)) continue;
     if (!found) throw badRequest('invalidSyntax', `Unknown attribute "${key.slice(0, 100)}" for ${rt.name}`);
     const { attr } = found;
     if (attr.storage?.kind === 'members') {
       if (members !== undefined && value !== null) throw badRequest('invalidSyntax', 'members is given twice');
       members = memberIds(value);
+      continue;
+    }
+    if (attr.aliasOf !== undefined) {
+      const definition = findAttribute([...commonAttributes, ...rt.schema.attributes], attr.aliasOf);
+      if (!definition || definition.mutability === 'readOnly') continue;
+      const normalized = normalizeValue(definition, value, attr.name);
+      if (normalized !== undefined) aliased.set(definition.name, normalized);
       continue;
     }
     if (attr.mutability === 'readOnly') continue;
@@ -267,11 +299,12 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
       if (normalized !== undefined) password = normalized as string;
       continue;
     }
-    const name = attr.aliasOf ?? attr.name;
-    const definition = attr.aliasOf !== undefined ? (findAttribute(rt.schema.attributes, attr.aliasOf) ?? attr) : attr;
     const target = found.extension ? (extensions.get(found.extension) ?? extensions.set(found.extension, {}).get(found.extension)!) : core;
-    put(target, name, normalizeValue(definition, value, name), name);
+    put(target, attr.name, normalizeValue(attr, value, attr.name), attr.name);
   }
+  // DESIGN.md section 4: the real name wins over its alias (a GET body PUT back with only
+  // displayName changed still carries the old display).
+  for (const [name, value] of aliased) if (core[name] === undefined) core[name] = value;
 
   const document = ordered([...commonAttributes, ...rt.schema.attributes], core);
   for (const ext of rt.extensions) {

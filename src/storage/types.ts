@@ -18,6 +18,8 @@ export interface UsersTable {
   team_id: string;
   user_name: string;
   user_name_key: string;
+  /** `user_name_key` while the user holds its userName, else NULL (migration 006, DESIGN.md 4). */
+  user_name_claim: string | null;
   external_id: string | null;
   active: number;
   user_type: string | null;
@@ -29,6 +31,8 @@ export interface UsersTable {
   version: number;
   created_at: string;
   updated_at: string;
+  /** When DELETE removed the user in a team that shows deactivated users (kept for audit and activate). */
+  deleted_at: string | null;
 }
 
 export interface GroupsTable {

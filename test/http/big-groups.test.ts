@@ -42,9 +42,9 @@ async function seedBigGroup(t: TestApp): Promise<BigGroup> {
     const userName = `member${String(i).padStart(5, '0')}@big.example`;
     const active = i % 26 === 7 ? 0 : 1;
     return {
-      id: newId(), team_id: t.team.id, user_name: userName, user_name_key: userName, external_id: null, active, user_type: null,
+      id: newId(), team_id: t.team.id, user_name: userName, user_name_key: userName, user_name_claim: active === 1 ? userName : null, external_id: null, active, user_type: null,
       display_name: null, given_name: null, family_name: null, password_hash: null,
-      data: t.storage.hooks.toJson({ userName, active: active === 1 }), version: 1, created_at: at(0), updated_at: at(0),
+      data: t.storage.hooks.toJson({ userName, active: active === 1 }), version: 1, created_at: at(0), updated_at: at(0), deleted_at: null,
     };
   });
   const groupId = newId();

@@ -79,6 +79,20 @@ describe('the token endpoint', () => {
     assert.equal(get.headers.allow, 'POST');
   });
 
+  it('RFC 6749 3.2: a complete, valid request sent as JSON is refused with invalid_request and issues no token', async () => {
+    const params = { grant_type: 'password', username: admin.userName, password: admin.password };
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'text/plain']) {
+      const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': type, authorization: basic(client) }, payload: JSON.stringify(params) });
+      error(res, 400, 'invalid_request');
+      assert.equal(res.headers['cache-control'], 'no-store');
+      assert.equal(json(res).access_token, undefined);
+    }
+    const issued = await t.storage.db.selectFrom('oauth_tokens').where('user_id', '=', admin.id).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    assert.equal(Number(issued.n), 0, 'no token was issued to the admin');
+    // The same parameters as a form still work: only the encoding was refused.
+    assert.equal((await passwordGrant(t, client, admin)).statusCode, 200);
+  });
+
   it('RFC 6749 5.2: unsupported_grant_type and invalid_scope', async () => {
     error(await postForm(t, '/oauth/token', { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }, { client }), 400, 'unsupported_grant_type');
     error(await passwordGrant(t, client, admin, { scope: 'read admin' }), 400, 'invalid_scope');

@@ -23,6 +23,7 @@ const userRow = (teamId: string, userName: string, extra: Partial<UserRow> = {})
   team_id: teamId,
   user_name: userName,
   user_name_key: userName.toLowerCase(),
+  user_name_claim: userName.toLowerCase(),
   external_id: null,
   active: 1,
   user_type: null,
@@ -34,6 +35,7 @@ const userRow = (teamId: string, userName: string, extra: Partial<UserRow> = {})
   version: 1,
   created_at: T,
   updated_at: T,
+  deleted_at: null,
   ...extra,
 });
 
@@ -71,9 +73,11 @@ for (const engine of engines) {
       assert.equal(await userById(db.storage.db, db.storage.statements, newId(), row.id), undefined, 'scoped by team');
     });
 
-    it('a duplicate (team, user_name_key) is a unique violation the dialect recognises', async () => {
+    it('a duplicate (team, user_name_claim) is a unique violation the dialect recognises; released names (NULL claims) never collide', async () => {
       await insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'dup@x.example'));
       await assert.rejects(insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'DUP@x.example')), (error: unknown) => db.storage.hooks.isUniqueViolation(error));
+      await insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'Dup@x.example', { user_name_claim: null, active: 0 }));
+      await insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'dUp@x.example', { user_name_claim: null, active: 0 }));
     });
 
     it('updateUser writes only when the version is the expected one', async () => {

@@ -23,6 +23,7 @@ const userRow = (teamId: string, userName: string): UserRow => ({
   team_id: teamId,
   user_name: userName,
   user_name_key: userName.toLowerCase(),
+  user_name_claim: userName.toLowerCase(),
   external_id: null,
   active: 1,
   user_type: null,
@@ -34,6 +35,7 @@ const userRow = (teamId: string, userName: string): UserRow => ({
   version: 1,
   created_at: T,
   updated_at: T,
+  deleted_at: null,
 });
 
 /** A promise and the function that settles it. */

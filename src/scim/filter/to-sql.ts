@@ -118,7 +118,8 @@ function membership(scope: SqlScope, attr: AttributeDef, where: (accessorOf: (su
       sub.name === 'display'
         ? { text: sql.ref('mu.user_name'), folded: sql.ref('mu.user_name_key'), bool: sql.ref('mu.user_name') }
         : { text: sql.ref('m.user_id'), folded: scope.hooks.lower(sql.ref('m.user_id')), bool: sql.ref('m.user_id') };
-    const active = scope.onlyActiveMembers ? sql`and mu.active = 1` : sql``;
+    // Members the response would not list (hidden deactivated, deleted) match nothing either.
+    const active = scope.onlyActiveMembers ? sql`and mu.active = 1 and mu.deleted_at is null` : sql`and mu.deleted_at is null`;
     return sql<SqlBool>`exists (select 1 from group_members m join users mu on mu.id = m.user_id where m.group_id = ${sql.ref(`${t}.id`)} ${active} and ${where(accessorOf)})`;
   }
   const accessorOf = (sub: AttributeDef): Accessor =>

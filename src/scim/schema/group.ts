@@ -18,8 +18,13 @@ export const groupSchema: SchemaDef = {
       storage: { kind: 'column', column: 'display_name', lowerColumn: 'display_name_key' },
       ...INDEXED_NAME_BOUNDS,
     }),
-    attr('display', 'string', 'The contract\'s name for displayName; accepted on input and returned with the same value.', {
+    // readOnly in /Schemas so that schema-driven clients, which fill every writable attribute,
+    // never send it beside displayName with another value; input under it is still accepted
+    // (the contract creates groups with it), and displayName wins when both arrive (validate.ts,
+    // patch.ts).
+    attr('display', 'string', 'The contract\'s name for displayName: returned with the same value; accepted on input, where displayName wins when both are sent.', {
       aliasOf: 'displayName',
+      mutability: 'readOnly',
       storage: { kind: 'column', column: 'display_name', lowerColumn: 'display_name_key' },
       ...INDEXED_NAME_BOUNDS,
     }),

@@ -49,7 +49,9 @@ export interface AttributeDef {
   /**
    * Rollcall only: the attribute is another name for `aliasOf` (the contract's Group `display`
    * for `displayName`, Group `value` for `id`). Input under either name is accepted; both are
-   * returned with the same value; only `aliasOf` is stored.
+   * returned with the same value; only `aliasOf` is stored. An alias is accepted on input when
+   * `aliasOf` is writable, whatever its own `mutability` (which is what /Schemas tells clients),
+   * and a value sent under `aliasOf` in the same request wins over the alias's.
    */
   readonly aliasOf?: string;
   /**

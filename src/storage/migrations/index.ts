@@ -12,9 +12,17 @@ import { migration002 } from './002_oauth.ts';
 import { migration003 } from './003_audit.ts';
 import { migration004 } from './004_member_order.ts';
 import { migration005 } from './005_sessions_keys.ts';
+import { migration006 } from './006_user_name_claims.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
-  return { '001_core': migration001(storage.hooks.name), '002_oauth': migration002(), '003_audit': migration003(), '004_member_order': migration004(), '005_sessions_keys': migration005() };
+  return {
+    '001_core': migration001(storage.hooks.name),
+    '002_oauth': migration002(),
+    '003_audit': migration003(),
+    '004_member_order': migration004(),
+    '005_sessions_keys': migration005(),
+    '006_user_name_claims': migration006(storage.hooks.name),
+  };
 }
 
 /** Applies every pending migration; throws with the failing migration's name and cause. */

@@ -122,7 +122,9 @@ function memberRows(ex: Executor, teamId: string, onlyActive: boolean) {
     .selectFrom('group_members as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')
     .select(['m.group_id', 'm.user_id', 'u.user_name', 'm.created_at'])
-    .where('m.team_id', '=', teamId);
+    .where('m.team_id', '=', teamId)
+    // A deleted user (DESIGN.md 4, visible teams) is in no group's member list.
+    .where('u.deleted_at', 'is', null);
   if (onlyActive) query = query.where('u.active', '=', 1);
   return query;
 }

@@ -1,5 +1,8 @@
 /**
- * Users rows. `data` holds the SCIM document; the other columns are its indexed copies. Writes
+ * Users rows. `data` holds the SCIM document; the other columns are its indexed copies, plus
+ * `user_name_claim` (the userName key while the user holds its name, unique per team) and
+ * `deleted_at` (a user DELETE removed from every read in a team that shows deactivated users;
+ * no read here returns such a row except by id, for audit and activation). Writes
  * are conditional on `version` so concurrent replaces cannot silently overwrite each other. The
  * statements of every request (reads by id and userName, insert, update, the member check) are
  * compiled once (statements.ts); lists are built per request.
@@ -14,8 +17,8 @@ import type { ListPage, ListWindow } from './paging.ts';
 export type UserRow = UsersTable;
 
 const USER_COLUMNS = [
-  'id', 'team_id', 'user_name', 'user_name_key', 'external_id', 'active', 'user_type', 'display_name',
-  'given_name', 'family_name', 'password_hash', 'data', 'version', 'created_at', 'updated_at',
+  'id', 'team_id', 'user_name', 'user_name_key', 'user_name_claim', 'external_id', 'active', 'user_type', 'display_name',
+  'given_name', 'family_name', 'password_hash', 'data', 'version', 'created_at', 'updated_at', 'deleted_at',
 ] as const satisfies readonly (keyof UserRow)[];
 
 const INSERT_USER = defineStatement<UserRow, unknown>('insertUser', USER_COLUMNS, (db, row) => db.insertInto('users').values(row));
@@ -24,8 +27,9 @@ const USER_BY_ID = defineStatement<{ teamId: string; id: string }, UserRow>('use
   db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('id', '=', p.id),
 );
 
+// The holder of a userName: users that released theirs (hidden deactivated, deleted) never answer.
 const USER_BY_NAME_KEY = defineStatement<{ teamId: string; key: string }, UserRow>('userByNameKey', ['teamId', 'key'], (db, p) =>
-  db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('user_name_key', '=', p.key),
+  db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('user_name_claim', '=', p.key),
 );
 
 const UPDATE_USER = defineStatement<UserRow & { expectedVersion: number }, unknown>('updateUser', [...USER_COLUMNS, 'expectedVersion'], (db, p) => {
@@ -45,6 +49,7 @@ export async function userById(ex: Executor, st: Statements, teamId: string, id:
   return st.first(ex, USER_BY_ID, { teamId, id });
 }
 
+/** The user of the team that holds the userName whose lower-cased form is `key`. */
 export async function userByNameKey(ex: Executor, st: Statements, teamId: string, key: string): Promise<UserRow | undefined> {
   return st.first(ex, USER_BY_NAME_KEY, { teamId, key });
 }
@@ -55,7 +60,7 @@ export async function updateUser(ex: Executor, st: Statements, row: UserRow, exp
 }
 
 export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> {
-  let base = ex.selectFrom('users as u').where('u.team_id', '=', teamId);
+  let base = ex.selectFrom('users as u').where('u.team_id', '=', teamId).where('u.deleted_at', 'is', null);
   if (window.onlyActive) base = base.where('u.active', '=', 1);
   if (window.where) base = base.where(window.where);
   const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
@@ -101,9 +106,48 @@ export async function loginCandidates(ex: Executor, key: string, teamId: string 
   let query = ex
     .selectFrom('users')
     .selectAll()
+    // user_name_key finds the rows through 005's users_login_name index; the claim keeps holders only.
     .where('user_name_key', '=', key)
+    .where('user_name_claim', '=', key)
     .where('password_hash', 'is not', null)
     .where('active', '=', 1);
   if (teamId !== null) query = query.where('team_id', '=', teamId);
   return query.orderBy('created_at').orderBy('id').limit(limit).execute();
+}
+
+/**
+ * Recomputes who holds a name after a team changes how it treats deactivated users (DESIGN.md
+ * section 4; the same rule as scim/users.ts `holdsName`): hiding, the active hold theirs;
+ * showing, everyone not deleted.
+ */
+export async function recomputeNameClaims(ex: Executor, teamId: string, mode: 'hidden' | 'visible'): Promise<void> {
+  // Released first, then claimed: the unique index is checked per row as the UPDATE goes.
+  await ex.updateTable('users').set({ user_name_claim: null }).where('team_id', '=', teamId).execute();
+  let claim = ex.updateTable('users').set((eb) => ({ user_name_claim: eb.ref('user_name_key') })).where('team_id', '=', teamId);
+  claim = mode === 'hidden' ? claim.where('active', '=', 1) : claim.where('deleted_at', 'is', null);
+  await claim.execute();
+}
+
+/** userNames (lower-cased) that more than one not-deleted user of the team has, with those users. */
+export async function sharedUserNames(ex: Executor, teamId: string, limit: number): Promise<{ key: string; users: { id: string; user_name: string }[] }[]> {
+  const keys = await ex
+    .selectFrom('users')
+    .select('user_name_key')
+    .where('team_id', '=', teamId)
+    .where('deleted_at', 'is', null)
+    .groupBy('user_name_key')
+    .having((eb) => eb.fn.countAll(), '>', 1)
+    .orderBy('user_name_key')
+    .limit(limit)
+    .execute();
+  if (keys.length === 0) return [];
+  const rows = await ex
+    .selectFrom('users')
+    .select(['id', 'user_name', 'user_name_key'])
+    .where('team_id', '=', teamId)
+    .where('deleted_at', 'is', null)
+    .where('user_name_key', 'in', keys.map((k) => k.user_name_key))
+    .orderBy('created_at')
+    .execute();
+  return keys.map((k) => ({ key: k.user_name_key, users: rows.filter((r) => r.user_name_key === k.user_name_key).map((r) => ({ id: r.id, user_name: r.user_name })) }));
 }
