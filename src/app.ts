@@ -29,8 +29,10 @@ export interface AppDeps {
   readonly config: AppConfig;
   readonly storage: Storage;
   readonly clock?: Clock;
-  /** Brute-force limits; DEFAULT_LIMITS unless a test needs others. */
-  readonly limits?: LimitSettings;
+  /** Brute-force limits; DEFAULT_LIMITS for every one a test does not set. */
+  readonly limits?: Partial<LimitSettings>;
+  /** Prefix of the limit counters' keys in Redis (instances of one deployment share it). */
+  readonly limitKeyPrefix?: string;
   /** Where JSON log lines go (stdout by default); tests read them. */
   readonly logStream?: { write(line: string): void };
 }
@@ -66,7 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     storage,
     clock,
     lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
-    limits: new Limits(deps.limits ?? DEFAULT_LIMITS, redis),
+    limits: new Limits({ ...DEFAULT_LIMITS, ...deps.limits }, redis, deps.limitKeyPrefix),
     passwordGrant: config.passwordGrant,
     issuer: config.publicBaseUrl,
   };

@@ -163,8 +163,10 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     return showSignIn(reply, authorization);
   });
 
-  app.post('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
-    await ctx.limits.attempt('signinPerAddress', request.ip);
+  // Sign-in posts are counted per source address before the body or the CSRF token is read.
+  const signinPerAddress = async (request: FastifyRequest) => ctx.limits.attempt('signinPerAddress', request.ip);
+
+  app.post('/oauth/authorize', { onRequest: signinPerAddress, preHandler: app.csrfProtection }, async (request, reply) => {
     const authorization = await checked(requestFields(request.body), reply);
     if (!authorization) return reply;
     const body = request.body as Form;
@@ -172,7 +174,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     const password = typeof body.password === 'string' ? body.password : '';
     let user: UserRow;
     try {
-      user = await signIn(ctx, username, password, { clientId: authorization.client.id, requestId: request.id, method: 'form' });
+      user = await signIn(ctx, username, password, { clientId: authorization.client.id, requestId: request.id, method: 'form', address: request.ip });
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_grant') return showSignIn(reply, authorization, 401, error.message, username);
       throw error;

@@ -2,7 +2,10 @@
  * Who may sign in (DESIGN.md section 5): an active user with userType `admin` and a password.
  * An unknown user, a wrong password, a deactivated or non-admin user all get the same answer
  * after the same work (a password hash is always verified), so the answer reveals nothing, and
- * failures are counted per account (RFC 6749 4.3.2, RFC 9700 2.4).
+ * failures are counted per pair (account, source address) and per account (RFC 6749 4.3.2,
+ * RFC 9700 2.4; limits.ts). The attempt is reserved before the password is verified, so parallel
+ * guesses cannot outrun the count; a name longer than any login name is refused before anything
+ * is counted, looked up or hashed.
  */
 import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
@@ -33,7 +36,14 @@ export interface SignInMeta {
   readonly clientId: string | null;
   readonly requestId: string | null;
   readonly method: 'password_grant' | 'form';
+  /** The source address (request.ip), half of the failure counter's key. */
+  readonly address: string;
 }
+
+/** Longer than any userName that may sign in (and than the limiter's keys need to see). */
+export const MAX_LOGIN_NAME = 256;
+/** Longer than any real password: refused without hashing megabytes. */
+const MAX_PASSWORD = 1024;
 
 /**
  * The user behind `username` / `password`, or invalid_grant; 429 while the account is locked
@@ -43,10 +53,10 @@ export async function signIn(ctx: SignInContext, username: string, password: str
   const { limits } = ctx;
   const ex = ctx.storage.db;
   const key = username.trim().toLowerCase();
-  await limits.assertNotBlocked('accountFailures', key);
-  const user = key.length > 0 && key.length <= 256 ? await loginUserByNameKey(ex, key) : undefined;
-  // Passwords longer than any real one are refused without hashing megabytes.
-  const ok = password.length <= 1024 && (await verifyPassword(password, user?.password_hash ?? DECOY_HASH));
+  if (key.length === 0 || key.length > MAX_LOGIN_NAME || password.length > MAX_PASSWORD) throw invalidGrant(WRONG_CREDENTIALS);
+  const attempt = await limits.reserveSignIn(key, meta.address);
+  const user = await loginUserByNameKey(ex, key);
+  const ok = await verifyPassword(password, user?.password_hash ?? DECOY_HASH);
   const record = (u: UserRow, action: 'sign_in' | 'sign_in_failed') =>
     recordEvent(ex, ctx.storage.statements, ctx.clock, {
       teamId: u.team_id,
@@ -58,11 +68,11 @@ export async function signIn(ctx: SignInContext, username: string, password: str
       detail: { method: meta.method },
     });
   if (!user || !ok || !maySignIn(user)) {
-    await limits.failed('accountFailures', key);
+    await attempt.failed();
     if (user) await record(user, 'sign_in_failed');
     throw invalidGrant(WRONG_CREDENTIALS);
   }
-  await limits.succeeded('accountFailures', key);
+  await attempt.succeeded();
   await record(user, 'sign_in');
   return user;
 }

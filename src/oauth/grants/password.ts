@@ -17,7 +17,7 @@ export const passwordGrant: GrantHandler = async (ctx, request) => {
   const username = required(params, 'username');
   const password = required(params, 'password');
   const scope = parseScope(params.scope);
-  const user = await signIn(ctx, username, password, { clientId: client.id, requestId: request.requestId, method: 'password_grant' });
+  const user = await signIn(ctx, username, password, { clientId: client.id, requestId: request.requestId, method: 'password_grant', address: request.address });
   if (client.team_id !== null && client.team_id !== user.team_id) throw invalidGrant(WRONG_CREDENTIALS);
   return ctx.storage.db.transaction().execute((trx) => issueRecorded(trx, ctx, request, 'password', {
     teamId: user.team_id,
