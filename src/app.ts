@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
+import type { Config, TrustProxy } from './config.ts';
 import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
@@ -39,6 +39,15 @@ export interface AppDeps {
 
 export const BODY_LIMIT = 1024 * 1024;
 
+/**
+ * Fastify's trustProxy for a TRUST_PROXY value: a hop count trusts the socket peer and the
+ * n - 1 entries nearest it (what Fastify does with a number, which its types do not admit).
+ */
+function proxyTrust(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return trust === false ? false : [...trust];
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { config, storage } = deps;
@@ -57,8 +66,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Ids and URNs are case-sensitive; paths such as /Users must match as written.
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
-    // Behind a TLS-terminating proxy the client address (rate limits per address) is X-Forwarded-For's.
-    trustProxy: config.trustProxy ?? false,
+    // Behind a TLS-terminating proxy the client address (rate limits per address) comes from
+    // X-Forwarded-For, read from the right: a hop count or the proxies' addresses (config.ts).
+    trustProxy: proxyTrust(config.trustProxy ?? false),
   });
 
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
