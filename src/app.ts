@@ -3,7 +3,7 @@
  * that never listens by itself (tests drive it with inject(); main.ts listens). Nothing here is
  * module-level state, so a test can build as many apps as it likes.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -15,6 +15,7 @@ import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
+import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
 import type { OAuthContext } from './oauth/context.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
@@ -58,11 +59,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             level: config.logLevel,
             redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+            // Credentials in a query string never reach the log (request-log.ts).
+            serializers: { req: serializeRequest },
             ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // X-Request-Id is read by requestId(), which keeps only short ids of a safe alphabet.
+    requestIdHeader: false,
+    genReqId: requestId,
     // Ids and URNs are case-sensitive; paths such as /Users must match as written.
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
@@ -87,10 +91,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Likewise the key that signs list cursors, so that any instance reads another's (RFC 9865).
   const cursorSecret = await ensureSetting(storage.db, 'cursor_secret', randomBytes(32).toString('base64url'));
 
-  // Every answer names its request id, the key that finds its log lines.
+  // Every answer names its request id, the key that finds its log lines, and forbids content
+  // sniffing (no answer of Rollcall is meant to be read as anything but its declared type).
   // A callback hook: an async one costs every answer a promise.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
     done(null, payload);
   });
   const metrics = createMetrics(storage);
