@@ -4,8 +4,9 @@
  * Every answer carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 5.1); every
  * failure is an RFC 6749 5.2 JSON body rendered by this plugin's own error handler; anything
  * unknown becomes a bland `server_error`. The token response has the contract's exact shape.
- * Requests to the three POST endpoints are counted per source address before their body is read
- * (429 `slow_down` with Retry-After once over the limit).
+ * Failed requests to the three POST endpoints are counted per source address; an address over its
+ * limit is refused before its request's body is read (429 `slow_down` with Retry-After).
+ * Successful requests are not counted, so busy clients are never slowed down.
  */
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -74,8 +75,14 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
     return sendJson(reply, 500, { error: 'server_error', error_description: 'Internal server error' });
   });
 
-  // Per source address, before the body is parsed: a flood costs one counter, not a lookup.
-  const perAddress = { onRequest: async (request: FastifyRequest) => ctx.limits.attempt('oauthPerAddress', request.ip) };
+  // Per source address: checked before the body is parsed (a flood of failures costs one counter
+  // read per request, not a lookup), counted once a request has failed.
+  const perAddress = {
+    onRequest: async (request: FastifyRequest) => ctx.limits.assertAddressAllowed(request.ip),
+    onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
+      if (reply.statusCode >= 400 && reply.statusCode < 500 && reply.statusCode !== 429) await ctx.limits.addressFailed(request.ip);
+    },
+  };
 
   app.post('/oauth/token', perAddress, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;

@@ -45,7 +45,10 @@ export interface LimitSettings {
   readonly passwordPerClient: Window;
   /** Sign-in form posts per remote address. */
   readonly signinPerAddress: Window;
-  /** Requests to /oauth/token, /oauth/revoke and /oauth/introspect per remote address. */
+  /**
+   * Failed requests (4xx answers) to /oauth/token, /oauth/revoke and /oauth/introspect per remote
+   * address; once used up, every request from the address is refused until the window ends.
+   */
   readonly oauthPerAddress: Window;
 }
 
@@ -56,7 +59,7 @@ export const DEFAULT_LIMITS: LimitSettings = {
   clientCeiling: { points: 1000, seconds: 5 * 60 },
   passwordPerClient: { points: 120, seconds: 60 },
   signinPerAddress: { points: 30, seconds: 60 },
-  oauthPerAddress: { points: 600, seconds: 60 },
+  oauthPerAddress: { points: 100, seconds: 60 },
 };
 
 export type LimitKind = keyof LimitSettings;
@@ -128,8 +131,19 @@ export class Limits {
     await this.#limiters[kind].block(key, seconds);
   }
 
+  /** Throws 429 while `address` has used up its failed requests (does not count this one). */
+  async assertAddressAllowed(address: string): Promise<void> {
+    const res = await this.#limiters.oauthPerAddress.get(digest(address));
+    if (res && res.consumedPoints >= this.#settings.oauthPerAddress.points) throw tooManyAttempts(retryAfter(res));
+  }
+
+  /** Counts one failed request from `address`. */
+  async addressFailed(address: string): Promise<void> {
+    await this.#limiters.oauthPerAddress.penalty(digest(address), 1);
+  }
+
   /** Counts one attempt of `key`; throws 429 once the window's attempts are used up. */
-  async attempt(kind: 'passwordPerClient' | 'signinPerAddress' | 'oauthPerAddress', key: string): Promise<void> {
+  async attempt(kind: 'passwordPerClient' | 'signinPerAddress', key: string): Promise<void> {
     const { res, over } = await this.#consume(kind, digest(key));
     if (over) throw tooManyAttempts(retryAfter(res));
   }

@@ -30,12 +30,13 @@ async function withProxyApp(trustProxy: string, work: (t: TestApp, client: TestC
   }
 }
 
-const introspect = (t: TestApp, client: TestClient, socket: string, forwardedFor: string) =>
+/** An introspection request; with `wrong`, a failed one (only failures count against an address). */
+const introspect = (t: TestApp, client: TestClient, socket: string, forwardedFor: string, wrong = true) =>
   t.app.inject({
     method: 'POST',
     url: '/oauth/introspect',
     remoteAddress: socket,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client), 'x-forwarded-for': forwardedFor },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(wrong ? { id: client.id, secret: 'rc_cs_wrong' } : client), 'x-forwarded-for': forwardedFor },
     payload: 'token=nothing',
   });
 
@@ -44,9 +45,9 @@ describe('13.6 TRUST_PROXY and spoofed X-Forwarded-For', () => {
     await withProxyApp('on', async (t, client) => {
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) statuses.push((await introspect(t, client, PROXY, `${spoofed()}, 198.51.100.7`)).statusCode);
-      assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429]);
+      assert.deepEqual(statuses, [401, 401, 401, 429, 429, 429]);
       // Another client behind the same proxy has its own count.
-      assert.equal((await introspect(t, client, PROXY, '198.51.100.8')).statusCode, 200);
+      assert.equal((await introspect(t, client, PROXY, '198.51.100.8', false)).statusCode, 200);
     });
   });
 
@@ -74,7 +75,7 @@ describe('13.6 TRUST_PROXY and spoofed X-Forwarded-For', () => {
     await withProxyApp('2', async (t, client) => {
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) statuses.push((await introspect(t, client, PROXY, `${spoofed()}, ${spoofed()}, 198.51.100.7, 10.0.0.9`)).statusCode);
-      assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+      assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
     });
   });
 
@@ -83,11 +84,11 @@ describe('13.6 TRUST_PROXY and spoofed X-Forwarded-For', () => {
       // Straight from the internet, the header is ignored: the socket address is counted.
       const direct: number[] = [];
       for (let i = 0; i < 4; i++) direct.push((await introspect(t, client, '203.0.113.9', spoofed())).statusCode);
-      assert.deepEqual(direct, [200, 200, 200, 429]);
+      assert.deepEqual(direct, [401, 401, 401, 429]);
       // Through the proxies (192.168.0.1 appended by 10.0.0.5), the first untrusted entry from the right.
       const proxied: number[] = [];
       for (let i = 0; i < 4; i++) proxied.push((await introspect(t, client, PROXY, `${spoofed()}, 198.51.100.7, 192.168.0.1`)).statusCode);
-      assert.deepEqual(proxied, [200, 200, 200, 429]);
+      assert.deepEqual(proxied, [401, 401, 401, 429]);
     });
   });
 });
