@@ -154,4 +154,34 @@ describe('rollcall client commands and first run', () => {
     assert.equal(listed.code, 0, listed.stderr);
     assert.deepEqual(JSON.parse(listed.stdout), [], 'no team, admin or client was created');
   });
+
+  it('13.10 / README "A first session": started on a terminal (a pseudo-terminal from util-linux `script`), the first run prints the credentials without any flag', async () => {
+    const database = `sqlite:${join(dir, 'terminal.db')}`;
+    const child = spawn('script', ['-qfec', `${process.execPath} ${CLI} serve --port 0 --database ${database}`, '/dev/null'], {
+      env: { ...process.env, LOG_LEVEL: 'silent' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    let out = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "serving" line in 30 s: ${out}`)), 30_000);
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (/Rollcall is serving on/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      assert.match(out, /Rollcall first run/);
+      assert.match(out, /admin password +\S{12,}/);
+      assert.match(out, /client_secret +rc_cs_\S+/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const listed = rollcall(['team', 'list', '--json', '--database', database]);
+    assert.equal(JSON.parse(listed.stdout)[0]?.name, 'default');
+  });
 });
