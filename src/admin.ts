@@ -251,6 +251,11 @@ export const FIRST_RUN = { team: 'default', userName: 'admin@rollcall.example', 
  * admin with a random password and an OAuth client, and returns their credentials to print
  * once. Undefined when the database has teams (or another instance got there first).
  */
+/** Whether the database is empty, so that a first run would create the team `default` and its admin. */
+export async function firstRunPending(deps: AdminDeps): Promise<boolean> {
+  return (await listTeams(deps.storage.db)).length === 0;
+}
+
 export async function firstRun(deps: AdminDeps): Promise<FirstRunCredentials | undefined> {
   if ((await listTeams(deps.storage.db)).length > 0) return undefined;
   try {

@@ -3,13 +3,12 @@
  * that never listens by itself (tests drive it with inject(); main.ts listens). Nothing here is
  * module-level state, so a test can build as many apps as it likes.
  */
-import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
+import type { Config, TrustProxy } from './config.ts';
 import { DEFAULT_DEADLINES, deadlineOptions } from './http/deadlines.ts';
 import type { Deadlines } from './http/deadlines.ts';
 import { registerDrain } from './http/drain.ts';
@@ -18,6 +17,7 @@ import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
+import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
 import type { OAuthContext } from './oauth/context.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
@@ -35,8 +35,10 @@ export interface AppDeps {
   readonly config: AppConfig;
   readonly storage: Storage;
   readonly clock?: Clock;
-  /** Brute-force limits; DEFAULT_LIMITS unless a test needs others. */
-  readonly limits?: LimitSettings;
+  /** Brute-force limits; DEFAULT_LIMITS for every one a test does not set. */
+  readonly limits?: Partial<LimitSettings>;
+  /** Prefix of the limit counters' keys in Redis (instances of one deployment share it). */
+  readonly limitKeyPrefix?: string;
   /** Where JSON log lines go (stdout by default); tests read them. */
   readonly logStream?: { write(line: string): void };
   /** Request and connection deadlines; DEFAULT_DEADLINES unless a test needs shorter ones. */
@@ -46,6 +48,15 @@ export interface AppDeps {
 }
 
 export const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Fastify's trustProxy for a TRUST_PROXY value: a hop count trusts the socket peer and the
+ * n - 1 entries nearest it (what Fastify does with a number, which its types do not admit).
+ */
+function proxyTrust(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return trust === false ? false : [...trust];
+}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
@@ -57,17 +68,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : {
             level: config.logLevel,
             redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+            // Credentials in a query string never reach the log (request-log.ts).
+            serializers: { req: serializeRequest },
             ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
     bodyLimit: BODY_LIMIT,
     ...deadlineOptions({ ...DEFAULT_DEADLINES, ...deps.deadlines }),
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // X-Request-Id is read by requestId(), which keeps only short ids of a safe alphabet.
+    requestIdHeader: false,
+    genReqId: requestId,
     // Ids and URNs are case-sensitive; paths such as /Users must match as written.
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
-    // Behind a TLS-terminating proxy the client address (rate limits per address) is X-Forwarded-For's.
-    trustProxy: config.trustProxy ?? false,
+    // Behind a TLS-terminating proxy the client address (rate limits per address) comes from
+    // X-Forwarded-For, read from the right: a hop count or the proxies' addresses (config.ts).
+    trustProxy: proxyTrust(config.trustProxy ?? false),
   });
 
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
@@ -80,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     passwords,
     lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
-    limits: new Limits(deps.limits ?? DEFAULT_LIMITS, redis),
+    limits: new Limits({ ...DEFAULT_LIMITS, ...deps.limits }, redis, deps.limitKeyPrefix),
     passwordGrant: config.passwordGrant,
     issuer: config.publicBaseUrl,
   };
@@ -91,10 +106,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The key that signs list cursors, the same on every instance sharing the master key (RFC 9865).
   const cursorSecret = deriveKey(master, 'list cursors').toString('base64url');
 
-  // Every answer names its request id, the key that finds its log lines.
+  // Every answer names its request id, the key that finds its log lines, and forbids content
+  // sniffing (no answer of Rollcall is meant to be read as anything but its declared type).
   // A callback hook: an async one costs every answer a promise.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
     done(null, payload);
   });
   // Early answers (413, 401 before the body is read) wait for the body, so clients read them.

@@ -3,6 +3,7 @@
  * reader of process.env. Flags passed by the CLI override the environment. A bad value stops
  * start-up with one clear line naming the setting.
  */
+import { isIP } from 'node:net';
 
 export interface Config {
   readonly databaseUrl: string;
@@ -17,14 +18,21 @@ export interface Config {
   readonly passwordGrant: boolean;
   /** Redis for state shared by instances (rate limits); in-process memory when unset. */
   readonly redisUrl: string | undefined;
-  /** Take the client address from X-Forwarded-For (set when a reverse proxy terminates TLS in front). */
-  readonly trustProxy: boolean;
+  /**
+   * Which X-Forwarded-For entries name the client (docs/SECURITY.md 13.6): false (ignore the
+   * header), a number of proxy hops in front of Rollcall (the client is that many entries from
+   * the right), or the proxies' addresses and CIDR ranges (entries are walked from the right
+   * while they are proxies). Never "believe the left-most entry": the client writes that one.
+   */
+  readonly trustProxy: TrustProxy;
   /**
    * The instance secret (SECRET_KEY) that the master key is derived from (keys/master.ts); the
    * same on every instance. Required with PostgreSQL; an SQLite file keeps a key file otherwise.
    */
   readonly secretKey: string | undefined;
 }
+
+export type TrustProxy = false | number | readonly string[];
 
 export class ConfigError extends Error {
   constructor(setting: string, problem: string) {
@@ -58,6 +66,37 @@ function baseUrl(setting: string, raw: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** The names proxy-addr (Fastify's trustProxy) accepts for address ranges, besides addresses and CIDRs. */
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** One proxy address or range: an IPv4/IPv6 address, optionally /prefix, or a range name. */
+function proxyEntry(entry: string): boolean {
+  if (PROXY_RANGES.has(entry)) return true;
+  const [address = '', prefix, extra] = entry.split('/');
+  if (extra !== undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: off, on (one hop: exactly one proxy appends to X-Forwarded-For), a hop count, or
+ * a comma-separated list of proxy addresses and CIDR ranges.
+ */
+function trustProxy(raw: string): TrustProxy {
+  const value = raw.trim().toLowerCase();
+  if (value === 'off' || value === '0') return false;
+  if (value === 'on') return 1;
+  if (/^\d+$/.test(value)) return integer('TRUST_PROXY', value, 0, 10) || false;
+  const entries = value.split(',').map((e) => e.trim());
+  const bad = entries.find((e) => !proxyEntry(e));
+  if (bad !== undefined) {
+    throw new ConfigError('TRUST_PROXY', `expected off, on (one proxy), a hop count 1..10, or proxy addresses/CIDRs separated by commas; "${bad}" is none of these`);
+  }
+  return entries;
+}
+
 export type ConfigOverrides = Partial<Record<'databaseUrl' | 'host' | 'port' | 'publicBaseUrl', string>>;
 
 /** Builds the configuration from `env` (process.env by default) and CLI flags. */
@@ -87,9 +126,8 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (rawGrant !== 'on' && rawGrant !== 'off') throw new ConfigError('PASSWORD_GRANT', `expected on or off, got "${rawGrant}"`);
   const redisUrl = pick(undefined, 'REDIS_URL');
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', `expected redis://..., got "${redisUrl}"`);
-  const rawProxy = (pick(undefined, 'TRUST_PROXY') ?? 'off').toLowerCase();
-  if (rawProxy !== 'on' && rawProxy !== 'off') throw new ConfigError('TRUST_PROXY', `expected on or off, got "${rawProxy}"`);
+  const proxy = trustProxy(pick(undefined, 'TRUST_PROXY') ?? 'off');
   const secretKey = pick(undefined, 'SECRET_KEY');
   if (secretKey !== undefined && secretKey.length < 32) throw new ConfigError('SECRET_KEY', `expected at least 32 characters (e.g. from openssl rand -base64 32), got ${secretKey.length}`);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: rawProxy === 'on', secretKey };
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey };
 }

@@ -6,7 +6,7 @@
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, issueToken, parseDeactivatedUsers, rotateClientSecret, rotateKeysNow, teams, updateTeam } from '../admin.ts';
+import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, rotateKeysNow, teams, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
@@ -97,14 +97,25 @@ export function buildProgram(): Command {
     .option('--host <host>', 'address to listen on (HOST, default 127.0.0.1)')
     .option('--port <port>', 'port to listen on (PORT, default 8080)')
     .option('--public-base-url <url>', 'base URL in meta.location (PUBLIC_BASE_URL)')
-    .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string }) => {
+    .option('--show-first-run-credentials', 'on an empty database, create the first admin and client and print their credentials even when stdout is not a terminal')
+    .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string; showFirstRunCredentials?: boolean }) => {
       const config = configFrom(options);
+      // The first run's password and secret are shown once, to a person: on a terminal, or where
+      // the operator asked. Never as a log line (stdout of a service often feeds a log store);
+      // when they cannot be shown, nothing is created, so nothing unusable or leaked is left.
+      const mayShow = options.showFirstRunCredentials === true || process.stdout.isTTY === true;
       let created: FirstRunCredentials | undefined;
+      let withheld = false;
       const server = await startServer(config, async (storage) => {
-        created = await firstRun({ storage, clock: systemClock, baseUrl: config.publicBaseUrl });
+        const deps = { storage, clock: systemClock, baseUrl: config.publicBaseUrl };
+        if (mayShow) created = await firstRun(deps);
+        else withheld = await firstRunPending(deps);
       });
       stopOnSignals(server);
-      if (created) print(options.json, { firstRun: created }, firstRunText(created, config.publicBaseUrl));
+      if (created) process.stdout.write(`${firstRunText(created, config.publicBaseUrl)}\n`);
+      if (withheld) {
+        server.app.log.warn('first run: the database has no team, and stdout is not a terminal, so the credentials of a first admin and client cannot be shown; nothing was created. Start once in a terminal, or with --show-first-run-credentials, or create a team, an admin and a client with `rollcall team create`, `user create --admin` and `client create`');
+      }
       print(options.json, { url: server.url, database: server.storage.hooks.name }, `Rollcall is serving on ${server.url} (${server.storage.hooks.name})`);
     });
 

@@ -9,6 +9,8 @@ import { ScimError } from '../scim/errors.ts';
 import { sendScimError } from './scim-plugin.ts';
 
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // These answers skip the app's onSend hooks: the same headers as every other answer.
+  void reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
   const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
   const path = request.url.split('?')[0] ?? '';
   if (/^\/(v2\/)?scim(\/|$)/.test(path)) {

@@ -182,8 +182,10 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     return showSignIn(reply, authorization);
   });
 
-  app.post('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
-    await ctx.limits.attempt('signinPerAddress', request.ip);
+  // Sign-in posts are counted per source address before the body or the CSRF token is read.
+  const signinPerAddress = async (request: FastifyRequest) => ctx.limits.attempt('signinPerAddress', request.ip);
+
+  app.post('/oauth/authorize', { onRequest: signinPerAddress, preHandler: app.csrfProtection }, async (request, reply) => {
     const authorization = await checked(requestFields(request.body), reply);
     if (!authorization) return reply;
     const body = request.body as Form;
@@ -197,6 +199,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
         clientId: authorization.client.id,
         requestId: request.id,
         method: 'form',
+        address: request.ip,
         clientTeamId: authorization.client.team_id,
         ...(team !== undefined ? { teamName: team } : {}),
       });

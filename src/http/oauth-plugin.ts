@@ -4,6 +4,9 @@
  * Every answer carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 5.1); every
  * failure is an RFC 6749 5.2 JSON body rendered by this plugin's own error handler; anything
  * unknown becomes a bland `server_error`. The token response has the contract's exact shape.
+ * Failed requests to the three POST endpoints are counted per source address; an address over its
+ * limit is refused before its request's body is read (429 `slow_down` with Retry-After).
+ * Successful requests are not counted, so busy clients are never slowed down.
  */
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -55,6 +58,7 @@ const endpointRequest = (request: FastifyRequest): EndpointRequest => ({
   query: (request.query ?? {}) as Record<string, unknown>,
   authorization: request.headers.authorization,
   requestId: request.id,
+  address: request.ip,
 });
 
 export async function oauthPlugin(app: FastifyInstance, options: { readonly context: OAuthContext; readonly metrics: Metrics }): Promise<void> {
@@ -75,7 +79,16 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
     return sendJson(reply, 500, { error: 'server_error', error_description: 'Internal server error' });
   });
 
-  app.post('/oauth/token', async (request, reply) => {
+  // Per source address: checked before the body is parsed (a flood of failures costs one counter
+  // read per request, not a lookup), counted once a request has failed.
+  const perAddress = {
+    onRequest: async (request: FastifyRequest) => ctx.limits.assertAddressAllowed(request.ip),
+    onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
+      if (reply.statusCode >= 400 && reply.statusCode < 500 && reply.statusCode !== 429) await ctx.limits.addressFailed(request.ip);
+    },
+  };
+
+  app.post('/oauth/token', perAddress, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     const grantType = typeof body?.grant_type === 'string' ? body.grant_type : 'none';
     try {
@@ -87,11 +100,11 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
       throw error;
     }
   });
-  app.post('/oauth/revoke', async (request, reply) => {
+  app.post('/oauth/revoke', perAddress, async (request, reply) => {
     await revoke(ctx, endpointRequest(request));
     return sendJson(reply, 200, {});
   });
-  app.post('/oauth/introspect', async (request, reply) => sendJson(reply, 200, await introspect(ctx, endpointRequest(request))));
+  app.post('/oauth/introspect', perAddress, async (request, reply) => sendJson(reply, 200, await introspect(ctx, endpointRequest(request))));
 
   // RFC 6749 3.2: the token endpoint takes POST only.
   for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {

@@ -1,8 +1,10 @@
 /**
  * The SCIM HTTP surface, mounted at /v2/scim (canonical) and /scim (alias): the scim+json body
  * parser, the bearer-token check (bare token or `Bearer <token>`, RFC 6750 section 2.1), the
- * scope check (GET needs `read`, every other method `write`), and one error handler and one
- * not-found handler that answer in RFC 7644 section 3.12 bodies. Routes live in scim-routes.ts.
+ * scope check (reads need `read`: GET, HEAD and the POST of a `/.search`, RFC 7644 3.4.3; every
+ * other request `write`), and one error handler and one not-found handler that answer in RFC 7644
+ * section 3.12 bodies. Routes live in scim-routes.ts. Whether a request is public (discovery) or
+ * a search is decided from the route the router matched, never from the raw URL.
  */
 import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -25,8 +27,11 @@ export interface ScimPluginOptions {
   readonly passwords: PasswordHasher;
 }
 
-/** Paths under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
-const PUBLIC = /^\/(ServiceProviderConfigs?|Schemas|ResourceTypes)(\/|$)/i;
+/** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
+const PUBLIC = /^\/(ServiceProviderConfigs?|Schemas|ResourceTypes)(\/:id)?$/;
+
+/** Route templates of searches: a POST that only reads (RFC 7644 3.4.3). */
+const SEARCH = /(^|\/)\.search$/;
 
 const SCIM_JSON = 'application/scim+json';
 
@@ -129,8 +134,10 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    const path = request.url.slice(request.url.indexOf('/scim') + '/scim'.length).split('?')[0] ?? '';
-    if (PUBLIC.test(path)) return;
+    // The matched route's template (undefined when nothing matched): no query, no encoding tricks.
+    const template = request.routeOptions.url;
+    const route = template !== undefined && template.startsWith(app.prefix) ? template.slice(app.prefix.length) : undefined;
+    if (route !== undefined && (request.method === 'GET' || request.method === 'HEAD') && PUBLIC.test(route)) return;
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) {
       throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, {
@@ -143,7 +150,8 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',
       });
     }
-    const needed = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
+    const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
+    const needed = reads ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) {
       throw new ScimError(403, `This request needs the "${needed}" scope`, undefined, {
         'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${needed}"`,

@@ -11,8 +11,13 @@
  *   so the time taken does not tell how many teams hold the name. One match signs that user in;
  *   several ask the caller to choose among the teams whose password it just proved.
  * - An unknown user, a wrong password, a deactivated or non-admin user, a stored password shorter
- *   than 12 characters all get the same answer after the same work; failures are counted per
- *   account (RFC 6749 4.3.2, RFC 9700 2.4) and recorded in the candidates' teams.
+ *   than 12 characters all get the same answer after the same work (RFC 6749 4.3.2, RFC 9700
+ *   2.4); failures are recorded in the candidates' teams.
+ * - Failures are counted per pair (account, source address) and per account (limits.ts); the
+ *   attempt is reserved before any password is verified, so parallel guesses cannot outrun the
+ *   count, and a name or password longer than any real one is refused before anything is
+ *   counted, looked up or hashed. The account is the name within the team the sign-in is
+ *   confined to, so guesses through one team's client never count against another team's name.
  */
 import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
@@ -67,6 +72,8 @@ export interface SignInMeta {
   readonly clientId: string | null;
   readonly requestId: string | null;
   readonly method: 'password_grant' | 'form';
+  /** The source address (request.ip), half of the failure counter's key. */
+  readonly address: string;
   /** The team of a client bound to one: only that team's accounts are considered. */
   readonly clientTeamId?: string | null;
   /** A team the caller names (the form's team choice, the password grant's `team`): by name. */
@@ -87,6 +94,11 @@ async function scopeOf(ex: Executor, meta: SignInMeta): Promise<string | null | 
   return named.id;
 }
 
+/** Longer than any userName that may sign in (and than the limiter's keys need to see). */
+export const MAX_LOGIN_NAME = 256;
+/** Longer than any sign-in password (1,024 code points, up to two UTF-16 units each): refused without hashing megabytes. */
+const MAX_PASSWORD = 2 * SIGN_IN_PASSWORD_MAX;
+
 /**
  * The user behind `username` / `password` (or the teams to choose from), or invalid_grant; 429
  * while the account is locked out.
@@ -95,17 +107,17 @@ export async function signIn(ctx: SignInContext, username: string, password: str
   const { limits } = ctx;
   const ex = ctx.storage.db;
   const key = username.trim().toLowerCase();
-  await limits.assertNotBlocked('accountFailures', key);
+  if (key.length === 0 || key.length > MAX_LOGIN_NAME || password.length > MAX_PASSWORD) throw invalidGrant(WRONG_CREDENTIALS);
   const scope = await scopeOf(ex, meta);
+  // The limiter's account is the name within the team the sign-in is confined to (issue 13.8).
+  const attempt = await limits.reserveSignIn(scope === null ? key : `${scope}\u0000${key}`, meta.address);
   const verifications = scope === null ? LOGIN_CANDIDATES : 1;
-  const rows = key.length > 0 && key.length <= 256 && scope !== 'none' ? await loginCandidates(ex, key, scope, ROWS_READ) : [];
+  const rows = scope !== 'none' ? await loginCandidates(ex, key, scope, ROWS_READ) : [];
   const candidates = rows.filter(maySignIn).slice(0, verifications);
-  // Passwords longer than any sign-in password are refused without hashing megabytes.
-  const hashable = password.length <= 2 * SIGN_IN_PASSWORD_MAX;
   const matched: UserRow[] = [];
   for (let i = 0; i < verifications; i++) {
     const candidate = candidates[i];
-    const ok = hashable && (await verifyQueued(ctx, password, candidate?.password_hash ?? DECOY_HASH));
+    const ok = await verifyQueued(ctx, password, candidate?.password_hash ?? DECOY_HASH);
     // A stored password that is too short to sign in is refused like a wrong one, after the work.
     if (candidate && ok && signInPasswordProblem(password) === undefined) matched.push(candidate);
   }
@@ -120,11 +132,11 @@ export async function signIn(ctx: SignInContext, username: string, password: str
       detail: { method: meta.method },
     });
   if (matched.length === 0) {
-    await limits.failed('accountFailures', key);
+    await attempt.failed();
     for (const candidate of candidates) await record(candidate, 'sign_in_failed');
     throw invalidGrant(WRONG_CREDENTIALS);
   }
-  await limits.succeeded('accountFailures', key);
+  await attempt.succeeded();
   if (matched.length > 1) {
     const teams = await Promise.all(matched.map((u) => teamById(ex, u.team_id)));
     return { kind: 'choose', teams: teams.flatMap((t) => (t ? [t.name] : [])) };

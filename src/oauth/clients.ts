@@ -51,11 +51,14 @@ export function matchesRegistered(client: ClientRow, given: string): boolean {
   });
 }
 
+/** Client ids are resource ids (ids.ts): 20 characters of [A-Z0-9]; nothing else can name a client. */
+export const isWellFormedClientId = (id: string): boolean => /^[A-Z0-9]{20}$/.test(id);
+
 const equalHashes = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** The client if `secret` is its secret; undefined otherwise, in time independent of where they differ. */
 export async function authenticateClient(ex: Executor, id: string, secret: string): Promise<ClientRow | undefined> {
-  const client = id.length <= 64 ? await clientById(ex, id) : undefined;
+  const client = isWellFormedClientId(id) ? await clientById(ex, id) : undefined;
   const presented = sha256(secret);
   // Compare against something even for an unknown id, so timing does not reveal which ids exist.
   const ok = equalHashes(presented, client?.secret_hash ?? sha256(`${id}:unknown`));

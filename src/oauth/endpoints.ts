@@ -1,8 +1,14 @@
 /**
  * The token, revocation and introspection endpoints as ordered checks (RFC 6749 2.3 and 5,
  * RFC 7009, RFC 7662): parameters well-formed (none repeated, no credentials in the query),
- * exactly one client authentication method, the client authenticated (failures throttled per
- * client), then the grant or the operation. The HTTP plugin only extracts and renders.
+ * exactly one client authentication method, the client authenticated, then the grant or the
+ * operation. The HTTP plugin only extracts and renders.
+ *
+ * Client secrets are 256 random bits: the presented secret is always checked (constant time), so
+ * a right secret always works, whatever others sent for the same client id; only a source that
+ * fails is throttled, per (client id, address) with exponential backoff (limits.ts). A client id
+ * that cannot exist (not 20 characters of [A-Z0-9]) is refused before anything is counted or
+ * looked up.
  */
 import { recordEvent } from '../audit/events.ts';
 import { isStorableText } from '../text.ts';
@@ -10,9 +16,9 @@ import { userById } from '../storage/repos/users.ts';
 import { retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
 import { sha256 } from '../ids.ts';
-import { authenticateClient } from './clients.ts';
+import { authenticateClient, isWellFormedClientId } from './clients.ts';
 import type { OAuthContext } from './context.ts';
-import { invalidClient, invalidRequest, OAuthError } from './errors.ts';
+import { invalidClient, invalidRequest, OAuthError, tooManyAttempts } from './errors.ts';
 import { GRANTS } from './grants/index.ts';
 import type { TokenParams } from './grants/types.ts';
 import { required } from './grants/types.ts';
@@ -25,6 +31,8 @@ export interface EndpointRequest {
   readonly query: Readonly<Record<string, unknown>>;
   readonly authorization: string | undefined;
   readonly requestId: string | null;
+  /** The source address (request.ip): failed client authentications are counted per address. */
+  readonly address: string;
 }
 
 /** RFC 6749 3.2 / 5.2: a form body of single-valued string parameters; empty ones count as absent. */
@@ -70,11 +78,11 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
   else if (params.client_id !== undefined && params.client_secret !== undefined) [id, secret] = [params.client_id, params.client_secret];
   else throw invalidClient(false);
   if (usedBasic && params.client_id !== undefined && params.client_id !== id) throw invalidRequest('client_id differs from the authenticated client');
-  await ctx.limits.assertNotBlocked('clientFailures', id);
+  if (!isWellFormedClientId(id)) throw invalidClient(usedBasic);
   const client = await authenticateClient(ctx.storage.db, id, secret);
   if (!client) {
-    await ctx.limits.failed('clientFailures', id);
-    throw invalidClient(usedBasic);
+    const wait = await ctx.limits.clientFailed(id, request.address);
+    throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);
   }
   return { client, params };
 }
@@ -87,7 +95,7 @@ export async function token(ctx: OAuthContext, request: EndpointRequest): Promis
   if (!grant || (grantType === 'password' && !ctx.passwordGrant)) {
     throw new OAuthError('unsupported_grant_type', `grant_type "${grantType.slice(0, 40)}" is not supported`);
   }
-  return grant(ctx, { client, params, requestId: request.requestId });
+  return grant(ctx, { client, params, requestId: request.requestId, address: request.address });
 }
 
 const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);

@@ -14,22 +14,24 @@ import { rollcall } from '../support/processes.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
 
-/** Starts `rollcall serve` and resolves with everything it printed up to "serving". */
-function serve(database: string): Promise<{ kill(): Promise<number | null>; output: string; url: string }> {
+/** Starts `rollcall serve` (stdout and stderr are pipes, not a terminal) and resolves once it serves. */
+function serve(database: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<{ kill(): Promise<number | null>; output: string; url: string; stdout(): string; stderr(): string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--database', database], {
-      env: { ...process.env, LOG_LEVEL: 'silent' },
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--database', database, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      const match = /Rollcall is serving on (\S+)/.exec(out);
+      const match = /Rollcall is serving on (\S+)/.exec(out) ?? /"url":\s*"([^"]+)"/.exec(out);
       if (match) {
         resolve({
           output: out,
           url: match[1]!,
+          stdout: () => out,
+          stderr: () => err,
           kill: () => new Promise((done) => {
             child.once('exit', (code) => done(code));
             child.kill('SIGTERM');
@@ -89,7 +91,7 @@ describe('rollcall client commands and first run', () => {
 
   it('first run: an empty database gets team default, an admin and a client, printed once with a working curl line', async () => {
     const database = `sqlite:${join(dir, 'first.db')}`;
-    const server = await serve(database);
+    const server = await serve(database, ['--show-first-run-credentials'], { LOG_LEVEL: 'info' });
     try {
       const out = server.output;
       assert.match(out, /first run/);
@@ -109,6 +111,14 @@ describe('rollcall client commands and first run', () => {
       const users = await fetch(`${server.url}/v2/scim/Users`, { headers: { authorization: `Bearer ${token.access_token}` } });
       assert.equal(users.status, 200);
       assert.equal(((await users.json()) as { totalResults: number }).totalResults, 1);
+
+      // 13.10: printed as text for a person, never inside a JSON log line.
+      const jsonLines = `${server.stdout()}\n${server.stderr()}`.split('\n').filter((l) => l.startsWith('{'));
+      assert.ok(jsonLines.length > 0, 'the server logged at info');
+      for (const line of jsonLines) {
+        JSON.parse(line);
+        assert.equal(line.includes(password!) || line.includes(secret!), false, `a credential in a log line: ${line}`);
+      }
     } finally {
       assert.equal(await server.kill(), 0);
     }
@@ -118,5 +128,60 @@ describe('rollcall client commands and first run', () => {
     } finally {
       await again.kill();
     }
+  });
+
+  it('13.10: a first start whose stdout is not a terminal, without --show-first-run-credentials, prints no password or secret anywhere and creates nothing; it says how in one warning', async () => {
+    const database = `sqlite:${join(dir, 'quiet.db')}`;
+    const server = await serve(database, ['--json'], { LOG_LEVEL: 'info' });
+    let stdout: string;
+    let stderr: string;
+    try {
+      // A request, so that request lines are logged too.
+      assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+    } finally {
+      assert.equal(await server.kill(), 0);
+      stdout = server.stdout();
+      stderr = server.stderr();
+    }
+    const all = `${stdout}\n${stderr}`;
+    for (const leak of [/admin password/, /client_secret/, /rc_cs_/, /rc_at_/, /curl -s -u/]) assert.doesNotMatch(all, leak);
+    const warnings = stdout.split('\n').filter((l) => l.includes('first run'));
+    assert.equal(warnings.length, 1, stdout);
+    const warning = JSON.parse(warnings[0]!) as { level: number; msg: string };
+    assert.equal(warning.level, 40);
+    assert.match(warning.msg, /--show-first-run-credentials/);
+    const listed = rollcall(['team', 'list', '--json', '--database', database]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(listed.stdout), [], 'no team, admin or client was created');
+  });
+
+  it('13.10 / README "A first session": started on a terminal (a pseudo-terminal from util-linux `script`), the first run prints the credentials without any flag', async () => {
+    const database = `sqlite:${join(dir, 'terminal.db')}`;
+    const child = spawn('script', ['-qfec', `${process.execPath} ${CLI} serve --port 0 --database ${database}`, '/dev/null'], {
+      env: { ...process.env, LOG_LEVEL: 'silent' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    let out = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "serving" line in 30 s: ${out}`)), 30_000);
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (/Rollcall is serving on/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      assert.match(out, /Rollcall first run/);
+      assert.match(out, /admin password +\S{12,}/);
+      assert.match(out, /client_secret +rc_cs_\S+/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const listed = rollcall(['team', 'list', '--json', '--database', database]);
+    assert.equal(JSON.parse(listed.stdout)[0]?.name, 'default');
   });
 });

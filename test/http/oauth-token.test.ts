@@ -242,11 +242,14 @@ describe('brute-force limits on the token endpoint', () => {
     assert.equal(json(locked).error, 'slow_down');
   });
 
-  it('E12: guessing a client secret is throttled per client', async () => {
+  it('E12 / 13.5: guessing a client secret is throttled per (client, address), and the right secret is never refused for it', async () => {
     const client = await registerClient(t);
     const admin = await registerAdmin(t);
     for (let i = 0; i < 3; i++) assert.equal((await passwordGrant(t, { id: client.id, secret: `rc_cs_guess${i}` }, admin)).statusCode, 401);
-    assert.equal((await passwordGrant(t, client, admin)).statusCode, 429);
+    const throttled = await passwordGrant(t, { id: client.id, secret: 'rc_cs_guess3' }, admin);
+    assert.equal(throttled.statusCode, 429);
+    assert.equal(json(throttled).error, 'slow_down');
+    assert.equal((await passwordGrant(t, client, admin)).statusCode, 200);
   });
 
   it('F3: password-grant requests are limited per client', async () => {

@@ -1,7 +1,9 @@
 /**
  * Rate-limit state shared across instances through Redis (REDIS_URL): failed sign-ins counted by
- * one instance lock the account on another. Two apps share one database and one Redis here, as
- * two processes would. CI starts Redis and sets REQUIRE_REDIS=1; elsewhere the test is skipped
+ * one instance lock the account on another, parallel guesses spread over both cannot exceed the
+ * limit (issue 13.5), and the counters are per (identity, address), so an attacker's failures on
+ * one instance lock out neither the admin nor the client at another address on the other. Two
+ * apps share one database and one Redis here (under a random key prefix), as two processes would. CI starts Redis and sets REQUIRE_REDIS=1; elsewhere the test is skipped
  * when nothing answers on 127.0.0.1:6379.
  */
 import assert from 'node:assert/strict';
@@ -36,6 +38,8 @@ describe('rate limits shared through Redis', { skip: available ? false : `no Red
   let database: TestDatabase;
   let apps: FastifyInstance[];
   let client: { client_id: string; client_secret: string };
+  let victim: { client_id: string; client_secret: string };
+  const otherAdmin = `owner-${randomBytes(6).toString('hex')}@acme.example`;
   const userName = `shared-${randomBytes(6).toString('hex')}@acme.example`;
   const password = 'the right password';
 
@@ -44,27 +48,40 @@ describe('rate limits shared through Redis', { skip: available ? false : `no Red
     const clock = new TestClock();
     const limits = {
       accountFailures: { points: 3, seconds: 600 },
-      clientFailures: { points: 100, seconds: 600 },
+      clientFailures: { points: 3, seconds: 600 },
       passwordPerClient: { points: 100, seconds: 600 },
       signinPerAddress: { points: 100, seconds: 600 },
     };
-    apps = await Promise.all([0, 1].map(() => buildApp({ config: { ...TEST_CONFIG, redisUrl: REDIS_URL }, storage: database.storage, clock, limits })));
+    const limitKeyPrefix = `test-${randomBytes(8).toString('hex')}`;
+    apps = await Promise.all([0, 1].map(() => buildApp({ config: { ...TEST_CONFIG, redisUrl: REDIS_URL }, storage: database.storage, clock, limits, limitKeyPrefix })));
     const deps = { storage: database.storage, clock, baseUrl: TEST_CONFIG.publicBaseUrl };
     await createTeam(deps, 'acme');
     await createTeamUser(deps, 'acme', userName, { password, admin: true });
+    await createTeamUser(deps, 'acme', otherAdmin, { password, admin: true });
     client = await createClient(deps, { name: 'Shared', redirectUris: ['https://app.example/cb'] });
+    victim = await createClient(deps, { name: 'Entra provisioning', redirectUris: ['https://app.example/cb'] });
   });
   after(async () => {
     await Promise.all((apps ?? []).map((a) => a.close()));
     await database?.dispose();
   });
 
-  const grant = (app: FastifyInstance, pw: string) =>
+  const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+  const grant = (app: FastifyInstance, pw: string, user = userName, remoteAddress = '127.0.0.1') =>
     app.inject({
       method: 'POST',
       url: '/oauth/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
-      payload: new URLSearchParams({ grant_type: 'password', username: userName, password: pw }).toString(),
+      remoteAddress,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client.client_id, client.client_secret) },
+      payload: new URLSearchParams({ grant_type: 'password', username: user, password: pw }).toString(),
+    });
+  const introspect = (app: FastifyInstance, secret: string, remoteAddress: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/oauth/introspect',
+      remoteAddress,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(victim.client_id, secret) },
+      payload: 'token=nothing',
     });
 
   it('failures on one instance lock the account on the other', async () => {
@@ -74,5 +91,21 @@ describe('rate limits shared through Redis', { skip: available ? false : `no Red
     const locked = await grant(apps[1]!, password);
     assert.equal(locked.statusCode, 429, locked.body);
     assert.match(String(locked.headers['retry-after']), /^\d+$/);
+  });
+
+  it('13.5: parallel guesses over both instances evaluate at most the limit; an attacker at one address locks out neither the admin nor the client elsewhere', async () => {
+    const guesses = Array.from({ length: 20 }, (_, i) => grant(apps[i % 2]!, `wrong ${i}`, otherAdmin, '203.0.113.50'));
+    const all = await Promise.all([...guesses, grant(apps[1]!, password, otherAdmin, '203.0.113.50')]);
+    const evaluated = all.filter((r) => r.statusCode !== 429).length;
+    assert.ok(evaluated <= 3, `${evaluated} guesses were evaluated (limit 3)`);
+    const owner = await grant(apps[0]!, password, otherAdmin, '198.51.100.60');
+    assert.equal(owner.statusCode, 200, owner.body);
+
+    const attacks: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      attacks.push((await introspect(apps[i % 2]!, 'rc_cs_wrong', '203.0.113.50')).statusCode);
+      assert.equal((await introspect(apps[(i + 1) % 2]!, victim.client_secret, '198.51.100.60')).statusCode, 200);
+    }
+    assert.deepEqual(attacks, [401, 401, 401, 429, 429, 429]);
   });
 });

@@ -70,7 +70,7 @@ export const TEST_CONFIG: AppConfig = {
 export interface TestAppOptions {
   readonly engine?: TestEngine;
   readonly config?: Partial<AppConfig>;
-  readonly limits?: LimitSettings;
+  readonly limits?: Partial<LimitSettings>;
   readonly logStream?: { write(line: string): void };
   readonly deactivatedUsers?: TeamRow['deactivated_users'];
   /** Puts something between the app and its database (e.g. a query-watching plugin). */

@@ -22,7 +22,7 @@ describe('configuration', () => {
     const c = loadConfig({ port: '9090' }, { PORT: '7070', PASSWORD_GRANT: 'off', TRUST_PROXY: 'on', REDIS_URL: 'redis://127.0.0.1:6379', PUBLIC_BASE_URL: 'https://scim.example/' });
     assert.equal(c.port, 9090);
     assert.equal(c.passwordGrant, false);
-    assert.equal(c.trustProxy, true);
+    assert.equal(c.trustProxy, 1, 'on means one proxy hop, never "believe the left-most entry"');
     assert.equal(c.redisUrl, 'redis://127.0.0.1:6379');
     assert.equal(c.publicBaseUrl, 'https://scim.example');
   });
@@ -32,7 +32,10 @@ describe('configuration', () => {
       [{ PORT: 'eighty' }, 'PORT: expected a whole number, got "eighty"'],
       [{ ACCESS_TOKEN_TTL: '5' }, 'ACCESS_TOKEN_TTL: expected 60..86400, got 5'],
       [{ PASSWORD_GRANT: 'maybe' }, 'PASSWORD_GRANT: expected on or off, got "maybe"'],
-      [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY: expected on or off, got "yes"'],
+      [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY: expected off, on (one proxy), a hop count 1..10, or proxy addresses/CIDRs separated by commas; "yes" is none of these'],
+      [{ TRUST_PROXY: '11' }, 'TRUST_PROXY: expected 0..10, got 11'],
+      [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY: expected off, on (one proxy), a hop count 1..10, or proxy addresses/CIDRs separated by commas; "10.0.0.0/33" is none of these'],
+      [{ TRUST_PROXY: '10.0.0.1,,10.0.0.2' }, 'TRUST_PROXY: expected off, on (one proxy), a hop count 1..10, or proxy addresses/CIDRs separated by commas; "" is none of these'],
       [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL: expected redis://..., got "localhost:6379"'],
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
       [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: expected sqlite:<path> or postgres://..., got "mysql://x"'],
@@ -42,5 +45,15 @@ describe('configuration', () => {
     for (const [env, message] of cases) {
       assert.throws(() => loadConfig({}, env), (e: unknown) => e instanceof ConfigError && e.message === message, message);
     }
+  });
+
+  it('13.6: TRUST_PROXY takes off, on (one hop), a hop count, or proxy addresses and CIDR ranges', () => {
+    const proxy = (value: string) => loadConfig({}, { TRUST_PROXY: value }).trustProxy;
+    assert.equal(proxy('off'), false);
+    assert.equal(proxy('0'), false);
+    assert.equal(proxy('ON'), 1);
+    assert.equal(proxy('2'), 2);
+    assert.deepEqual(proxy('10.0.0.0/8, 192.168.0.1'), ['10.0.0.0/8', '192.168.0.1']);
+    assert.deepEqual(proxy('fd00::/8,::1,loopback'), ['fd00::/8', '::1', 'loopback']);
   });
 });

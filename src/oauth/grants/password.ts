@@ -24,6 +24,7 @@ export const passwordGrant: GrantHandler = async (ctx, request) => {
     clientId: client.id,
     requestId: request.requestId,
     method: 'password_grant',
+    address: request.address,
     clientTeamId: client.team_id,
     ...(params.team !== undefined ? { teamName: params.team } : {}),
   });

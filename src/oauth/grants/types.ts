@@ -19,6 +19,8 @@ export interface GrantRequest {
   readonly client: ClientRow;
   readonly params: TokenParams;
   readonly requestId: string | null;
+  /** The source address (request.ip), for the sign-in failure counters. */
+  readonly address: string;
 }
 
 export type GrantHandler = (ctx: OAuthContext, request: GrantRequest) => Promise<GrantedTokens>;
