@@ -13,13 +13,17 @@
  * - Cursor paging (RFC 9865) is not offered here: a request with `cursor` is a 400 naming
  *   /Users and /Groups, which offer it.
  * - attributes / excludedAttributes apply per type; a name one type lacks is ignored there.
+ * - A page stops at the lists' byte budget (paging.ts PAGE_BYTE_BUDGET): itemsPerPage says where
+ *   the next page starts.
  * It owns these rules; it writes no SQL (repos/search.ts does).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { badRequest } from './errors.ts';
 import type { AttrPath, Filter } from './filter/ast.ts';
 import { bindFilter } from './filter/bind.ts';
 import { parseFilter } from './filter/parse.ts';
 import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { PAGE_BYTE_BUDGET, PAGE_SLICE } from './paging.ts';
 import type { ListResult } from './paging.ts';
 import { parseAttrPath, parseAttributeList } from './path.ts';
 import type { Projection } from './project.ts';
@@ -33,7 +37,7 @@ import type { ScimContext } from './context.ts';
 import { renderGroupRows } from './groups.ts';
 import { renderUserRows } from './users.ts';
 import { groupsByIds, searchAcross, usersByIds } from '../storage/repos/search.ts';
-import type { SearchBranch } from '../storage/repos/search.ts';
+import type { SearchBranch, SearchHit } from '../storage/repos/search.ts';
 
 const TYPES: readonly ResourceTypeDef[] = [userResourceType, groupResourceType];
 
@@ -97,6 +101,19 @@ function projectionPaths(name: string, raw: unknown): Map<ResourceTypeDef, AttrP
 
 const ID_ONLY: readonly AttrPath[] = [{ kind: 'attrPath', attr: 'id' }];
 
+/** Hits of a page as the response shows them, in the hits' order (each type read in one query). */
+async function renderHits(ctx: ScimContext, hits: readonly SearchHit[], projectionFor: (rt: ResourceTypeDef) => Projection): Promise<Resource[]> {
+  const userRows = await usersByIds(ctx.storage.db, ctx.team.id, hits.filter((h) => h.type === 'User').map((h) => h.id));
+  const groupRows = await groupsByIds(ctx.storage.db, ctx.team.id, hits.filter((h) => h.type === 'Group').map((h) => h.id));
+  const rendered = new Map<string, Resource>();
+  const userResources = await renderUserRows(ctx, userRows, projectionFor(userResourceType));
+  userRows.forEach((row, i) => rendered.set(`User/${row.id}`, userResources[i]!));
+  const groupResources = await renderGroupRows(ctx, groupRows, projectionFor(groupResourceType));
+  groupRows.forEach((row, i) => rendered.set(`Group/${row.id}`, groupResources[i]!));
+  // A resource deleted between the two reads is left out rather than failing the page.
+  return hits.map((h) => rendered.get(`${h.type}/${h.id}`)).filter((r): r is Resource => r !== undefined);
+}
+
 export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<ListResult> {
   if (raw.cursor !== undefined && raw.cursor !== null) {
     throw badRequest('invalidValue', 'Cursor paging (RFC 9865) is not offered at the server root; page with startIndex and count, or search /Users or /Groups, which offer cursors');
@@ -149,16 +166,18 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
       ...(exclude ? { excludedAttributes: exclude } : {}),
     };
   };
-  const userIds = hits.filter((h) => h.type === 'User').map((h) => h.id);
-  const groupIds = hits.filter((h) => h.type === 'Group').map((h) => h.id);
-  const userRows = await usersByIds(ctx.storage.db, ctx.team.id, userIds);
-  const groupRows = await groupsByIds(ctx.storage.db, ctx.team.id, groupIds);
-  const rendered = new Map<string, Resource>();
-  const userResources = await renderUserRows(ctx, userRows, projectionFor(userResourceType));
-  userRows.forEach((row, i) => rendered.set(`User/${row.id}`, userResources[i]!));
-  const groupResources = await renderGroupRows(ctx, groupRows, projectionFor(groupResourceType));
-  groupRows.forEach((row, i) => rendered.set(`Group/${row.id}`, groupResources[i]!));
-  // A resource deleted between the two reads is left out rather than failing the page.
-  const resources = hits.map((h) => rendered.get(`${h.type}/${h.id}`)).filter((r): r is Resource => r !== undefined);
+  // Shaped slice by slice within the page's byte budget, as the endpoints' lists are (issue 13.3).
+  const resources: Resource[] = [];
+  let bytes = 0;
+  for (let from = 0; from < hits.length; from += PAGE_SLICE) {
+    if (from > 0) await nextTurn();
+    const slice = hits.slice(from, from + PAGE_SLICE);
+    for (const resource of await renderHits(ctx, slice, projectionFor)) {
+      const size = Buffer.byteLength(JSON.stringify(resource));
+      if (resources.length > 0 && bytes + size > PAGE_BYTE_BUDGET) return { totalResults: total, startIndex, resources };
+      bytes += size;
+      resources.push(resource);
+    }
+  }
   return { totalResults: total, startIndex, resources };
 }

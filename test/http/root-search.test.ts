@@ -123,6 +123,32 @@ for (const engine of engines) {
       assert.equal((await t.request('GET', '/v2/scim/Users?cursor=')).statusCode, 200);
     });
 
+    it('issue 13.3: a root page of large users stops at the byte budget; startIndex + itemsPerPage reaches every resource once', async () => {
+      // About 240 KB each (60 emails of 4,000 characters): 24 of them are over the 4 MiB budget.
+      for (let i = 0; i < 24; i++) {
+        const emails = Array.from({ length: 60 }, (_, j) => ({ value: `${String(j).padStart(2, '0')}${'x'.repeat(3990)}@big${i}.example` }));
+        const res = await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: `big${i}@acme.example`, emails });
+        assert.equal(res.statusCode, 201, res.body.slice(0, 200));
+      }
+      const seen: string[] = [];
+      for (let start = 1, pages = 0; pages < 30; pages++) {
+        const res = await t.request('GET', `/v2/scim/?${q({ startIndex: String(start), count: '1000' })}`);
+        assert.equal(res.statusCode, 200);
+        // The budget (4 MiB) plus at most one resource (256 KiB) and the envelope.
+        assert.ok(res.rawPayload.length < 4.5 * 1024 * 1024, `a page of ${res.rawPayload.length} bytes`);
+        const body = json(res);
+        assert.equal(body.totalResults, 29);
+        const items = body.Resources as R[];
+        assert.equal(body.itemsPerPage, items.length);
+        if (items.length === 0) break;
+        seen.push(...items.map((r) => String(r.id)));
+        start += items.length;
+      }
+      assert.equal(seen.length, 29);
+      assert.equal(new Set(seen).size, 29);
+      assert.ok(seen.length > 0);
+    });
+
     it('deactivated (hidden) users stay out of root searches; a token is required; ServiceProviderConfig says filter and sort are supported', async () => {
       await t.request('DELETE', `/v2/scim/Users/${ids['ann@acme.example']}`);
       const body = await root(q({ filter: 'displayName pr' }));
