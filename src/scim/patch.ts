@@ -17,7 +17,7 @@ import { extensionByUrn, extensionForPath, findAttribute, findSubAttribute, lowe
 import { commonAttributes } from './schema/common.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 import { PATCH_OP } from './schema/urns.ts';
-import { coreLifted, memberIds, normalizeElement, normalizeValue } from './validate.ts';
+import { checkElementCount, coreLifted, memberIds, normalizeElement, normalizeValue } from './validate.ts';
 
 type Json = Record<string, unknown>;
 type Op = 'add' | 'remove' | 'replace';
@@ -163,7 +163,8 @@ const keyOf = (element: unknown): string => JSON.stringify(element);
 /**
  * Adds `elements` to a multi-valued attribute, skipping duplicates; a new primary demotes the
  * old. Linear: duplicates are found in a set of keys and the primary by its index (issue 13
- * item 2: comparing every new element with every existing one froze the event loop for seconds).
+ * item 2: comparing every new element with every existing one froze the event loop for seconds),
+ * and the attribute never grows past its bound, so the operations of one PATCH stay linear too.
  */
 function appendElements(container: Json, attr: AttributeDef, elements: unknown[]): void {
   const current = Array.isArray(container[attr.name]) ? [...(container[attr.name] as unknown[])] : [];
@@ -187,6 +188,9 @@ function appendElements(container: Json, attr: AttributeDef, elements: unknown[]
     keys.add(key);
     current.push(element);
   }
+  // Checked as each operation adds, not only on the final document: otherwise a thousand
+  // operations of a few dozen values each rebuild a growing key set a thousand times (seconds).
+  checkElementCount(attr, current.length, attr.name);
   if (current.length > 0) container[attr.name] = current;
 }
 
@@ -245,6 +249,7 @@ function writeFiltered(op: 'add' | 'replace', container: Json, target: Target, v
     if (!template) throw badRequest('noTarget', `"${target.text}" matches no value`);
     const created = build(template);
     if (created) written.push(elements.push(created) - 1);
+    checkElementCount(attr, elements.length, attr.name);
   } else {
     for (const i of matched) elements[i] = build(elements[i] as Json);
     written.push(...matched);

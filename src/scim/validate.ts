@@ -57,8 +57,8 @@ function checkStringBounds(def: AttributeDef, value: string, label: string): voi
   }
 }
 
-/** A multi-valued attribute holds at most its bound of elements. */
-function checkElementCount(attr: AttributeDef, count: number, label: string): void {
+/** A multi-valued attribute holds at most its bound of elements (also checked by patch.ts as each operation adds). */
+export function checkElementCount(attr: AttributeDef, count: number, label: string): void {
   const { maxElements } = boundsOf(attr);
   if (count > maxElements) throw invalidValue(`${label} holds more than ${maxElements} values`);
 }

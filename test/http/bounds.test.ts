@@ -178,6 +178,18 @@ describe('PATCH de-duplication in linear time (issue 13 item 2)', () => {
     assert.ok(Math.max(first.maxMs, second.maxMs, again.maxMs) < 150, `blocked ${second.maxMs.toFixed(0)} / ${again.maxMs.toFixed(0)} ms`);
   });
 
+  it('1,000 add operations of 45 emails each (under 1 MiB) are refused once the attribute passes its bound, not compared to the end', async (ctx) => {
+    const id = String(json(await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'ops@acme.example' })).id);
+    const Operations = Array.from({ length: 1000 }, (_, i) => ({ op: 'add', path: 'emails', value: Array.from({ length: 45 }, (_, j) => ({ value: `${i}-${j}` })) }));
+    assert.ok(JSON.stringify({ schemas: [PATCH_OP], Operations }).length < 1024 * 1024);
+    const flood = await blocked(() => t.request('PATCH', `/v2/scim/Users/${id}`, { schemas: [PATCH_OP], Operations }));
+    ctx.diagnostic(`event-loop block: ${flood.maxMs.toFixed(0)} ms`);
+    assert.equal(flood.result.statusCode, 400);
+    assert.equal(json(flood.result).scimType, 'invalidValue');
+    assert.match(String(json(flood.result).detail), /emails/);
+    assert.ok(flood.maxMs < 300, `blocked ${flood.maxMs.toFixed(0)} ms`);
+  });
+
   it('3,000 emails in one PATCH are refused at once (400 naming emails) instead of compared pairwise', async (ctx) => {
     const id = String(json(await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'flood@acme.example' })).id);
     const flood = await blocked(() => t.request('PATCH', `/v2/scim/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'emails', value: emails(3000, 'f') }] }));
