@@ -81,10 +81,15 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
 
   // Per source address: checked before the body is parsed (a flood of failures costs one counter
   // read per request, not a lookup), counted once a request has failed.
+  // Failures that are not the caller's (the address's own refusal, a busy server) are not counted.
+  const uncounted = new WeakSet<FastifyRequest>();
   const perAddress = {
     onRequest: async (request: FastifyRequest) => ctx.limits.assertAddressAllowed(request.ip),
+    onError: async (request: FastifyRequest, _reply: FastifyReply, error: unknown) => {
+      if (error instanceof OAuthError && !error.countsAgainstAddress) uncounted.add(request);
+    },
     onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
-      if (reply.statusCode >= 400 && reply.statusCode < 500 && reply.statusCode !== 429) await ctx.limits.addressFailed(request.ip);
+      if (reply.statusCode >= 400 && reply.statusCode < 500 && !uncounted.has(request)) await ctx.limits.addressFailed(request.ip);
     },
   };
 

@@ -62,7 +62,8 @@ async function verifyQueued(ctx: SignInContext, password: string, encoded: strin
     return await ctx.passwords.verify(password, encoded);
   } catch (error) {
     if (error instanceof HashingBusy) {
-      throw new OAuthError('slow_down', error.message, 429, { 'retry-after': String(error.retryAfterSeconds) });
+      // The server is busy, not the caller wrong: nothing counts against its address.
+      throw new OAuthError('slow_down', error.message, 429, { 'retry-after': String(error.retryAfterSeconds) }, false);
     }
     throw error;
   }

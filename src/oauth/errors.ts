@@ -22,13 +22,20 @@ export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Whether the failure counts toward the caller address's limit of failed requests (issue
+   * 13.1): every caller failure does, a 429 of a backoff included; the address's own refusal and
+   * a busy server do not.
+   */
+  readonly countsAgainstAddress: boolean;
 
-  constructor(error: OAuthErrorCode, description: string, status = 400, headers: Readonly<Record<string, string>> = {}) {
+  constructor(error: OAuthErrorCode, description: string, status = 400, headers: Readonly<Record<string, string>> = {}, countsAgainstAddress = true) {
     super(description);
     this.name = 'OAuthError';
     this.error = error;
     this.status = status;
     this.headers = headers;
+    this.countsAgainstAddress = countsAgainstAddress;
   }
 
   toBody(): Record<string, string> {
@@ -44,6 +51,6 @@ export const invalidScope = (description: string): OAuthError => new OAuthError(
 export const invalidClient = (usedBasic: boolean): OAuthError =>
   new OAuthError('invalid_client', 'Client authentication failed', 401, usedBasic ? { 'www-authenticate': 'Basic realm="rollcall", charset="UTF-8"' } : {});
 
-/** Too many attempts: 429 with the seconds to wait. */
-export const tooManyAttempts = (retryAfterSeconds: number): OAuthError =>
-  new OAuthError('slow_down', `Too many attempts; try again in ${retryAfterSeconds} seconds`, 429, { 'retry-after': String(retryAfterSeconds) });
+/** Too many attempts: 429 with the seconds to wait. `counts`: false for the address's own refusal. */
+export const tooManyAttempts = (retryAfterSeconds: number, counts = true): OAuthError =>
+  new OAuthError('slow_down', `Too many attempts; try again in ${retryAfterSeconds} seconds`, 429, { 'retry-after': String(retryAfterSeconds) }, counts);

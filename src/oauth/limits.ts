@@ -134,7 +134,7 @@ export class Limits {
   /** Throws 429 while `address` has used up its failed requests (does not count this one). */
   async assertAddressAllowed(address: string): Promise<void> {
     const res = await this.#limiters.oauthPerAddress.get(digest(address));
-    if (res && res.consumedPoints >= this.#settings.oauthPerAddress.points) throw tooManyAttempts(retryAfter(res));
+    if (res && res.consumedPoints >= this.#settings.oauthPerAddress.points) throw tooManyAttempts(retryAfter(res), false);
   }
 
   /** Counts one failed request from `address`. */

@@ -70,6 +70,24 @@ describe('13.1 limiter keys stay bounded', () => {
       assert.equal(elsewhere.statusCode, 200, elsewhere.body);
     });
 
+    it('requests the client backoff already refuses (429) still count against the address: its limit is reached, not escaped', async () => {
+      const app = await createTestApp({ limits: { oauthPerAddress: { points: 8, seconds: 600 }, clientFailures: { points: 3, seconds: 600 } } });
+      try {
+        const client = await registerClient(app);
+        const wrong = { id: client.id, secret: 'rc_cs_wrong' };
+        const statuses: number[] = [];
+        for (let i = 0; i < 20; i++) statuses.push((await postForm(app, '/oauth/token', { grant_type: 'client_credentials' }, { client: wrong })).statusCode);
+        // 3 wrong secrets, then the client backoff (429); the address limit (8 failures) then refuses everything.
+        assert.deepEqual(statuses.slice(0, 3), [401, 401, 401]);
+        assert.ok(statuses.slice(3).every((s) => s === 429), statuses.join(','));
+        const after = await postForm(app, '/oauth/token', { grant_type: 'client_credentials' }, { client });
+        assert.equal(after.statusCode, 429, 'the address is over its limit, whatever the secret');
+        assert.match(String(json(after).error_description), /Too many/);
+      } finally {
+        await app.close();
+      }
+    });
+
     it('the sign-in form is limited per address: the HTML error page with Retry-After', async () => {
       const client = await registerClient(t);
       const page = new PageSession(t);
