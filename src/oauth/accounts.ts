@@ -113,14 +113,21 @@ export async function signIn(ctx: SignInContext, username: string, password: str
   // The limiter's account is the name within the team the sign-in is confined to (issue 13.8).
   const attempt = await limits.reserveSignIn(scope === null ? key : `${scope}\u0000${key}`, meta.address);
   const verifications = scope === null ? LOGIN_CANDIDATES : 1;
-  const rows = scope !== 'none' ? await loginCandidates(ex, key, scope, ROWS_READ) : [];
-  const candidates = rows.filter(maySignIn).slice(0, verifications);
+  let candidates: UserRow[] = [];
   const matched: UserRow[] = [];
-  for (let i = 0; i < verifications; i++) {
-    const candidate = candidates[i];
-    const ok = await verifyQueued(ctx, password, candidate?.password_hash ?? DECOY_HASH);
-    // A stored password that is too short to sign in is refused like a wrong one, after the work.
-    if (candidate && ok && signInPasswordProblem(password) === undefined) matched.push(candidate);
+  try {
+    const rows = scope !== 'none' ? await loginCandidates(ex, key, scope, ROWS_READ) : [];
+    candidates = rows.filter(maySignIn).slice(0, verifications);
+    for (let i = 0; i < verifications; i++) {
+      const candidate = candidates[i];
+      const ok = await verifyQueued(ctx, password, candidate?.password_hash ?? DECOY_HASH);
+      // A stored password that is too short to sign in is refused like a wrong one, after the work.
+      if (candidate && ok && signInPasswordProblem(password) === undefined) matched.push(candidate);
+    }
+  } catch (error) {
+    // Not checked (a busy hashing queue, a database error): the attempt is given back.
+    await attempt.abandoned();
+    throw error;
   }
   const record = (u: UserRow, action: 'sign_in' | 'sign_in_failed') =>
     recordEvent(ex, ctx.storage.statements, ctx.clock, {

@@ -66,10 +66,15 @@ export type LimitKind = keyof LimitSettings;
 type BackoffKind = 'accountFailures' | 'clientFailures';
 type StrikeKind = `${BackoffKind}Strikes`;
 
-/** A reserved sign-in attempt; exactly one of its methods is called once the password is checked. */
+/**
+ * A reserved sign-in attempt; exactly one of its methods is called: `succeeded` or `failed` once
+ * the password was checked, `abandoned` when it could not be (a busy server, a database error),
+ * which gives the point back: only a checked password may count against anyone.
+ */
 export interface Reservation {
   succeeded(): Promise<void>;
   failed(): Promise<void>;
+  abandoned(): Promise<void>;
 }
 
 const isLimiterRes = (value: unknown): value is RateLimiterRes =>
@@ -173,6 +178,10 @@ export class Limits {
       },
       failed: async () => {
         if (own.res.consumedPoints >= this.#settings.accountFailures.points) await this.#strike('accountFailures', pair);
+      },
+      abandoned: async () => {
+        await this.#limiters.accountFailures.reward(pair, 1);
+        await this.#limiters.accountCeiling.reward(identity, 1);
       },
     };
   }

@@ -148,3 +148,27 @@ describe('13.5 exponential backoff per (identity, address)', () => {
     }
   });
 });
+
+describe('13.5: a busy server never spends the sign-in attempts', () => {
+  it('password grants refused because the hashing queue is full (429) leave the right password usable once it is free', async () => {
+    // One derivation at a time and none waiting: concurrent sign-ins beyond the first are "busy".
+    const t = await createTestApp({ deps: { hashing: { concurrency: 1, maxQueued: 0 } } });
+    try {
+      const client = await registerClient(t);
+      const admin = await registerAdmin(t);
+      // A wrong guess from elsewhere holds the only slot while the owner tries five times.
+      const holding = grantFrom(t, ATTACKER, client, admin.userName, 'a wrong password here');
+      await new Promise((r) => setTimeout(r, 20));
+      const answers = await Promise.all(Array.from({ length: DEFAULT_LIMITS.accountFailures.points }, () => grantFrom(t, OWNER, client, admin.userName, admin.password)));
+      assert.equal((await holding).statusCode, 400);
+      const busy = answers.filter((r) => r.statusCode === 429);
+      assert.equal(busy.length, answers.length, answers.map((r) => r.statusCode).join(','));
+      for (const r of busy) assert.match(String(r.json().error_description), /password checks are in progress/);
+      // The queue is idle again: the right password signs in (no attempt was spent on "busy").
+      const later = await grantFrom(t, OWNER, client, admin.userName, admin.password);
+      assert.equal(later.statusCode, 200, later.body);
+    } finally {
+      await t.close();
+    }
+  });
+});
