@@ -165,7 +165,8 @@ function rowFor(
 ): UserRow {
   // A new resource was last modified when it was created.
   const stored = userRowOf(ctx.storage.hooks, base, validated.document, base.password_hash, version, version === 1 ? base.created_at : iso(ctx.clock));
-  const row = claimed(ctx, { ...stored, deleted_at: base.deleted_at });
+  // A user made active again is no longer deleted (as activate restores it), whatever the team's mode.
+  const row = claimed(ctx, { ...stored, deleted_at: stored.active === 1 ? null : base.deleted_at });
   if (validated.password === undefined) return row;
   // Issue 13 item 10: a user who signs in gets a password of at least 12 characters.
   const problem = signsIn(row) ? signInPasswordProblem(validated.password) : undefined;

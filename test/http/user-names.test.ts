@@ -214,5 +214,18 @@ for (const engine of engines) {
       assert.equal((await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'b@acme.example' })).statusCode, 409);
       assert.equal((await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'a@acme.example' })).statusCode, 201);
     });
+
+    it('a user deleted here, then reactivated by PATCH after the team switched to hiding, is listed and found again (deleted_at cleared)', async () => {
+      const id = await create('back@acme.example');
+      assert.equal((await t.request('DELETE', `/v2/scim/Users/${id}`)).statusCode, 204);
+      await updateTeam(adminDeps(t), t.team.name, 'hidden');
+      const patched = await t.request('PATCH', `/v2/scim/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: true }] });
+      assert.equal(patched.statusCode, 200, patched.body);
+      const found = json(await t.request('GET', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "back@acme.example"')}`));
+      assert.deepEqual((found.Resources as { id: string }[]).map((r) => r.id), [id]);
+      await updateTeam(adminDeps(t), t.team.name, 'visible');
+      assert.equal((await t.request('GET', `/v2/scim/Users/${id}`)).statusCode, 200);
+      assert.equal((await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'back@acme.example' })).statusCode, 409);
+    });
   });
 }
