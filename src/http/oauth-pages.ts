@@ -156,7 +156,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     );
   }
 
-  const showSignIn = (reply: FastifyReply, request: AuthorizationRequest, status = 200, error?: string, username?: string, teams?: readonly string[]): FastifyReply =>
+  const showSignIn = (reply: FastifyReply, request: AuthorizationRequest, status = 200, error?: string, username?: string, teams?: readonly string[], team?: string): FastifyReply =>
     html(
       reply,
       status,
@@ -164,9 +164,12 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
         clientName: request.client.name,
         params: request.params,
         csrf: reply.generateCsrf(),
+        // A client bound to a team decides the team; any other may be told which one.
+        askTeam: request.client.team_id === null,
         ...(error !== undefined ? { error } : {}),
         ...(username !== undefined ? { username } : {}),
         ...(teams !== undefined ? { teams } : {}),
+        ...(team !== undefined ? { team } : {}),
       }),
     );
 
@@ -206,7 +209,7 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
       if (result.kind === 'choose') return showSignIn(reply, authorization, 200, undefined, username, result.teams);
       user = result.user;
     } catch (error) {
-      if (error instanceof OAuthError && error.error === 'invalid_grant') return showSignIn(reply, authorization, 401, error.message, username);
+      if (error instanceof OAuthError && error.error === 'invalid_grant') return showSignIn(reply, authorization, 401, error.message, username, undefined, team);
       throw error;
     }
     // Never true (signIn only looks in the client's team); kept so a session never serves another team.

@@ -49,10 +49,22 @@ export interface SignInView {
    * asks which one, and for the password again (nothing of the first post is kept).
    */
   readonly teams?: readonly string[];
+  /**
+   * The client serves any team: the form offers an optional team field, so that a name more
+   * teams hold than a sign-in checks (accounts.ts LOGIN_CANDIDATES) still reaches its own team.
+   */
+  readonly askTeam?: boolean;
+  /** The team typed into that field, shown again after a failure. */
+  readonly team?: string;
 }
 
-function teamChoice(teams: readonly string[] | undefined): string {
-  if (!teams || teams.length === 0) return '';
+function teamChoice(teams: readonly string[] | undefined, askTeam: boolean, team: string | undefined): string {
+  if (!teams || teams.length === 0) {
+    if (!askTeam) return '';
+    return `<label for="team">Team <span class="hint">(optional; only if you belong to several teams with one sign-in name)</span></label>
+<input id="team" name="team" type="text" autocomplete="organization" autocapitalize="none" spellcheck="false" value="${escapeHtml(team ?? '')}">
+`;
+  }
   const options = teams.map((t) => `<option value="${escapeHtml(t)}">${escapeHtml(t)}</option>`).join('\n');
   return `<label for="team">Team</label>
 <select id="team" name="team" required>
@@ -70,7 +82,7 @@ ${view.error ? `<div class="alert" role="alert">${escapeHtml(view.error)}</div>`
 ${view.teams && view.teams.length > 0 ? '<p class="note">This user name signs in to several teams. Choose the team, and enter the password again.</p>' : ''}
 <form method="post" action="/oauth/authorize" novalidate>
 ${hidden({ ...view.params, _csrf: view.csrf })}
-${teamChoice(view.teams)}<label for="username">User name</label>
+${teamChoice(view.teams, view.askTeam === true, view.team)}<label for="username">User name</label>
 <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(view.username ?? '')}"${view.username ? '' : ' autofocus'}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${view.username ? ' autofocus' : ''}>
@@ -158,5 +170,6 @@ input:focus-visible, button:focus-visible { outline: 3px solid var(--focus); out
 .scope { flex: none; min-width: 3.8rem; padding: .05rem .4rem; border: 1px solid var(--line); border-radius: 4px; text-align: center; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
   font-size: .85rem; font-weight: 600; }
 .note { color: var(--muted); font-size: .9rem; }
+.hint { color: var(--muted); font-weight: 400; font-size: .9rem; }
 .fineprint { color: var(--muted); font-size: .8rem; margin-top: 1.5rem; }
 `;

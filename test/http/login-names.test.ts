@@ -164,5 +164,27 @@ for (const engine of engines) {
         assert.ok(ratio > 0.75 && ratio < 1.33, `two teams ${inTwoTeams.toFixed(0)} ms, none ${nowhere.toFixed(0)} ms`);
       });
     }
+
+    it('an unbound client\'s sign-in form offers an optional team field: a name squatted by more teams than are checked still signs in to the team named', async () => {
+      // Three other teams took the name first (the oldest holders are the ones checked without a team).
+      for (const name of ['squat1', 'squat2', 'squat3']) {
+        await t.addTeam(name);
+        await registerAdmin(t, NAME, `${name} password is long enough`, name);
+      }
+      await registerAdmin(t, NAME, PASSWORD_A, t.team.name);
+      const unbound = await registerClient(t);
+      const page = new PageSession(t);
+      const form = await page.get(`/oauth/authorize?client_id=${unbound.id}&response_type=code`);
+      assert.match(form.body, /<input id="team" name="team"/);
+      const fields = hiddenFields(form.body);
+      const without = await page.post('/oauth/authorize', { ...fields, username: NAME, password: PASSWORD_A });
+      assert.equal(without.statusCode, 401, 'the three oldest holders are checked, the team\'s own account is not');
+      const retry = hiddenFields((await page.get(`/oauth/authorize?client_id=${unbound.id}&response_type=code`)).body);
+      const named = await page.post('/oauth/authorize', { ...retry, team: t.team.name, username: NAME, password: PASSWORD_A });
+      assert.equal(named.statusCode, 303, named.body.slice(0, 300));
+      const bound = await registerClient(t, ['https://app.example/callback'], t.team.name);
+      const boundForm = await page.get(`/oauth/authorize?client_id=${bound.id}&response_type=code`);
+      assert.doesNotMatch(boundForm.body, /name="team"/, 'a client bound to a team decides the team itself');
+    });
   });
 }
