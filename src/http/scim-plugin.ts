@@ -144,7 +144,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': 'Bearer realm="rollcall"',
       });
     }
-    const bearer = await verifyAccessToken(options.storage.db, options.storage.statements, options.clock, token);
+    const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
     if (!bearer) {
       throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, {
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',

@@ -83,7 +83,7 @@ function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'creat
 const displayNameTaken = (name: string) => conflict(`a group named "${name}" already exists in this team`);
 
 async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly string[]): Promise<void> {
-  const found = await existingUserIds(ex, ctx.storage.statements, ctx.team.id, ids);
+  const found = await existingUserIds(ex, ctx.team.id, ids);
   const missing = ids.filter((id) => !found.has(id));
   if (missing.length > 0) {
     throw badRequest('invalidValue', `unknown member${missing.length > 1 ? 's' : ''}: ${missing.slice(0, 10).join(', ')}`);
@@ -92,7 +92,7 @@ async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly 
 
 /** The audit event of a write to a group, in the write's transaction. */
 const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
-  recordEvent(trx, ctx.storage.statements, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'Group', resourceId: id, detail });
+  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'Group', resourceId: id, detail });
 
 /** Member ids in an audit summary: the first hundred, and how many there were. */
 const idList = (ids: readonly string[]) => (ids.length <= 100 ? ids : { first: ids.slice(0, 100), count: ids.length });
@@ -108,8 +108,8 @@ function memberSummary(delta: MemberDelta): Record<string, unknown> {
 async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, delta: MemberDelta, at: string): Promise<void> {
   await assertMembersExist(ctx, ex, delta.add);
   if (delta.clear) await clearMembers(ex, groupId, delta.add);
-  else if (delta.remove.length > 0) await removeMembers(ex, ctx.storage.statements, groupId, delta.remove);
-  if (delta.add.length > 0) await addMembers(ex, ctx.storage.statements, ctx.team.id, groupId, delta.add, at);
+  else if (delta.remove.length > 0) await removeMembers(ex, groupId, delta.remove);
+  if (delta.add.length > 0) await addMembers(ex, ctx.team.id, groupId, delta.add, at);
 }
 
 export async function createGroup(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
@@ -125,7 +125,7 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
 }
 
 export async function getGroup(ctx: ScimContext, id: string, projection: Projection = {}): Promise<Versioned> {
-  const row = await groupById(ctx.storage.db, ctx.storage.statements, ctx.team.id, id);
+  const row = await groupById(ctx.storage.db, ctx.team.id, id);
   if (!row) throw notFound(`Group ${id} not found`);
   return render(ctx, ctx.storage.db, row, projection);
 }
@@ -157,12 +157,12 @@ export async function renderGroupRows(ctx: ScimContext, rows: readonly GroupRow[
 
 export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
   return runWrite(ctx, async (trx) => {
-    const current = await groupById(trx, ctx.storage.statements, ctx.team.id, id);
+    const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     const validated = validateResource(rt, body, 'replace', parseData(ctx, current));
     const next = rowFor(ctx, current, validated, current.version + 1);
-    if (!(await updateGroup(trx, ctx.storage.statements, next, current.version))) {
+    if (!(await updateGroup(trx, next, current.version))) {
       if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
       throw new RetryWrite();
     }
@@ -182,7 +182,7 @@ export async function patchGroup(
   projection?: Projection,
 ): Promise<{ etag: string; resource?: Versioned }> {
   return runWrite(ctx, async (trx) => {
-    const current = await groupById(trx, ctx.storage.statements, ctx.team.id, id);
+    const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     const original = parseData(ctx, current);
@@ -193,13 +193,13 @@ export async function patchGroup(
     if (JSON.stringify(patched.document) !== JSON.stringify(original)) {
       const validated = validateResource(rt, patched.document, 'patch', original);
       row = rowFor(ctx, current, validated, current.version + 1);
-      if (!(await updateGroup(trx, ctx.storage.statements, row, current.version))) {
+      if (!(await updateGroup(trx, row, current.version))) {
         if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
         throw new RetryWrite();
       }
       version = row.version;
     } else {
-      version = await touchGroup(trx, ctx.storage.statements, ctx.team.id, id, now);
+      version = await touchGroup(trx, ctx.team.id, id, now);
       if (version === undefined) throw notFound(`Group ${id} not found`);
       row = { ...current, version, updated_at: now };
     }
@@ -216,7 +216,7 @@ export async function patchGroup(
 
 export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<void> {
   await runWrite(ctx, async (trx) => {
-    const current = await groupById(trx, ctx.storage.statements, ctx.team.id, id);
+    const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     await deleteGroupRow(trx, ctx.team.id, id);

@@ -56,7 +56,7 @@ const parseData = (ctx: ScimContext, row: UserRow): Record<string, unknown> => c
 async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: Projection, known?: readonly GroupRef[]): Promise<Versioned> {
   const groups = !wantsAttribute(rt, projection, 'groups')
     ? undefined
-    : (known ?? (await groupsOfUsers(ex, ctx.storage.statements, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name })));
+    : (known ?? (await groupsOfUsers(ex, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name })));
   const full = userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl);
   return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
 }
@@ -79,13 +79,13 @@ const claimed = (ctx: ScimContext, row: UserRow): UserRow => ({
 
 /** The user if it exists and the caller may see it. */
 async function visibleRow(ctx: ScimContext, ex: Executor, id: string): Promise<UserRow> {
-  const row = await userById(ex, ctx.storage.statements, ctx.team.id, id);
+  const row = await userById(ex, ctx.team.id, id);
   if (!row || !holdsName(ctx.team.deactivated_users, row)) throw notFound(`User ${id} not found`);
   return row;
 }
 
 async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string): Promise<ScimError> {
-  const holder = await userByNameKey(ex, ctx.storage.statements, ctx.team.id, userName.toLowerCase());
+  const holder = await userByNameKey(ex, ctx.team.id, userName.toLowerCase());
   return conflict(`userName "${userName}" is already taken${holder ? ` by user ${holder.id}` : ''}`);
 }
 
@@ -194,9 +194,9 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
   return runWrite(ctx, async (trx) => {
     // Only the holder of the name counts: users that released it never block a new one.
-    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_claim);
+    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.team.id, row.user_name_claim);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
-    await insertUser(trx, ctx.storage.statements, row);
+    await insertUser(trx, row);
     await audit(ctx, trx, 'create', row.id, {
       userName: row.user_name,
       attributes: Object.keys(parseData(ctx, row)).sort(),
@@ -232,7 +232,7 @@ export async function renderUserRows(ctx: ScimContext, rows: readonly UserRow[],
   // 300 users in 300 groups cost 90,000 comparisons per row, 2 s in all).
   const groupsByUser = new Map<string, GroupRef[]>();
   if (wantsGroups && rows.length > 0) {
-    for (const m of await groupsOfUsers(ctx.storage.db, ctx.storage.statements, ctx.team.id, rows.map((r) => r.id))) {
+    for (const m of await groupsOfUsers(ctx.storage.db, ctx.team.id, rows.map((r) => r.id))) {
       const list = groupsByUser.get(m.user_id) ?? groupsByUser.set(m.user_id, []).get(m.user_id)!;
       list.push({ groupId: m.group_id, displayName: m.display_name });
     }
@@ -256,17 +256,17 @@ function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, 
 
 /** The audit event of a write to a user, in the write's transaction. */
 const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
-  recordEvent(trx, ctx.storage.statements, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
+  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
 
 async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
   // A rename, a reactivation or a restore claims the name: another holder makes it a 409 and
   // nothing changes (the unique index refuses it too, should two requests race).
   const claims = next.user_name_claim !== null && next.user_name_claim !== current.user_name_claim;
   if (claims) {
-    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_claim!);
+    const clash = await userByNameKey(trx, ctx.team.id, next.user_name_claim!);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
-  if (!(await updateUser(trx, ctx.storage.statements, next, current.version))) {
+  if (!(await updateUser(trx, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
@@ -290,7 +290,7 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
   // The password a PUT sets does not depend on the stored user: validate once outside to hash it.
   const find = async () => (mayCarryPassword(body) ? validateResource(rt, body, 'replace').password : undefined);
   return withPrehashed(find, (prehashed) => runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
+    const found = await userById(trx, ctx.team.id, id);
     const original = found ? parseData(ctx, found) : undefined;
     const validated = validateResource(rt, body, 'replace', original);
     const current = assertWritable(ctx, found, id, validated.document.active !== false);
@@ -303,7 +303,7 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
 /** The password `body` would set on the user as stored now, read outside any transaction. */
 async function patchedPassword(ctx: ScimContext, id: string, body: unknown): Promise<string | undefined> {
   if (!mayCarryPassword(body)) return undefined;
-  const found = await userById(ctx.storage.db, ctx.storage.statements, ctx.team.id, id);
+  const found = await userById(ctx.storage.db, ctx.team.id, id);
   if (!found) throw notFound(`User ${id} not found`);
   const original = parseData(ctx, found);
   return validateResource(rt, applyPatch(rt, original, body).document, 'patch', original).password;
@@ -311,7 +311,7 @@ async function patchedPassword(ctx: ScimContext, id: string, body: unknown): Pro
 
 export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
   return withPrehashed(() => patchedPassword(ctx, id, body), (prehashed) => runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
+    const found = await userById(trx, ctx.team.id, id);
     if (!found) throw notFound(`User ${id} not found`);
     const original = parseData(ctx, found);
     const patched = applyPatch(rt, original, body);
@@ -327,7 +327,7 @@ type StateChange = 'activate' | 'deactivate' | 'delete';
 
 async function setState(ctx: ScimContext, id: string, change: StateChange, pre: Preconditions, projection: Projection): Promise<Versioned> {
   return runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
+    const found = await userById(trx, ctx.team.id, id);
     const active = change === 'activate';
     // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write;
     // activate also restores a deleted one.

@@ -2,8 +2,7 @@
  * Access and refresh tokens, stored only as SHA-256 hashes (DESIGN.md section 5). The lookups
  * of every request (the bearer check with its team, a token by hash) are compiled once.
  */
-import { defineStatement } from '../statements.ts';
-import type { Statements } from '../statements.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
 
 export type TokenRow = OAuthTokensTable;
@@ -32,13 +31,13 @@ export async function insertToken(ex: Executor, row: TokenRow): Promise<void> {
   await ex.insertInto('oauth_tokens').values(row).execute();
 }
 
-export async function tokenByHash(ex: Executor, st: Statements, hash: string): Promise<TokenRow | undefined> {
-  return st.first(ex, TOKEN_BY_HASH, { hash });
+export async function tokenByHash(ex: Executor, hash: string): Promise<TokenRow | undefined> {
+  return hot(ex).first(ex, TOKEN_BY_HASH, { hash });
 }
 
 /** A token and its team in one statement (the bearer check of every SCIM request). */
-export async function tokenWithTeam(ex: Executor, st: Statements, hash: string): Promise<{ token: TokenRow; team: TeamsTable } | undefined> {
-  const row = await st.first(ex, TOKEN_WITH_TEAM, { hash });
+export async function tokenWithTeam(ex: Executor, hash: string): Promise<{ token: TokenRow; team: TeamsTable } | undefined> {
+  const row = await hot(ex).first(ex, TOKEN_WITH_TEAM, { hash });
   if (!row) return undefined;
   return {
     // The row itself, with four team_* fields beside the token's (no copy on every request).
