@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
+import type { LowerOptions } from './filter/lower.ts';
 
 export interface ScimContext {
   readonly storage: Storage;
@@ -25,3 +26,6 @@ export interface ScimContext {
 
 /** Deactivated users are hidden from every read unless the team made them visible. */
 export const hidesDeactivated = (ctx: ScimContext): boolean => ctx.team.deactivated_users !== 'visible';
+
+/** How this team's filters are lowered to storage: members it hides count for nothing. */
+export const lowering = (ctx: ScimContext): LowerOptions => ({ members: hidesDeactivated(ctx) ? 'active' : 'notDeleted' });

@@ -25,10 +25,10 @@ import type { GroupRow } from '../storage/repos/groups.ts';
 import { existingUserIds } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
-import { hidesDeactivated } from './context.ts';
+import { hidesDeactivated, lowering } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
-import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
@@ -131,12 +131,11 @@ export async function getGroup(ctx: ScimContext, id: string, projection: Project
 }
 
 export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
-  const hooks = ctx.storage.hooks;
   const window = pageWindow(ctx, rt, query);
   const options = {
-    // Members a hidden-deactivation team cannot see do not count in filters either.
-    ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'g', onlyActiveMembers: hidesDeactivated(ctx) }) } : {}),
-    ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'g' }) } : {}),
+    // Members a hidden-deactivation team cannot see do not count in filters either (lowering).
+    ...(query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {}),
+    ...(query.sortBy ? { sort: lowerSort(query.sortBy) } : {}),
     descending: query.descending,
   };
   // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage).

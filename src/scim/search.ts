@@ -17,9 +17,9 @@
  */
 import { badRequest } from './errors.ts';
 import type { AttrPath, Filter } from './filter/ast.ts';
-import { bindFilter } from './filter/bind.ts';
+import { bindFilter, bindSort } from './filter/bind.ts';
+import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { parseFilter } from './filter/parse.ts';
-import { filterToSql, sortExpression } from './filter/to-sql.ts';
 import type { ListResult } from './paging.ts';
 import { parseAttrPath, parseAttributeList } from './path.ts';
 import type { Projection } from './project.ts';
@@ -28,7 +28,7 @@ import type { RawListParams } from './query.ts';
 import type { Resource } from './representation.ts';
 import { extensionForPath, groupResourceType, lower, resolvePath, userResourceType } from './schema/registry.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
-import { hidesDeactivated } from './context.ts';
+import { hidesDeactivated, lowering } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { renderGroupRows } from './groups.ts';
 import { renderUserRows } from './users.ts';
@@ -116,15 +116,12 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
   if (sortBy && !TYPES.some((rt) => knows(rt, sortBy))) throw badRequest('invalidValue', `sortBy: no resource type has an attribute "${sortText}"`);
   const known = new Set<Filter>();
   const branches = new Map<ResourceTypeDef, SearchBranch>();
-  const hooks = ctx.storage.hooks;
   for (const rt of TYPES) {
-    const table = rt === userResourceType ? 'u' : 'g';
     const reduced = filter ? reduce(rt, filter, known) : true;
     if (reduced === false) continue;
-    const scope = { hooks, table, onlyActiveMembers: hidesDeactivated(ctx) };
     branches.set(rt, {
-      ...(reduced !== true ? { where: filterToSql(rt, bindFilter(rt, reduced), scope) } : {}),
-      ...(sortBy && knows(rt, sortBy) ? { sortKey: sortExpression(rt, sortBy, scope) } : {}),
+      ...(reduced !== true ? { where: lowerFilter(bindFilter(rt, reduced), lowering(ctx)) } : {}),
+      ...(sortBy && knows(rt, sortBy) ? { sort: lowerSort(bindSort(rt, sortBy)) } : {}),
     });
   }
   const unknown = filter ? leaves(filter).find((leaf) => !known.has(leaf)) : undefined;

@@ -18,14 +18,13 @@ import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
 import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
-import type { DialectHooks } from '../storage/dialect.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
-import { hidesDeactivated } from './context.ts';
+import { hidesDeactivated, lowering } from './context.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed, ScimError } from './errors.ts';
-import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
 import type { ListResult } from './paging.ts';
 import { applyPatch } from './patch.ts';
@@ -95,7 +94,7 @@ async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string)
  * most clients omit it). Also used by the scale benchmark's bulk loader.
  */
 export function userRowOf(
-  hooks: DialectHooks,
+  hooks: { toJson(value: unknown): string },
   base: Pick<UserRow, 'id' | 'team_id' | 'created_at'>,
   validatedDocument: Readonly<Record<string, unknown>>,
   passwordHash: string | null,
@@ -212,14 +211,13 @@ export async function getUser(ctx: ScimContext, id: string, projection: Projecti
 }
 
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
-  const hooks = ctx.storage.hooks;
   const window = pageWindow(ctx, rt, query);
-  const where = query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'u' }) } : {};
-  const orderBy = query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'u' }) } : {};
+  const where = query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {};
+  const sort = query.sortBy ? { sort: lowerSort(query.sortBy) } : {};
   const { page, resources } = await budgetedPage(
     window,
     query.count,
-    (slice, limit) => listUserRows(ctx.storage.db, ctx.team.id, { ...where, ...orderBy, onlyActive: hidesDeactivated(ctx), descending: query.descending, limit, ...slice }),
+    (slice, limit) => listUserRows(ctx.storage.db, ctx.team.id, { ...where, ...sort, onlyActive: hidesDeactivated(ctx), descending: query.descending, limit, ...slice }),
     (rows) => renderUserRows(ctx, rows, query.projection),
   );
   return listResult(ctx, rt, query, window, page, resources);

@@ -93,7 +93,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
   return { name: def.name, compiled, slots };
 }
 
-/** The engine-neutral part of `storage.statements`: compile once per database, bind, run. */
+/** The engine-neutral part of the hot statements: compile once per database, bind, run. */
 export function createStatements(db: Db, engine: StatementEngine): Statements {
   const templates = new Map<StatementDef<Params, unknown>, Template>();
   const templateOf = (def: StatementDef<Params, unknown>): Template => {

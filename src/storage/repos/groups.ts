@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
 import { defineStatement, hot } from '../statements.ts';
 import type { Executor, GroupsTable } from '../types.ts';
-import { orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf } from './paging.ts';
+import { listRows, rowCount } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type GroupRow = GroupsTable;
@@ -91,24 +91,8 @@ export async function deleteGroup(ex: Executor, teamId: string, id: string): Pro
   return Number(result.numDeletedRows) === 1;
 }
 
-export async function listGroups(ex: Executor, teamId: string, window: Omit<ListWindow, 'onlyActive'>): Promise<ListPage<GroupRow>> {
-  let base = ex.selectFrom('groups as g').where('g.team_id', '=', teamId);
-  if (window.where) base = base.where(window.where);
-  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
-  if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
-  const w: ListWindow = { ...window, onlyActive: false };
-  let query = base.selectAll('g');
-  for (const term of orderTerms('g', w)) query = query.orderBy(term.expr, term.modifiers);
-  if (!w.seek) {
-    const offset = w.offset ?? 0;
-    const rows = await query.limit(rowCount(w.limit)).offset(rowCount(offset)).execute();
-    return { rows, total: w.countTotal === false ? undefined : await totalOf(rows, offset, w.limit, count), positions: [], more: false };
-  }
-  const seek = seekCondition('g', w);
-  if (seek) query = query.where(seek);
-  const keyed = w.orderBy ? query.select(sql<unknown>`${w.orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  return pageOf<GroupRow>(await keyed.limit(rowCount(w.limit + 1)).execute(), w);
-}
+/** A page of the team's groups (repos/paging.ts `listRows`). */
+export const listGroups = (ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<GroupRow>> => listRows<GroupRow>(ex, 'groups', teamId, window);
 
 /** Where a member stands in its group's list: membership time, then user id (RFC 7643 leaves the order open). */
 export interface MemberPosition {

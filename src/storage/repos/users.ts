@@ -7,10 +7,9 @@
  * statements of every request (reads by id and userName, insert, update, the member check) are
  * compiled once (statements.ts); lists are built per request.
  */
-import { sql } from 'kysely';
 import { defineStatement, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
-import { orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf } from './paging.ts';
+import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type UserRow = UsersTable;
@@ -58,25 +57,8 @@ export async function updateUser(ex: Executor, row: UserRow, expectedVersion: nu
   return (await hot(ex).run(ex, UPDATE_USER, { ...row, expectedVersion })) === 1;
 }
 
-export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> {
-  let base = ex.selectFrom('users as u').where('u.team_id', '=', teamId).where('u.deleted_at', 'is', null);
-  if (window.onlyActive) base = base.where('u.active', '=', 1);
-  if (window.where) base = base.where(window.where);
-  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
-  // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
-  if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
-  let query = base.selectAll('u');
-  for (const term of orderTerms('u', window)) query = query.orderBy(term.expr, term.modifiers);
-  if (!window.seek) {
-    const offset = window.offset ?? 0;
-    const rows = await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute();
-    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
-  }
-  const seek = seekCondition('u', window);
-  if (seek) query = query.where(seek);
-  const keyed = window.orderBy ? query.select(sql<unknown>`${window.orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  return pageOf<UserRow>(await keyed.limit(rowCount(window.limit + 1)).execute(), window);
-}
+/** A page of the team's listed users (repos/paging.ts `listRows`). */
+export const listUsers = (ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> => listRows<UserRow>(ex, 'users', teamId, window);
 
 /** The ids among `ids` that are users of the team. */
 export async function existingUserIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
