@@ -25,7 +25,7 @@ import type { GroupRow } from '../storage/repos/groups.ts';
 import { existingUserIds } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
-import { hidesDeactivated, lowering } from './context.ts';
+import { hidesDeactivated, lowering, typesOf } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
 import { lowerFilter, lowerSort } from './filter/lower.ts';
@@ -41,9 +41,9 @@ import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, groupResource } from './representation.ts';
 import type { Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
-import { groupResourceType as rt } from './schema/registry.ts';
 import type { Preconditions, Versioned } from './users.ts';
-import { validateResource } from './validate.ts';
+import { claimExtensionValues, releaseExtensionValues } from './unique.ts';
+import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
 
@@ -51,17 +51,20 @@ const parseData = (ctx: ScimContext, row: GroupRow): Record<string, unknown> => 
 
 /** The group as the response shows it; `members` (read only when shown) stream past their head. */
 function shape(ctx: ScimContext, row: GroupRow, head: MembersHead | undefined, projection: Projection): Resource {
+  const rt = typesOf(ctx).Group;
   const resource = projectResource(rt, groupResource(rt, row, parseData(ctx, row), head?.rows, ctx.baseUrl), projection);
   return head ? withMembersTail(ctx, resource, row.id, head, projection) : resource;
 }
 
 /** `ex` reads the members' head (a write's transaction); the rest is read after it ends. */
 async function render(ctx: ScimContext, ex: Executor, row: GroupRow, projection: Projection): Promise<Versioned> {
+  const rt = typesOf(ctx).Group;
   const head = wantsAttribute(rt, projection, 'members') ? (await readMembersHeads(ctx, ex, [row.id])).get(row.id) : undefined;
   return { resource: shape(ctx, row, head, projection), etag: etagOf(row.version), id: row.id };
 }
 
 function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'created_at'>, validated: ValidatedResource, version: number): GroupRow {
+  const rt = typesOf(ctx).Group;
   const document = { ...validated.document };
   if (document.active === undefined) document.active = true;
   const columns = columnsOf(rt, document, commonAttributes);
@@ -113,11 +116,13 @@ async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, del
 }
 
 export async function createGroup(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).Group;
   const validated = validateResource(rt, body, 'create');
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now }, validated, 1);
   return runWrite(ctx, async (trx) => {
     await insertGroup(trx, row);
+    await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
     await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
     return render(ctx, trx, row, projection);
@@ -131,6 +136,7 @@ export async function getGroup(ctx: ScimContext, id: string, projection: Project
 }
 
 export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
+  const rt = typesOf(ctx).Group;
   const window = pageWindow(ctx, rt, query);
   const options = {
     // Members a hidden-deactivation team cannot see do not count in filters either (lowering).
@@ -150,11 +156,13 @@ export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<Li
 
 /** Groups rows of a list or search page as the response shows them (members' heads read in one query). */
 export async function renderGroupRows(ctx: ScimContext, rows: readonly GroupRow[], projection: Projection): Promise<Resource[]> {
+  const rt = typesOf(ctx).Group;
   const heads = wantsAttribute(rt, projection, 'members') ? await readMembersHeads(ctx, ctx.storage.db, rows.map((r) => r.id)) : undefined;
   return rows.map((row) => shape(ctx, row, heads?.get(row.id), projection));
 }
 
 export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).Group;
   return runWrite(ctx, async (trx) => {
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
@@ -165,6 +173,7 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
       if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
       throw new RetryWrite();
     }
+    await claimExtensionValues(ctx, trx, rt, id, validated.document);
     // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
     await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
     await audit(ctx, trx, 'replace', id, { changed: changedAttributes(parseData(ctx, current), validated.document), members: validated.members?.length ?? 0 });
@@ -180,22 +189,25 @@ export async function patchGroup(
   pre: Preconditions = {},
   projection?: Projection,
 ): Promise<{ etag: string; resource?: Versioned }> {
+  const rt = typesOf(ctx).Group;
   return runWrite(ctx, async (trx) => {
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     const original = parseData(ctx, current);
-    const patched = applyPatch(rt, original, body);
+    const visible = withoutHidden(rt, original);
+    const patched = applyPatch(rt, visible, body);
     const now = iso(ctx.clock);
     let version: number | undefined;
     let row: GroupRow = current;
-    if (JSON.stringify(patched.document) !== JSON.stringify(original)) {
+    if (JSON.stringify(patched.document) !== JSON.stringify(visible)) {
       const validated = validateResource(rt, patched.document, 'patch', original);
       row = rowFor(ctx, current, validated, current.version + 1);
       if (!(await updateGroup(trx, row, current.version))) {
         if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
         throw new RetryWrite();
       }
+      await claimExtensionValues(ctx, trx, rt, id, validated.document);
       version = row.version;
     } else {
       version = await touchGroup(trx, ctx.team.id, id, now);
@@ -214,11 +226,13 @@ export async function patchGroup(
 }
 
 export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<void> {
+  const rt = typesOf(ctx).Group;
   await runWrite(ctx, async (trx) => {
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     await deleteGroupRow(trx, ctx.team.id, id);
+    await releaseExtensionValues(ctx, trx, rt, id);
     await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
   });
 }

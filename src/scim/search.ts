@@ -26,16 +26,14 @@ import type { Projection } from './project.ts';
 import { DEFAULT_COUNT, MAX_COUNT, integerParam, stringParam } from './query.ts';
 import type { RawListParams } from './query.ts';
 import type { Resource } from './representation.ts';
-import { extensionForPath, groupResourceType, lower, resolvePath, userResourceType } from './schema/registry.ts';
+import { extensionForPath, lower, resolvePath } from './schema/registry.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
-import { hidesDeactivated, lowering } from './context.ts';
+import { hidesDeactivated, lowering, typesOf } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { renderGroupRows } from './groups.ts';
 import { renderUserRows } from './users.ts';
 import { groupsByIds, searchAcross, usersByIds } from '../storage/repos/search.ts';
 import type { SearchBranch } from '../storage/repos/search.ts';
-
-const TYPES: readonly ResourceTypeDef[] = [userResourceType, groupResourceType];
 
 const knows = (rt: ResourceTypeDef, path: AttrPath): boolean => {
   try {
@@ -82,7 +80,7 @@ const applies = (rt: ResourceTypeDef, path: AttrPath): boolean =>
   (path.sub === undefined && path.uri === undefined && lower(path.attr) === 'schemas') || extensionForPath(rt, path) !== undefined || knows(rt, path);
 
 /** `attributes` or `excludedAttributes` for each type: the names it defines (unknown to all: 400). */
-function projectionPaths(name: string, raw: unknown): Map<ResourceTypeDef, AttrPath[]> | undefined {
+function projectionPaths(name: string, raw: unknown, TYPES: readonly ResourceTypeDef[]): Map<ResourceTypeDef, AttrPath[]> | undefined {
   const text = stringParam(name, raw);
   if (text === undefined) return undefined;
   const paths = parseAttributeList(text);
@@ -110,8 +108,12 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
   const descending = order !== undefined && order.toLowerCase() === 'descending';
   const startIndex = Math.max(1, integerParam('startIndex', raw.startIndex) ?? 1);
   const count = Math.min(MAX_COUNT, Math.max(0, integerParam('count', raw.count) ?? DEFAULT_COUNT));
-  const attributes = projectionPaths('attributes', raw.attributes);
-  const excluded = projectionPaths('excludedAttributes', raw.excludedAttributes);
+  // The team's resource types, its extensions included.
+  const userType = typesOf(ctx).User;
+  const groupType = typesOf(ctx).Group;
+  const TYPES = [userType, groupType];
+  const attributes = projectionPaths('attributes', raw.attributes, TYPES);
+  const excluded = projectionPaths('excludedAttributes', raw.excludedAttributes, TYPES);
 
   if (sortBy && !TYPES.some((rt) => knows(rt, sortBy))) throw badRequest('invalidValue', `sortBy: no resource type has an attribute "${sortText}"`);
   const known = new Set<Filter>();
@@ -127,8 +129,8 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
   const unknown = filter ? leaves(filter).find((leaf) => !known.has(leaf)) : undefined;
   if (unknown && 'path' in unknown) throw badRequest('invalidFilter', `no resource type has an attribute "${unknown.path.attr}"`);
 
-  const users = branches.get(userResourceType);
-  const groups = branches.get(groupResourceType);
+  const users = branches.get(userType);
+  const groups = branches.get(groupType);
   const { hits, total } = await searchAcross(ctx.storage.db, ctx.team.id, {
     ...(users ? { users } : {}),
     ...(groups ? { groups } : {}),
@@ -151,9 +153,9 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
   const userRows = await usersByIds(ctx.storage.db, ctx.team.id, userIds);
   const groupRows = await groupsByIds(ctx.storage.db, ctx.team.id, groupIds);
   const rendered = new Map<string, Resource>();
-  const userResources = await renderUserRows(ctx, userRows, projectionFor(userResourceType));
+  const userResources = await renderUserRows(ctx, userRows, projectionFor(userType));
   userRows.forEach((row, i) => rendered.set(`User/${row.id}`, userResources[i]!));
-  const groupResources = await renderGroupRows(ctx, groupRows, projectionFor(groupResourceType));
+  const groupResources = await renderGroupRows(ctx, groupRows, projectionFor(groupType));
   groupRows.forEach((row, i) => rendered.set(`Group/${row.id}`, groupResources[i]!));
   // A resource deleted between the two reads is left out rather than failing the page.
   const resources = hits.map((h) => rendered.get(`${h.type}/${h.id}`)).filter((r): r is Resource => r !== undefined);

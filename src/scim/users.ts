@@ -20,7 +20,7 @@ import { insertUser, listUsers as listUserRows, updateUser, userById, userByName
 import type { UserRow } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
-import { hidesDeactivated, lowering } from './context.ts';
+import { hidesDeactivated, lowering, typesOf } from './context.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed, ScimError } from './errors.ts';
@@ -34,8 +34,9 @@ import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, userResource } from './representation.ts';
 import type { GroupRef, Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
-import { userResourceType as rt } from './schema/registry.ts';
-import { validateResource } from './validate.ts';
+import { userResourceType as coreUserType } from './schema/registry.ts';
+import { claimExtensionValues } from './unique.ts';
+import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
 
@@ -53,6 +54,7 @@ const parseData = (ctx: ScimContext, row: UserRow): Record<string, unknown> => c
 
 /** The user as the response shows it; `groups` are read unless the caller knows them (a new user has none). */
 async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: Projection, known?: readonly GroupRef[]): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   const groups = !wantsAttribute(rt, projection, 'groups')
     ? undefined
     : (known ?? (await groupsOfUsers(ex, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name })));
@@ -103,7 +105,7 @@ export function userRowOf(
 ): UserRow {
   const document = { ...validatedDocument };
   if (document.active === undefined) document.active = true;
-  const columns = columnsOf(rt, document, commonAttributes);
+  const columns = columnsOf(coreUserType, document, commonAttributes);
   const active = Number(columns.active);
   return {
     id: base.id,
@@ -188,6 +190,7 @@ async function withPrehashed<T>(find: () => Promise<string | undefined>, write: 
 }
 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   const validated = validateResource(rt, body, 'create');
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
@@ -196,6 +199,7 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
     const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.team.id, row.user_name_claim);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
     await insertUser(trx, row);
+    await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     await audit(ctx, trx, 'create', row.id, {
       userName: row.user_name,
       attributes: Object.keys(parseData(ctx, row)).sort(),
@@ -211,6 +215,7 @@ export async function getUser(ctx: ScimContext, id: string, projection: Projecti
 }
 
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
+  const rt = typesOf(ctx).User;
   const window = pageWindow(ctx, rt, query);
   const where = query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {};
   const sort = query.sortBy ? { sort: lowerSort(query.sortBy) } : {};
@@ -225,6 +230,7 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
 
 /** Users rows of a list or search page as the response shows them (their groups read in one query). */
 export async function renderUserRows(ctx: ScimContext, rows: readonly UserRow[], projection: Projection): Promise<Resource[]> {
+  const rt = typesOf(ctx).User;
   const wantsGroups = wantsAttribute(rt, projection, 'groups');
   // One pass over the rows' memberships into a map by user (issue 13.3: a filter per row made
   // 300 users in 300 groups cost 90,000 comparisons per row, 2 s in all).
@@ -268,6 +274,8 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
+  // Extension values declared unique (issue 11); a user DELETE removed from every read frees them.
+  await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? parseData(ctx, next) : undefined);
   // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
   // every token the user holds, and every browser session (issue 13 item 7).
   const revokes =
@@ -285,6 +293,7 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
 }
 
 export async function replaceUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   // The password a PUT sets does not depend on the stored user: validate once outside to hash it.
   const find = async () => (mayCarryPassword(body) ? validateResource(rt, body, 'replace').password : undefined);
   return withPrehashed(find, (prehashed) => runWrite(ctx, async (trx) => {
@@ -300,19 +309,21 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
 
 /** The password `body` would set on the user as stored now, read outside any transaction. */
 async function patchedPassword(ctx: ScimContext, id: string, body: unknown): Promise<string | undefined> {
+  const rt = typesOf(ctx).User;
   if (!mayCarryPassword(body)) return undefined;
   const found = await userById(ctx.storage.db, ctx.team.id, id);
   if (!found) throw notFound(`User ${id} not found`);
   const original = parseData(ctx, found);
-  return validateResource(rt, applyPatch(rt, original, body).document, 'patch', original).password;
+  return validateResource(rt, applyPatch(rt, withoutHidden(rt, original), body).document, 'patch', original).password;
 }
 
 export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   return withPrehashed(() => patchedPassword(ctx, id, body), (prehashed) => runWrite(ctx, async (trx) => {
     const found = await userById(trx, ctx.team.id, id);
     if (!found) throw notFound(`User ${id} not found`);
     const original = parseData(ctx, found);
-    const patched = applyPatch(rt, original, body);
+    const patched = applyPatch(rt, withoutHidden(rt, original), body);
     const validated = validateResource(rt, patched.document, 'patch', original);
     const current = assertWritable(ctx, found, id, found.active === 0 && validated.document.active === true);
     checkIfMatch(rt, current, pre.ifMatch);
@@ -324,6 +335,7 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
 type StateChange = 'activate' | 'deactivate' | 'delete';
 
 async function setState(ctx: ScimContext, id: string, change: StateChange, pre: Preconditions, projection: Projection): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   return runWrite(ctx, async (trx) => {
     const found = await userById(trx, ctx.team.id, id);
     const active = change === 'activate';

@@ -16,6 +16,7 @@ interface TokenTeamRow extends TokenRow {
   readonly team_name_key: string;
   readonly team_deactivated_users: TeamsTable['deactivated_users'];
   readonly team_created_at: string;
+  readonly team_schema_version: number;
 }
 
 const TOKEN_WITH_TEAM = defineStatement<{ hash: string }, TokenTeamRow>('tokenWithTeam', ['hash'], (db, p) =>
@@ -23,7 +24,7 @@ const TOKEN_WITH_TEAM = defineStatement<{ hash: string }, TokenTeamRow>('tokenWi
     .selectFrom('oauth_tokens as t')
     .innerJoin('teams as tm', 'tm.id', 't.team_id')
     .selectAll('t')
-    .select(['tm.name as team_name', 'tm.name_key as team_name_key', 'tm.deactivated_users as team_deactivated_users', 'tm.created_at as team_created_at'])
+    .select(['tm.name as team_name', 'tm.name_key as team_name_key', 'tm.deactivated_users as team_deactivated_users', 'tm.created_at as team_created_at', 'tm.schema_version as team_schema_version'])
     .where('t.hash', '=', p.hash),
 );
 
@@ -42,7 +43,7 @@ export async function tokenWithTeam(ex: Executor, hash: string): Promise<{ token
   return {
     // The row itself, with four team_* fields beside the token's (no copy on every request).
     token: row,
-    team: { id: row.team_id, name: row.team_name, name_key: row.team_name_key, deactivated_users: row.team_deactivated_users, created_at: row.team_created_at },
+    team: { id: row.team_id, name: row.team_name, name_key: row.team_name_key, deactivated_users: row.team_deactivated_users, created_at: row.team_created_at, schema_version: Number(row.team_schema_version) },
   };
 }
 
