@@ -63,6 +63,9 @@ export const sqliteHooks: DialectHooks = {
     codeOf(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isRetryable: (error) => /database is locked|SQLITE_BUSY/.test(messageOf(error)),
   json: (base, keys, as) => {
+    // The element itself (a multi-valued simple attribute): json_each's value is already SQL
+    // (text, a number, 1/0), and json_extract would read a string element as malformed JSON.
+    if (base === 'element' && keys.length === 0) return as === 'number' ? sql`(case when e.type in ('integer', 'real') then e.value end)` : sql`e.value`;
     const source = base === 'element' ? sql`e.value` : sql.ref(`${base.table}.${base.column}`);
     const value = sql`json_extract(${source}, ${jsonPathSqlite(keys)})`;
     return as === 'number' ? sql`(case when json_type(${source}, ${jsonPathSqlite(keys)}) in ('integer', 'real') then ${value} end)` : value;

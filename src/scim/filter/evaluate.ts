@@ -129,7 +129,7 @@ export function matches(filter: BoundFilter, resource: Json): boolean {
       const value = attributeValue(filter.target, resource);
       if (attr.multiValued) {
         const elements = elementsOf(attr, value);
-        if (!sub) return filter.kind === 'present' ? elements.length > 0 : false;
+        if (!sub) return filter.kind === 'present' ? elements.length > 0 : attr.type !== 'complex' && elements.some((e) => testScalar(attr, e, filter));
         return elements.some((e) => testScalar(sub, isObject(e) ? e[sub.name] : undefined, filter));
       }
       if (sub) return testScalar(sub, isObject(value) ? value[sub.name] : undefined, filter);

@@ -90,7 +90,9 @@ function lowerTest(node: BoundFilter & { kind: 'compare' | 'present' }, options:
     return { kind: 'related', users: options.members, where: sub ? leafTest(node, sub, relatedScalar(sub)) : ALWAYS };
   }
   if (attr.multiValued && !(sub ?? attr).storage) {
-    return { kind: 'anyElement', array: docKeys(target), where: sub ? leafTest(node, sub, { at: 'element', keys: [sub.name] }) : ALWAYS };
+    // Any element: its sub-attribute, or (a multi-valued simple attribute) the element itself.
+    const where = sub ? leafTest(node, sub, { at: 'element', keys: [sub.name] }) : attr.type === 'complex' || node.kind === 'present' ? ALWAYS : leafTest(node, attr, { at: 'element', keys: [] });
+    return { kind: 'anyElement', array: docKeys(target), where };
   }
   return leafTest(node, leafOf(target), scalarOfLeaf(target));
 }
@@ -129,8 +131,9 @@ export function lowerSort(sort: BoundSort): OrderKey {
   const leaf = leafOf(target);
   const as = readAs(leaf);
   const folded = as === 'text' && isCaseInsensitive(leaf);
-  if (target.attr.multiValued && target.sub && !leaf.storage) {
-    return { kind: 'firstElement', array: docKeys(target), scalar: { at: 'element', keys: [target.sub.name] }, as, folded, preferred: ['primary'] };
+  if (target.attr.multiValued && !leaf.storage) {
+    const scalar: Scalar = { at: 'element', keys: target.sub ? [target.sub.name] : [] };
+    return { kind: 'firstElement', array: docKeys(target), scalar, as, folded, ...(target.sub ? { preferred: ['primary'] } : {}) };
   }
   return { kind: 'scalar', scalar: scalarOfLeaf(target), as, folded };
 }
