@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { issueAccessToken } from '../../src/oauth/tokens.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -77,9 +78,19 @@ for (const engine of engines) {
       await bad({ id: 'urn:x:y', attributes: [{ name: 'a', type: 'string', colour: 'red' }] }, /\.colour: is not an attribute characteristic/);
     });
 
-    it('the admin API needs an administrator token: none is 401, a machine client\'s is 403', async () => {
+    it('the admin API needs an administrator token: none is 401, a machine client\'s or a plain user\'s is 403, read scope cannot change', async () => {
       const none = await t.app.inject({ method: 'GET', url: '/v2/admin/Schemas' });
       assert.equal(none.statusCode, 401);
+      const as = async (token: string, method: 'GET' | 'POST') =>
+        (await t.app.inject({ method, url: '/v2/admin/Schemas', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(method === 'POST' ? { payload: { resourceType: 'User', schema: HR_SCHEMA } } : {}) })).statusCode;
+      const issue = async (userId: string | null, clientId: string | null, scope: ('read' | 'write')[]) =>
+        (await issueAccessToken(t.storage.db, t.clock, { teamId: t.team.id, userId, clientId, scope, ttlSeconds: 600 })).token;
+      assert.equal(await as(await issue(null, 'machine-client', ['read', 'write']), 'GET'), 403, 'client credentials');
+      const plain = json(await t.request('POST', '/v2/scim/Users', { schemas: [CORE], userName: 'plain-user' }));
+      assert.equal(await as(await issue(String(plain.id), 'app', ['read', 'write']), 'GET'), 403, 'a user who is not an admin');
+      const admin = json(await t.request('POST', '/v2/scim/Users', { schemas: [CORE], userName: 'admin-user', userType: 'admin' }));
+      assert.equal(await as(await issue(String(admin.id), 'app', ['read', 'write']), 'GET'), 200, 'an admin user');
+      assert.equal(await as(await issue(null, null, ['read']), 'POST'), 403, 'read scope cannot register');
       const list = await t.request('GET', '/v2/admin/Schemas');
       assert.equal(list.statusCode, 200, list.body);
       assert.deepEqual((json(list).Resources as Json[]).map((r) => r.id), [URN]);
