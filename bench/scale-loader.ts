@@ -127,7 +127,7 @@ export async function loadGroup(
   const at = iso(systemClock);
   for (let from = 0; from < memberIds.length; from += ROWS_PER_TRANSACTION) {
     const chunk = memberIds.slice(from, from + ROWS_PER_TRANSACTION);
-    await storage.db.transaction().execute((trx) => addMembers(trx, storage.statements, team.id, created.id, chunk, at));
+    await storage.db.transaction().execute((trx) => addMembers(trx, team.id, created.id, chunk, at));
     progress?.update(from + chunk.length);
   }
   progress?.done();

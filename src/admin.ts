@@ -138,7 +138,7 @@ export async function issueToken(
   options: { scope: readonly Scope[]; ttlSeconds: number },
 ): Promise<{ token: string; expiresAt: string; teamId: string; userId: string }> {
   const team = await requireTeam(deps, teamName);
-  const user = await userByNameKey(deps.storage.db, deps.storage.statements, team.id, userName.toLowerCase());
+  const user = await userByNameKey(deps.storage.db, team.id, userName.toLowerCase());
   if (!user) throw new AdminError(`no user "${userName}" in team "${team.name}"`);
   if (user.active !== 1) throw new AdminError(`user "${userName}" is deactivated`);
   const issued = await issueAccessToken(deps.storage.db, deps.clock, {

@@ -19,6 +19,8 @@ import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
 import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
+import { adminPlugin } from './http/admin-plugin.ts';
+import { TeamTypesCache } from './scim/team-schemas.ts';
 import type { OAuthContext } from './oauth/context.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
@@ -119,9 +121,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
   registerHealth(app, storage);
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords };
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, types: new TeamTypesCache() };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
+  await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
 

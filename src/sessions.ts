@@ -14,14 +14,13 @@ import { maySignIn } from './oauth/accounts.ts';
 import { deleteExpiredSessions, deleteSession, deleteSessionsOfUser, insertSession, sessionByHash } from './storage/repos/sessions.ts';
 import { userById } from './storage/repos/users.ts';
 import type { UserRow } from './storage/repos/users.ts';
-import type { Statements } from './storage/statements.ts';
 import type { Executor } from './storage/types.ts';
 
 /** A session lasts 30 minutes from sign-in, whatever the browser does with the cookie. */
 export const SESSION_TTL_SECONDS = 30 * 60;
 
 export interface SessionContext {
-  readonly storage: { readonly db: Executor; readonly statements: Statements };
+  readonly storage: { readonly db: Executor };
   readonly clock: Clock;
 }
 
@@ -56,7 +55,7 @@ export async function resumeSession(ctx: SessionContext, kind: string, id: strin
   if (!ID_SHAPE.test(id)) return undefined;
   const row = await sessionByHash(ctx.storage.db, sha256(id));
   if (!row || row.kind !== kind || row.expires_at <= ctx.clock.now().toISOString()) return undefined;
-  const user = await userById(ctx.storage.db, ctx.storage.statements, row.team_id, row.user_id);
+  const user = await userById(ctx.storage.db, row.team_id, row.user_id);
   if (!user || !maySignIn(user) || credentialOf(user) !== row.credential) return undefined;
   return user;
 }

@@ -9,7 +9,6 @@
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { insertAuditEvent } from '../storage/repos/audit.ts';
-import type { Statements } from '../storage/statements.ts';
 import type { Executor } from '../storage/types.ts';
 
 export interface Actor {
@@ -44,8 +43,8 @@ export interface AuditEvent {
   readonly detail: Readonly<Record<string, unknown>>;
 }
 
-export async function recordEvent(ex: Executor, st: Statements, clock: Clock, event: AuditEvent): Promise<void> {
-  await insertAuditEvent(ex, st, {
+export async function recordEvent(ex: Executor, clock: Clock, event: AuditEvent): Promise<void> {
+  await insertAuditEvent(ex, {
     id: newId(),
     team_id: event.teamId,
     at: clock.now().toISOString(),

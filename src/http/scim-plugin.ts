@@ -11,7 +11,12 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import { verifyAccessToken } from '../oauth/tokens.ts';
+import type { Bearer } from '../oauth/tokens.ts';
+import type { TeamTypes } from '../scim/schema/extensions.ts';
 import type { ScimContext } from '../scim/context.ts';
+import { typesOf } from '../scim/context.ts';
+import { CORE_TYPES } from '../scim/schema/extensions.ts';
+import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -25,6 +30,8 @@ export interface ScimPluginOptions {
   /** The secret that signs list cursors (RFC 9865), the same on every instance. */
   readonly cursorSecret: string;
   readonly passwords: PasswordHasher;
+  /** Each team's resource types (its schema extensions), kept per app. */
+  readonly types: TeamTypesCache;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -137,14 +144,20 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     // The matched route's template (undefined when nothing matched): no query, no encoding tricks.
     const template = request.routeOptions.url;
     const route = template !== undefined && template.startsWith(app.prefix) ? template.slice(app.prefix.length) : undefined;
-    if (route !== undefined && (request.method === 'GET' || request.method === 'HEAD') && PUBLIC.test(route)) return;
     const token = bearerToken(request.headers.authorization);
+    if (route !== undefined && (request.method === 'GET' || request.method === 'HEAD') && PUBLIC.test(route)) {
+      // Discovery is public and shows the core schemas; with a valid token of a team it shows
+      // that team's extensions too (docs/ADMIN-API.md). A bad token here is not an error.
+      const bearer = token !== undefined ? await verifyAccessToken(options.storage.db, options.clock, token) : undefined;
+      if (bearer) contexts.set(request, contextOf(request, bearer, await options.types.typesOf(options.storage.db, bearer.team)));
+      return;
+    }
     if (token === undefined) {
       throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, {
         'www-authenticate': 'Bearer realm="rollcall"',
       });
     }
-    const bearer = await verifyAccessToken(options.storage.db, options.storage.statements, options.clock, token);
+    const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
     if (!bearer) {
       throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, {
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',
@@ -157,17 +170,20 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${needed}"`,
       });
     }
-    contexts.set(request, {
-      storage: options.storage,
-      clock: options.clock,
-      baseUrl: options.baseUrl,
-      team: bearer.team,
-      actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
-      requestId: request.id,
-      cursorSecret: options.cursorSecret,
-      passwords: options.passwords,
-    });
+    contexts.set(request, contextOf(request, bearer, await options.types.typesOf(options.storage.db, bearer.team)));
     void reply;
+  });
+
+  const contextOf = (request: FastifyRequest, bearer: Bearer, types: TeamTypes): ScimContext => ({
+    storage: options.storage,
+    clock: options.clock,
+    baseUrl: options.baseUrl,
+    team: bearer.team,
+    actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
+    requestId: request.id,
+    cursorSecret: options.cursorSecret,
+    passwords: options.passwords,
+    types,
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -188,6 +204,10 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
       const ctx = contexts.get(request);
       if (!ctx) throw new ScimError(401, 'Authentication required');
       return ctx;
+    },
+    types: (request) => {
+      const ctx = contexts.get(request);
+      return ctx ? typesOf(ctx) : CORE_TYPES;
     },
   });
 }

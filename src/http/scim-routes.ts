@@ -5,6 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ScimContext } from '../scim/context.ts';
+import { typesOf } from '../scim/context.ts';
+import type { TeamTypes } from '../scim/schema/extensions.ts';
 import {
   resourceTypeByName,
   resourceTypesList,
@@ -20,7 +22,6 @@ import { parseListQuery, parseProjection } from '../scim/query.ts';
 import type { RawListParams } from '../scim/query.ts';
 import { listResponse } from '../scim/representation.ts';
 import type { Resource } from '../scim/representation.ts';
-import { groupResourceType, userResourceType } from '../scim/schema/registry.ts';
 import type { ResourceTypeDef } from '../scim/schema/types.ts';
 import { SEARCH_REQUEST } from '../scim/schema/urns.ts';
 import * as users from '../scim/users.ts';
@@ -30,6 +31,8 @@ import { responseType, scimPayload } from './scim-plugin.ts';
 export interface RouteOptions {
   readonly baseUrl: string;
   readonly context: (request: FastifyRequest) => ScimContext;
+  /** The resource types of the request's team (its extensions), the core ones without a token. */
+  readonly types: (request: FastifyRequest) => TeamTypes;
 }
 
 type Params = { id: string };
@@ -72,31 +75,35 @@ function searchParams(body: unknown): RawListParams {
 }
 
 interface ResourceService {
-  readonly rt: ResourceTypeDef;
+  readonly endpoint: '/Users' | '/Groups';
   list(ctx: ScimContext, params: RawListParams): Promise<ListResult>;
   get(ctx: ScimContext, id: string, query: Query): Promise<Versioned>;
   create(ctx: ScimContext, body: unknown, query: Query): Promise<Versioned>;
   replace(ctx: ScimContext, id: string, body: unknown, pre: Preconditions, query: Query): Promise<Versioned>;
 }
 
+// Each request reads and writes through its team's resource types (core + extensions).
+const userRt = (ctx: ScimContext): ResourceTypeDef => typesOf(ctx).User;
+const groupRt = (ctx: ScimContext): ResourceTypeDef => typesOf(ctx).Group;
+
 const userService: ResourceService = {
-  rt: userResourceType,
-  list: (ctx, params) => users.listUsers(ctx, parseListQuery(userResourceType, params)),
-  get: (ctx, id, q) => users.getUser(ctx, id, parseProjection(userResourceType, q)),
-  create: (ctx, body, q) => users.createUser(ctx, body, parseProjection(userResourceType, q)),
-  replace: (ctx, id, body, pre, q) => users.replaceUser(ctx, id, body, pre, parseProjection(userResourceType, q)),
+  endpoint: '/Users',
+  list: (ctx, params) => users.listUsers(ctx, parseListQuery(userRt(ctx), params)),
+  get: (ctx, id, q) => users.getUser(ctx, id, parseProjection(userRt(ctx), q)),
+  create: (ctx, body, q) => users.createUser(ctx, body, parseProjection(userRt(ctx), q)),
+  replace: (ctx, id, body, pre, q) => users.replaceUser(ctx, id, body, pre, parseProjection(userRt(ctx), q)),
 };
 
 const groupService: ResourceService = {
-  rt: groupResourceType,
-  list: (ctx, params) => groups.listGroups(ctx, parseListQuery(groupResourceType, params)),
-  get: (ctx, id, q) => groups.getGroup(ctx, id, parseProjection(groupResourceType, q)),
-  create: (ctx, body, q) => groups.createGroup(ctx, body, parseProjection(groupResourceType, q)),
-  replace: (ctx, id, body, pre, q) => groups.replaceGroup(ctx, id, body, pre, parseProjection(groupResourceType, q)),
+  endpoint: '/Groups',
+  list: (ctx, params) => groups.listGroups(ctx, parseListQuery(groupRt(ctx), params)),
+  get: (ctx, id, q) => groups.getGroup(ctx, id, parseProjection(groupRt(ctx), q)),
+  create: (ctx, body, q) => groups.createGroup(ctx, body, parseProjection(groupRt(ctx), q)),
+  replace: (ctx, id, body, pre, q) => groups.replaceGroup(ctx, id, body, pre, parseProjection(groupRt(ctx), q)),
 };
 
 function resourceRoutes(app: FastifyInstance, options: RouteOptions, service: ResourceService): void {
-  const base = service.rt.endpoint;
+  const base = service.endpoint;
   const ctx = options.context;
 
   app.get<{ Querystring: Query }>(base, async (request, reply) =>
@@ -131,13 +138,13 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
   for (const path of ['/ServiceProviderConfig', '/ServiceProviderConfigs']) {
     app.get(path, async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl)));
   }
-  app.get('/Schemas', async (request, reply) => send(request, reply, 200, schemasList(baseUrl)));
+  app.get('/Schemas', async (request, reply) => send(request, reply, 200, schemasList(baseUrl, options.types(request))));
   app.get<{ Params: Params }>('/Schemas/:id', async (request, reply) =>
-    send(request, reply, 200, schemaById(request.params.id, baseUrl)),
+    send(request, reply, 200, schemaById(request.params.id, baseUrl, options.types(request))),
   );
-  app.get('/ResourceTypes', async (request, reply) => send(request, reply, 200, resourceTypesList(baseUrl)));
+  app.get('/ResourceTypes', async (request, reply) => send(request, reply, 200, resourceTypesList(baseUrl, options.types(request))));
   app.get<{ Params: Params }>('/ResourceTypes/:id', async (request, reply) =>
-    send(request, reply, 200, resourceTypeByName(request.params.id, baseUrl)),
+    send(request, reply, 200, resourceTypeByName(request.params.id, baseUrl, options.types(request))),
   );
 
   resourceRoutes(app, options, userService);
@@ -156,7 +163,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
       request,
       reply,
       200,
-      await users.patchUser(ctx(request), request.params.id, request.body, preconditions(request), parseProjection(userResourceType, request.query)),
+      await users.patchUser(ctx(request), request.params.id, request.body, preconditions(request), parseProjection(userRt(ctx(request)), request.query)),
     ),
   );
   app.delete<{ Params: Params }>('/Users/:id', async (request, reply) => {
@@ -165,7 +172,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
   });
   // The contract's DELETE /Users carries no id: a filter must pick exactly one user.
   app.delete<{ Querystring: Query }>('/Users', async (request, reply) => {
-    const v = await users.deactivateByFilter(ctx(request), parseListQuery(userResourceType, request.query));
+    const v = await users.deactivateByFilter(ctx(request), parseListQuery(userRt(ctx(request)), request.query));
     return reply.code(204).header('etag', v.etag).send();
   });
   app.put<{ Params: Params; Querystring: Query }>('/Users/:id/activate', async (request, reply) =>
@@ -173,7 +180,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
       request,
       reply,
       200,
-      await users.activateUser(ctx(request), request.params.id, preconditions(request), parseProjection(userResourceType, request.query)),
+      await users.activateUser(ctx(request), request.params.id, preconditions(request), parseProjection(userRt(ctx(request)), request.query)),
     ),
   );
 
@@ -185,7 +192,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
       request.params.id,
       request.body,
       preconditions(request),
-      wantsBody ? parseProjection(groupResourceType, q) : undefined,
+      wantsBody ? parseProjection(groupRt(ctx(request)), q) : undefined,
     );
     if (result.resource) return sendResource(request, reply, 200, result.resource);
     return reply.code(204).header('etag', result.etag).send();

@@ -24,7 +24,6 @@ import type { Clock } from '../clock.ts';
 import { teamById, teamByName } from '../storage/repos/teams.ts';
 import { loginCandidates } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
-import type { Statements } from '../storage/statements.ts';
 import type { Executor } from '../storage/types.ts';
 import { invalidGrant, OAuthError } from './errors.ts';
 import type { Limits } from './limits.ts';
@@ -50,7 +49,7 @@ export const maySignIn = (user: Pick<UserRow, 'active' | 'user_type' | 'password
   user.active === 1 && signsIn(user) && user.password_hash !== null;
 
 export interface SignInContext {
-  readonly storage: { readonly db: Executor; readonly statements: Statements };
+  readonly storage: { readonly db: Executor };
   readonly clock: Clock;
   readonly limits: Limits;
   readonly passwords: PasswordHasher;
@@ -130,7 +129,7 @@ export async function signIn(ctx: SignInContext, username: string, password: str
     throw error;
   }
   const record = (u: UserRow, action: 'sign_in' | 'sign_in_failed') =>
-    recordEvent(ex, ctx.storage.statements, ctx.clock, {
+    recordEvent(ex, ctx.clock, {
       teamId: u.team_id,
       actor: { via: 'oauth', clientId: meta.clientId, userId: u.id },
       requestId: meta.requestId,

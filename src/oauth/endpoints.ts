@@ -112,13 +112,13 @@ export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promi
     throw new OAuthError('unsupported_token_type', `token_type_hint "${hint.slice(0, 40)}" is not supported`);
   }
   if (presented.length > 200) return;
-  const row = await tokenByHash(ctx.storage.db, ctx.storage.statements, sha256(presented));
+  const row = await tokenByHash(ctx.storage.db, sha256(presented));
   if (!row || row.client_id !== client.id || row.revoked_at !== null) return;
   await ctx.storage.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now().toISOString();
     const whole = row.kind === 'refresh' && row.family_id !== null;
     const revoked = whole ? await revokeFamily(trx, row.family_id!, now) : Number(await retireToken(trx, row.hash, now));
-    await recordEvent(trx, ctx.storage.statements, ctx.clock, {
+    await recordEvent(trx, ctx.clock, {
       teamId: row.team_id,
       actor: { via: 'oauth', clientId: client.id, userId: null },
       requestId: request.requestId,
@@ -137,9 +137,9 @@ export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promi
 export async function introspect(ctx: OAuthContext, request: EndpointRequest): Promise<Record<string, unknown>> {
   const { client, params } = await authenticate(ctx, request);
   const presented = required(params, 'token');
-  const row = await liveToken(ctx.storage.db, ctx.storage.statements, ctx.clock, presented);
+  const row = await liveToken(ctx.storage.db, ctx.clock, presented);
   if (!row || row.client_id !== client.id) return { active: false };
-  const user = row.user_id !== null ? await userById(ctx.storage.db, ctx.storage.statements, row.team_id, row.user_id) : undefined;
+  const user = row.user_id !== null ? await userById(ctx.storage.db, row.team_id, row.user_id) : undefined;
   return {
     active: true,
     scope: row.scope,

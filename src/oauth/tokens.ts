@@ -11,7 +11,6 @@ import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { insertToken, retireToken, revokeFamily, tokenByHash, tokenWithTeam } from '../storage/repos/tokens.ts';
 import type { TokenRow } from '../storage/repos/tokens.ts';
-import type { Statements } from '../storage/statements.ts';
 import type { Executor } from '../storage/types.ts';
 import { recordEvent } from '../audit/events.ts';
 import type { Actor } from '../audit/events.ts';
@@ -115,7 +114,7 @@ export class ReplayDetected extends Error {
 export async function refuseReplay(storage: Storage, clock: Clock, replay: ReplayDetected, actor: Actor, requestId: string | null): Promise<never> {
   await storage.db.transaction().execute(async (trx) => {
     const revoked = await revokeFamily(trx, replay.familyId, clock.now().toISOString());
-    await recordEvent(trx, storage.statements, clock, {
+    await recordEvent(trx, clock, {
       teamId: replay.teamId,
       actor,
       requestId,
@@ -132,8 +131,8 @@ export async function refuseReplay(storage: Storage, clock: Clock, replay: Repla
  * Takes a refresh token out of use for a rotation (RFC 9700 4.14.2): one conditional UPDATE, so
  * of two concurrent uses exactly one wins. A token already rotated or revoked is a replay.
  */
-export async function rotateRefreshToken(ex: Executor, st: Statements, clock: Clock, token: string, clientId: string): Promise<TokenRow> {
-  const row = token.startsWith(REFRESH_PREFIX) && token.length <= 200 ? await tokenByHash(ex, st, sha256(token)) : undefined;
+export async function rotateRefreshToken(ex: Executor, clock: Clock, token: string, clientId: string): Promise<TokenRow> {
+  const row = token.startsWith(REFRESH_PREFIX) && token.length <= 200 ? await tokenByHash(ex, sha256(token)) : undefined;
   if (!row || row.kind !== 'refresh') throw invalidGrant('The refresh token is invalid');
   if (row.client_id !== clientId) throw invalidGrant('The refresh token was issued to another client');
   const now = clock.now().toISOString();
@@ -153,9 +152,9 @@ export interface Bearer {
 }
 
 /** The grant behind a presented access token, or undefined if it is unknown, expired or revoked. */
-export async function verifyAccessToken(ex: Executor, st: Statements, clock: Clock, token: string): Promise<Bearer | undefined> {
+export async function verifyAccessToken(ex: Executor, clock: Clock, token: string): Promise<Bearer | undefined> {
   if (!token.startsWith(ACCESS_PREFIX) || token.length > 200) return undefined;
-  const found = await tokenWithTeam(ex, st, sha256(token));
+  const found = await tokenWithTeam(ex, sha256(token));
   if (!found) return undefined;
   const { token: row, team } = found;
   if (row.kind !== 'access' || row.revoked_at !== null) return undefined;
@@ -164,9 +163,9 @@ export async function verifyAccessToken(ex: Executor, st: Statements, clock: Clo
 }
 
 /** A token row if `token` is live (RFC 7662 `active`), for introspection and revocation. */
-export async function liveToken(ex: Executor, st: Statements, clock: Clock, token: string): Promise<TokenRow | undefined> {
+export async function liveToken(ex: Executor, clock: Clock, token: string): Promise<TokenRow | undefined> {
   if (token.length > 200 || !(token.startsWith(ACCESS_PREFIX) || token.startsWith(REFRESH_PREFIX))) return undefined;
-  const row = await tokenByHash(ex, st, sha256(token));
+  const row = await tokenByHash(ex, sha256(token));
   if (!row || row.revoked_at !== null || row.expires_at <= clock.now().toISOString()) return undefined;
   return row;
 }

@@ -8,6 +8,9 @@ import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
+import type { LowerOptions } from './filter/lower.ts';
+import { CORE_TYPES } from './schema/extensions.ts';
+import type { TeamTypes } from './schema/extensions.ts';
 
 export interface ScimContext {
   readonly storage: Storage;
@@ -21,7 +24,18 @@ export interface ScimContext {
   readonly cursorSecret: string;
   /** The app's one bounded scrypt queue, shared with sign-ins (oauth/passwords.ts). */
   readonly passwords: PasswordHasher;
+  /**
+   * The team's resource types: core schemas plus the extensions the team registered (issue 11).
+   * The core ones when absent (operator contexts of the CLI).
+   */
+  readonly types?: TeamTypes;
 }
+
+/** The team's User and Group resource types. */
+export const typesOf = (ctx: ScimContext): TeamTypes => ctx.types ?? CORE_TYPES;
 
 /** Deactivated users are hidden from every read unless the team made them visible. */
 export const hidesDeactivated = (ctx: ScimContext): boolean => ctx.team.deactivated_users !== 'visible';
+
+/** How this team's filters are lowered to storage: members it hides count for nothing. */
+export const lowering = (ctx: ScimContext): LowerOptions => ({ members: hidesDeactivated(ctx) ? 'active' : 'notDeleted' });

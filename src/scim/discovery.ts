@@ -9,7 +9,8 @@
 import { notFound } from './errors.ts';
 import { CURSOR_TIMEOUT_SECONDS } from './cursor.ts';
 import { DEFAULT_COUNT, MAX_COUNT } from './query.ts';
-import { allSchemas, resourceTypes } from './schema/registry.ts';
+import { allSchemas } from './schema/registry.ts';
+import type { TeamTypes } from './schema/extensions.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 import {
   LIST_RESPONSE,
@@ -106,20 +107,26 @@ const listOf = (resources: Record<string, unknown>[]): Record<string, unknown> =
   Resources: resources,
 });
 
-export const schemasList = (baseUrl: string): Record<string, unknown> =>
-  listOf(allSchemas.map((s) => schemaDocument(s, baseUrl)));
+/** Every schema a team's resources use: the core ones, then the team's extensions (issue 11). */
+const schemasOf = (types: TeamTypes): SchemaDef[] => {
+  const team = [...types.User.extensions, ...types.Group.extensions].map((e) => e.schema).filter((s) => !allSchemas.includes(s));
+  return [...allSchemas, ...team];
+};
 
-export function schemaById(id: string, baseUrl: string): Record<string, unknown> {
-  const schema = allSchemas.find((s) => s.id.toLowerCase() === id.toLowerCase());
+export const schemasList = (baseUrl: string, types: TeamTypes): Record<string, unknown> =>
+  listOf(schemasOf(types).map((s) => schemaDocument(s, baseUrl)));
+
+export function schemaById(id: string, baseUrl: string, types: TeamTypes): Record<string, unknown> {
+  const schema = schemasOf(types).find((s) => s.id.toLowerCase() === id.toLowerCase());
   if (!schema) throw notFound(`Schema ${id} not found`);
   return schemaDocument(schema, baseUrl);
 }
 
-export const resourceTypesList = (baseUrl: string): Record<string, unknown> =>
-  listOf(resourceTypes.map((rt) => resourceTypeDocument(rt, baseUrl)));
+export const resourceTypesList = (baseUrl: string, types: TeamTypes): Record<string, unknown> =>
+  listOf([types.User, types.Group].map((rt) => resourceTypeDocument(rt, baseUrl)));
 
-export function resourceTypeByName(name: string, baseUrl: string): Record<string, unknown> {
-  const rt = resourceTypes.find((r) => r.name.toLowerCase() === name.toLowerCase());
+export function resourceTypeByName(name: string, baseUrl: string, types: TeamTypes): Record<string, unknown> {
+  const rt = [types.User, types.Group].find((r) => r.name.toLowerCase() === name.toLowerCase());
   if (!rt) throw notFound(`ResourceType ${name} not found`);
   return resourceTypeDocument(rt, baseUrl);
 }

@@ -25,10 +25,10 @@ import type { GroupRow } from '../storage/repos/groups.ts';
 import { existingUserIds } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
-import { hidesDeactivated } from './context.ts';
+import { hidesDeactivated, lowering, typesOf } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
-import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
@@ -41,9 +41,9 @@ import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, groupResource } from './representation.ts';
 import type { Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
-import { groupResourceType as rt } from './schema/registry.ts';
 import type { Preconditions, Versioned } from './users.ts';
-import { validateResource } from './validate.ts';
+import { claimExtensionValues, releaseExtensionValues } from './unique.ts';
+import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
 
@@ -51,17 +51,20 @@ const parseData = (ctx: ScimContext, row: GroupRow): Record<string, unknown> => 
 
 /** The group as the response shows it; `members` (read only when shown) stream past their head. */
 function shape(ctx: ScimContext, row: GroupRow, head: MembersHead | undefined, projection: Projection): Resource {
+  const rt = typesOf(ctx).Group;
   const resource = projectResource(rt, groupResource(rt, row, parseData(ctx, row), head?.rows, ctx.baseUrl), projection);
   return head ? withMembersTail(ctx, resource, row.id, head, projection) : resource;
 }
 
 /** `ex` reads the members' head (a write's transaction); the rest is read after it ends. */
 async function render(ctx: ScimContext, ex: Executor, row: GroupRow, projection: Projection): Promise<Versioned> {
+  const rt = typesOf(ctx).Group;
   const head = wantsAttribute(rt, projection, 'members') ? (await readMembersHeads(ctx, ex, [row.id])).get(row.id) : undefined;
   return { resource: shape(ctx, row, head, projection), etag: etagOf(row.version), id: row.id };
 }
 
 function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'created_at'>, validated: ValidatedResource, version: number): GroupRow {
+  const rt = typesOf(ctx).Group;
   const document = { ...validated.document };
   if (document.active === undefined) document.active = true;
   const columns = columnsOf(rt, document, commonAttributes);
@@ -83,7 +86,7 @@ function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'creat
 const displayNameTaken = (name: string) => conflict(`a group named "${name}" already exists in this team`);
 
 async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly string[]): Promise<void> {
-  const found = await existingUserIds(ex, ctx.storage.statements, ctx.team.id, ids);
+  const found = await existingUserIds(ex, ctx.team.id, ids);
   const missing = ids.filter((id) => !found.has(id));
   if (missing.length > 0) {
     throw badRequest('invalidValue', `unknown member${missing.length > 1 ? 's' : ''}: ${missing.slice(0, 10).join(', ')}`);
@@ -92,7 +95,7 @@ async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly 
 
 /** The audit event of a write to a group, in the write's transaction. */
 const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
-  recordEvent(trx, ctx.storage.statements, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'Group', resourceId: id, detail });
+  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'Group', resourceId: id, detail });
 
 /** Member ids in an audit summary: the first hundred, and how many there were. */
 const idList = (ids: readonly string[]) => (ids.length <= 100 ? ids : { first: ids.slice(0, 100), count: ids.length });
@@ -108,16 +111,18 @@ function memberSummary(delta: MemberDelta): Record<string, unknown> {
 async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, delta: MemberDelta, at: string): Promise<void> {
   await assertMembersExist(ctx, ex, delta.add);
   if (delta.clear) await clearMembers(ex, groupId, delta.add);
-  else if (delta.remove.length > 0) await removeMembers(ex, ctx.storage.statements, groupId, delta.remove);
-  if (delta.add.length > 0) await addMembers(ex, ctx.storage.statements, ctx.team.id, groupId, delta.add, at);
+  else if (delta.remove.length > 0) await removeMembers(ex, groupId, delta.remove);
+  if (delta.add.length > 0) await addMembers(ex, ctx.team.id, groupId, delta.add, at);
 }
 
 export async function createGroup(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).Group;
   const validated = validateResource(rt, body, 'create');
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now }, validated, 1);
   return runWrite(ctx, async (trx) => {
     await insertGroup(trx, row);
+    await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
     await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
     return render(ctx, trx, row, projection);
@@ -125,18 +130,18 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
 }
 
 export async function getGroup(ctx: ScimContext, id: string, projection: Projection = {}): Promise<Versioned> {
-  const row = await groupById(ctx.storage.db, ctx.storage.statements, ctx.team.id, id);
+  const row = await groupById(ctx.storage.db, ctx.team.id, id);
   if (!row) throw notFound(`Group ${id} not found`);
   return render(ctx, ctx.storage.db, row, projection);
 }
 
 export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
-  const hooks = ctx.storage.hooks;
+  const rt = typesOf(ctx).Group;
   const window = pageWindow(ctx, rt, query);
   const options = {
-    // Members a hidden-deactivation team cannot see do not count in filters either.
-    ...(query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'g', onlyActiveMembers: hidesDeactivated(ctx) }) } : {}),
-    ...(query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'g' }) } : {}),
+    // Members a hidden-deactivation team cannot see do not count in filters either (lowering).
+    ...(query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {}),
+    ...(query.sortBy ? { sort: lowerSort(query.sortBy) } : {}),
     descending: query.descending,
   };
   // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage).
@@ -151,21 +156,24 @@ export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<Li
 
 /** Groups rows of a list or search page as the response shows them (members' heads read in one query). */
 export async function renderGroupRows(ctx: ScimContext, rows: readonly GroupRow[], projection: Projection): Promise<Resource[]> {
+  const rt = typesOf(ctx).Group;
   const heads = wantsAttribute(rt, projection, 'members') ? await readMembersHeads(ctx, ctx.storage.db, rows.map((r) => r.id)) : undefined;
   return rows.map((row) => shape(ctx, row, heads?.get(row.id), projection));
 }
 
 export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).Group;
   return runWrite(ctx, async (trx) => {
-    const current = await groupById(trx, ctx.storage.statements, ctx.team.id, id);
+    const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     const validated = validateResource(rt, body, 'replace', parseData(ctx, current));
     const next = rowFor(ctx, current, validated, current.version + 1);
-    if (!(await updateGroup(trx, ctx.storage.statements, next, current.version))) {
+    if (!(await updateGroup(trx, next, current.version))) {
       if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
       throw new RetryWrite();
     }
+    await claimExtensionValues(ctx, trx, rt, id, validated.document);
     // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
     await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
     await audit(ctx, trx, 'replace', id, { changed: changedAttributes(parseData(ctx, current), validated.document), members: validated.members?.length ?? 0 });
@@ -181,25 +189,28 @@ export async function patchGroup(
   pre: Preconditions = {},
   projection?: Projection,
 ): Promise<{ etag: string; resource?: Versioned }> {
+  const rt = typesOf(ctx).Group;
   return runWrite(ctx, async (trx) => {
-    const current = await groupById(trx, ctx.storage.statements, ctx.team.id, id);
+    const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     const original = parseData(ctx, current);
-    const patched = applyPatch(rt, original, body);
+    const visible = withoutHidden(rt, original);
+    const patched = applyPatch(rt, visible, body);
     const now = iso(ctx.clock);
     let version: number | undefined;
     let row: GroupRow = current;
-    if (JSON.stringify(patched.document) !== JSON.stringify(original)) {
+    if (JSON.stringify(patched.document) !== JSON.stringify(visible)) {
       const validated = validateResource(rt, patched.document, 'patch', original);
       row = rowFor(ctx, current, validated, current.version + 1);
-      if (!(await updateGroup(trx, ctx.storage.statements, row, current.version))) {
+      if (!(await updateGroup(trx, row, current.version))) {
         if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
         throw new RetryWrite();
       }
+      await claimExtensionValues(ctx, trx, rt, id, validated.document);
       version = row.version;
     } else {
-      version = await touchGroup(trx, ctx.storage.statements, ctx.team.id, id, now);
+      version = await touchGroup(trx, ctx.team.id, id, now);
       if (version === undefined) throw notFound(`Group ${id} not found`);
       row = { ...current, version, updated_at: now };
     }
@@ -215,11 +226,13 @@ export async function patchGroup(
 }
 
 export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<void> {
+  const rt = typesOf(ctx).Group;
   await runWrite(ctx, async (trx) => {
-    const current = await groupById(trx, ctx.storage.statements, ctx.team.id, id);
+    const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     await deleteGroupRow(trx, ctx.team.id, id);
+    await releaseExtensionValues(ctx, trx, rt, id);
     await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
   });
 }

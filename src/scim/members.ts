@@ -11,14 +11,13 @@
 import { firstMembers, memberChunk } from '../storage/repos/groups.ts';
 import type { MemberRow } from '../storage/repos/groups.ts';
 import type { Executor } from '../storage/types.ts';
-import { hidesDeactivated } from './context.ts';
+import { hidesDeactivated, typesOf } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { StreamedArray } from './json-stream.ts';
 import { projectResource } from './project.ts';
 import type { Projection } from './project.ts';
 import { memberValues } from './representation.ts';
 import type { Resource } from './representation.ts';
-import { groupResourceType as rt } from './schema/registry.ts';
 
 /** Members read per query while streaming, and at most before a single group's response starts. */
 export const MEMBER_CHUNK = 1000;
@@ -64,7 +63,7 @@ async function* restOf(ctx: ScimContext, groupId: string, head: MembersHead): As
 
 /** Members as the projection shows them (sub-attribute selection applies to each). */
 const shown = (ctx: ScimContext, rows: readonly MemberRow[], projection: Projection): unknown[] =>
-  (projectResource(rt, { members: memberValues(rows, ctx.baseUrl) }, projection).members as unknown[] | undefined) ?? [];
+  (projectResource(typesOf(ctx).Group, { members: memberValues(rows, ctx.baseUrl) }, projection).members as unknown[] | undefined) ?? [];
 
 /**
  * `resource` (a projected Group whose `members` hold the head) with the rest of the members to

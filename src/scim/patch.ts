@@ -9,8 +9,8 @@
  */
 import { clearsTarget, skippedInValueObject } from './compat.ts';
 import { badRequest } from './errors.ts';
-import type { Filter } from './filter/ast.ts';
 import { bindElementFilter } from './filter/bind.ts';
+import type { BoundFilter } from './filter/bind.ts';
 import { matchesElement } from './filter/evaluate.ts';
 import { parsePatchPath } from './filter/parse.ts';
 import { extensionByUrn, extensionForPath, findAttribute, findSubAttribute, lower, resolvePath } from './schema/registry.ts';
@@ -80,7 +80,7 @@ interface Target {
   readonly sub?: AttributeDef;
   readonly extension?: SchemaDef;
   /** A bound value filter selecting elements (`emails[type eq "work"]`). */
-  readonly filter?: Filter;
+  readonly filter?: BoundFilter;
   readonly text: string;
   /** The path named an alias (Group `display`): a write the real name makes in the same PATCH wins. */
   readonly viaAlias?: boolean;
@@ -103,7 +103,7 @@ function resolveTarget(rt: ResourceTypeDef, text: string): Resolved {
     attr = findAttribute([...commonAttributes, ...rt.schema.attributes], attr.aliasOf) ?? attr;
   }
   let sub = resolved.sub;
-  let filter: Filter | undefined;
+  let filter: BoundFilter | undefined;
   if (parsed.filter) {
     if (attr.type !== 'complex') throw invalidPath(`"${text}": ${attr.name} is not complex and takes no value filter`);
     filter = bindElementFilter(attr, parsed.filter);
@@ -144,8 +144,8 @@ function containerOf(document: Json, target: Target, create: boolean): Json | un
  * filter's `eq` terms (`type eq "mobile"` -> `{type: "mobile"}`); undefined when the filter is
  * not a plain conjunction of equalities.
  */
-function templateOf(filter: Filter): Json | undefined {
-  if (filter.kind === 'compare' && filter.op === 'eq') return { [filter.path.attr]: filter.value };
+function templateOf(filter: BoundFilter): Json | undefined {
+  if (filter.kind === 'compare' && filter.op === 'eq' && filter.target.sub) return { [filter.target.sub.name]: filter.value };
   if (filter.kind === 'and') {
     const left = templateOf(filter.left);
     const right = templateOf(filter.right);
@@ -237,7 +237,7 @@ function write(op: 'add' | 'replace', document: Json, target: Target, value: unk
 function writeFiltered(op: 'add' | 'replace', container: Json, target: Target, value: unknown): void {
   const { attr, sub, filter } = target;
   const elements = attr.multiValued ? (Array.isArray(container[attr.name]) ? [...(container[attr.name] as unknown[])] : []) : isObject(container[attr.name]) ? [container[attr.name]] : [];
-  const matched = elements.map((e, i) => (matchesElement(attr, filter!, e) ? i : -1)).filter((i) => i >= 0);
+  const matched = elements.map((e, i) => (matchesElement(filter!, e) ? i : -1)).filter((i) => i >= 0);
   const build = (base: Json): Json | undefined => {
     if (sub) return normalizeElement(attr, { ...base, [sub.name]: value }, target.text);
     if (!isObject(value)) throw badRequest('invalidValue', `"${target.text}" takes an object of ${attr.name} sub-attributes`);
@@ -280,7 +280,7 @@ function remove(document: Json, target: Target, value: unknown): void {
     const values = new Set((listed ?? []).filter((l) => l.value !== undefined).map((l) => l.value));
     const wholes = new Set((listed ?? []).filter((l) => l.value === undefined).map(keyOf));
     const selected = (e: unknown) =>
-      filter ? matchesElement(attr, filter, e) : isObject(e) && ((e.value !== undefined && values.has(e.value)) || (wholes.size > 0 && wholes.has(keyOf(e))));
+      filter ? matchesElement(filter, e) : isObject(e) && ((e.value !== undefined && values.has(e.value)) || (wholes.size > 0 && wholes.has(keyOf(e))));
     const kept: unknown[] = [];
     for (const e of elements) {
       if (!selected(e)) kept.push(e);
@@ -310,8 +310,8 @@ function remove(document: Json, target: Target, value: unknown): void {
 }
 
 /** Member ids named by a removal filter: `value eq "id"`, or several joined by `or`. */
-function memberIdsOf(filter: Filter, text: string): string[] {
-  if (filter.kind === 'compare' && filter.op === 'eq' && filter.path.attr === 'value' && typeof filter.value === 'string') return [filter.value];
+function memberIdsOf(filter: BoundFilter, text: string): string[] {
+  if (filter.kind === 'compare' && filter.op === 'eq' && filter.target.sub?.name === 'value' && typeof filter.value === 'string') return [filter.value];
   if (filter.kind === 'or') return [...memberIdsOf(filter.left, text), ...memberIdsOf(filter.right, text)];
   throw invalidPath(`"${text}": members are selected with value eq "<user id>" (joined by or)`);
 }

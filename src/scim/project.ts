@@ -87,6 +87,8 @@ function shapeContainer(
   for (const [name, value] of Object.entries(source)) {
     const def = definitionOf(rt, container, name);
     if (def?.returned === 'never') continue;
+    // An attribute a newer definition of its extension left out stays stored, hidden (issue 11).
+    if (def === undefined && container !== '') continue;
     if (def?.returned === 'always' || def === undefined) {
       out[name] = value;
       continue;
@@ -113,6 +115,8 @@ export function projectResource(rt: ResourceTypeDef, resource: Json, projection:
   const out: Json = {};
   for (const [key, value] of Object.entries(resource)) {
     if (key === 'schemas') out.schemas = value;
+    // A removed extension's values stay stored, hidden (issue 11): an undeclared URN key is never shown.
+    else if (/^urn:/i.test(key) && !extensionIds.has(key)) continue;
     else if (!extensionIds.has(key)) core[key] = value;
   }
   Object.assign(out, shapeContainer(rt, '', core, include?.selection.get('') ?? (include ? new Map() : undefined), exclude?.selection.get('')));

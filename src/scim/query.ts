@@ -7,13 +7,12 @@
  * maxPageSize). The cursor itself is read by the service, which knows the secret and the clock.
  */
 import { badRequest } from './errors.ts';
-import type { AttrPath, Filter } from './filter/ast.ts';
-import { bindFilter } from './filter/bind.ts';
+import { bindFilter, bindSort } from './filter/bind.ts';
+import type { BoundFilter, BoundSort } from './filter/bind.ts';
 import { parseFilter } from './filter/parse.ts';
 import { parseAttrPath, parseAttributeList } from './path.ts';
 import { checkProjection } from './project.ts';
 import type { Projection } from './project.ts';
-import { resolvePath } from './schema/registry.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
 
 export const DEFAULT_COUNT = 100;
@@ -26,8 +25,9 @@ export type Paging =
   | { readonly method: 'cursor'; readonly cursor: string };
 
 export interface ListQuery {
-  readonly filter?: Filter;
-  readonly sortBy?: AttrPath;
+  /** Bound once here; lowered to storage's words by the service (filter/lower.ts). */
+  readonly filter?: BoundFilter;
+  readonly sortBy?: BoundSort;
   readonly descending: boolean;
   readonly paging: Paging;
   readonly count: number;
@@ -103,8 +103,7 @@ export function parseListQuery(rt: ResourceTypeDef, raw: RawListParams): ListQue
   const filterText = stringParam('filter', raw.filter);
   const filter = filterText !== undefined ? bindFilter(rt, parseFilter(filterText)) : undefined;
   const sortText = stringParam('sortBy', raw.sortBy);
-  const sortBy: AttrPath | undefined = sortText !== undefined ? parseAttrPath(sortText, 'invalidValue') : undefined;
-  if (sortBy !== undefined) resolvePath(rt, sortBy, 'invalidValue');
+  const sortBy = sortText !== undefined ? bindSort(rt, parseAttrPath(sortText, 'invalidValue')) : undefined;
   const order = stringParam('sortOrder', raw.sortOrder);
   if (order !== undefined && !/^(ascending|descending)$/i.test(order)) {
     throw badRequest('invalidValue', 'sortOrder must be "ascending" or "descending"');

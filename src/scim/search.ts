@@ -20,9 +20,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { badRequest } from './errors.ts';
 import type { AttrPath, Filter } from './filter/ast.ts';
-import { bindFilter } from './filter/bind.ts';
+import { bindFilter, bindSort } from './filter/bind.ts';
+import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { parseFilter } from './filter/parse.ts';
-import { filterToSql, sortExpression } from './filter/to-sql.ts';
 import { PAGE_BYTE_BUDGET, PAGE_SLICE } from './paging.ts';
 import type { ListResult } from './paging.ts';
 import { parseAttrPath, parseAttributeList } from './path.ts';
@@ -30,16 +30,14 @@ import type { Projection } from './project.ts';
 import { DEFAULT_COUNT, MAX_COUNT, integerParam, stringParam } from './query.ts';
 import type { RawListParams } from './query.ts';
 import type { Resource } from './representation.ts';
-import { extensionForPath, groupResourceType, lower, resolvePath, userResourceType } from './schema/registry.ts';
+import { extensionForPath, lower, resolvePath } from './schema/registry.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
-import { hidesDeactivated } from './context.ts';
+import { hidesDeactivated, lowering, typesOf } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { renderGroupRows } from './groups.ts';
 import { renderUserRows } from './users.ts';
 import { groupsByIds, searchAcross, usersByIds } from '../storage/repos/search.ts';
 import type { SearchBranch, SearchHit } from '../storage/repos/search.ts';
-
-const TYPES: readonly ResourceTypeDef[] = [userResourceType, groupResourceType];
 
 const knows = (rt: ResourceTypeDef, path: AttrPath): boolean => {
   try {
@@ -86,7 +84,7 @@ const applies = (rt: ResourceTypeDef, path: AttrPath): boolean =>
   (path.sub === undefined && path.uri === undefined && lower(path.attr) === 'schemas') || extensionForPath(rt, path) !== undefined || knows(rt, path);
 
 /** `attributes` or `excludedAttributes` for each type: the names it defines (unknown to all: 400). */
-function projectionPaths(name: string, raw: unknown): Map<ResourceTypeDef, AttrPath[]> | undefined {
+function projectionPaths(name: string, raw: unknown, TYPES: readonly ResourceTypeDef[]): Map<ResourceTypeDef, AttrPath[]> | undefined {
   const text = stringParam(name, raw);
   if (text === undefined) return undefined;
   const paths = parseAttributeList(text);
@@ -106,9 +104,9 @@ async function renderHits(ctx: ScimContext, hits: readonly SearchHit[], projecti
   const userRows = await usersByIds(ctx.storage.db, ctx.team.id, hits.filter((h) => h.type === 'User').map((h) => h.id));
   const groupRows = await groupsByIds(ctx.storage.db, ctx.team.id, hits.filter((h) => h.type === 'Group').map((h) => h.id));
   const rendered = new Map<string, Resource>();
-  const userResources = await renderUserRows(ctx, userRows, projectionFor(userResourceType));
+  const userResources = await renderUserRows(ctx, userRows, projectionFor(typesOf(ctx).User));
   userRows.forEach((row, i) => rendered.set(`User/${row.id}`, userResources[i]!));
-  const groupResources = await renderGroupRows(ctx, groupRows, projectionFor(groupResourceType));
+  const groupResources = await renderGroupRows(ctx, groupRows, projectionFor(typesOf(ctx).Group));
   groupRows.forEach((row, i) => rendered.set(`Group/${row.id}`, groupResources[i]!));
   // A resource deleted between the two reads is left out rather than failing the page.
   return hits.map((h) => rendered.get(`${h.type}/${h.id}`)).filter((r): r is Resource => r !== undefined);
@@ -127,28 +125,29 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
   const descending = order !== undefined && order.toLowerCase() === 'descending';
   const startIndex = Math.max(1, integerParam('startIndex', raw.startIndex) ?? 1);
   const count = Math.min(MAX_COUNT, Math.max(0, integerParam('count', raw.count) ?? DEFAULT_COUNT));
-  const attributes = projectionPaths('attributes', raw.attributes);
-  const excluded = projectionPaths('excludedAttributes', raw.excludedAttributes);
+  // The team's resource types, its extensions included.
+  const userType = typesOf(ctx).User;
+  const groupType = typesOf(ctx).Group;
+  const TYPES = [userType, groupType];
+  const attributes = projectionPaths('attributes', raw.attributes, TYPES);
+  const excluded = projectionPaths('excludedAttributes', raw.excludedAttributes, TYPES);
 
   if (sortBy && !TYPES.some((rt) => knows(rt, sortBy))) throw badRequest('invalidValue', `sortBy: no resource type has an attribute "${sortText}"`);
   const known = new Set<Filter>();
   const branches = new Map<ResourceTypeDef, SearchBranch>();
-  const hooks = ctx.storage.hooks;
   for (const rt of TYPES) {
-    const table = rt === userResourceType ? 'u' : 'g';
     const reduced = filter ? reduce(rt, filter, known) : true;
     if (reduced === false) continue;
-    const scope = { hooks, table, onlyActiveMembers: hidesDeactivated(ctx) };
     branches.set(rt, {
-      ...(reduced !== true ? { where: filterToSql(rt, bindFilter(rt, reduced), scope) } : {}),
-      ...(sortBy && knows(rt, sortBy) ? { sortKey: sortExpression(rt, sortBy, scope) } : {}),
+      ...(reduced !== true ? { where: lowerFilter(bindFilter(rt, reduced), lowering(ctx)) } : {}),
+      ...(sortBy && knows(rt, sortBy) ? { sort: lowerSort(bindSort(rt, sortBy)) } : {}),
     });
   }
   const unknown = filter ? leaves(filter).find((leaf) => !known.has(leaf)) : undefined;
   if (unknown && 'path' in unknown) throw badRequest('invalidFilter', `no resource type has an attribute "${unknown.path.attr}"`);
 
-  const users = branches.get(userResourceType);
-  const groups = branches.get(groupResourceType);
+  const users = branches.get(userType);
+  const groups = branches.get(groupType);
   const { hits, total } = await searchAcross(ctx.storage.db, ctx.team.id, {
     ...(users ? { users } : {}),
     ...(groups ? { groups } : {}),

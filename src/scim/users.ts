@@ -18,14 +18,13 @@ import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
 import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
-import type { DialectHooks } from '../storage/dialect.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
-import { hidesDeactivated } from './context.ts';
+import { hidesDeactivated, lowering, typesOf } from './context.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed, ScimError } from './errors.ts';
-import { filterToSql, sortExpression } from './filter/to-sql.ts';
+import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
 import type { ListResult } from './paging.ts';
 import { applyPatch } from './patch.ts';
@@ -35,8 +34,9 @@ import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, userResource } from './representation.ts';
 import type { GroupRef, Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
-import { userResourceType as rt } from './schema/registry.ts';
-import { validateResource } from './validate.ts';
+import { userResourceType as coreUserType } from './schema/registry.ts';
+import { claimExtensionValues } from './unique.ts';
+import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
 
@@ -54,9 +54,10 @@ const parseData = (ctx: ScimContext, row: UserRow): Record<string, unknown> => c
 
 /** The user as the response shows it; `groups` are read unless the caller knows them (a new user has none). */
 async function render(ctx: ScimContext, ex: Executor, row: UserRow, projection: Projection, known?: readonly GroupRef[]): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   const groups = !wantsAttribute(rt, projection, 'groups')
     ? undefined
-    : (known ?? (await groupsOfUsers(ex, ctx.storage.statements, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name })));
+    : (known ?? (await groupsOfUsers(ex, ctx.team.id, [row.id])).map((g) => ({ groupId: g.group_id, displayName: g.display_name })));
   const full = userResource(rt, row, parseData(ctx, row), groups, ctx.baseUrl);
   return { resource: projectResource(rt, full, projection), etag: etagOf(row.version), id: row.id };
 }
@@ -79,13 +80,13 @@ const claimed = (ctx: ScimContext, row: UserRow): UserRow => ({
 
 /** The user if it exists and the caller may see it. */
 async function visibleRow(ctx: ScimContext, ex: Executor, id: string): Promise<UserRow> {
-  const row = await userById(ex, ctx.storage.statements, ctx.team.id, id);
+  const row = await userById(ex, ctx.team.id, id);
   if (!row || !holdsName(ctx.team.deactivated_users, row)) throw notFound(`User ${id} not found`);
   return row;
 }
 
 async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string): Promise<ScimError> {
-  const holder = await userByNameKey(ex, ctx.storage.statements, ctx.team.id, userName.toLowerCase());
+  const holder = await userByNameKey(ex, ctx.team.id, userName.toLowerCase());
   return conflict(`userName "${userName}" is already taken${holder ? ` by user ${holder.id}` : ''}`);
 }
 
@@ -95,7 +96,7 @@ async function uniquenessError(ctx: ScimContext, ex: Executor, userName: string)
  * most clients omit it). Also used by the scale benchmark's bulk loader.
  */
 export function userRowOf(
-  hooks: DialectHooks,
+  hooks: { toJson(value: unknown): string },
   base: Pick<UserRow, 'id' | 'team_id' | 'created_at'>,
   validatedDocument: Readonly<Record<string, unknown>>,
   passwordHash: string | null,
@@ -104,7 +105,7 @@ export function userRowOf(
 ): UserRow {
   const document = { ...validatedDocument };
   if (document.active === undefined) document.active = true;
-  const columns = columnsOf(rt, document, commonAttributes);
+  const columns = columnsOf(coreUserType, document, commonAttributes);
   const active = Number(columns.active);
   return {
     id: base.id,
@@ -190,14 +191,16 @@ async function withPrehashed<T>(find: () => Promise<string | undefined>, write: 
 }
 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   const validated = validateResource(rt, body, 'create');
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
   return runWrite(ctx, async (trx) => {
     // Only the holder of the name counts: users that released it never block a new one.
-    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.storage.statements, ctx.team.id, row.user_name_claim);
+    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.team.id, row.user_name_claim);
     if (clash) throw await uniquenessError(ctx, trx, row.user_name);
-    await insertUser(trx, ctx.storage.statements, row);
+    await insertUser(trx, row);
+    await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     await audit(ctx, trx, 'create', row.id, {
       userName: row.user_name,
       attributes: Object.keys(parseData(ctx, row)).sort(),
@@ -213,14 +216,14 @@ export async function getUser(ctx: ScimContext, id: string, projection: Projecti
 }
 
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
-  const hooks = ctx.storage.hooks;
+  const rt = typesOf(ctx).User;
   const window = pageWindow(ctx, rt, query);
-  const where = query.filter ? { where: filterToSql(rt, query.filter, { hooks, table: 'u' }) } : {};
-  const orderBy = query.sortBy ? { orderBy: sortExpression(rt, query.sortBy, { hooks, table: 'u' }) } : {};
+  const where = query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {};
+  const sort = query.sortBy ? { sort: lowerSort(query.sortBy) } : {};
   const { page, resources } = await budgetedPage(
     window,
     query.count,
-    (slice, limit) => listUserRows(ctx.storage.db, ctx.team.id, { ...where, ...orderBy, onlyActive: hidesDeactivated(ctx), descending: query.descending, limit, ...slice }),
+    (slice, limit) => listUserRows(ctx.storage.db, ctx.team.id, { ...where, ...sort, onlyActive: hidesDeactivated(ctx), descending: query.descending, limit, ...slice }),
     (rows) => renderUserRows(ctx, rows, query.projection),
   );
   return listResult(ctx, rt, query, window, page, resources);
@@ -228,12 +231,13 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
 
 /** Users rows of a list or search page as the response shows them (their groups read in one query). */
 export async function renderUserRows(ctx: ScimContext, rows: readonly UserRow[], projection: Projection): Promise<Resource[]> {
+  const rt = typesOf(ctx).User;
   const wantsGroups = wantsAttribute(rt, projection, 'groups');
   // One pass over the rows' memberships into a map by user (issue 13.3: a filter per row made
   // 300 users in 300 groups cost 90,000 comparisons per row, 2 s in all).
   const groupsByUser = new Map<string, GroupRef[]>();
   if (wantsGroups && rows.length > 0) {
-    for (const m of await groupsOfUsers(ctx.storage.db, ctx.storage.statements, ctx.team.id, rows.map((r) => r.id))) {
+    for (const m of await groupsOfUsers(ctx.storage.db, ctx.team.id, rows.map((r) => r.id))) {
       const list = groupsByUser.get(m.user_id) ?? groupsByUser.set(m.user_id, []).get(m.user_id)!;
       list.push({ groupId: m.group_id, displayName: m.display_name });
     }
@@ -257,20 +261,22 @@ function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, 
 
 /** The audit event of a write to a user, in the write's transaction. */
 const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
-  recordEvent(trx, ctx.storage.statements, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
+  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
 
 async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
   // A rename, a reactivation or a restore claims the name: another holder makes it a 409 and
   // nothing changes (the unique index refuses it too, should two requests race).
   const claims = next.user_name_claim !== null && next.user_name_claim !== current.user_name_claim;
   if (claims) {
-    const clash = await userByNameKey(trx, ctx.storage.statements, ctx.team.id, next.user_name_claim!);
+    const clash = await userByNameKey(trx, ctx.team.id, next.user_name_claim!);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
-  if (!(await updateUser(trx, ctx.storage.statements, next, current.version))) {
+  if (!(await updateUser(trx, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
+  // Extension values declared unique (issue 11); a user DELETE removed from every read frees them.
+  await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? parseData(ctx, next) : undefined);
   // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
   // every token the user holds, and every browser session (issue 13 item 7).
   const revokes =
@@ -288,10 +294,11 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
 }
 
 export async function replaceUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   // The password a PUT sets does not depend on the stored user: validate once outside to hash it.
   const find = async () => (mayCarryPassword(body) ? validateResource(rt, body, 'replace').password : undefined);
   return withPrehashed(find, (prehashed) => runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
+    const found = await userById(trx, ctx.team.id, id);
     const original = found ? parseData(ctx, found) : undefined;
     const validated = validateResource(rt, body, 'replace', original);
     const current = assertWritable(ctx, found, id, validated.document.active !== false);
@@ -303,19 +310,21 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
 
 /** The password `body` would set on the user as stored now, read outside any transaction. */
 async function patchedPassword(ctx: ScimContext, id: string, body: unknown): Promise<string | undefined> {
+  const rt = typesOf(ctx).User;
   if (!mayCarryPassword(body)) return undefined;
-  const found = await userById(ctx.storage.db, ctx.storage.statements, ctx.team.id, id);
+  const found = await userById(ctx.storage.db, ctx.team.id, id);
   if (!found) throw notFound(`User ${id} not found`);
   const original = parseData(ctx, found);
-  return validateResource(rt, applyPatch(rt, original, body).document, 'patch', original).password;
+  return validateResource(rt, applyPatch(rt, withoutHidden(rt, original), body).document, 'patch', original).password;
 }
 
 export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   return withPrehashed(() => patchedPassword(ctx, id, body), (prehashed) => runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
+    const found = await userById(trx, ctx.team.id, id);
     if (!found) throw notFound(`User ${id} not found`);
     const original = parseData(ctx, found);
-    const patched = applyPatch(rt, original, body);
+    const patched = applyPatch(rt, withoutHidden(rt, original), body);
     const validated = validateResource(rt, patched.document, 'patch', original);
     const current = assertWritable(ctx, found, id, found.active === 0 && validated.document.active === true);
     checkIfMatch(rt, current, pre.ifMatch);
@@ -327,8 +336,9 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
 type StateChange = 'activate' | 'deactivate' | 'delete';
 
 async function setState(ctx: ScimContext, id: string, change: StateChange, pre: Preconditions, projection: Projection): Promise<Versioned> {
+  const rt = typesOf(ctx).User;
   return runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.storage.statements, ctx.team.id, id);
+    const found = await userById(trx, ctx.team.id, id);
     const active = change === 'activate';
     // Deactivating a hidden (already deactivated) user is a 404 like any other by-id write;
     // activate also restores a deleted one.

@@ -200,7 +200,7 @@ function checkSchemas(rt: ResourceTypeDef, value: unknown): void {
   const known = [rt.schema.id, ...rt.extensions.map((e) => e.schema.id)].map(lower);
   for (const urn of value as string[]) {
     if (!known.includes(lower(urn)) && !isToleratedSchemaUrn(urn)) {
-      throw invalidValue(`schemas names "${urn.slice(0, 100)}", which ${rt.name} does not use`);
+      throw invalidValue(`schemas names "${urn.slice(0, 300)}", which ${rt.name} does not use; declare the extension with rollcall schema add (or POST /v2/admin/Schemas) to accept it`);
     }
   }
   if (!(value as string[]).some((urn) => lower(urn) === lower(rt.schema.id))) {
@@ -271,7 +271,7 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
         // RFC 7643 3: `schemas` belongs to the resource; clients also repeat it inside an extension.
         if (lower(subKey) === 'schemas') continue;
         const attr = findAttribute(extension.attributes, subKey);
-        if (!attr) throw badRequest('invalidSyntax', `Unknown attribute "${subKey}" of ${extension.id}`);
+        if (!attr) throw badRequest('invalidSyntax', `Unknown attribute "${subKey.slice(0, 100)}" of ${extension.id}; declare it with rollcall schema add (or POST /v2/admin/Schemas) to accept it`);
         if (attr.mutability === 'readOnly') continue;
         put(target, attr.name, normalizeValue(attr, subValue), attr.name);
       }
@@ -279,7 +279,7 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
     }
     const found = attributeForKey(rt, key);
     if (!found && nullUnprefixedExtensionAttribute(rt, key, value, schemas)) continue;
-    if (!found) throw badRequest('invalidSyntax', `Unknown attribute "${key.slice(0, 100)}" for ${rt.name}`);
+    if (!found) throw badRequest('invalidSyntax', `Unknown attribute "${key.slice(0, 300)}" for ${rt.name}; declare it with rollcall schema add (or POST /v2/admin/Schemas) to accept it`);
     const { attr } = found;
     if (attr.storage?.kind === 'members') {
       if (members !== undefined && value !== null) throw badRequest('invalidSyntax', 'members is given twice');
@@ -315,6 +315,8 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
   for (const attr of rt.schema.attributes) {
     if (attr.required && document[attr.name] === undefined) throw invalidValue(`${attr.name} is required`);
   }
+  checkExtensionsRequired(rt, document);
+  if (original && mode !== 'create') keepHidden(rt, original, document);
   if (original && mode !== 'create') checkImmutable(rt, original, document);
   checkResourceSize(rt, document);
   return {
@@ -322,6 +324,62 @@ export function validateResource(rt: ResourceTypeDef, body: unknown, mode: Valid
     ...(password !== undefined ? { password } : {}),
     ...(members !== undefined ? { members } : {}),
   };
+}
+
+/**
+ * RFC 7643 section 6 `schemaExtensions.required`: a resource must carry a required extension;
+ * an extension's required attributes must be there whenever the extension is.
+ */
+function checkExtensionsRequired(rt: ResourceTypeDef, document: Json): void {
+  for (const ext of rt.extensions) {
+    const values = document[ext.schema.id];
+    if (!isObject(values)) {
+      if (ext.required) throw invalidValue(`the extension ${ext.schema.id} is required for ${rt.name}`);
+      continue;
+    }
+    for (const attr of ext.schema.attributes) {
+      if (attr.required && values[attr.name] === undefined) throw invalidValue(`${ext.schema.id}:${attr.name} is required`);
+    }
+  }
+}
+
+/**
+ * Issue 11 (evolution): values of an extension the team removed, or of attributes it left out
+ * of a newer definition, stay stored though no request can see or change them; a replace or a
+ * PATCH keeps them as they were.
+ */
+function keepHidden(rt: ResourceTypeDef, original: Json, document: Json): void {
+  for (const [key, value] of Object.entries(original)) {
+    if (!/^urn:/i.test(key) || !isObject(value)) continue;
+    const ext = extensionByUrn(rt, key);
+    if (!ext) {
+      if (schemaByUrn(rt, key) === undefined) document[key] = value;
+      continue;
+    }
+    const hidden = Object.entries(value).filter(([name]) => lower(name) !== 'schemas' && !findAttribute(ext.attributes, name));
+    if (hidden.length === 0) continue;
+    const current = isObject(document[ext.id]) ? (document[ext.id] as Json) : {};
+    document[ext.id] = { ...current, ...Object.fromEntries(hidden) };
+  }
+}
+
+/** `document` without the values of removed extensions and attributes (what a PATCH applies to). */
+export function withoutHidden(rt: ResourceTypeDef, document: Json): Json {
+  const out: Json = {};
+  for (const [key, value] of Object.entries(document)) {
+    if (!/^urn:/i.test(key) || !isObject(value)) {
+      out[key] = value;
+      continue;
+    }
+    const ext = extensionByUrn(rt, key);
+    if (!ext) {
+      if (schemaByUrn(rt, key) !== undefined) out[key] = value;
+      continue;
+    }
+    const shown = Object.entries(value).filter(([name]) => lower(name) === 'schemas' || findAttribute(ext.attributes, name));
+    if (shown.length > 0) out[key] = Object.fromEntries(shown);
+  }
+  return out;
 }
 
 /** RFC 7643 2.2: an immutable attribute, once set, keeps its value. */

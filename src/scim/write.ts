@@ -5,8 +5,7 @@
  * times; anything else propagates as a server error. Nothing is half-written: the transaction
  * rolls back on every throw.
  */
-import type { Transaction } from 'kysely';
-import type { Database } from '../storage/types.ts';
+import type { Tx } from '../storage/types.ts';
 import type { ScimContext } from './context.ts';
 import { conflict, ScimError } from './errors.ts';
 
@@ -22,7 +21,7 @@ const ATTEMPTS = 8;
 
 export async function runWrite<T>(
   ctx: ScimContext,
-  body: (trx: Transaction<Database>) => Promise<T>,
+  body: (trx: Tx) => Promise<T>,
   onUnique?: () => Promise<ScimError>,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {

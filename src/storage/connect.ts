@@ -1,6 +1,7 @@
 /**
  * Opens the database named by a URL (`sqlite:<path>`, `sqlite::memory:`, `postgres://...`) as a
- * Kysely instance plus its dialect hooks and its compiled-once statements (statements.ts). An
+ * Kysely instance plus its dialect hooks; the instance carries its compiled-once statements and
+ * the hooks (statements.ts `StorageCarrier`), so repositories find them from any executor. An
  * SQLite file also gets its maintenance, started here and stopped by close(): WAL checkpoints in
  * a worker thread (checkpointer.ts) and a periodic PRAGMA optimize for the query planner.
  */
@@ -13,15 +14,12 @@ import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
-import { createStatements, kyselyEngine } from './statements.ts';
-import type { Statements } from './statements.ts';
+import { createStatements, kyselyEngine, StorageCarrier } from './statements.ts';
 import type { Database, Db } from './types.ts';
 
 export interface Storage {
   readonly db: Db;
   readonly hooks: DialectHooks;
-  /** The hot statements, compiled once for this database (statements.ts). */
-  readonly statements: Statements;
   /** The SQLite file path, or undefined for PostgreSQL and in-memory SQLite. */
   readonly sqlitePath: string | undefined;
   /** Connections of the pool, for /metrics. */
@@ -61,7 +59,8 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     if (!memory) mkdirSync(dirname(path), { recursive: true });
     // An in-memory database has no WAL: nothing to checkpoint, nobody else to share it with.
     const database = new NodeSqliteDatabase(path, { backgroundCheckpoints: !memory });
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    const bare = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database)), sqliteHooks));
     const checkpointer = memory
       ? undefined
       : startCheckpointer({
@@ -79,7 +78,6 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     return {
       db,
       hooks: sqliteHooks,
-      statements: createStatements(db, sqliteStatementEngine(database)),
       sqlitePath: memory ? undefined : path,
       poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
       async close() {
@@ -92,11 +90,11 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10 });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const bare = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, kyselyEngine), postgresHooks));
   return {
     db,
     hooks: postgresHooks,
-    statements: createStatements(db, kyselyEngine),
     sqlitePath: undefined,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),

@@ -23,9 +23,11 @@ export interface DialectHooks {
   /**
    * A scalar at `keys` inside a JSON document, or NULL: inside the column `column` of table
    * alias `table`, or (base `element`) inside the current element of `elements(...)`. `text`
-   * gives strings as text; `bool` gives JSON true/false as 1/0. Keys are stored attribute names.
+   * gives strings as text; `bool` gives JSON true/false as 1/0; `number` gives a JSON number as
+   * a number (NULL for any other JSON type, so a string never compares as one). Keys are stored
+   * attribute names.
    */
-  json(base: JsonBase, keys: readonly string[], as: 'text' | 'bool'): RawBuilder<unknown>;
+  json(base: JsonBase, keys: readonly string[], as: 'text' | 'bool' | 'number'): RawBuilder<unknown>;
   /**
    * A FROM item yielding the elements of the JSON array at `keys` of `table.column`, under the
    * alias that `json('element', ...)` reads. No rows when the array is absent.
@@ -60,10 +62,14 @@ export const sqliteHooks: DialectHooks = {
     codeOf(error) === 'SQLITE_CONSTRAINT_UNIQUE' ||
     codeOf(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isRetryable: (error) => /database is locked|SQLITE_BUSY/.test(messageOf(error)),
-  json: (base, keys, _as) =>
-    base === 'element'
-      ? sql`json_extract(e.value, ${jsonPathSqlite(keys)})`
-      : sql`json_extract(${sql.ref(`${base.table}.${base.column}`)}, ${jsonPathSqlite(keys)})`,
+  json: (base, keys, as) => {
+    // The element itself (a multi-valued simple attribute): json_each's value is already SQL
+    // (text, a number, 1/0), and json_extract would read a string element as malformed JSON.
+    if (base === 'element' && keys.length === 0) return as === 'number' ? sql`(case when e.type in ('integer', 'real') then e.value end)` : sql`e.value`;
+    const source = base === 'element' ? sql`e.value` : sql.ref(`${base.table}.${base.column}`);
+    const value = sql`json_extract(${source}, ${jsonPathSqlite(keys)})`;
+    return as === 'number' ? sql`(case when json_type(${source}, ${jsonPathSqlite(keys)}) in ('integer', 'real') then ${value} end)` : value;
+  },
   elements: (table, column, keys) => sql`json_each(${sql.ref(`${table}.${column}`)}, ${jsonPathSqlite(keys)}) as e`,
   elementIndex: () => sql`e.key`,
   // rc_lower is registered on every connection by sqlite-adapter.ts (SQLite's lower() is ASCII only).
@@ -83,6 +89,7 @@ export const postgresHooks: DialectHooks = {
   json: (base, keys, as) => {
     const source = base === 'element' ? sql`e.v` : sql.ref(`${base.table}.${base.column}`);
     const text = sql`(${source} #>> ${sql.val(keys)}::text[])`;
+    if (as === 'number') return sql`(case when jsonb_typeof(${source} #> ${sql.val(keys)}::text[]) = 'number' then ${text}::numeric end)`;
     return as === 'bool' ? sql`(case ${text} when 'true' then 1 when 'false' then 0 end)` : text;
   },
   elements: (table, column, keys) =>

@@ -10,8 +10,16 @@
  * through Kysely's executor, SQLite straight on a prepared node:sqlite statement
  * (sqlite-adapter.ts). Only fixed-shape queries belong here; dynamic ones (filters, paging)
  * stay with the query builder.
+ *
+ * The templates are an internal detail of storage: connect() hangs them (with the dialect
+ * hooks) on its Kysely instance as a pass-through plugin (`StorageCarrier`), which every
+ * transaction of that instance inherits, and a repository finds them from the executor it was
+ * given (`hot(ex)`). Callers pass only a database or a transaction, whether a repository function
+ * runs a compiled statement or builds its query; on an executor that carries no templates (a
+ * bare Kysely instance) a statement is built and run per call.
  */
-import type { Compilable, CompiledQuery } from 'kysely';
+import type { Compilable, CompiledQuery, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { DialectHooks } from './dialect.ts';
 import type { Db, Executor } from './types.ts';
 
 /** A statement's parameters: a row or a small object of named values. */
@@ -50,7 +58,7 @@ export interface StatementEngine {
   changes(ex: Executor, template: Template, values: unknown[]): Promise<number>;
 }
 
-/** What the repositories run hot statements through: `storage.statements`. */
+/** What the repositories run hot statements through (`hot(ex)`). */
 export interface Statements {
   all<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<R[]>;
   first<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<R | undefined>;
@@ -85,7 +93,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
   return { name: def.name, compiled, slots };
 }
 
-/** The engine-neutral part of `storage.statements`: compile once per database, bind, run. */
+/** The engine-neutral part of the hot statements: compile once per database, bind, run. */
 export function createStatements(db: Db, engine: StatementEngine): Statements {
   const templates = new Map<StatementDef<Params, unknown>, Template>();
   const templateOf = (def: StatementDef<Params, unknown>): Template => {
@@ -129,3 +137,56 @@ export const kyselyEngine: StatementEngine = {
     return Number(result.numAffectedRows ?? 0n);
   },
 };
+
+/**
+ * Carries a storage's compiled statements and dialect hooks on its Kysely instance. It changes
+ * no query and no result; it is only there to be found from any executor of that instance.
+ */
+export class StorageCarrier implements KyselyPlugin {
+  readonly statements: Statements;
+  readonly hooks: DialectHooks;
+
+  constructor(statements: Statements, hooks: DialectHooks) {
+    this.statements = statements;
+    this.hooks = hooks;
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+/**
+ * The carrier of `ex`, the last one added (a test may add one over the storage's). Kysely keeps
+ * an instance's plugins on its executor, which transactions share; `getExecutor` is marked
+ * internal in Kysely's typings, hence the narrow cast (test/storage/statements.test.ts pins it).
+ */
+function carrierOf(ex: Executor): StorageCarrier | undefined {
+  const plugins = (ex as unknown as { getExecutor(): { readonly plugins: readonly KyselyPlugin[] } }).getExecutor().plugins;
+  for (let i = plugins.length - 1; i >= 0; i--) {
+    const plugin = plugins[i];
+    if (plugin instanceof StorageCarrier) return plugin;
+  }
+  return undefined;
+}
+
+/** Statements built and run per call: what an executor without a carrier gets. */
+const perCall: Statements = {
+  all: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows,
+  first: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows[0],
+  run: async (ex, def, params) => Number((await ex.executeQuery(def.build(ex as Db, params).compile())).numAffectedRows ?? 0n),
+};
+
+/** The hot statements of the storage `ex` belongs to. */
+export const hot = (ex: Executor): Statements => carrierOf(ex)?.statements ?? perCall;
+
+/** The dialect hooks of the storage `ex` belongs to. */
+export function hooksOf(ex: Executor): DialectHooks {
+  const carrier = carrierOf(ex);
+  if (!carrier) throw new Error('this executor does not belong to a Storage built by connect()');
+  return carrier.hooks;
+}

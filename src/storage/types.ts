@@ -11,6 +11,35 @@ export interface TeamsTable {
   name_key: string;
   deactivated_users: 'hidden' | 'visible';
   created_at: string;
+  /** Bumped by every change of the team's schema extensions (migration 009); 0 when never changed. */
+  schema_version?: number;
+}
+
+/** A team's extension schema (migration 009). */
+export interface SchemaExtensionsTable {
+  team_id: string;
+  schema_id: string;
+  /** `schema_id` lower-cased: URNs compare case-insensitively. */
+  schema_key: string;
+  resource_type: 'User' | 'Group';
+  required: number;
+  /** The RFC 7643 section 7 schema as accepted (JSON). */
+  definition: string;
+  /** Every attribute ever declared, name (lower-cased) -> type (JSON). */
+  declared: string;
+  created_at: string;
+  updated_at: string;
+  removed_at: string | null;
+}
+
+/** Values of `uniqueness: server` extension attributes (migration 009). */
+export interface ExtensionUniqueValuesTable {
+  team_id: string;
+  resource_type: 'User' | 'Group';
+  /** `<schema URN>:<attribute>`, lower-cased. */
+  attribute: string;
+  value_key: string;
+  resource_id: string;
 }
 
 export interface UsersTable {
@@ -149,6 +178,8 @@ export interface Database {
   oauth_codes: OAuthCodesTable;
   settings: SettingsTable;
   audit_events: AuditEventsTable;
+  schema_extensions: SchemaExtensionsTable;
+  extension_unique_values: ExtensionUniqueValuesTable;
   sessions: SessionsTable;
   keys: KeysTable;
 }
@@ -156,3 +187,5 @@ export interface Database {
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: what every repository function takes. */
 export type Executor = Kysely<Database> | Transaction<Database>;
+/** An open transaction (what a write's body runs on). */
+export type Tx = Transaction<Database>;

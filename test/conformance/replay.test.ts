@@ -30,6 +30,8 @@ interface Fixture {
   readonly provider: string;
   readonly source: string;
   readonly team?: { readonly deactivatedUsers?: 'hidden' | 'visible' };
+  /** Schema extensions the team registers first (issue 11), as POST /v2/admin/Schemas takes them. */
+  readonly extensions?: readonly unknown[];
   readonly steps: readonly Step[];
 }
 
@@ -67,6 +69,10 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
       const t = await createTestApp(fixture.team?.deactivatedUsers ? { deactivatedUsers: fixture.team.deactivatedUsers } : {});
       const vars: Record<string, unknown> = {};
       try {
+        for (const extension of fixture.extensions ?? []) {
+          const res = await t.request('POST', '/v2/admin/Schemas', extension);
+          assert.equal(res.statusCode, 201, `registering an extension: ${res.body}`);
+        }
         for (const step of fixture.steps) {
           const label = `${step.id}${step.note ? ` (${step.note})` : ''}`;
           const path = substitute(step.request.path, vars) as string;

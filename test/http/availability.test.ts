@@ -132,7 +132,7 @@ describe('one tenant cannot starve the others (issue 13 item 3)', () => {
     const at = new Date().toISOString();
     for (let g = 0; g < groups; g++) {
       const id = String(json(await t.request('POST', '/v2/scim/Groups', { schemas: [GROUP], displayName: `Group ${g}` })).id);
-      await t.storage.db.transaction().execute((trx) => addMembers(trx, t.storage.statements, t.team.id, id, userIds, at));
+      await t.storage.db.transaction().execute((trx) => addMembers(trx, t.team.id, id, userIds, at));
     }
     const watched = await whileProbing(() => get(`/v2/scim/Users?count=${users}&filter=${encodeURIComponent('userName sw "member"')}`));
     ctx.diagnostic(`took ${watched.took.toFixed(0)} ms; longest event-loop block ${watched.longestBlock.toFixed(0)} ms; slowest /healthz ${watched.slowestHealth.toFixed(0)} ms over ${watched.probes} probes; itemsPerPage ${watched.result.body.itemsPerPage}`);
@@ -163,7 +163,7 @@ describe('one tenant cannot starve the others (issue 13 item 3)', () => {
         }
         await trx.insertInto('users').values(rows).execute();
       }
-      await addMembers(trx, t.storage.statements, t.team.id, group, ids, at);
+      await addMembers(trx, t.team.id, group, ids, at);
     });
     const watched = await whileProbing(() => get(`/v2/scim/Groups/${group}`));
     ctx.diagnostic(`took ${watched.took.toFixed(0)} ms; longest event-loop block ${watched.longestBlock.toFixed(0)} ms; slowest /healthz ${watched.slowestHealth.toFixed(0)} ms over ${watched.probes} probes`);

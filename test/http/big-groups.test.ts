@@ -49,7 +49,7 @@ async function seedBigGroup(t: TestApp): Promise<BigGroup> {
   });
   const groupId = newId();
   await t.storage.db.transaction().execute(async (trx) => {
-    for (const u of users) await insertUser(trx, t.storage.statements, u);
+    for (const u of users) await insertUser(trx, u);
     await insertGroup(trx, {
       id: groupId, team_id: t.team.id, display_name: 'Big', display_name_key: 'big', external_id: null, active: 1,
       data: t.storage.hooks.toJson({ displayName: 'Big', active: true }), version: 1, created_at: at(0), updated_at: at(0),
@@ -57,7 +57,7 @@ async function seedBigGroup(t: TestApp): Promise<BigGroup> {
     // Batch b joins at second BATCHES - b, so later batches come first; ids are random.
     for (let b = 0; b < BATCHES; b++) {
       const batch = users.filter((_, i) => i % BATCHES === b).map((u) => u.id);
-      await addMembers(trx, t.storage.statements, t.team.id, groupId, batch, at(BATCHES - b));
+      await addMembers(trx, t.team.id, groupId, batch, at(BATCHES - b));
     }
   });
   const order: string[] = [];

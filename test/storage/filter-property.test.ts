@@ -61,7 +61,7 @@ const ids = (body: Json): string[] => (body.Resources as Json[]).map((r) => Stri
 function oracle(rt: ResourceTypeDef, resources: readonly Json[], text: string): string[] | ScimError {
   try {
     const bound = bindFilter(rt, parseFilter(text));
-    return resources.filter((r) => matches(rt, bound, r)).map((r) => String(r.id));
+    return resources.filter((r) => matches(bound, r)).map((r) => String(r.id));
   } catch (error) {
     if (error instanceof ScimError) return error;
     throw error;

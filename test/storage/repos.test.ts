@@ -65,33 +65,33 @@ for (const engine of engines) {
 
     it('inserts and reads a user; data round-trips as a document', async () => {
       const row = userRow(teamId, 'Alice@X.example');
-      await insertUser(db.storage.db, db.storage.statements, row);
-      const got = await userById(db.storage.db, db.storage.statements, teamId, row.id);
+      await insertUser(db.storage.db, row);
+      const got = await userById(db.storage.db, teamId, row.id);
       assert.equal(got?.user_name, 'Alice@X.example');
       assert.deepEqual(db.storage.hooks.parseJson(got?.data), { userName: 'Alice@X.example', active: true });
-      assert.equal((await userByNameKey(db.storage.db, db.storage.statements, teamId, 'alice@x.example'))?.id, row.id);
-      assert.equal(await userById(db.storage.db, db.storage.statements, newId(), row.id), undefined, 'scoped by team');
+      assert.equal((await userByNameKey(db.storage.db, teamId, 'alice@x.example'))?.id, row.id);
+      assert.equal(await userById(db.storage.db, newId(), row.id), undefined, 'scoped by team');
     });
 
     it('a duplicate (team, user_name_claim) is a unique violation the dialect recognises; released names (NULL claims) never collide', async () => {
-      await insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'dup@x.example'));
-      await assert.rejects(insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'DUP@x.example')), (error: unknown) => db.storage.hooks.isUniqueViolation(error));
-      await insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'Dup@x.example', { user_name_claim: null, active: 0 }));
-      await insertUser(db.storage.db, db.storage.statements, userRow(teamId, 'dUp@x.example', { user_name_claim: null, active: 0 }));
+      await insertUser(db.storage.db, userRow(teamId, 'dup@x.example'));
+      await assert.rejects(insertUser(db.storage.db, userRow(teamId, 'DUP@x.example')), (error: unknown) => db.storage.hooks.isUniqueViolation(error));
+      await insertUser(db.storage.db, userRow(teamId, 'Dup@x.example', { user_name_claim: null, active: 0 }));
+      await insertUser(db.storage.db, userRow(teamId, 'dUp@x.example', { user_name_claim: null, active: 0 }));
     });
 
     it('updateUser writes only when the version is the expected one', async () => {
       const row = userRow(teamId, 'ver@x.example');
-      await insertUser(db.storage.db, db.storage.statements, row);
-      assert.equal(await updateUser(db.storage.db, db.storage.statements, { ...row, version: 2, display_name: "A" }, 1), true);
-      assert.equal(await updateUser(db.storage.db, db.storage.statements, { ...row, version: 2, display_name: 'B' }, 1), false);
-      assert.equal((await userById(db.storage.db, db.storage.statements, teamId, row.id))?.display_name, 'A');
+      await insertUser(db.storage.db, row);
+      assert.equal(await updateUser(db.storage.db, { ...row, version: 2, display_name: "A" }, 1), true);
+      assert.equal(await updateUser(db.storage.db, { ...row, version: 2, display_name: 'B' }, 1), false);
+      assert.equal((await userById(db.storage.db, teamId, row.id))?.display_name, 'A');
     });
 
     it('lists with offset/limit, counting all matches, ordered by creation then id', async () => {
       const other = newId();
       await insertTeam(db.storage.db, { id: other, name: 'list', name_key: 'list', deactivated_users: 'hidden', created_at: T });
-      for (let i = 0; i < 5; i++) await insertUser(db.storage.db, db.storage.statements, userRow(other, `l${i}@x.example`, { created_at: `2026-01-01T00:00:0${i}.000Z`, active: i === 4 ? 0 : 1 }));
+      for (let i = 0; i < 5; i++) await insertUser(db.storage.db, userRow(other, `l${i}@x.example`, { created_at: `2026-01-01T00:00:0${i}.000Z`, active: i === 4 ? 0 : 1 }));
       const page = await listUsers(db.storage.db, other, { onlyActive: true, descending: false, offset: 1, limit: 2 });
       assert.equal(page.total, 4);
       assert.deepEqual(page.rows.map((r) => r.user_name), ['l1@x.example', 'l2@x.example']);
@@ -99,14 +99,14 @@ for (const engine of engines) {
       assert.equal(all.total, 5);
       assert.equal(all.rows[0]?.user_name, 'l4@x.example');
       const ids = all.rows.map((r) => r.id);
-      const existing = await existingUserIds(db.storage.db, db.storage.statements, other, [...ids, 'NOPE']);
+      const existing = await existingUserIds(db.storage.db, other, [...ids, 'NOPE']);
       assert.equal(existing.size, 5);
     });
 
     it('list pages write LIMIT and OFFSET into the SQL: SQLite recompiles a cached statement whose bound LIMIT changes, on every run', async () => {
       const other = newId();
       await insertTeam(db.storage.db, { id: other, name: 'lit', name_key: 'lit', deactivated_users: 'hidden', created_at: T });
-      for (let i = 0; i < 5; i++) await insertUser(db.storage.db, db.storage.statements, userRow(other, `lit${i}@x.example`, { created_at: `2026-01-01T00:00:0${i}.000Z` }));
+      for (let i = 0; i < 5; i++) await insertUser(db.storage.db, userRow(other, `lit${i}@x.example`, { created_at: `2026-01-01T00:00:0${i}.000Z` }));
       const texts: string[] = [];
       const capture: KyselyPlugin = {
         transformQuery: (args) => (texts.push(db.storage.db.getExecutor().compileQuery(args.node, args.queryId).sql), args.node),
@@ -126,19 +126,19 @@ for (const engine of engines) {
       const g = groupRow(teamId, 'Eng');
       await insertGroup(db.storage.db, g);
       const users = [userRow(teamId, 'm1@x.example'), userRow(teamId, 'm2@x.example'), userRow(teamId, 'm3@x.example', { active: 0 })];
-      for (const u of users) await insertUser(db.storage.db, db.storage.statements, u);
+      for (const u of users) await insertUser(db.storage.db, u);
       const ids = users.map((u) => u.id);
-      await addMembers(db.storage.db, db.storage.statements, teamId, g.id, ids, T);
-      await addMembers(db.storage.db, db.storage.statements, teamId, g.id, ids, T);
+      await addMembers(db.storage.db, teamId, g.id, ids, T);
+      await addMembers(db.storage.db, teamId, g.id, ids, T);
       assert.equal((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).length, 3);
       assert.equal((await memberChunk(db.storage.db, teamId, g.id, true, 1000)).length, 2, 'deactivated members can be left out');
-      await removeMembers(db.storage.db, db.storage.statements, g.id, [ids[0]!]);
+      await removeMembers(db.storage.db, g.id, [ids[0]!]);
       assert.deepEqual((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).map((m) => m.user_id).sort(), [ids[1]!, ids[2]!].sort());
       await clearMembers(db.storage.db, g.id, [ids[2]!]);
       assert.deepEqual((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).map((m) => m.user_id), [ids[2]]);
-      assert.deepEqual((await groupsOfUsers(db.storage.db, db.storage.statements, teamId, [ids[2]!])).map((r) => r.display_name), ['Eng']);
-      assert.equal(await touchGroup(db.storage.db, db.storage.statements, teamId, g.id, T), 2);
-      assert.equal(await touchGroup(db.storage.db, db.storage.statements, teamId, 'NOPE', T), undefined);
+      assert.deepEqual((await groupsOfUsers(db.storage.db, teamId, [ids[2]!])).map((r) => r.display_name), ['Eng']);
+      assert.equal(await touchGroup(db.storage.db, teamId, g.id, T), 2);
+      assert.equal(await touchGroup(db.storage.db, teamId, 'NOPE', T), undefined);
     });
 
     it('members read by keyset chunks: in (joined, user id) order, each once; the first n of each group in one query', async () => {
@@ -147,11 +147,11 @@ for (const engine of engines) {
       await insertGroup(db.storage.db, g);
       await insertGroup(db.storage.db, h);
       const users = Array.from({ length: 7 }, (_, i) => userRow(teamId, `chunk${i}@x.example`));
-      for (const u of users) await insertUser(db.storage.db, db.storage.statements, u);
+      for (const u of users) await insertUser(db.storage.db, u);
       // Two join times, and ids not in join order: the order is (created_at, user_id).
-      await addMembers(db.storage.db, db.storage.statements, teamId, g.id, users.slice(3).map((u) => u.id), '2026-01-01T00:00:02.000Z');
-      await addMembers(db.storage.db, db.storage.statements, teamId, g.id, users.slice(0, 3).map((u) => u.id), '2026-01-01T00:00:01.000Z');
-      await addMembers(db.storage.db, db.storage.statements, teamId, h.id, [users[0]!.id], T);
+      await addMembers(db.storage.db, teamId, g.id, users.slice(3).map((u) => u.id), '2026-01-01T00:00:02.000Z');
+      await addMembers(db.storage.db, teamId, g.id, users.slice(0, 3).map((u) => u.id), '2026-01-01T00:00:01.000Z');
+      await addMembers(db.storage.db, teamId, h.id, [users[0]!.id], T);
       const expected = [...users.slice(0, 3).map((u) => u.id).sort(), ...users.slice(3).map((u) => u.id).sort()];
       const walked: string[] = [];
       let after: { created_at: string; user_id: string } | undefined;
@@ -171,12 +171,12 @@ for (const engine of engines) {
       const g = groupRow(teamId, 'Race');
       await insertGroup(db.storage.db, g);
       const users = Array.from({ length: 40 }, (_, i) => userRow(teamId, `race${i}@x.example`));
-      for (const u of users) await insertUser(db.storage.db, db.storage.statements, u);
+      for (const u of users) await insertUser(db.storage.db, u);
       await Promise.all(
         users.map((u) =>
           db.storage.db.transaction().execute(async (trx) => {
-            await touchGroup(trx, db.storage.statements, teamId, g.id, T);
-            await addMembers(trx, db.storage.statements, teamId, g.id, [u.id], T);
+            await touchGroup(trx, teamId, g.id, T);
+            await addMembers(trx, teamId, g.id, [u.id], T);
           }),
         ),
       );
@@ -187,11 +187,11 @@ for (const engine of engines) {
 
     it('tokens are stored by hash and revoked per user', async () => {
       const u = userRow(teamId, 'tok@x.example');
-      await insertUser(db.storage.db, db.storage.statements, u);
+      await insertUser(db.storage.db, u);
       await insertToken(db.storage.db, { hash: 'h'.repeat(64), kind: 'access', family_id: null, client_id: null, user_id: u.id, team_id: teamId, scope: 'read', created_at: T, expires_at: T, revoked_at: null });
-      assert.equal((await tokenByHash(db.storage.db, db.storage.statements, 'h'.repeat(64)))?.scope, 'read');
+      assert.equal((await tokenByHash(db.storage.db, 'h'.repeat(64)))?.scope, 'read');
       assert.equal(await revokeTokensOfUser(db.storage.db, u.id, T), 1);
-      assert.equal((await tokenByHash(db.storage.db, db.storage.statements, 'h'.repeat(64)))?.revoked_at, T);
+      assert.equal((await tokenByHash(db.storage.db, 'h'.repeat(64)))?.revoked_at, T);
     });
   });
 }

@@ -43,7 +43,7 @@ describe('SQLite maintenance', () => {
   const writes = async (storage: Storage, teamId: string, n: number) => {
     for (let i = 0; i < n; i++) {
       await storage.db.transaction().execute((trx) =>
-        insertAuditEvent(trx, storage.statements, { id: newId(), team_id: teamId, at: T, actor: '{}', request_id: null, action: 'create', resource_type: 'User', resource_id: null, detail: JSON.stringify({ pad: 'x'.repeat(2000) }) }),
+        insertAuditEvent(trx, { id: newId(), team_id: teamId, at: T, actor: '{}', request_id: null, action: 'create', resource_type: 'User', resource_id: null, detail: JSON.stringify({ pad: 'x'.repeat(2000) }) }),
       );
     }
   };

@@ -12,7 +12,7 @@ import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { insertUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
-import { compileStatement, defineStatement } from '../../src/storage/statements.ts';
+import { compileStatement, defineStatement, hooksOf, hot } from '../../src/storage/statements.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
@@ -57,47 +57,57 @@ for (const engine of engines) {
     after(() => db.dispose());
 
     it('answer what the query built per call answers, on each call with its own parameters', async () => {
-      const { db: kdb, statements: st } = db.storage;
+      const { db: kdb } = db.storage;
       const rows = [userRow(teamId, 'one@x.example'), userRow(teamId, 'two@x.example')];
-      for (const row of rows) await insertUser(kdb, st, row);
+      for (const row of rows) await insertUser(kdb, row);
       for (const row of rows) {
         const built = await kdb.selectFrom('users').selectAll().where('team_id', '=', teamId).where('id', '=', row.id).executeTakeFirst();
-        assert.deepEqual({ ...(await userById(kdb, st, teamId, row.id)) }, { ...built });
-        assert.equal((await userByNameKey(kdb, st, teamId, row.user_name_key))?.id, row.id);
+        assert.deepEqual({ ...(await userById(kdb, teamId, row.id)) }, { ...built });
+        assert.equal((await userByNameKey(kdb, teamId, row.user_name_key))?.id, row.id);
       }
-      assert.equal(await userById(kdb, st, teamId, 'NOPE'), undefined);
+      assert.equal(await userById(kdb, teamId, 'NOPE'), undefined);
+    });
+
+    it('are an internal detail of storage: found from the database and from its transactions alike, with the dialect hooks', async () => {
+      const { db: kdb } = db.storage;
+      const outside = hot(kdb);
+      await kdb.transaction().execute(async (trx) => {
+        assert.equal(hot(trx), outside, 'a transaction runs the same compiled templates');
+        assert.equal(hooksOf(trx).name, engine.name);
+      });
+      assert.equal(hooksOf(kdb).name, engine.name);
     });
 
     it('run inside the caller\'s transaction: rolled back with it', async () => {
-      const { db: kdb, statements: st } = db.storage;
+      const { db: kdb } = db.storage;
       const row = userRow(teamId, 'rolled@x.example');
       await assert.rejects(
         kdb.transaction().execute(async (trx) => {
-          await insertUser(trx, st, row);
-          assert.equal((await userById(trx, st, teamId, row.id))?.id, row.id, 'the transaction sees its own write');
+          await insertUser(trx, row);
+          assert.equal((await userById(trx, teamId, row.id))?.id, row.id, 'the transaction sees its own write');
           throw new Error('roll back');
         }),
         /roll back/,
       );
-      assert.equal(await userById(kdb, st, teamId, row.id), undefined);
+      assert.equal(await userById(kdb, teamId, row.id), undefined);
     });
 
     it('on the database, never read or join another request\'s open transaction', async () => {
-      const { db: kdb, statements: st } = db.storage;
+      const { db: kdb } = db.storage;
       const row = userRow(teamId, 'dirty@x.example');
       const inserted = gate();
       const release = gate();
       const other = kdb.transaction().execute(async (trx) => {
-        await insertUser(trx, st, row);
+        await insertUser(trx, row);
         inserted.open();
         await release.wait;
         throw new Error('roll back');
       });
       await inserted.wait;
       // Issued while the other transaction is open with its uncommitted row.
-      const read = userById(kdb, st, teamId, row.id);
+      const read = userById(kdb, teamId, row.id);
       const eventId = newId();
-      const write = insertAuditEvent(kdb, st, { id: eventId, team_id: teamId, at: T, actor: '{}', request_id: null, action: 'create', resource_type: 'User', resource_id: eventId, detail: '{}' });
+      const write = insertAuditEvent(kdb, { id: eventId, team_id: teamId, at: T, actor: '{}', request_id: null, action: 'create', resource_type: 'User', resource_id: eventId, detail: '{}' });
       release.open();
       await assert.rejects(other, /roll back/);
       assert.equal(await read, undefined, 'the uncommitted row was not read');

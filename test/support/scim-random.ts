@@ -152,7 +152,7 @@ export function sortedIds(rt: ResourceTypeDef, resources: readonly Json[], sortB
     const elements = elementsAt(rt, r, sortBy);
     const element = attr.multiValued ? (elements.find((e) => isObject(e) && e.primary === true) ?? elements[0]) : elements[0];
     const raw = sub ? (isObject(element) ? element[sub.name] : undefined) : element;
-    const key = typeof raw === 'boolean' ? Number(raw) : typeof raw === 'string' ? (isCaseInsensitive(leaf) ? raw.toLowerCase() : raw) : undefined;
+    const key = typeof raw === 'boolean' || typeof raw === 'number' ? Number(raw) : typeof raw === 'string' ? (isCaseInsensitive(leaf) ? raw.toLowerCase() : raw) : undefined;
     return { id: String(r.id), i, key };
   });
   keyed.sort((a, b) => {
@@ -230,6 +230,11 @@ function attributeTest(rt: ResourceTypeDef, resources: readonly Json[], others: 
   if (leaf.type === 'complex') return fc.oneof(weighted(12, present), weighted(1, compare(['eq'], fc.constant('"x"'))));
   if (leaf.type === 'boolean') {
     return fc.oneof(weighted(12, compare(['eq', 'ne'], fc.constantFrom('true', 'false', 'True', 'FALSE'))), weighted(4, present), weighted(2, nullTest), weighted(1, compare(['gt', 'co'], fc.constantFrom('true', '"true"'))));
+  }
+  if (leaf.type === 'integer' || leaf.type === 'decimal') {
+    const numbers = [...new Set(resources.flatMap((r) => elementsAt(rt, r, path)).flatMap((e) => { const { sub } = locate(rt, path); const v = sub ? (isObject(e) ? e[sub.name] : undefined) : e; return typeof v === 'number' ? [v] : []; }))];
+    const literal = numbers.length > 0 ? fc.oneof(fc.constantFrom(...numbers), fc.integer({ min: -3, max: 25 })) : fc.integer({ min: -3, max: 25 });
+    return fc.oneof(weighted(16, compare(['eq', 'ne', 'gt', 'ge', 'lt', 'le'], literal.map(String))), weighted(3, present), weighted(2, nullTest), weighted(1, compare(['co', 'eq'], fc.constantFrom('"5"', 'true'))));
   }
   if (leaf.type === 'dateTime') {
     return fc.oneof(

@@ -6,6 +6,7 @@
  */
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Storage } from '../../src/storage/connect.ts';
+import { hot, hooksOf, StorageCarrier } from '../../src/storage/statements.ts';
 import type { Statements } from '../../src/storage/statements.ts';
 
 export class TableReads implements KyselyPlugin {
@@ -74,12 +75,12 @@ export class StatementLog implements KyselyPlugin {
 
   /** `storage` with its statements and queries going through this log. */
   wrap(storage: Storage): Storage {
-    const inner = storage.statements;
+    const inner = hot(storage.db);
     const statements: Statements = {
       all: (ex, def, params) => (this.statements.push(def.name), inner.all(ex, def, params)),
       first: (ex, def, params) => (this.statements.push(def.name), inner.first(ex, def, params)),
       run: (ex, def, params) => (this.statements.push(def.name), inner.run(ex, def, params)),
     };
-    return { ...storage, db: storage.db.withPlugin(this), statements };
+    return { ...storage, db: storage.db.withPlugin(this).withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
   }
 }

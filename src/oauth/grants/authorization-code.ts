@@ -44,7 +44,7 @@ export const authorizationCodeGrant: GrantHandler = async (ctx, request) => {
     } else if (verifier !== undefined) {
       throw invalidGrant('code_verifier was sent for a code issued without a code_challenge');
     }
-    const user = await userById(trx, ctx.storage.statements, row.team_id, row.user_id);
+    const user = await userById(trx, row.team_id, row.user_id);
     if (!user || !maySignIn(user)) throw invalidGrant('The user who approved the request can no longer sign in');
     return issueRecorded(trx, ctx, request, 'authorization_code', {
       teamId: row.team_id,

@@ -16,10 +16,10 @@ export const refreshTokenGrant: GrantHandler = async (ctx, request) => {
   const { client, params } = request;
   const token = required(params, 'refresh_token');
   return replayGuarded(ctx, request, async (trx) => {
-    const row = await rotateRefreshToken(trx, ctx.storage.statements, ctx.clock, token, client.id);
+    const row = await rotateRefreshToken(trx, ctx.clock, token, client.id);
     const scope = parseScope(params.scope, scopesOf(row.scope));
     if (row.user_id !== null) {
-      const user = await userById(trx, ctx.storage.statements, row.team_id, row.user_id);
+      const user = await userById(trx, row.team_id, row.user_id);
       if (!user || !maySignIn(user)) throw invalidGrant('The user of this grant can no longer sign in');
     }
     return issueRecorded(trx, ctx, request, 'refresh_token', {

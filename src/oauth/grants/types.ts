@@ -43,7 +43,7 @@ export async function issueRecorded(
   grant: Parameters<typeof issueGrant>[3],
 ): Promise<GrantedTokens> {
   const tokens = await issueGrant(ex, ctx.clock, ctx.lifetimes, grant);
-  await recordEvent(ex, ctx.storage.statements, ctx.clock, {
+  await recordEvent(ex, ctx.clock, {
     teamId: grant.teamId,
     actor: actorOf(request, grant.userId),
     requestId: request.requestId,

@@ -1,14 +1,14 @@
 /**
  * Evaluates a bound filter (bind.ts) in memory: against a whole resource representation, or
  * against one element of a multi-valued attribute (PATCH value filters such as
- * `emails[type eq "work"]`). It is also the oracle of the SQL compiler: to-sql.ts must return
+ * `emails[type eq "work"]`). It is also the oracle of the SQL side (lower.ts, then storage): SQL must return
  * exactly the resources this module accepts. Semantics: a multi-valued attribute matches when
  * any element does; an absent value fails every comparison except `ne`; case-insensitive
  * attributes compare after toLowerCase; ordering compares code points.
  */
-import type { AttributeDef, ResourceTypeDef } from '../schema/types.ts';
-import type { AttrPath, CompareNode, Filter } from './ast.ts';
-import { targetOf } from './bind.ts';
+import type { AttributeDef } from '../schema/types.ts';
+import type { BoundFilter, BoundLiteral, FilterTarget } from './bind.ts';
+import type { CompareOp } from './ast.ts';
 
 type Json = Record<string, unknown>;
 
@@ -38,11 +38,17 @@ export function compareCodePoints(a: string, b: string): number {
   return x.length - y.length;
 }
 
-function compareScalar(leaf: AttributeDef, actual: unknown, node: Pick<CompareNode, 'op' | 'value'>): boolean {
+function compareScalar(leaf: AttributeDef, actual: unknown, node: { readonly op: CompareOp; readonly value: BoundLiteral }): boolean {
   const { op, value } = node;
   if (leaf.type === 'boolean') {
     const eq = typeof actual === 'boolean' && actual === value;
     return op === 'ne' ? !eq : eq;
+  }
+  if (leaf.type === 'integer' || leaf.type === 'decimal') {
+    if (typeof actual !== 'number' || typeof value !== 'number') return op === 'ne';
+    const d = actual - value;
+    const holds = { eq: d === 0, ne: d !== 0, gt: d > 0, ge: d >= 0, lt: d < 0, le: d <= 0, co: false, sw: false, ew: false };
+    return holds[op];
   }
   if (typeof actual !== 'string') return op === 'ne';
   const folded = isCaseInsensitive(leaf);
@@ -70,25 +76,25 @@ function compareScalar(leaf: AttributeDef, actual: unknown, node: Pick<CompareNo
   }
 }
 
-function testScalar(leaf: AttributeDef, actual: unknown, node: Filter): boolean {
+function testScalar(leaf: AttributeDef, actual: unknown, node: BoundFilter): boolean {
   if (node.kind === 'present') return isPresent(actual);
   if (node.kind === 'compare') return compareScalar(leaf, actual, node);
   throw new Error(`unexpected ${node.kind} node in a scalar test`);
 }
 
-/** Whether one element (an object of sub-attributes of `attr`) matches a bound value filter. */
-export function matchesElement(attr: AttributeDef, filter: Filter, element: unknown): boolean {
+/** Whether one element (an object of sub-attributes) matches a bound value filter. */
+export function matchesElement(filter: BoundFilter, element: unknown): boolean {
   switch (filter.kind) {
     case 'and':
-      return matchesElement(attr, filter.left, element) && matchesElement(attr, filter.right, element);
+      return matchesElement(filter.left, element) && matchesElement(filter.right, element);
     case 'or':
-      return matchesElement(attr, filter.left, element) || matchesElement(attr, filter.right, element);
+      return matchesElement(filter.left, element) || matchesElement(filter.right, element);
     case 'not':
-      return !matchesElement(attr, filter.filter, element);
+      return !matchesElement(filter.filter, element);
     case 'compare':
     case 'present': {
-      const sub = attr.subAttributes?.find((s) => s.name === filter.path.attr);
-      if (!sub) throw new Error(`unbound sub-attribute ${filter.path.attr}`);
+      const sub = filter.target.sub;
+      if (!sub) throw new Error(`a value filter's test names no sub-attribute of ${filter.target.attr.name}`);
       return testScalar(sub, isObject(element) ? element[sub.name] : undefined, filter);
     }
     case 'valuePath':
@@ -102,36 +108,34 @@ function elementsOf(attr: AttributeDef, value: unknown): unknown[] {
   return isObject(value) ? [value] : [];
 }
 
-/** The value of a bound path's attribute in a representation (under its extension URN if any). */
-function attributeValue(rt: ResourceTypeDef, filter: { readonly path: AttrPath }, resource: Json) {
-  const target = targetOf(rt, filter.path);
+/** The value of a target's attribute in a representation (under its extension URN if any). */
+function attributeValue(target: FilterTarget, resource: Json): unknown {
   const container = target.extension !== undefined ? resource[target.extension] : resource;
-  return { ...target, value: isObject(container) ? container[target.attr.name] : undefined };
+  return isObject(container) ? container[target.attr.name] : undefined;
 }
 
 /** Whether a full representation (with `id`, `meta`, `groups` or `members`) matches a bound filter. */
-export function matches(rt: ResourceTypeDef, filter: Filter, resource: Json): boolean {
+export function matches(filter: BoundFilter, resource: Json): boolean {
   switch (filter.kind) {
     case 'and':
-      return matches(rt, filter.left, resource) && matches(rt, filter.right, resource);
+      return matches(filter.left, resource) && matches(filter.right, resource);
     case 'or':
-      return matches(rt, filter.left, resource) || matches(rt, filter.right, resource);
+      return matches(filter.left, resource) || matches(filter.right, resource);
     case 'not':
-      return !matches(rt, filter.filter, resource);
+      return !matches(filter.filter, resource);
     case 'compare':
     case 'present': {
-      const { attr, sub, value } = attributeValue(rt, filter, resource);
+      const { attr, sub } = filter.target;
+      const value = attributeValue(filter.target, resource);
       if (attr.multiValued) {
         const elements = elementsOf(attr, value);
-        if (!sub) return filter.kind === 'present' ? elements.length > 0 : false;
+        if (!sub) return filter.kind === 'present' ? elements.length > 0 : attr.type !== 'complex' && elements.some((e) => testScalar(attr, e, filter));
         return elements.some((e) => testScalar(sub, isObject(e) ? e[sub.name] : undefined, filter));
       }
       if (sub) return testScalar(sub, isObject(value) ? value[sub.name] : undefined, filter);
       return testScalar(attr, value, filter);
     }
-    case 'valuePath': {
-      const { attr, value } = attributeValue(rt, filter, resource);
-      return elementsOf(attr, value).some((e) => matchesElement(attr, filter.filter, e));
-    }
+    case 'valuePath':
+      return elementsOf(filter.target.attr, attributeValue(filter.target, resource)).some((e) => matchesElement(filter.filter, e));
   }
 }

@@ -82,7 +82,7 @@ export function resolvePath(rt: ResourceTypeDef, path: AttrPath, scimType: ScimT
   let candidates: readonly AttributeDef[] = [...commonAttributes, ...rt.schema.attributes];
   if (path.uri !== undefined) {
     const found = schemaByUrn(rt, path.uri);
-    if (!found) throw fail('Unknown schema in attribute path');
+    if (!found) throw fail('Unknown schema in attribute path (declare it with rollcall schema add)');
     schema = found;
     if (found !== rt.schema) {
       extension = found;
@@ -103,7 +103,7 @@ export function resolvePath(rt: ResourceTypeDef, path: AttrPath, scimType: ScimT
       }
     }
   }
-  if (!attr) throw fail(`Unknown attribute for ${rt.name}`);
+  if (!attr) throw fail(`Unknown attribute for ${rt.name} (declare it with rollcall schema add)`);
   if (path.sub === undefined) return extension ? { schema, extension, attr } : { schema, attr };
   const sub = findSubAttribute(attr, path.sub);
   if (!sub) throw fail(`Unknown sub-attribute for ${rt.name}`);

@@ -2,8 +2,7 @@
  * Audit events: inserted in the transaction of the change they record (by a statement compiled
  * once: every write makes one), never updated.
  */
-import { defineStatement } from '../statements.ts';
-import type { Statements } from '../statements.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { AuditEventsTable, Executor } from '../types.ts';
 
 export type AuditRow = AuditEventsTable;
@@ -14,8 +13,8 @@ const INSERT_AUDIT_EVENT = defineStatement<AuditRow, unknown>(
   (db, row) => db.insertInto('audit_events').values(row),
 );
 
-export async function insertAuditEvent(ex: Executor, st: Statements, row: AuditRow): Promise<void> {
-  await st.run(ex, INSERT_AUDIT_EVENT, row);
+export async function insertAuditEvent(ex: Executor, row: AuditRow): Promise<void> {
+  await hot(ex).run(ex, INSERT_AUDIT_EVENT, row);
 }
 
 /** A team's events from `since` on, oldest first. */

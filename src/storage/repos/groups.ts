@@ -5,10 +5,9 @@
  */
 import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
-import { defineStatement } from '../statements.ts';
-import type { Statements } from '../statements.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { Executor, GroupsTable } from '../types.ts';
-import { orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf } from './paging.ts';
+import { listRows, rowCount } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type GroupRow = GroupsTable;
@@ -73,17 +72,17 @@ export async function insertGroup(ex: Executor, row: GroupRow): Promise<void> {
   await ex.insertInto('groups').values(row).execute();
 }
 
-export async function groupById(ex: Executor, st: Statements, teamId: string, id: string): Promise<GroupRow | undefined> {
-  return st.first(ex, GROUP_BY_ID, { teamId, id });
+export async function groupById(ex: Executor, teamId: string, id: string): Promise<GroupRow | undefined> {
+  return hot(ex).first(ex, GROUP_BY_ID, { teamId, id });
 }
 
-export async function updateGroup(ex: Executor, st: Statements, row: GroupRow, expectedVersion: number): Promise<boolean> {
-  return (await st.run(ex, UPDATE_GROUP, { ...row, expectedVersion })) === 1;
+export async function updateGroup(ex: Executor, row: GroupRow, expectedVersion: number): Promise<boolean> {
+  return (await hot(ex).run(ex, UPDATE_GROUP, { ...row, expectedVersion })) === 1;
 }
 
 /** Bumps version and lastModified atomically; returns the new version, or undefined if gone. */
-export async function touchGroup(ex: Executor, st: Statements, teamId: string, id: string, at: string): Promise<number | undefined> {
-  return (await st.first(ex, TOUCH_GROUP, { teamId, id, at }))?.version;
+export async function touchGroup(ex: Executor, teamId: string, id: string, at: string): Promise<number | undefined> {
+  return (await hot(ex).first(ex, TOUCH_GROUP, { teamId, id, at }))?.version;
 }
 
 export async function deleteGroup(ex: Executor, teamId: string, id: string): Promise<boolean> {
@@ -92,24 +91,8 @@ export async function deleteGroup(ex: Executor, teamId: string, id: string): Pro
   return Number(result.numDeletedRows) === 1;
 }
 
-export async function listGroups(ex: Executor, teamId: string, window: Omit<ListWindow, 'onlyActive'>): Promise<ListPage<GroupRow>> {
-  let base = ex.selectFrom('groups as g').where('g.team_id', '=', teamId);
-  if (window.where) base = base.where(window.where);
-  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
-  if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
-  const w: ListWindow = { ...window, onlyActive: false };
-  let query = base.selectAll('g');
-  for (const term of orderTerms('g', w)) query = query.orderBy(term.expr, term.modifiers);
-  if (!w.seek) {
-    const offset = w.offset ?? 0;
-    const rows = await query.limit(rowCount(w.limit)).offset(rowCount(offset)).execute();
-    return { rows, total: w.countTotal === false ? undefined : await totalOf(rows, offset, w.limit, count), positions: [], more: false };
-  }
-  const seek = seekCondition('g', w);
-  if (seek) query = query.where(seek);
-  const keyed = w.orderBy ? query.select(sql<unknown>`${w.orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  return pageOf<GroupRow>(await keyed.limit(rowCount(w.limit + 1)).execute(), w);
-}
+/** A page of the team's groups (repos/paging.ts `listRows`). */
+export const listGroups = (ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<GroupRow>> => listRows<GroupRow>(ex, 'groups', teamId, window);
 
 /** Where a member stands in its group's list: membership time, then user id (RFC 7643 leaves the order open). */
 export interface MemberPosition {
@@ -183,12 +166,11 @@ export async function firstMembers(
 /** The groups of the given users: (user_id, group_id, display_name). */
 export async function groupsOfUsers(
   ex: Executor,
-  st: Statements,
   teamId: string,
   userIds: readonly string[],
 ): Promise<{ user_id: string; group_id: string; display_name: string }[]> {
   if (userIds.length === 0) return [];
-  if (userIds.length === 1) return st.all(ex, GROUPS_OF_USER, { teamId, userId: userIds[0]! });
+  if (userIds.length === 1) return hot(ex).all(ex, GROUPS_OF_USER, { teamId, userId: userIds[0]! });
   return ex
     .selectFrom('group_members as m')
     .innerJoin('groups as g', 'g.id', 'm.group_id')
@@ -203,14 +185,13 @@ export async function groupsOfUsers(
 /** Inserts membership rows, ignoring the ones that exist (adds are idempotent). */
 export async function addMembers(
   ex: Executor,
-  st: Statements,
   teamId: string,
   groupId: string,
   userIds: readonly string[],
   at: string,
 ): Promise<void> {
   if (userIds.length === 1) {
-    await st.run(ex, ADD_MEMBER, { teamId, groupId, userId: userIds[0]!, at });
+    await hot(ex).run(ex, ADD_MEMBER, { teamId, groupId, userId: userIds[0]!, at });
     return;
   }
   for (let i = 0; i < userIds.length; i += 500) {
@@ -223,9 +204,9 @@ export async function addMembers(
   }
 }
 
-export async function removeMembers(ex: Executor, st: Statements, groupId: string, userIds: readonly string[]): Promise<void> {
+export async function removeMembers(ex: Executor, groupId: string, userIds: readonly string[]): Promise<void> {
   if (userIds.length === 1) {
-    await st.run(ex, REMOVE_MEMBER, { groupId, userId: userIds[0]! });
+    await hot(ex).run(ex, REMOVE_MEMBER, { groupId, userId: userIds[0]! });
     return;
   }
   for (let i = 0; i < userIds.length; i += 500) {

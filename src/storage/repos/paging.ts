@@ -1,16 +1,23 @@
 /**
- * Paging of the Users and Groups list queries, by either method: an offset (RFC 7644 3.4.2.4
+ * The one list routine of Users and Groups (`listRows`), paging by either method: an offset (RFC 7644 3.4.2.4
  * index paging) or a keyset position (RFC 9865 cursor paging). Both order rows the same way:
  * by the sort key when there is one (absent values last in both directions), then by creation
  * time and id, which make the order total. A keyset page seeks past a position with a WHERE
  * condition on exactly those keys, so a deep page costs what the first one does. Sort keys are
- * compared through the very expression the rows are ordered by (sortExpression in
- * scim/filter/to-sql.ts: folded for case-insensitive attributes, code-point ordered), which is
- * also selected with the rows so that a position carries the value SQL compared, not one
- * recomputed in JavaScript.
+ * compared through the very expression the rows are ordered by (the sort key compiled by
+ * predicate-sql.ts: folded for case-insensitive attributes, code-point ordered), which is also
+ * selected with the rows so that a position carries the value SQL compared, not one recomputed
+ * in JavaScript. Filters arrive as storage predicates (predicate.ts) and are compiled here, over
+ * the rows a team can list (users: not deleted, and active when the team hides deactivated
+ * ones), with the resource row aliased `r` as predicate-sql.ts expects.
  */
 import { sql } from 'kysely';
-import type { Expression, OrderByModifiers, RawBuilder, SqlBool } from 'kysely';
+import type { Expression, OrderByModifiers, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { OrderKey, Predicate } from '../predicate.ts';
+import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
+import type { ResourceTable } from '../predicate-sql.ts';
+import { hooksOf } from '../statements.ts';
+import type { Database, Executor } from '../types.ts';
 
 /** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
 export type SortKey = string | number | null;
@@ -29,10 +36,11 @@ export interface Seek {
 }
 
 export interface ListWindow {
-  readonly where?: Expression<SqlBool>;
-  readonly onlyActive: boolean;
+  readonly where?: Predicate;
+  /** Users only: deactivated users are left out (a team that hides them). */
+  readonly onlyActive?: boolean;
   /** The sort key (RFC 7644 3.4.2.3); resources without one come last whatever the direction. */
-  readonly orderBy?: Expression<unknown>;
+  readonly sort?: OrderKey;
   readonly descending: boolean;
   readonly limit: number;
   /** Index paging: a 0-based offset. */
@@ -87,11 +95,11 @@ const direction = (descending: boolean): 'asc' | 'desc' => (descending ? 'desc' 
  * The ORDER BY terms of a window. Seeking backwards reads the order in reverse (nearest rows
  * first); pageOf turns the page around again.
  */
-export function orderTerms(alias: string, window: ListWindow): OrderTerm[] {
+function orderTerms(alias: string, window: ListWindow, orderBy: Expression<unknown> | undefined): OrderTerm[] {
   const reverse = window.seek?.direction === 'before';
   const createdAt = sql.ref(`${alias}.created_at`);
   const id = sql.ref(`${alias}.id`);
-  if (!window.orderBy) {
+  if (!orderBy) {
     const d = direction(window.descending !== reverse);
     return [
       { expr: createdAt, modifiers: d },
@@ -102,7 +110,7 @@ export function orderTerms(alias: string, window: ListWindow): OrderTerm[] {
   const tie = direction(reverse);
   return [
     // Absent values last in list order, so first when the order is read backwards.
-    { expr: window.orderBy, modifiers: (ob) => (keyDescending ? ob.desc() : ob.asc())[reverse ? 'nullsFirst' : 'nullsLast']() },
+    { expr: orderBy, modifiers: (ob) => (keyDescending ? ob.desc() : ob.asc())[reverse ? 'nullsFirst' : 'nullsLast']() },
     { expr: createdAt, modifiers: tie },
     { expr: id, modifiers: tie },
   ];
@@ -126,11 +134,11 @@ function tiesBeyond(alias: string, from: Position, greater: boolean): Expression
  * The WHERE condition that keeps the rows strictly after (or before) the seek position, in the
  * order orderTerms gives. NULL sort keys form the last group in both directions.
  */
-export function seekCondition(alias: string, window: ListWindow): Expression<SqlBool> | undefined {
+function seekCondition(alias: string, window: ListWindow, orderBy: Expression<unknown> | undefined): Expression<SqlBool> | undefined {
   const from = window.seek?.from;
   if (!window.seek || !from) return undefined;
   const after = window.seek.direction === 'after';
-  const key = window.orderBy;
+  const key = orderBy;
   if (!key) return tiesBeyond(alias, from, after !== window.descending);
   // With a sort key the tie-breakers ascend whatever the key's direction.
   const ties = tiesBeyond(alias, from, after);
@@ -154,7 +162,7 @@ const sortKeyOf = (value: unknown): SortKey => {
  * A cursor page from the rows a seeking query returned (at most limit + 1, nearest first): the
  * extra row only tells that there are more; rows sought backwards are put back in list order.
  */
-export function pageOf<R extends { readonly id: string; readonly created_at: string }>(
+function pageOf<R extends { readonly id: string; readonly created_at: string }>(
   raw: readonly (R & { readonly [SORT_KEY_COLUMN]?: unknown })[],
   window: ListWindow,
 ): ListPage<R> {
@@ -166,7 +174,7 @@ export function pageOf<R extends { readonly id: string; readonly created_at: str
   for (const r of kept) {
     const { [SORT_KEY_COLUMN]: key, ...row } = r;
     rows.push(row as unknown as R);
-    positions.push({ ...(window.orderBy ? { key: sortKeyOf(key) } : {}), createdAt: r.created_at, id: r.id });
+    positions.push({ ...(window.sort ? { key: sortKeyOf(key) } : {}), createdAt: r.created_at, id: r.id });
   }
   return { rows, total: undefined, positions, more };
 }
@@ -180,4 +188,46 @@ export function pageOf<R extends { readonly id: string; readonly created_at: str
 export async function totalOf(rows: readonly unknown[], offset: number, limit: number, count: () => Promise<number>): Promise<number> {
   if (rows.length < limit && (offset === 0 || rows.length > 0)) return offset + rows.length;
   return count();
+}
+
+/** The columns every listed table has, which paging reads. */
+type Listed = SelectQueryBuilder<Database & { r: { id: string; team_id: string; created_at: string } }, 'r', {}>;
+
+/** The rows of `table` a team lists: users not deleted (and active when asked), every group. */
+export function listedRows(ex: Executor, table: ResourceTable, teamId: string, onlyActive: boolean): Listed {
+  if (table === 'groups') return ex.selectFrom(`groups as ${ROW}`).where('r.team_id', '=', teamId) as unknown as Listed;
+  let q = ex.selectFrom(`users as ${ROW}`).where('r.team_id', '=', teamId).where('r.deleted_at', 'is', null);
+  if (onlyActive) q = q.where('r.active', '=', 1);
+  return q as unknown as Listed;
+}
+
+/**
+ * A page of a team's rows of `table` that satisfy `window.where`, in the window's order, by
+ * offset or by seek: the one list routine of Users and Groups.
+ */
+export async function listRows<R extends { readonly id: string; readonly created_at: string }>(
+  ex: Executor,
+  table: ResourceTable,
+  teamId: string,
+  window: ListWindow,
+): Promise<ListPage<R>> {
+  const hooks = hooksOf(ex);
+  let base = listedRows(ex, table, teamId, window.onlyActive === true);
+  if (window.where) base = base.where(predicateSql(hooks, table, window.where));
+  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+  // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
+  if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
+  const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
+  let query = base.selectAll(ROW);
+  for (const term of orderTerms(ROW, window, orderBy)) query = query.orderBy(term.expr, term.modifiers);
+  if (!window.seek) {
+    const offset = window.offset ?? 0;
+    const rows = (await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute()) as unknown as R[];
+    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
+  }
+  const seek = seekCondition(ROW, window, orderBy);
+  if (seek) query = query.where(seek);
+  const keyed = orderBy ? query.select(sql<unknown>`${orderBy}`.as(SORT_KEY_COLUMN)) : query;
+  const raw = (await keyed.limit(rowCount(window.limit + 1)).execute()) as unknown as (R & { readonly [SORT_KEY_COLUMN]?: unknown })[];
+  return pageOf<R>(raw, window);
 }

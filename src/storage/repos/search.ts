@@ -6,17 +6,19 @@
  * /Groups), else Users before Groups; then creation time and id, as on each endpoint.
  */
 import { sql } from 'kysely';
-import type { Expression, SqlBool } from 'kysely';
+import type { OrderKey, Predicate } from '../predicate.ts';
+import { predicateSql, sortKeySql } from '../predicate-sql.ts';
+import { hooksOf } from '../statements.ts';
 import type { Executor } from '../types.ts';
 import type { GroupRow } from './groups.ts';
-import { rowCount } from './paging.ts';
+import { listedRows, rowCount } from './paging.ts';
 import type { UserRow } from './users.ts';
 
 /** One resource type's part of the search; a type with no branch contributes nothing. */
 export interface SearchBranch {
-  readonly where?: Expression<SqlBool>;
+  readonly where?: Predicate;
   /** The sort key; NULL (absent) for every row when the type has no such attribute. */
-  readonly sortKey?: Expression<unknown>;
+  readonly sort?: OrderKey;
 }
 
 export interface SearchWindow {
@@ -36,23 +38,21 @@ export interface SearchHit {
 }
 
 export async function searchAcross(ex: Executor, teamId: string, window: SearchWindow): Promise<{ hits: SearchHit[]; total: number }> {
-  const key = (branch: SearchBranch) => (window.sorted && branch.sortKey ? sql<unknown>`${branch.sortKey}` : sql<unknown>`null`);
-  const usersPart = (branch: SearchBranch) => {
-    let q = ex
-      .selectFrom('users as u')
-      .select([sql<string>`'User'`.as('rt'), sql<number>`0`.as('rank'), 'u.id as id', 'u.created_at as created_at', key(branch).as('k')])
-      .where('u.team_id', '=', teamId)
-      .where('u.deleted_at', 'is', null);
-    if (window.onlyActiveUsers) q = q.where('u.active', '=', 1);
-    return branch.where ? q.where(branch.where) : q;
+  const hooks = hooksOf(ex);
+  // Each branch is the table's listed rows (paging.ts listedRows, aliased as predicate-sql.ts expects).
+  const part = (table: 'users' | 'groups', branch: SearchBranch) => {
+    const key = window.sorted && branch.sort ? sql<unknown>`${sortKeySql(hooks, table, branch.sort)}` : sql<unknown>`null`;
+    const q = listedRows(ex, table, teamId, table === 'users' && window.onlyActiveUsers).select([
+      sql<string>`${sql.lit(table === 'users' ? 'User' : 'Group')}`.as('rt'),
+      sql<number>`${sql.lit(table === 'users' ? 0 : 1)}`.as('rank'),
+      'r.id as id',
+      'r.created_at as created_at',
+      key.as('k'),
+    ]);
+    return branch.where ? q.where(predicateSql(hooks, table, branch.where)) : q;
   };
-  const groupsPart = (branch: SearchBranch) => {
-    const q = ex
-      .selectFrom('groups as g')
-      .select([sql<string>`'Group'`.as('rt'), sql<number>`1`.as('rank'), 'g.id as id', 'g.created_at as created_at', key(branch).as('k')])
-      .where('g.team_id', '=', teamId);
-    return branch.where ? q.where(branch.where) : q;
-  };
+  const usersPart = (branch: SearchBranch) => part('users', branch);
+  const groupsPart = (branch: SearchBranch) => part('groups', branch);
   const { users, groups } = window;
   const union =
     users && groups ? usersPart(users).unionAll(groupsPart(groups)) : users ? usersPart(users) : groups ? groupsPart(groups) : undefined;

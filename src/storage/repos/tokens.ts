@@ -2,8 +2,7 @@
  * Access and refresh tokens, stored only as SHA-256 hashes (DESIGN.md section 5). The lookups
  * of every request (the bearer check with its team, a token by hash) are compiled once.
  */
-import { defineStatement } from '../statements.ts';
-import type { Statements } from '../statements.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
 
 export type TokenRow = OAuthTokensTable;
@@ -17,6 +16,7 @@ interface TokenTeamRow extends TokenRow {
   readonly team_name_key: string;
   readonly team_deactivated_users: TeamsTable['deactivated_users'];
   readonly team_created_at: string;
+  readonly team_schema_version: number;
 }
 
 const TOKEN_WITH_TEAM = defineStatement<{ hash: string }, TokenTeamRow>('tokenWithTeam', ['hash'], (db, p) =>
@@ -24,7 +24,7 @@ const TOKEN_WITH_TEAM = defineStatement<{ hash: string }, TokenTeamRow>('tokenWi
     .selectFrom('oauth_tokens as t')
     .innerJoin('teams as tm', 'tm.id', 't.team_id')
     .selectAll('t')
-    .select(['tm.name as team_name', 'tm.name_key as team_name_key', 'tm.deactivated_users as team_deactivated_users', 'tm.created_at as team_created_at'])
+    .select(['tm.name as team_name', 'tm.name_key as team_name_key', 'tm.deactivated_users as team_deactivated_users', 'tm.created_at as team_created_at', 'tm.schema_version as team_schema_version'])
     .where('t.hash', '=', p.hash),
 );
 
@@ -32,18 +32,18 @@ export async function insertToken(ex: Executor, row: TokenRow): Promise<void> {
   await ex.insertInto('oauth_tokens').values(row).execute();
 }
 
-export async function tokenByHash(ex: Executor, st: Statements, hash: string): Promise<TokenRow | undefined> {
-  return st.first(ex, TOKEN_BY_HASH, { hash });
+export async function tokenByHash(ex: Executor, hash: string): Promise<TokenRow | undefined> {
+  return hot(ex).first(ex, TOKEN_BY_HASH, { hash });
 }
 
 /** A token and its team in one statement (the bearer check of every SCIM request). */
-export async function tokenWithTeam(ex: Executor, st: Statements, hash: string): Promise<{ token: TokenRow; team: TeamsTable } | undefined> {
-  const row = await st.first(ex, TOKEN_WITH_TEAM, { hash });
+export async function tokenWithTeam(ex: Executor, hash: string): Promise<{ token: TokenRow; team: TeamsTable } | undefined> {
+  const row = await hot(ex).first(ex, TOKEN_WITH_TEAM, { hash });
   if (!row) return undefined;
   return {
     // The row itself, with four team_* fields beside the token's (no copy on every request).
     token: row,
-    team: { id: row.team_id, name: row.team_name, name_key: row.team_name_key, deactivated_users: row.team_deactivated_users, created_at: row.team_created_at },
+    team: { id: row.team_id, name: row.team_name, name_key: row.team_name_key, deactivated_users: row.team_deactivated_users, created_at: row.team_created_at, schema_version: Number(row.team_schema_version) },
   };
 }
 

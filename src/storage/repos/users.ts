@@ -7,11 +7,9 @@
  * statements of every request (reads by id and userName, insert, update, the member check) are
  * compiled once (statements.ts); lists are built per request.
  */
-import { sql } from 'kysely';
-import { defineStatement } from '../statements.ts';
-import type { Statements } from '../statements.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
-import { orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf } from './paging.ts';
+import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type UserRow = UsersTable;
@@ -41,49 +39,32 @@ const USER_ID_IN_TEAM = defineStatement<{ teamId: string; id: string }, { id: st
   db.selectFrom('users').select('id').where('team_id', '=', p.teamId).where('id', '=', p.id),
 );
 
-export async function insertUser(ex: Executor, st: Statements, row: UserRow): Promise<void> {
-  await st.run(ex, INSERT_USER, row);
+export async function insertUser(ex: Executor, row: UserRow): Promise<void> {
+  await hot(ex).run(ex, INSERT_USER, row);
 }
 
-export async function userById(ex: Executor, st: Statements, teamId: string, id: string): Promise<UserRow | undefined> {
-  return st.first(ex, USER_BY_ID, { teamId, id });
+export async function userById(ex: Executor, teamId: string, id: string): Promise<UserRow | undefined> {
+  return hot(ex).first(ex, USER_BY_ID, { teamId, id });
 }
 
 /** The user of the team that holds the userName whose lower-cased form is `key`. */
-export async function userByNameKey(ex: Executor, st: Statements, teamId: string, key: string): Promise<UserRow | undefined> {
-  return st.first(ex, USER_BY_NAME_KEY, { teamId, key });
+export async function userByNameKey(ex: Executor, teamId: string, key: string): Promise<UserRow | undefined> {
+  return hot(ex).first(ex, USER_BY_NAME_KEY, { teamId, key });
 }
 
 /** Writes `row` if the stored version is still `expectedVersion`; false when someone else won. */
-export async function updateUser(ex: Executor, st: Statements, row: UserRow, expectedVersion: number): Promise<boolean> {
-  return (await st.run(ex, UPDATE_USER, { ...row, expectedVersion })) === 1;
+export async function updateUser(ex: Executor, row: UserRow, expectedVersion: number): Promise<boolean> {
+  return (await hot(ex).run(ex, UPDATE_USER, { ...row, expectedVersion })) === 1;
 }
 
-export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> {
-  let base = ex.selectFrom('users as u').where('u.team_id', '=', teamId).where('u.deleted_at', 'is', null);
-  if (window.onlyActive) base = base.where('u.active', '=', 1);
-  if (window.where) base = base.where(window.where);
-  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
-  // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
-  if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
-  let query = base.selectAll('u');
-  for (const term of orderTerms('u', window)) query = query.orderBy(term.expr, term.modifiers);
-  if (!window.seek) {
-    const offset = window.offset ?? 0;
-    const rows = await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute();
-    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
-  }
-  const seek = seekCondition('u', window);
-  if (seek) query = query.where(seek);
-  const keyed = window.orderBy ? query.select(sql<unknown>`${window.orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  return pageOf<UserRow>(await keyed.limit(rowCount(window.limit + 1)).execute(), window);
-}
+/** A page of the team's listed users (repos/paging.ts `listRows`). */
+export const listUsers = (ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> => listRows<UserRow>(ex, 'users', teamId, window);
 
 /** The ids among `ids` that are users of the team. */
-export async function existingUserIds(ex: Executor, st: Statements, teamId: string, ids: readonly string[]): Promise<Set<string>> {
+export async function existingUserIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   // One member added (what identity providers send): the compiled statement.
-  if (ids.length === 1) return new Set((await st.all(ex, USER_ID_IN_TEAM, { teamId, id: ids[0]! })).map((r) => r.id));
+  if (ids.length === 1) return new Set((await hot(ex).all(ex, USER_ID_IN_TEAM, { teamId, id: ids[0]! })).map((r) => r.id));
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
     const rows = await ex

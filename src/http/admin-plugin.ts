@@ -1,0 +1,90 @@
+/**
+ * The team administration API under `/v2/admin` (issue 11: what the console and scripts use to
+ * manage a team's schema extensions; docs/ADMIN-API.md). Authenticated like SCIM, with a bearer
+ * access token of the team, which must be an administrator's: a token issued by the operator
+ * (`rollcall token issue`: no client, no user) or on behalf of a user whose userType is admin,
+ * with the `write` scope for changes. A machine client's token (client credentials) is refused
+ * (403). Errors are RFC 7644 3.12 bodies. Routes parse, call one function of
+ * scim/team-schemas.ts, and reply.
+ */
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.ts';
+import { signsIn } from '../oauth/accounts.ts';
+import { verifyAccessToken } from '../oauth/tokens.ts';
+import { ScimError } from '../scim/errors.ts';
+import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
+import type { Storage } from '../storage/connect.ts';
+import { userById } from '../storage/repos/users.ts';
+import type { TeamRow } from '../storage/repos/teams.ts';
+import { bearerToken, sendScimError } from './scim-plugin.ts';
+
+export interface AdminPluginOptions {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly baseUrl: string;
+}
+
+const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+
+export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
+  const teams = new WeakMap<FastifyRequest, TeamRow>();
+  const deps = { storage: options.storage, clock: options.clock };
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => {
+    try {
+      done(null, body === '' ? undefined : JSON.parse(body as string));
+    } catch {
+      done(new ScimError(400, 'The request body is not valid JSON', 'invalidSyntax'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) throw new ScimError(401, 'Authentication required: send an administrator\'s access token of the team', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
+    const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
+    if (!bearer) throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
+    const operator = bearer.userId === null && bearer.clientId === null;
+    const user = bearer.userId !== null ? await userById(options.storage.db, bearer.team.id, bearer.userId) : undefined;
+    if (!operator && !(user && user.active === 1 && signsIn(user))) {
+      throw new ScimError(403, 'The team administration API needs an administrator\'s token (rollcall token issue, or a sign-in of a user whose userType is admin)');
+    }
+    const needed = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
+    if (!bearer.scopes.has(needed)) throw new ScimError(403, `This request needs the "${needed}" scope`);
+    teams.set(request, bearer.team);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ScimError) return sendScimError(request, reply, error);
+    if (error.statusCode === 413) return sendScimError(request, reply, new ScimError(413, 'The request body is too large'));
+    request.log.error({ err: error }, 'unhandled error');
+    return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
+  });
+  app.setNotFoundHandler((request, reply) => sendScimError(request, reply, new ScimError(404, `No admin endpoint ${request.method} ${request.url.split('?')[0]}`)));
+
+  const team = (request: FastifyRequest): TeamRow => {
+    const found = teams.get(request);
+    if (!found) throw new ScimError(401, 'Authentication required');
+    return found;
+  };
+  const json = 'application/scim+json; charset=utf-8';
+
+  app.get('/Schemas', async (request, reply) => {
+    const views = await listSchemas(deps, team(request));
+    return reply.header('content-type', json).send({ schemas: [LIST_RESPONSE], totalResults: views.length, Resources: views });
+  });
+  app.get<{ Params: { id: string } }>('/Schemas/:id', async (request, reply) =>
+    reply.header('content-type', json).send(await showSchema(deps, team(request), request.params.id, options.baseUrl)),
+  );
+  app.post('/Schemas', async (request, reply) => {
+    const body = request.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ScimError(400, 'The body must be {"resourceType": "User" | "Group", "required": boolean, "schema": {RFC 7643 section 7 schema}}', 'invalidSyntax');
+    const b = body as Record<string, unknown>;
+    const view = await addSchema(deps, team(request), { resourceType: b.resourceType ?? 'User', required: b.required, schema: b.schema });
+    return reply.code(201).header('content-type', json).send(view);
+  });
+  app.delete<{ Params: { id: string } }>('/Schemas/:id', async (request, reply) => {
+    await removeSchema(deps, team(request), request.params.id);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * Lowers a bound filter or sort (bind.ts) into a storage predicate or sort key
+ * (src/storage/predicate.ts): the SCIM side's last word on a query. Every SCIM decision is made
+ * here and nowhere below: which attributes live in an indexed column (the schema's `storage`
+ * mapping) and which in the JSON document (extensions under their URN), case-exactness (RFC
+ * 7643 2.1: case-insensitive attributes compare folded), multi-valued semantics (RFC 7644
+ * 3.4.2.2: any element), `ne` as the complement of `eq`, memberships (a group's members, a
+ * user's groups; which users a team sees), a multi-valued sort by its primary element. It writes
+ * no SQL and imports nothing of Kysely or the dialect: storage compiles what it returns.
+ */
+import type { Predicate, ReadAs, RelatedUsers, Scalar, OrderKey } from '../../storage/predicate.ts';
+import { ALWAYS } from '../../storage/predicate.ts';
+import type { AttributeDef } from '../schema/types.ts';
+import type { BoundFilter, BoundSort, FilterTarget } from './bind.ts';
+import { leafOf } from './bind.ts';
+import { foldCase, isCaseInsensitive } from './evaluate.ts';
+
+export interface LowerOptions {
+  /** Which users a team sees among a group's members (hidden deactivated users count for nothing). */
+  readonly members: RelatedUsers;
+}
+
+/** How storage reads a value of `leaf`. */
+const readAs = (leaf: AttributeDef): ReadAs =>
+  leaf.type === 'boolean' ? 'flag' : leaf.type === 'integer' || leaf.type === 'decimal' ? 'number' : 'text';
+
+/** The JSON keys of an attribute inside the document: `[extension URN?, attribute]`. */
+const docKeys = (target: FilterTarget): string[] =>
+  target.extension !== undefined ? [target.extension, target.attr.name] : [target.attr.name];
+
+const not = (predicate: Predicate): Predicate => ({ kind: 'not', predicate });
+
+/** One test of one scalar, two-valued. */
+function leafTest(node: BoundFilter, leaf: AttributeDef, scalar: Scalar): Predicate {
+  if (node.kind === 'present') return { kind: 'known', scalar, as: readAs(leaf) };
+  if (node.kind !== 'compare') throw new Error(`unexpected ${node.kind} node in a scalar test`);
+  const negate = node.op === 'ne';
+  let test: Predicate;
+  if (leaf.type === 'boolean') {
+    test = { kind: 'flag', scalar, value: node.value === true };
+  } else if (readAs(leaf) === 'number') {
+    const op = node.op === 'ne' ? 'eq' : node.op;
+    if (op === 'co' || op === 'sw' || op === 'ew') throw new Error(`${op} on a number`);
+    test = { kind: 'number', scalar, op, value: Number(node.value) };
+  } else {
+    const folded = isCaseInsensitive(leaf);
+    const value = folded ? foldCase(String(node.value)) : String(node.value);
+    test = { kind: 'text', scalar, op: node.op === 'ne' ? 'eq' : node.op, value, folded };
+  }
+  return negate ? not(test) : test;
+}
+
+/** A filter whose leaves are sub-attributes of one element, each read by `scalarOf`. */
+function lowerElement(filter: BoundFilter, scalarOf: (sub: AttributeDef) => Scalar): Predicate {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return { kind: filter.kind, left: lowerElement(filter.left, scalarOf), right: lowerElement(filter.right, scalarOf) };
+    case 'not':
+      return not(lowerElement(filter.filter, scalarOf));
+    case 'compare':
+    case 'present': {
+      const sub = filter.target.sub;
+      if (!sub) throw new Error(`a value filter's test names no sub-attribute of ${filter.target.attr.name}`);
+      return leafTest(filter, sub, scalarOf(sub));
+    }
+    case 'valuePath':
+      throw new Error('value filters cannot be nested');
+  }
+}
+
+const isMembership = (attr: AttributeDef): boolean => attr.storage?.kind === 'members' || attr.storage?.kind === 'groups';
+
+/** A membership's sub-attributes in storage's words: `value` the related id, `display` its name. */
+const relatedScalar = (sub: AttributeDef): Scalar => ({ at: 'related', field: sub.name === 'display' ? 'name' : 'id' });
+
+/** Where a single-valued leaf lives: its column, or its place in the document. */
+function scalarOfLeaf(target: FilterTarget): Scalar {
+  const storage = leafOf(target).storage;
+  if (storage?.kind === 'id') return { at: 'column', column: 'id' };
+  if (storage?.kind === 'column') return { at: 'column', column: storage.column, ...(storage.lowerColumn ? { folded: storage.lowerColumn } : {}) };
+  if (storage?.kind === 'meta') return { at: 'column', column: storage.column };
+  return { at: 'document', keys: target.sub ? [...docKeys(target), target.sub.name] : docKeys(target) };
+}
+
+function lowerTest(node: BoundFilter & { kind: 'compare' | 'present' }, options: LowerOptions): Predicate {
+  const { target } = node;
+  const { attr, sub } = target;
+  if (isMembership(attr)) {
+    return { kind: 'related', users: options.members, where: sub ? leafTest(node, sub, relatedScalar(sub)) : ALWAYS };
+  }
+  if (attr.multiValued && !(sub ?? attr).storage) {
+    // Any element: its sub-attribute, or (a multi-valued simple attribute) the element itself.
+    const where = sub ? leafTest(node, sub, { at: 'element', keys: [sub.name] }) : attr.type === 'complex' || node.kind === 'present' ? ALWAYS : leafTest(node, attr, { at: 'element', keys: [] });
+    return { kind: 'anyElement', array: docKeys(target), where };
+  }
+  return leafTest(node, leafOf(target), scalarOfLeaf(target));
+}
+
+/** The storage predicate of a bound filter. */
+export function lowerFilter(filter: BoundFilter, options: LowerOptions): Predicate {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return { kind: filter.kind, left: lowerFilter(filter.left, options), right: lowerFilter(filter.right, options) };
+    case 'not':
+      return not(lowerFilter(filter.filter, options));
+    case 'compare':
+    case 'present':
+      return lowerTest(filter, options);
+    case 'valuePath': {
+      const { target } = filter;
+      if (isMembership(target.attr)) return { kind: 'related', users: options.members, where: lowerElement(filter.filter, relatedScalar) };
+      if (target.attr.multiValued) {
+        return { kind: 'anyElement', array: docKeys(target), where: lowerElement(filter.filter, (sub) => ({ at: 'element', keys: [sub.name] })) };
+      }
+      // A single-valued complex attribute (Entra's manager[value eq "..."]) is one element.
+      const present: Predicate = { kind: 'known', scalar: { at: 'document', keys: docKeys(target) }, as: 'text' };
+      const where = lowerElement(filter.filter, (sub) => ({ at: 'document', keys: [...docKeys(target), sub.name] }));
+      return { kind: 'and', left: present, right: where };
+    }
+  }
+}
+
+/**
+ * The storage sort key of a bound sortBy (RFC 7644 3.4.2.3): case-insensitive attributes by
+ * their folded text; a multi-valued attribute by its primary (else first) element.
+ */
+export function lowerSort(sort: BoundSort): OrderKey {
+  const { target } = sort;
+  const leaf = leafOf(target);
+  const as = readAs(leaf);
+  const folded = as === 'text' && isCaseInsensitive(leaf);
+  if (target.attr.multiValued && !leaf.storage) {
+    const scalar: Scalar = { at: 'element', keys: target.sub ? [target.sub.name] : [] };
+    return { kind: 'firstElement', array: docKeys(target), scalar, as, folded, ...(target.sub ? { preferred: ['primary'] } : {}) };
+  }
+  return { kind: 'scalar', scalar: scalarOfLeaf(target), as, folded };
+}

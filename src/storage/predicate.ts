@@ -1,0 +1,73 @@
+/**
+ * The predicate language of storage: what a list or search query may ask of the rows of a
+ * resource table, written in storage's own words (a column, a location in the JSON document,
+ * the elements of a JSON array, the rows related through memberships, case folding). The SCIM
+ * side lowers its bound filters and sorts into these (src/scim/filter/lower.ts), having made
+ * every SCIM decision (case-exactness, multi-valued semantics, aliases, which members count);
+ * storage alone compiles them to SQL (predicate-sql.ts) and owns the tables, aliases and joins.
+ * Plain frozen data tagged by `kind`; no SQL, no SCIM attribute facts.
+ *
+ * Every test is two-valued: a scalar that is absent (NULL) fails it, never yields NULL, so that
+ * `not` means the complement.
+ */
+
+/** How a scalar is read: as text, as a JSON boolean (true/false), or as a JSON number. */
+export type ReadAs = 'text' | 'flag' | 'number';
+
+/** A scalar storage can read for the current row. */
+export type Scalar =
+  /** A column of the resource's table; `folded` names a column holding its case-folded copy. */
+  | { readonly at: 'column'; readonly column: string; readonly folded?: string }
+  /** The value at `keys` inside the resource's JSON document. */
+  | { readonly at: 'document'; readonly keys: readonly string[] }
+  /** The value at `keys` inside the current element of an `anyElement` / `firstElement` array. */
+  | { readonly at: 'element'; readonly keys: readonly string[] }
+  /** Inside `related`: the related row's id, or its name (a user's userName, a group's displayName). */
+  | { readonly at: 'related'; readonly field: 'id' | 'name' };
+
+/** Text comparisons; `ne` is `not` of `eq`. Ordering compares code points. */
+export type TextOp = 'eq' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';
+
+/** Numeric comparisons. */
+export type NumberOp = 'eq' | 'gt' | 'ge' | 'lt' | 'le';
+
+/** Which users count as related rows of a group (hidden deactivated users, deleted users). */
+export type RelatedUsers = 'active' | 'notDeleted';
+
+export type Predicate =
+  | { readonly kind: 'always' }
+  | { readonly kind: 'and' | 'or'; readonly left: Predicate; readonly right: Predicate }
+  | { readonly kind: 'not'; readonly predicate: Predicate }
+  /** The scalar has a value. */
+  | { readonly kind: 'known'; readonly scalar: Scalar; readonly as: ReadAs }
+  /** Text comparison; `folded` compares both sides case-folded (JavaScript's toLowerCase). */
+  | { readonly kind: 'text'; readonly scalar: Scalar; readonly op: TextOp; readonly value: string; readonly folded: boolean }
+  /** The scalar is the JSON boolean `value`. */
+  | { readonly kind: 'flag'; readonly scalar: Scalar; readonly value: boolean }
+  /** The scalar is a JSON number and compares so with `value`. */
+  | { readonly kind: 'number'; readonly scalar: Scalar; readonly op: NumberOp; readonly value: number }
+  /** Some element of the JSON array at `array` in the document satisfies `where` (read with `element`). */
+  | { readonly kind: 'anyElement'; readonly array: readonly string[]; readonly where: Predicate }
+  /**
+   * Some membership row of the current resource satisfies `where` (read with `related`): a
+   * group's member users, counting only `users`; a user's groups.
+   */
+  | { readonly kind: 'related'; readonly users: RelatedUsers; readonly where: Predicate };
+
+/** An ordering key. Absent values are NULL (paging puts them last). */
+export type OrderKey =
+  | { readonly kind: 'scalar'; readonly scalar: Scalar; readonly as: ReadAs; readonly folded: boolean }
+  /**
+   * The element of the array at `array` that `preferred` (a flag inside the element) marks,
+   * else the first; its scalar `scalar` (read with `element`).
+   */
+  | {
+      readonly kind: 'firstElement';
+      readonly array: readonly string[];
+      readonly scalar: Scalar;
+      readonly as: ReadAs;
+      readonly folded: boolean;
+      readonly preferred?: readonly string[];
+    };
+
+export const ALWAYS: Predicate = Object.freeze({ kind: 'always' });
