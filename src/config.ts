@@ -30,6 +30,8 @@ export interface Config {
    * same on every instance. Required with PostgreSQL; an SQLite file keeps a key file otherwise.
    */
   readonly secretKey: string | undefined;
+  /** How long the change feed keeps events (EVENT_RETENTION_DAYS, default 30); older ones are pruned. */
+  readonly eventRetentionDays: number;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -40,6 +42,8 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/rollcall.db';
 
@@ -129,5 +133,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const proxy = trustProxy(pick(undefined, 'TRUST_PROXY') ?? 'off');
   const secretKey = pick(undefined, 'SECRET_KEY');
   if (secretKey !== undefined && secretKey.length < 32) throw new ConfigError('SECRET_KEY', `expected at least 32 characters (e.g. from openssl rand -base64 32), got ${secretKey.length}`);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey };
+  const rawRetention = pick(undefined, 'EVENT_RETENTION_DAYS');
+  const eventRetentionDays = rawRetention === undefined ? DEFAULT_EVENT_RETENTION_DAYS : integer('EVENT_RETENTION_DAYS', rawRetention, 1, 3650);
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays };
 }
