@@ -29,6 +29,8 @@ import { deriveKey, masterKey } from './keys/master.ts';
 import { KeyStore } from './keys/store.ts';
 import { DEFAULT_EVENT_RETENTION_DAYS } from './config.ts';
 import { startPruner } from './events/runtime.ts';
+import { SetSigner } from './events/set.ts';
+import { eventsPlugin } from './http/events-plugin.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
   Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays'>>;
@@ -127,6 +129,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
 
+  // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
+  const signer = new SetSigner(keys);
+  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer });
   // The change feed's retention (issue 10 item 1): pruned in the background, stopped on close.
   startPruner(app, { storage, clock, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS });
 

@@ -228,8 +228,8 @@ export function buildProgram(): Command {
     });
 
   const keys = program.command('keys').description('keys Rollcall generates (kept encrypted under SECRET_KEY, or the key file beside an SQLite database)');
-  withCommon(keys.command('rotate').description('make new keys; the previous ones are still accepted for one session lifetime (30 minutes)')).action(async (options: Common) => {
-    const rotated = await withDatabase(options, (deps, config) => rotateKeysNow(deps, config.secretKey));
+  withCommon(keys.command('rotate').description('make new keys; the previous cookie key is still accepted for one session lifetime (30 minutes), the previous events signing key stays published for the event retention')).action(async (options: Common) => {
+    const rotated = await withDatabase(options, (deps, config) => rotateKeysNow(deps, config.secretKey, config.eventRetentionDays));
     const lines = rotated.map(
       (r) => `${r.purpose}: new key ${r.id}${r.previous.length > 0 ? `; previous ${r.previous.join(', ')} accepted until ${r.previousValidUntil}` : ''}`,
     );

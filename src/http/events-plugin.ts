@@ -1,0 +1,61 @@
+/**
+ * The events' HTTP surface (issue 10): `GET /.well-known/jwks.json` (public: the keys that verify
+ * every SET), `GET /v2/events` (the plain JSON feed listing; bearer token with scope `read`, team
+ * of the token), and the subscription routes (events-routes.ts). Errors answer in RFC 7644 3.12
+ * bodies like the rest of /v2. It parses and authenticates; the rules live in src/events.
+ */
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.ts';
+import { listEvents, DEFAULT_LIMIT, MAX_LIMIT, queryInteger } from '../events/listing.ts';
+import type { SetSigner } from '../events/set.ts';
+import { verifyAccessToken } from '../oauth/tokens.ts';
+import type { Bearer } from '../oauth/tokens.ts';
+import { ScimError } from '../scim/errors.ts';
+import type { Storage } from '../storage/connect.ts';
+import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
+
+export interface EventsPluginOptions {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly baseUrl: string;
+  readonly signer: SetSigner;
+}
+
+/** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
+export async function requireBearer(options: Pick<EventsPluginOptions, 'storage' | 'clock'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
+  const token = bearerToken(request.headers.authorization);
+  if (token === undefined) {
+    throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
+  }
+  const bearer = await verifyAccessToken(options.storage.db, options.storage.statements, options.clock, token);
+  if (!bearer) {
+    throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
+  }
+  if (!bearer.scopes.has(scope)) {
+    throw new ScimError(403, `This request needs the "${scope}" scope`, undefined, { 'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${scope}"` });
+  }
+  return bearer;
+}
+
+export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ScimError) return sendScimError(request, reply, error);
+    const status = error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) return sendScimError(request, reply, new ScimError(status, error.message));
+    request.log.error({ err: error }, 'unhandled error');
+    return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
+  });
+
+  app.get('/.well-known/jwks.json', async (_request, reply) =>
+    reply.header('content-type', 'application/jwk-set+json').header('cache-control', 'public, max-age=300').send(Buffer.from(JSON.stringify(await options.signer.jwks()))),
+  );
+
+  app.get('/v2/events', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'read');
+    const query = request.query as Record<string, unknown>;
+    const after = queryInteger('after', query.after, 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = queryInteger('limit', query.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
+    const page = await listEvents(options.storage.db, bearer.team.id, after, limit);
+    return reply.header('content-type', 'application/json').send(scimBody(page));
+  });
+}
