@@ -30,6 +30,8 @@ import { KeyStore } from './keys/store.ts';
 import { DEFAULT_EVENT_RETENTION_DAYS } from './config.ts';
 import { startPruner } from './events/runtime.ts';
 import { SetSigner } from './events/set.ts';
+import { DEFAULT_DELIVERY, DeliveryWorker } from './events/delivery.ts';
+import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
@@ -47,6 +49,8 @@ export interface AppDeps {
   readonly logStream?: { write(line: string): void };
   /** Request and connection deadlines; DEFAULT_DEADLINES unless a test needs shorter ones. */
   readonly deadlines?: Partial<Deadlines>;
+  /** Push delivery of events (events/delivery.ts): on by default; false turns it off (tests that count queries). */
+  readonly delivery?: Partial<DeliverySettings> | false;
   /** How many scrypt derivations run and wait at once; DEFAULT_HASHING unless a test needs others. */
   readonly hashing?: HashingSettings;
 }
@@ -132,6 +136,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);
   await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer });
+  // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
+  if (deps.delivery !== false) {
+    const worker = new DeliveryWorker({ storage, clock, signer, issuer: config.publicBaseUrl, log: app.log, settings: { ...DEFAULT_DELIVERY, ...deps.delivery } });
+    app.addHook('onReady', async () => worker.start());
+    app.addHook('onClose', async () => worker.stop());
+  }
   // The change feed's retention (issue 10 item 1): pruned in the background, stopped on close.
   startPruner(app, { storage, clock, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS });
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `rollcall` command line (DESIGN.md section 6): serve, migrate, team, user, client, audit,
- * token, keys. Every
+ * token, keys, events (cli/events.ts). Every
  * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, rotateKeysNow, teams, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
+import { registerEventCommands } from './events.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
 import { systemClock } from '../clock.ts';
@@ -237,6 +238,7 @@ export function buildProgram(): Command {
     print(options.json, { rotated, refreshSeconds: REFRESH_SECONDS }, lines.join('\n'));
   });
 
+  registerEventCommands(program, { withCommon, withDatabase, print });
   return program;
 }
 

@@ -1,16 +1,18 @@
 /**
  * The events' HTTP surface (issue 10): `GET /.well-known/jwks.json` (public: the keys that verify
  * every SET), `GET /v2/events` (the plain JSON feed listing; bearer token with scope `read`, team
- * of the token), and the subscription routes (events-routes.ts). Errors answer in RFC 7644 3.12
+ * of the token), and the subscription API under `/v2/events/subscriptions` (scope `read` to look,
+ * `write` to change; the team of the token; docs/events.md). Errors answer in RFC 7644 3.12
  * bodies like the rest of /v2. It parses and authenticates; the rules live in src/events.
  */
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { listEvents, DEFAULT_LIMIT, MAX_LIMIT, queryInteger } from '../events/listing.ts';
 import type { SetSigner } from '../events/set.ts';
 import { verifyAccessToken } from '../oauth/tokens.ts';
 import type { Bearer } from '../oauth/tokens.ts';
-import { ScimError } from '../scim/errors.ts';
+import { badRequest, ScimError } from '../scim/errors.ts';
+import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { Storage } from '../storage/connect.ts';
 import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
 
@@ -49,6 +51,58 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   app.get('/.well-known/jwks.json', async (_request, reply) =>
     reply.header('content-type', 'application/jwk-set+json').header('cache-control', 'public, max-age=300').send(Buffer.from(JSON.stringify(await options.signer.jwks()))),
   );
+
+  const send = (reply: FastifyReply, status: number, body: unknown) => reply.code(status).header('content-type', 'application/json').send(scimBody(body));
+  const bodyOf = (request: FastifyRequest): Record<string, unknown> => {
+    const body = request.body ?? {};
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('invalidSyntax', 'the body must be a JSON object');
+    return body as Record<string, unknown>;
+  };
+  const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
+
+  app.post('/v2/events/subscriptions', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    const body = bodyOf(request);
+    const events = body.events;
+    if (events !== undefined && (!Array.isArray(events) || !events.every((e) => typeof e === 'string'))) throw badRequest('invalidValue', 'events must be an array of event names');
+    if (body.full !== undefined && typeof body.full !== 'boolean') throw badRequest('invalidValue', 'full must be true or false');
+    if (body.url !== undefined && typeof body.url !== 'string') throw badRequest('invalidValue', 'url must be a string');
+    const method = body.method ?? 'push';
+    const created = await createSubscription(options, bearer.team.id, {
+      method: method as 'push',
+      ...(typeof body.url === 'string' ? { url: body.url } : {}),
+      ...(events !== undefined ? { events: events as string[] } : {}),
+      full: body.full === true,
+    });
+    return send(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}) });
+  });
+  app.get('/v2/events/subscriptions', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'read');
+    return send(reply, 200, { subscriptions: await listSubscriptions(options, bearer.team.id) });
+  });
+  app.get('/v2/events/subscriptions/:id', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'read');
+    return send(reply, 200, await getSubscription(options, bearer.team.id, idOf(request)));
+  });
+  app.delete('/v2/events/subscriptions/:id', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    await removeSubscription(options, bearer.team.id, idOf(request));
+    return reply.code(204).send();
+  });
+  app.post('/v2/events/subscriptions/:id/pause', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    return send(reply, 200, await pauseSubscription(options, bearer.team.id, idOf(request)));
+  });
+  app.post('/v2/events/subscriptions/:id/resume', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    return send(reply, 200, await resumeSubscription(options, bearer.team.id, idOf(request)));
+  });
+  app.post('/v2/events/subscriptions/:id/replay', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    const from = bodyOf(request).from;
+    if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
+    return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from));
+  });
 
   app.get('/v2/events', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'read');
