@@ -35,7 +35,7 @@ import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
-  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays'>>;
+  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -138,7 +138,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer });
   // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
   if (deps.delivery !== false) {
-    const worker = new DeliveryWorker({ storage, clock, signer, issuer: config.publicBaseUrl, log: app.log, settings: { ...DEFAULT_DELIVERY, ...deps.delivery } });
+    const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;
+    const settings = { ...DEFAULT_DELIVERY, leaseMs, timeoutMs: Math.min(DEFAULT_DELIVERY.timeoutMs, leaseMs / 2), ...deps.delivery };
+    const worker = new DeliveryWorker({ storage, clock, signer, issuer: config.publicBaseUrl, log: app.log, settings });
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }

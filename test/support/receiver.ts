@@ -15,12 +15,14 @@ export interface Received {
   readonly body: string;
 }
 
-export type Answer = (received: Received, index: number) => { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+export type Answer = (received: Received, index: number) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 export interface Receiver {
   readonly url: string;
   readonly received: Received[];
   answer: Answer;
+  /** The most requests that were in flight at once. */
+  readonly maxInFlight: number;
   /** Stops listening (the port stays reserved for `reopen`). */
   close(): Promise<void>;
   /** Listens again on the same port. */
@@ -34,9 +36,12 @@ export async function startReceiver(answer: Answer = () => ({ status: 202 })): P
   const hanging = new Set<ServerResponse>();
   let server: Server;
   let port = 0;
-  const state = { answer };
+  const state = { answer, inFlight: 0, maxInFlight: 0 };
   const handler = (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
+    state.inFlight += 1;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    response.once('close', () => (state.inFlight -= 1));
     request.on('data', (c: Buffer) => chunks.push(c));
     request.on('end', () => {
       const r: Received = { contentType: request.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') };
@@ -46,8 +51,13 @@ export async function startReceiver(answer: Answer = () => ({ status: 202 })): P
         hanging.add(response);
         return;
       }
-      response.writeHead(a.status, a.headers ?? {});
-      response.end(a.body ?? '');
+      const answerNow = () => {
+        if (response.destroyed) return;
+        response.writeHead(a.status, a.headers ?? {});
+        response.end(a.body ?? '');
+      };
+      if (a.delayMs) setTimeout(answerNow, a.delayMs);
+      else answerNow();
     });
   };
   const listen = async () => {
@@ -67,6 +77,9 @@ export async function startReceiver(answer: Answer = () => ({ status: 202 })): P
     },
     set answer(a: Answer) {
       state.answer = a;
+    },
+    get maxInFlight() {
+      return state.maxInFlight;
     },
     async close() {
       for (const r of hanging) r.destroy();
