@@ -43,8 +43,8 @@ export const EVENT_URIS: readonly string[] = [
   eventUri('deactivate', false),
 ];
 
-/** The delivery methods Rollcall serves: RFC 8935 push (and RFC 8936 poll, once subscriptions poll). */
-export const EVENT_DELIVERY_METHODS: readonly string[] = ['urn:ietf:rfc:8935'];
+/** The delivery methods Rollcall serves: RFC 8935 push and RFC 8936 poll. */
+export const EVENT_DELIVERY_METHODS: readonly string[] = ['urn:ietf:rfc:8935', 'urn:ietf:rfc:8936'];
 
 const endpointOf = (resourceType: string): string => (resourceType === 'User' ? 'Users' : 'Groups');
 
@@ -116,10 +116,9 @@ export function setClaims(row: EventRow, options: ClaimsOptions): Record<string,
 interface SigningKeys {
   readonly version: number;
   readonly signing: { readonly kid: string; readonly key: KeyObject };
-  readonly jwks: { keys: JWK[] };
 }
 
-/** Signs SETs with the newest events key and publishes every live one; rebuilt when the store reloads. */
+/** Signs SETs with the newest events key this instance loaded (rebuilt when the store reloads) and publishes every live one. */
 export class SetSigner {
   readonly #keys: KeyStore;
   #cached: Promise<SigningKeys> | undefined;
@@ -134,18 +133,23 @@ export class SetSigner {
     const version = this.#keys.version;
     if (this.#cached === undefined || this.#cachedVersion !== version) {
       this.#cachedVersion = version;
-      this.#cached = (async () => {
-        const live = this.#keys.keys('events').map((k) => ({ kid: k.id, key: createPrivateKey({ key: k.secret, format: 'der', type: 'pkcs8' }) }));
-        const jwks = await Promise.all(live.map(async (k) => ({ ...(await exportJWK(createPublicKey(k.key))), kid: k.kid, alg: 'ES256', use: 'sig' })));
-        return { version, signing: live[0]!, jwks: { keys: jwks } };
-      })();
+      const [newest] = this.#keys.keys('events');
+      this.#cached = Promise.resolve({ version, signing: { kid: newest!.id, key: createPrivateKey({ key: newest!.secret, format: 'der', type: 'pkcs8' }) } });
     }
     return this.#cached;
   }
 
-  /** The public keys as a JWK Set (RFC 7517 section 5): /.well-known/jwks.json. */
+  /**
+   * The public keys as a JWK Set (RFC 7517 section 5): /.well-known/jwks.json. Read from the
+   * database on every call (a cheap query; receivers cache the answer), so the set also holds
+   * keys other instances sign with that this one has not loaded yet.
+   */
   async jwks(): Promise<{ keys: JWK[] }> {
-    return (await this.#current()).jwks;
+    const live = await this.#keys.readLive('events');
+    const keys = await Promise.all(
+      live.map(async (k) => ({ ...(await exportJWK(createPublicKey(createPrivateKey({ key: k.secret, format: 'der', type: 'pkcs8' })))), kid: k.id, alg: 'ES256', use: 'sig' })),
+    );
+    return { keys };
   }
 
   /** `claims` as a compact JWS. */

@@ -1,7 +1,8 @@
 /**
  * The events' HTTP surface (issue 10): `GET /.well-known/jwks.json` (public: the keys that verify
  * every SET), `GET /v2/events` (the plain JSON feed listing; bearer token with scope `read`, team
- * of the token), and the subscription API under `/v2/events/subscriptions` (scope `read` to look,
+ * of the token), `POST /v2/events/poll` (RFC 8936, with a poll subscription's own token), and
+ * the subscription API under `/v2/events/subscriptions` (scope `read` to look,
  * `write` to change; the team of the token; docs/events.md). Errors answer in RFC 7644 3.12
  * bodies like the rest of /v2. It parses and authenticates; the rules live in src/events.
  */
@@ -12,6 +13,7 @@ import type { SetSigner } from '../events/set.ts';
 import { verifyAccessToken } from '../oauth/tokens.ts';
 import type { Bearer } from '../oauth/tokens.ts';
 import { badRequest, ScimError } from '../scim/errors.ts';
+import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { Storage } from '../storage/connect.ts';
 import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
@@ -42,6 +44,11 @@ export async function requireBearer(options: Pick<EventsPluginOptions, 'storage'
 export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ScimError) return sendScimError(request, reply, error);
+    // The poll endpoint answers in RFC 8936's own error shape.
+    if ((error as unknown) instanceof PollError) {
+      const e = error as unknown as PollError;
+      return reply.code(e.status).header('content-type', 'application/json').send(scimBody(e.toBody()));
+    }
     const status = error.statusCode;
     if (status !== undefined && status >= 400 && status < 500) return sendScimError(request, reply, new ScimError(status, error.message));
     request.log.error({ err: error }, 'unhandled error');
@@ -49,9 +56,10 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   });
 
   app.get('/.well-known/jwks.json', async (_request, reply) =>
-    reply.header('content-type', 'application/jwk-set+json').header('cache-control', 'public, max-age=300').send(Buffer.from(JSON.stringify(await options.signer.jwks()))),
+    reply.header('content-type', 'application/jwk-set+json').header('cache-control', 'public, max-age=60').send(Buffer.from(JSON.stringify(await options.signer.jwks()))),
   );
 
+  const pollDeps = { storage: options.storage, clock: options.clock, signer: options.signer, issuer: options.baseUrl };
   const send = (reply: FastifyReply, status: number, body: unknown) => reply.code(status).header('content-type', 'application/json').send(scimBody(body));
   const bodyOf = (request: FastifyRequest): Record<string, unknown> => {
     const body = request.body ?? {};
@@ -102,6 +110,14 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     const from = bodyOf(request).from;
     if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
     return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from));
+  });
+
+  // RFC 8936 poll: the subscription's own credential; pending SETs, acknowledgements, errors, long-poll.
+  app.post('/v2/events/poll', async (request, reply) => {
+    const sub = await pollSubscription(pollDeps, bearerToken(request.headers.authorization));
+    const body = parsePollRequest(request.body);
+    const answer = await poll(pollDeps, sub, body, () => request.raw.destroyed);
+    return reply.code(200).header('content-type', 'application/json').send(scimBody(answer));
   });
 
   app.get('/v2/events', async (request, reply) => {

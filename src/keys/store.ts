@@ -162,6 +162,16 @@ export class KeyStore {
     return live;
   }
 
+  /**
+   * The live keys of `purpose` read from the database now, not this instance's copy: what a
+   * verifier must be offered (the events' JWKS), since another instance may sign with a key this
+   * one has not loaded yet (two instances starting at once each make one; a rotation elsewhere).
+   */
+  async readLive(purpose: KeyPurpose): Promise<readonly Live[]> {
+    const rows = await liveKeys(this.#db, purpose, this.#clock.now().toISOString());
+    return rows.map((row) => ({ id: row.id, secret: unseal(this.#master, row) }));
+  }
+
   /** The secrets of `purpose`: the first signs, all verify. */
   secrets(purpose: KeyPurpose): readonly Buffer[] {
     const live = this.#keys.get(purpose) ?? [];

@@ -85,6 +85,9 @@ for (const engine of engines) {
       const before = await (await signer()).sign(setClaims(row!, { issuer: BASE_URL, audience: 'x', full: false }));
       const rotated = await rotateKeysNow(adminDeps(t), TEST_SECRET_KEY, 30);
       assert.deepEqual(rotated.map((r) => r.purpose), ['cookie', 'events']);
+      // The JWKS offers a key the moment any instance may sign with it (found by the two-process
+      // test: a server that had not reloaded yet published only its own key).
+      assert.ok((await jwks()).keys.some((k) => k.kid === rotated[1]!.id), 'the new key is published at once');
       t.clock.advance((REFRESH_SECONDS + 1) * 1000);
       const after = await (await signer()).sign(setClaims(row!, { issuer: BASE_URL, audience: 'x', full: false }));
       assert.notEqual(decodeProtectedHeader(after).kid, decodeProtectedHeader(before).kid);
