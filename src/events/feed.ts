@@ -33,7 +33,7 @@ export interface Change {
   readonly actor: Actor;
   readonly txn: string | null;
   readonly externalId: string | null;
-  /** The stored document after the change, as JSON text (absent for delete). */
+  /** The stored document after the change (before it, for a group's delete), as JSON text. */
   readonly data?: string;
   readonly members?: MembersDelta;
 }

@@ -108,7 +108,7 @@ const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: GroupRow
     actor: ctx.actor,
     txn: ctx.requestId,
     externalId: row.external_id,
-    ...(type === 'delete' ? {} : { data: JSON.stringify(parseData(ctx, row)) }),
+    data: JSON.stringify(parseData(ctx, row)),
     ...(members ? { members } : {}),
   });
 

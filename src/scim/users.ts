@@ -269,7 +269,7 @@ const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: UserRow,
     actor: ctx.actor,
     txn: ctx.requestId,
     externalId: row.external_id,
-    ...(type === 'delete' ? {} : { data: JSON.stringify(parseData(ctx, row)) }),
+    data: JSON.stringify(parseData(ctx, row)),
   });
 
 const CHANGE_OF: Record<AuditAction, ChangeType | undefined> = {
