@@ -143,8 +143,9 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
   return runWrite(ctx, async (trx) => {
     await insertGroup(trx, row);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
-    await change(ctx, trx, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
     await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
+    // Last: on PostgreSQL the team's counter row stays locked from here to the commit.
+    await change(ctx, trx, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
     return render(ctx, trx, row, projection);
   }, async () => displayNameTaken(row.display_name));
 }
@@ -194,8 +195,8 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
     // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
     await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
     const changed = changedAttributes(parseData(ctx, current), validated.document);
-    await change(ctx, trx, 'put', next, [...changed, 'members'].sort(), { cleared: true, added: validated.members ?? [] });
     await audit(ctx, trx, 'replace', id, { changed, members: validated.members?.length ?? 0 });
+    await change(ctx, trx, 'put', next, [...changed, 'members'].sort(), { cleared: true, added: validated.members ?? [] });
     return render(ctx, trx, next, projection);
   }, async () => conflict('a group with that displayName already exists in this team'));
 }
@@ -232,11 +233,11 @@ export async function patchGroup(
     }
     if (patched.members) await applyMembers(ctx, trx, id, patched.members, now);
     const changed = changedAttributes(original, parseData(ctx, row));
-    await change(ctx, trx, 'patch', row, patched.members ? [...changed, 'members'].sort() : changed, patched.members ? membersDelta(patched.members) : undefined);
     await audit(ctx, trx, changed.length > 0 ? 'patch' : 'members', id, {
       ...(changed.length > 0 ? { changed } : {}),
       ...(patched.members ? memberSummary(patched.members) : {}),
     });
+    await change(ctx, trx, 'patch', row, patched.members ? [...changed, 'members'].sort() : changed, patched.members ? membersDelta(patched.members) : undefined);
     const etag = etagOf(version);
     return projection ? { etag, resource: await render(ctx, trx, row, projection) } : { etag };
   }, async () => conflict('a group with that displayName already exists in this team'));
@@ -248,7 +249,7 @@ export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditio
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
     await deleteGroupRow(trx, ctx.team.id, id);
-    await change(ctx, trx, 'delete', { ...current, version: current.version + 1 }, []);
     await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
+    await change(ctx, trx, 'delete', { ...current, version: current.version + 1 }, []);
   });
 }

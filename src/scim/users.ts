@@ -302,12 +302,13 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
   if (revokes) await endSessionsOfUser(trx, current.id);
   const changed = changedAttributes(parseData(ctx, current), parseData(ctx, next));
-  await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   await audit(ctx, trx, action, current.id, {
     changed,
     ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
     ...(revoked > 0 ? { tokensRevoked: revoked } : {}),
   });
+  // Last: on PostgreSQL the team's counter row stays locked from here to the commit.
+  await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   return render(ctx, trx, next, projection);
 }
 
