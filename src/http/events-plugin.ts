@@ -59,6 +59,12 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     reply.header('content-type', 'application/jwk-set+json').header('cache-control', 'public, max-age=60').send(Buffer.from(JSON.stringify(await options.signer.jwks()))),
   );
 
+  // A long poll answers at once when the server begins to close, so shutdown never waits on it.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   const pollDeps = { storage: options.storage, clock: options.clock, signer: options.signer, issuer: options.baseUrl };
   const send = (reply: FastifyReply, status: number, body: unknown) => reply.code(status).header('content-type', 'application/json').send(scimBody(body));
   const bodyOf = (request: FastifyRequest): Record<string, unknown> => {
@@ -116,7 +122,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   app.post('/v2/events/poll', async (request, reply) => {
     const sub = await pollSubscription(pollDeps, bearerToken(request.headers.authorization));
     const body = parsePollRequest(request.body);
-    const answer = await poll(pollDeps, sub, body, () => request.raw.destroyed);
+    const answer = await poll(pollDeps, sub, body, () => closing || request.raw.destroyed);
     return reply.code(200).header('content-type', 'application/json').send(scimBody(answer));
   });
 

@@ -68,6 +68,8 @@ export async function claimLease(ex: Executor, id: string, owner: string, now: s
     .set({ lease_owner: owner, lease_until: until })
     .where('id', '=', id)
     .where('state', '=', 'active')
+    // Still due: another instance may have failed it (and set a later retry) since it was listed.
+    .where('next_attempt_at', '<=', now)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
