@@ -104,8 +104,8 @@ async function writeThroughput(postgres: string | undefined, smoke: boolean): Pr
   const seconds = smoke ? 0.5 : 4;
   const rounds = smoke ? 1 : 3;
   const connections = 16;
-  const on = await startSide('events-on', postgres, true, smoke ? 50 : 500);
-  const off = await startSide('events-off', postgres, false, smoke ? 50 : 500);
+  const on = await startSide('events_on', postgres, true, smoke ? 50 : 500);
+  const off = await startSide('events_off', postgres, false, smoke ? 50 : 500);
   const rows: string[][] = [];
   try {
     for (const [name, requests, expect] of [
@@ -131,7 +131,7 @@ async function writeThroughput(postgres: string | undefined, smoke: boolean): Pr
 
 async function deliveryThroughput(postgres: string | undefined, smoke: boolean): Promise<{ events: number; seconds: number }> {
   const events = smoke ? 200 : 5000;
-  const database = await createBenchDatabase({ label: 'events-delivery', ...(postgres ? { postgres } : {}) });
+  const database = await createBenchDatabase({ label: 'events_delivery', ...(postgres ? { postgres } : {}) });
   const storage = await database.open();
   let received = 0;
   let total = Number.POSITIVE_INFINITY;

@@ -108,7 +108,8 @@ const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: GroupRow
     actor: ctx.actor,
     txn: ctx.requestId,
     externalId: row.external_id,
-    data: JSON.stringify(parseData(ctx, row)),
+    // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
+    data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
     ...(members ? { members } : {}),
   });
 
