@@ -7,12 +7,15 @@
  * table (req/s, p50/p99, the ratio Rollcall / reference, server CPU time per request and its
  * ratio, which a busy machine disturbs less than req/s, errors) and the targets; exits 1 when any
  * request failed or a probe found a wrong answer. `--smoke` is the seconds-long version CI runs.
+ * Then the events benchmark (bench/events.ts): write throughput with the change feed on vs off,
+ * and push delivery throughput.
  * Flags: --duration S, --rounds N, --warmup S, --connections N, --only TEXT, --cpu-prof DIR.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase } from './database.ts';
+import { runEventsBench } from './events.ts';
 import { seedThroughputFixture } from './fixture.ts';
 import type { FixtureSizes } from './fixture.ts';
 import { drive, probeOnce, summarize } from './load.ts';
@@ -233,7 +236,10 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
 
 if (import.meta.main) {
   try {
-    const ok = await runThroughput(parseOptions(process.argv.slice(2)));
+    const options = parseOptions(process.argv.slice(2));
+    const ok = await runThroughput(options);
+    // Issue 10: the change feed's cost to writes and push delivery throughput (bench/events.ts).
+    if (options.only === undefined || 'events'.includes(options.only)) await runEventsBench({ smoke: options.smoke, postgres: options.postgres });
     process.exit(ok ? 0 : 1);
   } catch (error) {
     console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -228,11 +228,12 @@ export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{
  * ones still verify until their window ends (keys/store.ts). Needs the master key: SECRET_KEY,
  * or the key file beside an SQLite database.
  */
-export async function rotateKeysNow(deps: AdminDeps, secretKey: string | undefined): Promise<Rotated[]> {
+export async function rotateKeysNow(deps: AdminDeps, secretKey: string | undefined, eventRetentionDays?: number): Promise<Rotated[]> {
   const master = masterKey({ secretKey, database: { engine: deps.storage.hooks.name, sqlitePath: deps.storage.sqlitePath } });
   // Reading the live keys first proves this master key is the one they were stored with.
   await KeyStore.open(deps.storage.db, deps.clock, master);
-  return rotateKeys(deps.storage.db, deps.clock, master);
+  // A replaced events key keeps verifying (in the JWKS) until the last event it signed is pruned.
+  return rotateKeys(deps.storage.db, deps.clock, master, eventRetentionDays === undefined ? {} : { events: eventRetentionDays * 86_400 });
 }
 
 export interface FirstRunCredentials {

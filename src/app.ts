@@ -29,9 +29,15 @@ import type { HashingSettings } from './oauth/passwords.ts';
 import type { Storage } from './storage/connect.ts';
 import { deriveKey, masterKey } from './keys/master.ts';
 import { KeyStore } from './keys/store.ts';
+import { DEFAULT_EVENT_RETENTION_DAYS } from './config.ts';
+import { startPruner } from './events/runtime.ts';
+import { SetSigner } from './events/set.ts';
+import { DEFAULT_DELIVERY, DeliveryWorker } from './events/delivery.ts';
+import type { DeliverySettings } from './events/delivery.ts';
+import { eventsPlugin } from './http/events-plugin.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
-  Partial<Pick<Config, 'trustProxy' | 'secretKey'>>;
+  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -45,6 +51,8 @@ export interface AppDeps {
   readonly logStream?: { write(line: string): void };
   /** Request and connection deadlines; DEFAULT_DEADLINES unless a test needs shorter ones. */
   readonly deadlines?: Partial<Deadlines>;
+  /** Push delivery of events (events/delivery.ts): on by default; false turns it off (tests that count queries). */
+  readonly delivery?: Partial<DeliverySettings> | false;
   /** How many scrypt derivations run and wait at once; DEFAULT_HASHING unless a test needs others. */
   readonly hashing?: HashingSettings;
 }
@@ -127,6 +135,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
+
+  // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
+  const signer = new SetSigner(keys);
+  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer });
+  // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
+  if (deps.delivery !== false) {
+    const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;
+    const settings = { ...DEFAULT_DELIVERY, leaseMs, timeoutMs: Math.min(DEFAULT_DELIVERY.timeoutMs, leaseMs / 2), ...deps.delivery };
+    const worker = new DeliveryWorker({ storage, clock, signer, issuer: config.publicBaseUrl, log: app.log, settings });
+    app.addHook('onReady', async () => worker.start());
+    app.addHook('onClose', async () => worker.stop());
+  }
+  // The change feed's retention (issue 10 item 1): pruned in the background, stopped on close.
+  startPruner(app, { storage, clock, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS });
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', detail: `No route ${request.method} ${request.url.split('?')[0]}` }),

@@ -30,6 +30,15 @@ export interface Config {
    * same on every instance. Required with PostgreSQL; an SQLite file keeps a key file otherwise.
    */
   readonly secretKey: string | undefined;
+  /** How long the change feed keeps events (EVENT_RETENTION_DAYS, default 30); older ones are pruned. */
+  readonly eventRetentionDays: number;
+  /**
+   * How long an instance's claim on a subscription's delivery lasts without renewal
+   * (EVENT_LEASE_SECONDS, default 30): a killed instance's subscriptions are taken over after
+   * at most this long. A receiver gets min(10 s, half of it) to answer, so a claim never
+   * lapses while its request is in flight.
+   */
+  readonly eventLeaseSeconds: number;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -40,6 +49,8 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/rollcall.db';
 
@@ -129,5 +140,9 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const proxy = trustProxy(pick(undefined, 'TRUST_PROXY') ?? 'off');
   const secretKey = pick(undefined, 'SECRET_KEY');
   if (secretKey !== undefined && secretKey.length < 32) throw new ConfigError('SECRET_KEY', `expected at least 32 characters (e.g. from openssl rand -base64 32), got ${secretKey.length}`);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey };
+  const rawRetention = pick(undefined, 'EVENT_RETENTION_DAYS');
+  const eventRetentionDays = rawRetention === undefined ? DEFAULT_EVENT_RETENTION_DAYS : integer('EVENT_RETENTION_DAYS', rawRetention, 1, 3650);
+  const rawLease = pick(undefined, 'EVENT_LEASE_SECONDS');
+  const eventLeaseSeconds = rawLease === undefined ? 30 : integer('EVENT_LEASE_SECONDS', rawLease, 2, 600);
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds };
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `rollcall` command line (DESIGN.md section 6): serve, migrate, team, user, client, audit,
- * token, keys, schema (schema.ts). Every
+ * token, keys, events (cli/events.ts), schema (schema.ts). Every
  * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, rotateKeysNow, teams, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
+import { registerEventCommands } from './events.ts';
 import { registerSchemaCommands } from './schema.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
@@ -229,8 +230,8 @@ export function buildProgram(): Command {
     });
 
   const keys = program.command('keys').description('keys Rollcall generates (kept encrypted under SECRET_KEY, or the key file beside an SQLite database)');
-  withCommon(keys.command('rotate').description('make new keys; the previous ones are still accepted for one session lifetime (30 minutes)')).action(async (options: Common) => {
-    const rotated = await withDatabase(options, (deps, config) => rotateKeysNow(deps, config.secretKey));
+  withCommon(keys.command('rotate').description('make new keys; the previous cookie key is still accepted for one session lifetime (30 minutes), the previous events signing key stays published for the event retention')).action(async (options: Common) => {
+    const rotated = await withDatabase(options, (deps, config) => rotateKeysNow(deps, config.secretKey, config.eventRetentionDays));
     const lines = rotated.map(
       (r) => `${r.purpose}: new key ${r.id}${r.previous.length > 0 ? `; previous ${r.previous.join(', ')} accepted until ${r.previousValidUntil}` : ''}`,
     );
@@ -239,7 +240,7 @@ export function buildProgram(): Command {
   });
 
   registerSchemaCommands(program, { withCommon, withDatabase, print });
-
+  registerEventCommands(program, { withCommon, withDatabase, print });
   return program;
 }
 

@@ -8,10 +8,10 @@
  * Each app holds a KeyStore with the decrypted live keys, re-read from the database when older
  * than REFRESH_SECONDS (on the app's clock), so a rotation reaches every instance within that
  * delay; an instance that has not yet seen it keeps signing with the previous key, which every
- * instance still accepts. Purposes are named here; the events' signing keys will be one more.
+ * instance still accepts. Purposes are named here: the cookie key and the events' ES256 signing key.
  * It owns no HTTP and no SQL.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { deleteRetiredKeys, insertKey, liveKeys, retireKeys } from '../storage/repos/keys.ts';
@@ -20,10 +20,19 @@ import type { Db, Executor } from '../storage/types.ts';
 import { SESSION_TTL_SECONDS } from '../sessions.ts';
 import { deriveKey } from './master.ts';
 
-/** What each purpose's keys are for, and how long a replaced key still verifies. */
+/** The events' signing key: a P-256 private key (PKCS #8, DER) made by node:crypto, for ES256 (RFC 7518 3.4). */
+const p256 = (): Buffer => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' });
+
+/** What each purpose's keys are for, how long a replaced key still verifies, and how one is made. */
 export const KEY_PURPOSES = {
   /** Signs the pages' cookies (session id, CSRF secret): a replaced key lasts one session lifetime. */
-  cookie: { windowSeconds: SESSION_TTL_SECONDS },
+  cookie: { windowSeconds: SESSION_TTL_SECONDS, make: (): Buffer => randomBytes(32) },
+  /**
+   * Signs the events' SETs (RFC 9967, ES256): a replaced key stays in /.well-known/jwks.json for
+   * the feed's retention (the last event it signed can be replayed until then); `rotateKeys`
+   * takes the configured retention instead of this default.
+   */
+  events: { windowSeconds: 30 * 86_400, make: p256 },
 } as const;
 
 export type KeyPurpose = keyof typeof KEY_PURPOSES;
@@ -59,7 +68,7 @@ function unseal(master: Buffer, row: KeyRow): Buffer {
 
 async function newKey(ex: Executor, master: Buffer, purpose: KeyPurpose, createdAt: string): Promise<string> {
   const id = newId();
-  await insertKey(ex, { id, purpose, created_at: createdAt, not_after: null, material: seal(master, { id, purpose }, randomBytes(32)) });
+  await insertKey(ex, { id, purpose, created_at: createdAt, not_after: null, material: seal(master, { id, purpose }, KEY_PURPOSES[purpose].make()) });
   return id;
 }
 
@@ -73,13 +82,13 @@ export interface Rotated {
 }
 
 /** Rotates every purpose's key in one transaction (`rollcall keys rotate`). */
-export async function rotateKeys(db: Db, clock: Clock, master: Buffer): Promise<Rotated[]> {
+export async function rotateKeys(db: Db, clock: Clock, master: Buffer, windows: Partial<Record<KeyPurpose, number>> = {}): Promise<Rotated[]> {
   return db.transaction().execute(async (trx) => {
     const now = clock.now();
     await deleteRetiredKeys(trx, now.toISOString());
     const rotated: Rotated[] = [];
     for (const purpose of Object.keys(KEY_PURPOSES) as KeyPurpose[]) {
-      const validUntil = new Date(now.getTime() + KEY_PURPOSES[purpose].windowSeconds * 1000).toISOString();
+      const validUntil = new Date(now.getTime() + (windows[purpose] ?? KEY_PURPOSES[purpose].windowSeconds) * 1000).toISOString();
       const previous = await retireKeys(trx, purpose, validUntil);
       const id = await newKey(trx, master, purpose, now.toISOString());
       rotated.push({ purpose, id, previous, previousValidUntil: validUntil });
@@ -88,7 +97,7 @@ export async function rotateKeys(db: Db, clock: Clock, master: Buffer): Promise<
   });
 }
 
-interface Live {
+export interface Live {
   readonly id: string;
   readonly secret: Buffer;
 }
@@ -144,6 +153,23 @@ export class KeyStore {
   /** Changes whenever the keys were re-read (so users may cache what they build from them). */
   get version(): number {
     return this.#version;
+  }
+
+  /** The live keys of `purpose` with their ids (a JWS `kid`): the first signs, all verify. */
+  keys(purpose: KeyPurpose): readonly Live[] {
+    const live = this.#keys.get(purpose) ?? [];
+    if (live.length === 0) throw new KeyStoreError(`no ${purpose} key is live; run rollcall keys rotate`);
+    return live;
+  }
+
+  /**
+   * The live keys of `purpose` read from the database now, not this instance's copy: what a
+   * verifier must be offered (the events' JWKS), since another instance may sign with a key this
+   * one has not loaded yet (two instances starting at once each make one; a rotation elsewhere).
+   */
+  async readLive(purpose: KeyPurpose): Promise<readonly Live[]> {
+    const rows = await liveKeys(this.#db, purpose, this.#clock.now().toISOString());
+    return rows.map((row) => ({ id: row.id, secret: unseal(this.#master, row) }));
   }
 
   /** The secrets of `purpose`: the first signs, all verify. */

@@ -6,6 +6,7 @@
  * Filtering and sorting hold at the server root too (scim/search.ts), with the same page sizes;
  * there, index paging only (the root refuses a cursor, naming the endpoints that take one).
  */
+import { EVENT_DELIVERY_METHODS, EVENT_URIS } from '../events/set.ts';
 import { notFound } from './errors.ts';
 import { CURSOR_TIMEOUT_SECONDS } from './cursor.ts';
 import { DEFAULT_COUNT, MAX_COUNT } from './query.ts';
@@ -32,6 +33,10 @@ export function serviceProviderConfig(baseUrl: string): Record<string, unknown> 
     changePassword: { supported: true },
     sort: { supported: true },
     etag: { supported: true },
+    // RFC 9967 section 5: the events this server emits (every one of them is emitted) and no
+    // asynchronous requests (Prefer: respond-async is not implemented). The delivery methods
+    // are the RFC 8935 push and RFC 8936 poll profiles Rollcall serves (docs/events.md).
+    securityEvents: { eventUris: [...EVENT_URIS], asyncRequest: 'none', deliveryMethods: [...EVENT_DELIVERY_METHODS] },
     pagination: {
       cursor: true,
       index: true,

@@ -9,6 +9,8 @@
 import { changedAttributes, recordEvent } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
+import { recordChange } from '../events/feed.ts';
+import type { ChangeType, MembersDelta } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import {
   addMembers,
@@ -97,8 +99,31 @@ async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly 
 const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
   recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'Group', resourceId: id, detail });
 
+/** The feed event of a write to a group (RFC 9967), in the write's transaction. */
+const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: GroupRow, changed: readonly string[], members?: MembersDelta): Promise<number> =>
+  recordChange(ctx, trx, {
+    teamId: ctx.team.id,
+    type,
+    resourceType: 'Group',
+    resourceId: row.id,
+    version: row.version,
+    changed,
+    actor: ctx.actor,
+    txn: ctx.requestId,
+    externalId: row.external_id,
+    // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
+    data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
+    ...(members ? { members } : {}),
+  });
+
 /** Member ids in an audit summary: the first hundred, and how many there were. */
 const idList = (ids: readonly string[]) => (ids.length <= 100 ? ids : { first: ids.slice(0, 100), count: ids.length });
+
+const membersDelta = (delta: MemberDelta): MembersDelta => ({
+  ...(delta.clear ? { cleared: true } : {}),
+  ...(delta.add.length > 0 ? { added: delta.add } : {}),
+  ...(delta.remove.length > 0 ? { removed: delta.remove } : {}),
+});
 
 function memberSummary(delta: MemberDelta): Record<string, unknown> {
   return {
@@ -125,6 +150,8 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
     await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
+    // Last: on PostgreSQL the team's counter row stays locked from here to the commit.
+    await change(ctx, trx, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
     return render(ctx, trx, row, projection);
   }, async () => displayNameTaken(row.display_name));
 }
@@ -176,7 +203,9 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
     await claimExtensionValues(ctx, trx, rt, id, validated.document);
     // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
     await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
-    await audit(ctx, trx, 'replace', id, { changed: changedAttributes(parseData(ctx, current), validated.document), members: validated.members?.length ?? 0 });
+    const changed = changedAttributes(parseData(ctx, current), validated.document);
+    await audit(ctx, trx, 'replace', id, { changed, members: validated.members?.length ?? 0 });
+    await change(ctx, trx, 'put', next, [...changed, 'members'].sort(), { cleared: true, added: validated.members ?? [] });
     return render(ctx, trx, next, projection);
   }, async () => conflict('a group with that displayName already exists in this team'));
 }
@@ -220,6 +249,7 @@ export async function patchGroup(
       ...(changed.length > 0 ? { changed } : {}),
       ...(patched.members ? memberSummary(patched.members) : {}),
     });
+    await change(ctx, trx, 'patch', row, patched.members ? [...changed, 'members'].sort() : changed, patched.members ? membersDelta(patched.members) : undefined);
     const etag = etagOf(version);
     return projection ? { etag, resource: await render(ctx, trx, row, projection) } : { etag };
   }, async () => conflict('a group with that displayName already exists in this team'));
@@ -234,5 +264,6 @@ export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditio
     await deleteGroupRow(trx, ctx.team.id, id);
     await releaseExtensionValues(ctx, trx, rt, id);
     await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
+    await change(ctx, trx, 'delete', { ...current, version: current.version + 1 }, []);
   });
 }

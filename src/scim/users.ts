@@ -10,6 +10,8 @@
 import { changedAttributes, recordEvent } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
+import { recordChange } from '../events/feed.ts';
+import type { ChangeType } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import { signsIn } from '../oauth/accounts.ts';
 import { HashingBusy, signInPasswordProblem } from '../oauth/passwords.ts';
@@ -206,6 +208,7 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
       attributes: Object.keys(parseData(ctx, row)).sort(),
       ...(row.password_hash !== null ? { password: 'set' } : {}),
     });
+    await change(ctx, trx, 'create', row, Object.keys(parseData(ctx, row)).sort());
     return render(ctx, trx, row, projection, []);
   }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
 }
@@ -259,6 +262,27 @@ function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, 
   return row;
 }
 
+/** The feed event of a write to a user (RFC 9967), in the write's transaction. */
+const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: UserRow, changed: readonly string[]): Promise<number> =>
+  recordChange(ctx, trx, {
+    teamId: ctx.team.id,
+    type,
+    resourceType: 'User',
+    resourceId: row.id,
+    version: row.version,
+    changed,
+    actor: ctx.actor,
+    txn: ctx.requestId,
+    externalId: row.external_id,
+    // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
+    data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
+  });
+
+const CHANGE_OF: Record<AuditAction, ChangeType | undefined> = {
+  create: 'create', replace: 'put', patch: 'patch', deactivate: 'deactivate', activate: 'activate', delete: 'delete',
+  members: undefined, sign_in: undefined, sign_in_failed: undefined, token_issued: undefined, token_revoked: undefined, grant_revoked: undefined,
+};
+
 /** The audit event of a write to a user, in the write's transaction. */
 const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
   recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
@@ -285,11 +309,14 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     (next.user_type ?? '').toLowerCase() !== (current.user_type ?? '').toLowerCase();
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
   if (revokes) await endSessionsOfUser(trx, current.id);
+  const changed = changedAttributes(parseData(ctx, current), parseData(ctx, next));
   await audit(ctx, trx, action, current.id, {
-    changed: changedAttributes(parseData(ctx, current), parseData(ctx, next)),
+    changed,
     ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
     ...(revoked > 0 ? { tokensRevoked: revoked } : {}),
   });
+  // Last: on PostgreSQL the team's counter row stays locked from here to the commit.
+  await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   return render(ctx, trx, next, projection);
 }
 

@@ -168,6 +168,68 @@ export interface AuditEventsTable {
   detail: string;
 }
 
+export interface EventCountersTable {
+  team_id: string;
+  /** The last sequence number handed out (bigint: a string from PostgreSQL, repos convert). */
+  seq: number | string;
+}
+
+/** One change of the feed (migration 007; DESIGN.md section 8). */
+export interface EventsTable {
+  team_id: string;
+  seq: number | string;
+  at: string;
+  /** create | put | patch | delete | activate | deactivate */
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  version: number;
+  /** JSON array of the attribute names that changed. */
+  changed: string;
+  /** JSON: who acted. */
+  actor: string;
+  /** The request id of the change (the SET's `txn`). */
+  txn: string | null;
+  external_id: string | null;
+  /** JSON: the stored document after the change (never a password), for `:full` renderings. */
+  data: string | null;
+  /** JSON: the membership delta of a group change ({cleared?, added?, removed?}). */
+  members: string | null;
+}
+
+export interface EventSubscriptionsTable {
+  id: string;
+  team_id: string;
+  method: 'push' | 'poll';
+  url: string | null;
+  /** JSON array of event types wanted, or NULL for all. */
+  events: string | null;
+  full: number;
+  state: 'active' | 'paused';
+  paused_reason: string | null;
+  /** The last seq delivered (push) or acknowledged (poll). */
+  cursor: number | string;
+  failures: number;
+  failing_since: string | null;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  /** SHA-256 of the poll credential. */
+  secret_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EventAttemptsTable {
+  id: string;
+  subscription_id: string;
+  seq: number | string;
+  at: string;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -182,6 +244,10 @@ export interface Database {
   extension_unique_values: ExtensionUniqueValuesTable;
   sessions: SessionsTable;
   keys: KeysTable;
+  event_counters: EventCountersTable;
+  events: EventsTable;
+  event_subscriptions: EventSubscriptionsTable;
+  event_attempts: EventAttemptsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -50,6 +50,11 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     // scenario | Rollcall req/s | p50 | p99 | reference req/s | ratio | CPU | ref CPU | CPU ratio | errors
     assertTable(run.stdout, Object.values(SCENARIO_NAMES), 9);
     assert.match(run.stdout, /Targets/);
+    // Issue 10: the events benchmark follows (feed on vs off, push delivery).
+    const events = run.stdout.slice(run.stdout.indexOf('Events: write throughput'));
+    assert.ok(events.length > 0 && run.stdout.includes('Events: write throughput'), run.stdout);
+    assertTable(events, ['POST /Users', 'PATCH /Users/{id}'], 5);
+    assert.match(events, /Events: push delivery to a local receiver \(SQLite\): \d+ events in [\d.]+ s = [\d,]+ events\/s/);
   });
 
   it('npm run bench:scale -- --smoke: every scale scenario (cursor pages too) measured with p50/p99, peak RSS reported, no errors', async () => {

@@ -23,12 +23,17 @@ describe('rollcall keys rotate', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('rotates the cookie key, says until when the previous one is accepted, and keeps the master key in a 0600 file beside the database', () => {
+  it('rotates the cookie key and the events signing key, says until when the previous one is accepted, and keeps the master key in a 0600 file beside the database', () => {
     const first = rollcall(['keys', 'rotate', '--json', '--database', database]);
     assert.equal(first.code, 0, first.stderr);
     const out = JSON.parse(first.stdout) as { rotated: { purpose: string; id: string; previous: string[]; previousValidUntil: string }[]; refreshSeconds: number };
-    assert.deepEqual(out.rotated.map((r) => r.purpose), ['cookie']);
+    assert.deepEqual(out.rotated.map((r) => r.purpose), ['cookie', 'events']);
     assert.equal(out.rotated[0]!.previous.length, 1, 'the key made on first use was replaced');
+    // The events signing key: the previous one stays published for the event retention (30 days by default).
+    const events = out.rotated[1]!;
+    assert.equal(events.previous.length, 1);
+    const window = Date.parse(events.previousValidUntil) - Date.now();
+    assert.ok(window > 29.9 * 86_400_000 && window <= 30 * 86_400_000, `events key window ${window} ms`);
     assert.equal(out.refreshSeconds, 30);
     assert.equal(statSync(`${file}.key`).mode & 0o777, 0o600);
 

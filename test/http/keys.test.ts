@@ -91,9 +91,11 @@ for (const engine of engines) {
       const browser = new PageSession(t);
       await signIn(browser, (await browser.get(url())).body);
       assert.deepEqual(await t.storage.db.selectFrom('settings').selectAll().execute(), []);
-      const keys = await t.storage.db.selectFrom('keys').selectAll().execute();
-      assert.equal(keys.length, 1);
+      const keys = await t.storage.db.selectFrom('keys').selectAll().orderBy('purpose').execute();
+      assert.deepEqual(keys.map((k) => k.purpose), ['cookie', 'events']);
       assert.match(keys[0]!.material, /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/, 'AES-256-GCM: iv, tag, 32 sealed bytes');
+      // The events signing key: a sealed PKCS #8 P-256 private key (138 bytes), never the PEM or JWK in the clear.
+      assert.match(keys[1]!.material, /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{184}$/);
       // Another master key cannot read them: the app refuses to start, saying why.
       await assert.rejects(buildApp({ config: { ...TEST_CONFIG, secretKey: 'another-instance-secret-0123456789abcdef' }, storage: t.storage, clock: t.clock }), /cannot be decrypted: this instance's master key/);
     });

@@ -84,7 +84,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = await engine.open();
   const storage = options.wrapStorage ? options.wrapStorage(database.storage) : database.storage;
   const clock = new TestClock();
-  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}), ...options.deps });
+  // Event push delivery polls the database in the background: off unless a test asks for it, so
+  // tests that count queries see only their own.
+  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, delivery: false, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}), ...options.deps });
 
   const tokenFor = async (teamId: string, scope: readonly Scope[], ttlSeconds = 3600) =>
     (await issueAccessToken(storage.db, clock, { teamId, userId: null, clientId: null, scope, ttlSeconds })).token;

@@ -13,6 +13,7 @@ import { migration003 } from './003_audit.ts';
 import { migration004 } from './004_member_order.ts';
 import { migration005 } from './005_sessions_keys.ts';
 import { migration006 } from './006_user_name_claims.ts';
+import { migration007 } from './007_events.ts';
 import { migration009 } from './009_schema_extensions.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
@@ -23,6 +24,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '004_member_order': migration004(),
     '005_sessions_keys': migration005(),
     '006_user_name_claims': migration006(storage.hooks.name),
+    '007_events': migration007(),
     '009_schema_extensions': migration009(),
   };
 }

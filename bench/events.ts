@@ -1,0 +1,199 @@
+/**
+ * Events benchmark (issue 10 item 8), run by `npm run bench` after the throughput table (or alone:
+ * `node bench/events.ts [--smoke] [--postgres URL]`):
+ *
+ * 1. Write throughput with the change feed on vs off: POST /Users and PATCH /Users/{id} against
+ *    two servers on two fresh databases of one engine, in alternating slices. "Off" is the same
+ *    app with the feed's two statements (counter bump, event insert) answered without touching
+ *    the database (a bench-only wrapper of `storage.statements`; Rollcall itself has no switch
+ *    to turn the feed off), so the difference is exactly what the feed costs a write.
+ * 2. Delivery throughput: a team's feed of N events replayed to a push subscription whose
+ *    receiver (node:http on 127.0.0.1, answering 202 at once) counts them; events per second
+ *    from the replay to the last SET received.
+ *
+ * Servers, receiver and load generator share this process (and the machine's 2 cores), so
+ * absolute numbers are lower than `bench/run.ts`'s separate processes; the on/off ratio is what
+ * the issue's target (feed cost <= 10% of POST/PATCH throughput) is about.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import type { Request } from 'autocannon';
+import { createTeam, createTeamUser, issueToken } from '../src/admin.ts';
+import { buildApp } from '../src/app.ts';
+import { systemClock } from '../src/clock.ts';
+import type { Storage } from '../src/storage/connect.ts';
+import { hooksOf, hot, StorageCarrier } from '../src/storage/statements.ts';
+import type { Statements } from '../src/storage/statements.ts';
+import { createBenchDatabase } from './database.ts';
+import { drive, summarize } from './load.ts';
+import type { Slice } from './load.ts';
+import { rate, ratio, renderTable } from './table.ts';
+
+const SECRET_KEY = 'bench-instance-secret-0123456789abcdef-0123456789';
+const CONFIG = { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent' as const, accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: false, redisUrl: undefined, secretKey: SECRET_KEY };
+
+/** `storage` with the change feed's two statements answered without the database. */
+function withoutFeed(storage: Storage): Storage {
+  const st = hot(storage.db);
+  const statements: Statements = {
+    all: (ex, def, params) => st.all(ex, def, params),
+    first: (ex, def, params) => (def.name === 'nextEventSeq' ? Promise.resolve({ seq: 0 } as never) : st.first(ex, def, params)),
+    run: (ex, def, params) => (def.name === 'insertEvent' ? Promise.resolve(1) : st.run(ex, def, params)),
+  };
+  // The last carrier added is the one the repositories find (statements.ts).
+  return { ...storage, db: storage.db.withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
+}
+
+interface Side {
+  readonly url: string;
+  readonly token: string;
+  readonly userIds: string[];
+  close(): Promise<void>;
+}
+
+async function startSide(label: string, postgres: string | undefined, feed: boolean, users: number): Promise<Side> {
+  const database = await createBenchDatabase({ label, ...(postgres ? { postgres } : {}) });
+  const storage = await database.open();
+  const deps = { storage, clock: systemClock, baseUrl: 'http://127.0.0.1' };
+  await createTeam(deps, 'bench');
+  await createTeamUser(deps, 'bench', 'owner@bench.example', {});
+  const token = (await issueToken(deps, 'bench', 'owner@bench.example', { scope: ['read', 'write'], ttlSeconds: 86_400 })).token;
+  const app = await buildApp({ config: CONFIG, storage: feed ? storage : withoutFeed(storage), delivery: false });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  const userIds: string[] = [];
+  for (let i = 0; i < users; i++) {
+    const r = await fetch(`${url}/v2/scim/Users`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' }, body: JSON.stringify({ userName: `seed${i}@bench.example` }) });
+    userIds.push(((await r.json()) as { id: string }).id);
+  }
+  return {
+    url,
+    token,
+    userIds,
+    async close() {
+      await app.close();
+      await storage.close();
+      await database.dispose();
+    },
+  };
+}
+
+function postUsers(side: Side, tag: string): Request[] {
+  let n = 0;
+  return [{
+    method: 'POST',
+    path: '/v2/scim/Users',
+    headers: { authorization: `Bearer ${side.token}`, 'content-type': 'application/scim+json' },
+    setupRequest: (request: Request) => ({ ...request, body: JSON.stringify({ userName: `${tag}-${n++}-${Math.random().toString(36).slice(2)}@bench.example`, title: 'Eng' }) }),
+  }];
+}
+
+function patchUsers(side: Side): Request[] {
+  let n = 0;
+  return [{
+    method: 'PATCH',
+    path: '/v2/scim/Users/x',
+    headers: { authorization: `Bearer ${side.token}`, 'content-type': 'application/scim+json' },
+    setupRequest: (request: Request) => ({
+      ...request,
+      path: `/v2/scim/Users/${side.userIds[n % side.userIds.length]}`,
+      body: JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'title', value: `t${n++}` }] }),
+    }),
+  }];
+}
+
+async function writeThroughput(postgres: string | undefined, smoke: boolean): Promise<string[][]> {
+  const seconds = smoke ? 0.5 : 4;
+  const rounds = smoke ? 1 : 3;
+  const connections = 16;
+  const on = await startSide('events_on', postgres, true, smoke ? 50 : 500);
+  const off = await startSide('events_off', postgres, false, smoke ? 50 : 500);
+  const rows: string[][] = [];
+  try {
+    for (const [name, requests, expect] of [
+      ['POST /Users', (s: Side, tag: string) => postUsers(s, tag), 201],
+      ['PATCH /Users/{id}', (s: Side) => patchUsers(s), 200],
+    ] as const) {
+      const slices: Record<'on' | 'off', Slice[]> = { on: [], off: [] };
+      for (let round = 0; round < rounds; round++) {
+        for (const [key, side] of (round % 2 === 0 ? [['on', on], ['off', off]] : [['off', off], ['on', on]]) as ['on' | 'off', Side][]) {
+          slices[key].push(await drive({ urls: [side.url], connections, seconds, requests: requests(side, `${key}${round}`), expectStatus: expect }));
+        }
+      }
+      const a = summarize(slices.on);
+      const b = summarize(slices.off);
+      rows.push([name, rate(a.rps), rate(b.rps), ratio(a.rps / b.rps), `${((1 - a.rps / b.rps) * 100).toFixed(1)}%`, String(a.errors + b.errors)]);
+    }
+  } finally {
+    await on.close();
+    await off.close();
+  }
+  return rows;
+}
+
+async function deliveryThroughput(postgres: string | undefined, smoke: boolean): Promise<{ events: number; seconds: number }> {
+  const events = smoke ? 200 : 5000;
+  const database = await createBenchDatabase({ label: 'events_delivery', ...(postgres ? { postgres } : {}) });
+  const storage = await database.open();
+  let received = 0;
+  let total = Number.POSITIVE_INFINITY;
+  const done = Promise.withResolvers<void>();
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      response.writeHead(202).end();
+      received += 1;
+      if (received >= total) done.resolve();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
+  try {
+    const deps = { storage, clock: systemClock, baseUrl: 'http://127.0.0.1' };
+    await createTeam(deps, 'bench');
+    await createTeamUser(deps, 'bench', 'owner@bench.example', {});
+    const token = (await issueToken(deps, 'bench', 'owner@bench.example', { scope: ['read', 'write'], ttlSeconds: 86_400 })).token;
+    const app = await buildApp({ config: CONFIG, storage, delivery: { pollIntervalMs: 20 } });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      // The feed first (no subscription yet), 16 writes at a time.
+      for (let i = 0; i < events; i += 16) {
+        await Promise.all(Array.from({ length: Math.min(16, events - i) }, (_, j) =>
+          fetch(`${url}/v2/scim/Users`, { method: 'POST', headers, body: JSON.stringify({ userName: `d${i + j}@bench.example` }) }).then((r) => r.arrayBuffer())));
+      }
+      const sub = (await (await fetch(`${url}/v2/events/subscriptions`, { method: 'POST', headers, body: JSON.stringify({ url: receiverUrl }) })).json()) as { id: string; cursor: number };
+      // Every event of the feed (the seeded admin's too) is delivered again.
+      total = sub.cursor;
+      await fetch(`${url}/v2/events/subscriptions/${sub.id}/pause`, { method: 'POST', headers, body: '{}' });
+      await fetch(`${url}/v2/events/subscriptions/${sub.id}/replay`, { method: 'POST', headers, body: JSON.stringify({ from: 1 }) });
+      const started = performance.now();
+      await fetch(`${url}/v2/events/subscriptions/${sub.id}/resume`, { method: 'POST', headers, body: '{}' });
+      await done.promise;
+      return { events: total, seconds: (performance.now() - started) / 1000 };
+    } finally {
+      await app.close();
+    }
+  } finally {
+    receiver.closeAllConnections();
+    await new Promise<void>((r) => receiver.close(() => r()));
+    await storage.close();
+    await database.dispose();
+  }
+}
+
+export async function runEventsBench(options: { smoke: boolean; postgres: string | undefined }): Promise<void> {
+  const engines: [string, string | undefined][] = [['SQLite', undefined], ...(options.postgres ? [['PostgreSQL', options.postgres] as [string, string]] : [])];
+  for (const [engine, postgres] of engines) {
+    const rows = await writeThroughput(postgres, options.smoke);
+    process.stdout.write(`\nEvents: write throughput with the change feed on vs off (${engine}, 16 connections, in-process)\n`);
+    process.stdout.write(`${renderTable([{ title: 'scenario', align: 'left' }, ...['events on (req/s)', 'events off (req/s)', 'on / off', 'feed cost', 'errors'].map((title) => ({ title, align: 'right' as const }))], rows)}\n`);
+    const delivered = await deliveryThroughput(postgres, options.smoke);
+    process.stdout.write(`Events: push delivery to a local receiver (${engine}): ${delivered.events} events in ${delivered.seconds.toFixed(2)} s = ${rate(delivered.events / delivered.seconds)} events/s (one subscription, in order)\n`);
+  }
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, postgres: { type: 'string' } } });
+  await runEventsBench({ smoke: values.smoke === true, postgres: values.postgres });
+}

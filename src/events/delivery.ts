@@ -1,0 +1,244 @@
+/**
+ * Push delivery (issue 10 items 3 and 6; RFC 8935). Every instance runs one DeliveryWorker,
+ * owned by its app and stopped when the app closes. A tick finds push subscriptions that are
+ * active, due and behind their team's feed, and takes each one's lease (a conditional UPDATE
+ * that one instance wins, on both engines; a lease whose instance died expires and is taken
+ * over). The holder then POSTs the subscription's SETs one per request, in seq order, each only
+ * after the previous one was accepted, moving the cursor by compare-and-set after each: so a
+ * subscription's order is kept, and an event is sent again only when its acceptance was not
+ * recorded (at-least-once; receivers de-duplicate by `jti`).
+ *
+ * A failure (network error, 10 s timeout, a redirect, which is never followed, or any answer
+ * but 2xx) is logged and retried after an exponential backoff with jitter; after 24 hours of
+ * failures the subscription pauses with the reason (SubscriptionView.pausedReason). A 400 with
+ * an RFC 8935 error body means the receiver read the SET and refused it: retrying cannot help,
+ * so it is logged and the stream moves on. Subscriptions deliver concurrently, so a slow
+ * receiver delays only its own; SCIM requests never wait for delivery.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.ts';
+import { newId } from '../ids.ts';
+import type { Storage } from '../storage/connect.ts';
+import { eventsAfter } from '../storage/repos/events.ts';
+import type { EventRow } from '../storage/repos/events.ts';
+import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
+import type { SubscriptionRow } from '../storage/repos/subscriptions.ts';
+import { setClaims } from './set.ts';
+import type { SetSigner } from './set.ts';
+import { receiverProblem } from './subscriptions.ts';
+
+export interface DeliverySettings {
+  /** How often an idle worker looks for due subscriptions. */
+  readonly pollIntervalMs: number;
+  /** How long a claim lasts without renewal (renewed before every send; > timeout). */
+  readonly leaseMs: number;
+  readonly timeoutMs: number;
+  /** Subscriptions one instance delivers at once. */
+  readonly maxConcurrent: number;
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  /** Failing this long pauses the subscription. */
+  readonly giveUpAfterMs: number;
+}
+
+export const DEFAULT_DELIVERY: DeliverySettings = {
+  pollIntervalMs: 200,
+  leaseMs: 30_000,
+  timeoutMs: 10_000,
+  maxConcurrent: 16,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 60 * 60_000,
+  giveUpAfterMs: 24 * 60 * 60_000,
+};
+
+const BATCH = 100;
+/** Bytes of a receiver's answer read for the log; the rest is discarded. */
+const ANSWER_BYTES = 2048;
+
+export interface DeliveryDeps {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly signer: SetSigner;
+  readonly issuer: string;
+  readonly log: FastifyBaseLogger;
+  readonly settings: DeliverySettings;
+}
+
+/** The retry delay after `failures` consecutive failures: exponential, capped, half of it jittered. */
+export function backoffMs(settings: Pick<DeliverySettings, 'backoffBaseMs' | 'backoffMaxMs'>, failures: number, random = Math.random): number {
+  const delay = Math.min(settings.backoffMaxMs, settings.backoffBaseMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
+  return Math.round(delay / 2 + (random() * delay) / 2);
+}
+
+interface Outcome {
+  readonly delivered: boolean;
+  readonly status: number | null;
+  readonly error: string | null;
+}
+
+async function readSome(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ANSWER_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, ANSWER_BYTES).toString('utf8');
+}
+
+export class DeliveryWorker {
+  readonly #deps: DeliveryDeps;
+  readonly #owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #stop = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+  #ticking: Promise<void> | undefined;
+
+  constructor(deps: DeliveryDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    this.#schedule(0);
+  }
+
+  /** Stops looking for work, aborts requests in flight (their events stay pending) and waits for every run to end. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    clearTimeout(this.#timer);
+    await this.#ticking;
+    await Promise.allSettled([...this.#running.values()]);
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stop.signal.aborted) return;
+    this.#timer = setTimeout(() => {
+      this.#ticking = this.#tick()
+        .catch((error: unknown) => this.#deps.log.warn({ err: error }, 'event delivery: looking for work failed; will try again'))
+        .finally(() => {
+          this.#ticking = undefined;
+          this.#schedule(this.#deps.settings.pollIntervalMs);
+        });
+    }, ms);
+    this.#timer.unref();
+  }
+
+  #leaseUntil(now: Date): string {
+    return new Date(now.getTime() + this.#deps.settings.leaseMs).toISOString();
+  }
+
+  async #tick(): Promise<void> {
+    const { storage, clock, settings } = this.#deps;
+    const free = settings.maxConcurrent - this.#running.size;
+    if (free <= 0) return;
+    const due = await dueSubscriptions(storage.db, clock.now().toISOString(), free * 2);
+    for (const sub of due) {
+      if (this.#stop.signal.aborted || this.#running.size >= settings.maxConcurrent) break;
+      if (this.#running.has(sub.id)) continue;
+      const now = clock.now();
+      if (!(await claimLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) continue;
+      const run = this.#deliver(sub)
+        .catch((error: unknown) => this.#deps.log.warn({ err: error, subscription: sub.id }, 'event delivery failed; the events stay pending'))
+        .finally(async () => {
+          await releaseLease(storage.db, sub.id, this.#owner).catch(() => {});
+          this.#running.delete(sub.id);
+        });
+      this.#running.set(sub.id, run);
+    }
+  }
+
+  /** Delivers the subscription's pending events in order until it is caught up, fails, or loses its lease. */
+  async #deliver(sub: SubscriptionRow): Promise<void> {
+    const { storage, clock } = this.#deps;
+    const wanted = sub.events === null ? undefined : new Set(JSON.parse(sub.events) as string[]);
+    let cursor = sub.cursor;
+    for (;;) {
+      const rows = await eventsAfter(storage.db, sub.team_id, cursor, BATCH);
+      if (rows.length === 0) return;
+      for (const row of rows) {
+        if (this.#stop.signal.aborted) return;
+        const now = clock.now();
+        if (!(await renewLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return;
+        if (wanted && !wanted.has(row.type)) {
+          // Not asked for: the cursor moves past it without a request.
+          if (!(await advanceCursor(storage.db, sub.id, this.#owner, cursor, row.seq, now.toISOString()))) return;
+          cursor = row.seq;
+          continue;
+        }
+        const outcome = await this.#send(sub, row);
+        if (this.#stop.signal.aborted && !outcome.delivered) return;
+        if (!outcome.delivered) {
+          await this.#failed(sub, outcome);
+          return;
+        }
+        if (!(await advanceCursor(storage.db, sub.id, this.#owner, cursor, row.seq, clock.now().toISOString()))) return;
+        cursor = row.seq;
+        sub = { ...sub, failures: 0, failing_since: null };
+      }
+    }
+  }
+
+  async #send(sub: SubscriptionRow, row: EventRow): Promise<Outcome> {
+    const { clock, settings, signer, issuer, storage } = this.#deps;
+    const started = performance.now();
+    const at = clock.now().toISOString();
+    let outcome: Outcome;
+    const problem = receiverProblem(sub.url ?? '');
+    if (problem) {
+      outcome = { delivered: false, status: null, error: problem };
+    } else {
+      try {
+        const set = await signer.sign(setClaims(row, { issuer, audience: sub.url!, full: sub.full === 1 }));
+        const response = await fetch(sub.url!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/secevent+jwt', accept: 'application/json' },
+          body: set,
+          redirect: 'manual',
+          signal: AbortSignal.any([AbortSignal.timeout(settings.timeoutMs), this.#stop.signal]),
+        });
+        const answer = await readSome(response);
+        if (response.status >= 200 && response.status < 300) {
+          outcome = { delivered: true, status: response.status, error: null };
+        } else if (response.status === 400 && /"err"\s*:/.test(answer)) {
+          // RFC 8935 section 2.3: the receiver read the SET and refused it; sending it again cannot help.
+          outcome = { delivered: true, status: 400, error: `refused by the receiver: ${answer.slice(0, 500)}` };
+        } else if (response.status >= 300 && response.status < 400) {
+          outcome = { delivered: false, status: response.status, error: 'the receiver answered with a redirect, which is not followed' };
+        } else {
+          outcome = { delivered: false, status: response.status, error: `HTTP ${response.status}${answer ? `: ${answer.slice(0, 200)}` : ''}` };
+        }
+      } catch (error) {
+        const name = error instanceof Error ? error.name : '';
+        const message = name === 'TimeoutError' ? `no answer within ${settings.timeoutMs / 1000} s` : error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}` : String(error);
+        outcome = { delivered: false, status: null, error: message };
+      }
+    }
+    await insertAttempt(storage.db, { id: newId(), subscription_id: sub.id, seq: row.seq, at, status: outcome.status, latency_ms: Math.round(performance.now() - started), error: outcome.error });
+    return outcome;
+  }
+
+  async #failed(sub: SubscriptionRow, outcome: Outcome): Promise<void> {
+    const { storage, clock, settings } = this.#deps;
+    const now = clock.now();
+    const failures = sub.failures + 1;
+    const failingSince = sub.failing_since ?? now.toISOString();
+    if (now.getTime() - Date.parse(failingSince) >= settings.giveUpAfterMs) {
+      const reason = `paused after failing since ${failingSince} (${failures} attempts); last error: ${outcome.error ?? 'unknown'}`;
+      await recordFailure(storage.db, sub.id, this.#owner, { state: 'paused', paused_reason: reason, failures, failing_since: failingSince, updated_at: now.toISOString() });
+      this.#deps.log.warn({ subscription: sub.id, team: sub.team_id }, reason);
+      return;
+    }
+    const next = new Date(now.getTime() + backoffMs(settings, failures)).toISOString();
+    await recordFailure(storage.db, sub.id, this.#owner, { failures, failing_since: failingSince, next_attempt_at: next, updated_at: now.toISOString() });
+  }
+}

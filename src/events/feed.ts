@@ -1,0 +1,62 @@
+/**
+ * The change feed (issue 10 item 1; DESIGN.md section 8): what every SCIM write calls, next to its
+ * audit event and with the same executor, so the event commits or rolls back with the change.
+ * One counter bump and one insert, both compiled statements. The event names the change's kind
+ * (RFC 9967 section 2.2's provisioning events: create, put, patch, delete, activate, deactivate),
+ * the resource, its new version, the attribute names that changed, the actor, and what the
+ * `:full` renderings need: the stored document (which never holds a password: validate.ts takes
+ * it out) and the membership delta. It owns no SQL and no HTTP.
+ */
+import type { Actor } from '../audit/events.ts';
+import { iso } from '../clock.ts';
+import type { Clock } from '../clock.ts';
+import { appendEvent } from '../storage/repos/events.ts';
+import type { Executor } from '../storage/types.ts';
+
+export const CHANGE_TYPES = ['create', 'put', 'patch', 'delete', 'activate', 'deactivate'] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+export interface MembersDelta {
+  readonly cleared?: boolean;
+  readonly added?: readonly string[];
+  readonly removed?: readonly string[];
+}
+
+export interface Change {
+  readonly teamId: string;
+  readonly type: ChangeType;
+  readonly resourceType: 'User' | 'Group';
+  readonly resourceId: string;
+  readonly version: number;
+  readonly changed: readonly string[];
+  readonly actor: Actor;
+  readonly txn: string | null;
+  readonly externalId: string | null;
+  /** The stored document after the change (before it, for a group's delete), as JSON text. */
+  readonly data?: string;
+  readonly members?: MembersDelta;
+}
+
+/** What a write needs to record its change: the clock (the statements come with the executor). */
+export interface FeedDeps {
+  readonly clock: Clock;
+}
+
+/** Appends `change` to its team's feed in the caller's transaction; answers its seq. */
+export async function recordChange(deps: FeedDeps, ex: Executor, change: Change): Promise<number> {
+  const members = change.members && (change.members.cleared || change.members.added?.length || change.members.removed?.length) ? change.members : undefined;
+  return appendEvent(ex, {
+    team_id: change.teamId,
+    at: iso(deps.clock),
+    type: change.type,
+    resource_type: change.resourceType,
+    resource_id: change.resourceId,
+    version: change.version,
+    changed: JSON.stringify(change.changed),
+    actor: JSON.stringify(change.actor),
+    txn: change.txn,
+    external_id: change.externalId,
+    data: change.data ?? null,
+    members: members ? JSON.stringify(members) : null,
+  });
+}

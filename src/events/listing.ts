@@ -1,0 +1,82 @@
+/**
+ * The plain JSON listing of the feed (issue 10 item 4, second half): `GET /v2/events?after=SEQ&
+ * limit=N` answers the team's events after SEQ in seq order, at most N, with the cursor to ask
+ * with next. Because seq is gap-free in commit order (feed.ts), a client that always asks with
+ * the last seq it saw never misses an event and never sees one twice. Asking for events that
+ * retention already pruned is a 410, so a client learns it must resynchronise instead of
+ * silently skipping changes. It owns no SQL and no HTTP.
+ */
+import { badRequest, ScimError } from '../scim/errors.ts';
+import { eventsAfter, firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
+import type { EventRow } from '../storage/repos/events.ts';
+import type { Executor } from '../storage/types.ts';
+import type { ChangeType } from './feed.ts';
+import { eventUri } from './set.ts';
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+export interface EventView {
+  readonly seq: number;
+  readonly at: string;
+  /** The RFC 9967 event URI (the `:notice` variant). */
+  readonly event: string;
+  readonly change: string;
+  readonly resourceType: string;
+  readonly id: string;
+  readonly externalId: string | null;
+  readonly version: string;
+  readonly changed: readonly string[];
+  readonly members?: unknown;
+  readonly actor: unknown;
+  readonly txn: string | null;
+}
+
+export interface EventPage {
+  readonly events: readonly EventView[];
+  /** The `after` to ask with next. */
+  readonly next: number;
+  /** Whether more events were already there when this page was read. */
+  readonly more: boolean;
+}
+
+export const viewOf = (row: EventRow): EventView => ({
+  seq: row.seq,
+  at: row.at,
+  event: eventUri(row.type as ChangeType, false),
+  change: row.type,
+  resourceType: row.resource_type,
+  id: row.resource_id,
+  externalId: row.external_id,
+  version: `W/"${row.version}"`,
+  changed: JSON.parse(row.changed) as string[],
+  ...(row.members ? { members: JSON.parse(row.members) as unknown } : {}),
+  actor: JSON.parse(row.actor) as unknown,
+  txn: row.txn,
+});
+
+/** A whole number from a query parameter, or a 400 naming it. */
+export function queryInteger(name: string, raw: unknown, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (typeof raw !== 'string' || !/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw badRequest('invalidValue', `${name} must be a whole number from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+/** Throws 410 when events after `after` were pruned (the client cannot continue from there). */
+export async function assertNotPruned(ex: Executor, teamId: string, after: number): Promise<void> {
+  const first = await firstKeptSeq(ex, teamId);
+  const pruned = first === undefined ? (await lastSeq(ex, teamId)) > after : first > after + 1;
+  if (pruned) {
+    throw new ScimError(410, `events after ${after} were pruned by the retention; the oldest kept is ${first ?? 'none'}: read the resources again, then follow from the latest seq`);
+  }
+}
+
+export async function listEvents(ex: Executor, teamId: string, after: number, limit: number): Promise<EventPage> {
+  const rows = await eventsAfter(ex, teamId, after, limit + 1);
+  if (rows.length === 0) await assertNotPruned(ex, teamId, after);
+  else if (rows[0]!.seq !== after + 1) await assertNotPruned(ex, teamId, after);
+  const page = rows.slice(0, limit);
+  return { events: page.map(viewOf), next: page.at(-1)?.seq ?? after, more: rows.length > limit };
+}

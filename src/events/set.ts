@@ -1,0 +1,160 @@
+/**
+ * Events as Security Event Tokens (issue 10 item 2; RFC 8417, RFC 9967 section 2): each feed row
+ * renders as one SET whose `events` member is keyed by the RFC 9967 provisioning event URI, with
+ * `iss` (the public base URL), `iat` (when the change happened, so a retried SET is the same
+ * SET), `jti` (team and seq: stable across retries, for de-duplication), `aud`, `txn` (the
+ * request id of the change), `toe`, and `sub_id` in the `scim` subject identifier format RFC 9967
+ * registers under RFC 9493 (the resource's relative `uri`, and its `externalId` when it has one).
+ * Rollcall adds one private claim, `seq`, the event's place in the team's feed.
+ *
+ * `:notice` variants name the changed attributes; `:full` variants (only when the subscription
+ * asked) carry the resource as stored (never a password: the stored document has none) or, for
+ * a PATCH, a PatchOp that turns the previous state into the new one. Signed ES256 (RFC 7518
+ * 3.4) with `jose`, `kid` naming the key, `typ` secevent+jwt (RFC 8417 section 2.3).
+ */
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { exportJWK, SignJWT } from 'jose';
+import type { JWK } from 'jose';
+import type { KeyStore } from '../keys/store.ts';
+import type { EventRow } from '../storage/repos/events.ts';
+import type { ChangeType, MembersDelta } from './feed.ts';
+
+const PROV = 'urn:ietf:params:scim:event:prov';
+const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+
+/** The RFC 9967 event URI of a change, `:full` or `:notice` where the RFC has both. */
+export function eventUri(type: ChangeType, full: boolean): string {
+  switch (type) {
+    case 'create':
+    case 'put':
+    case 'patch':
+      return `${PROV}:${type}:${full ? 'full' : 'notice'}`;
+    default:
+      return `${PROV}:${type}`;
+  }
+}
+
+/** Every event URI Rollcall emits (ServiceProviderConfig advertises these). */
+export const EVENT_URIS: readonly string[] = [
+  ...(['create', 'put', 'patch'] as const).flatMap((t) => [eventUri(t, false), eventUri(t, true)]),
+  eventUri('delete', false),
+  eventUri('activate', false),
+  eventUri('deactivate', false),
+];
+
+/** The delivery methods Rollcall serves: RFC 8935 push and RFC 8936 poll. */
+export const EVENT_DELIVERY_METHODS: readonly string[] = ['urn:ietf:rfc:8935', 'urn:ietf:rfc:8936'];
+
+const endpointOf = (resourceType: string): string => (resourceType === 'User' ? 'Users' : 'Groups');
+
+export interface ClaimsOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Whether the subscription asked for the `:full` variants. */
+  readonly full: boolean;
+}
+
+const parse = <T>(text: string | null): T | undefined => (text === null ? undefined : (JSON.parse(text) as T));
+
+/** The resource as a `:full` create or put carries it. */
+function resourceOf(row: EventRow, base: string): Record<string, unknown> {
+  const document = parse<Record<string, unknown>>(row.data) ?? {};
+  const members = parse<MembersDelta>(row.members);
+  return {
+    ...document,
+    id: row.resource_id,
+    ...(row.resource_type === 'Group' && members ? { members: (members.added ?? []).map((value) => ({ value })) } : {}),
+    meta: { resourceType: row.resource_type, version: `W/"${row.version}"`, location: `${base}/v2/scim/${endpointOf(row.resource_type)}/${row.resource_id}` },
+  };
+}
+
+/** A PatchOp message that turns the previous state into this one (`:full` patch events). */
+function patchOf(row: EventRow): Record<string, unknown> {
+  const document = parse<Record<string, unknown>>(row.data) ?? {};
+  const members = parse<MembersDelta>(row.members);
+  const operations: Record<string, unknown>[] = [];
+  for (const name of parse<string[]>(row.changed) ?? []) {
+    if (name === 'members' || name === 'password') continue;
+    const [urn, attr] = name.startsWith('urn:') ? [name.slice(0, name.lastIndexOf(':')), name.slice(name.lastIndexOf(':') + 1)] : [undefined, name];
+    const value = urn ? (document[urn] as Record<string, unknown> | undefined)?.[attr] : document[attr];
+    operations.push(value === undefined ? { op: 'remove', path: name } : { op: 'replace', path: name, value });
+  }
+  if (members?.cleared) operations.push({ op: 'remove', path: 'members' });
+  if (members?.removed?.length) for (const id of members.removed) operations.push({ op: 'remove', path: `members[value eq "${id}"]` });
+  if (members?.added?.length) operations.push({ op: 'add', path: 'members', value: members.added.map((value) => ({ value })) });
+  return { schemas: [PATCH_OP], Operations: operations };
+}
+
+/** The SET's claims for one feed row (unsigned). */
+export function setClaims(row: EventRow, options: ClaimsOptions): Record<string, unknown> {
+  const type = row.type as ChangeType;
+  const ref = `${options.issuer}/v2/scim/${endpointOf(row.resource_type)}/${row.resource_id}`;
+  const version = `W/"${row.version}"`;
+  let payload: Record<string, unknown>;
+  if (type === 'create' || type === 'put') {
+    payload = options.full ? { ref, version, data: resourceOf(row, options.issuer) } : { ref, version, attributes: parse<string[]>(row.changed) ?? [] };
+  } else if (type === 'patch') {
+    payload = options.full ? { ref, version, data: patchOf(row) } : { ref, version, attributes: parse<string[]>(row.changed) ?? [] };
+  } else {
+    payload = { ref, version };
+  }
+  const seconds = Math.floor(Date.parse(row.at) / 1000);
+  return {
+    iss: options.issuer,
+    iat: seconds,
+    toe: seconds,
+    jti: `${row.team_id}.${row.seq}`,
+    aud: options.audience,
+    ...(row.txn ? { txn: row.txn } : {}),
+    sub_id: { format: 'scim', uri: `/${endpointOf(row.resource_type)}/${row.resource_id}`, ...(row.external_id ? { externalId: row.external_id } : {}) },
+    seq: row.seq,
+    events: { [eventUri(type, options.full)]: payload },
+  };
+}
+
+interface SigningKeys {
+  readonly version: number;
+  readonly signing: { readonly kid: string; readonly key: KeyObject };
+}
+
+/** Signs SETs with the newest events key this instance loaded (rebuilt when the store reloads) and publishes every live one. */
+export class SetSigner {
+  readonly #keys: KeyStore;
+  #cached: Promise<SigningKeys> | undefined;
+  #cachedVersion = -1;
+
+  constructor(keys: KeyStore) {
+    this.#keys = keys;
+  }
+
+  async #current(): Promise<SigningKeys> {
+    await this.#keys.refreshIfStale();
+    const version = this.#keys.version;
+    if (this.#cached === undefined || this.#cachedVersion !== version) {
+      this.#cachedVersion = version;
+      const [newest] = this.#keys.keys('events');
+      this.#cached = Promise.resolve({ version, signing: { kid: newest!.id, key: createPrivateKey({ key: newest!.secret, format: 'der', type: 'pkcs8' }) } });
+    }
+    return this.#cached;
+  }
+
+  /**
+   * The public keys as a JWK Set (RFC 7517 section 5): /.well-known/jwks.json. Read from the
+   * database on every call (a cheap query; receivers cache the answer), so the set also holds
+   * keys other instances sign with that this one has not loaded yet.
+   */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    const live = await this.#keys.readLive('events');
+    const keys = await Promise.all(
+      live.map(async (k) => ({ ...(await exportJWK(createPublicKey(createPrivateKey({ key: k.secret, format: 'der', type: 'pkcs8' })))), kid: k.id, alg: 'ES256', use: 'sig' })),
+    );
+    return { keys };
+  }
+
+  /** `claims` as a compact JWS. */
+  async sign(claims: Record<string, unknown>): Promise<string> {
+    const { signing } = await this.#current();
+    return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'secevent+jwt' }).sign(signing.key);
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Event subscriptions (issue 10 item 3): per team, push (RFC 8935: Rollcall POSTs each SET to the
+ * receiver's URL) or poll (RFC 8936: the receiver fetches SETs with the subscription's own
+ * credential). Created, listed, paused, resumed, replayed and deleted by the CLI (`rollcall
+ * events ...`) and the HTTP API (events-plugin.ts), both through these functions.
+ *
+ * A new subscription starts at the team's current end of the feed (it receives what happens
+ * from now on); `replay --from SEQ` moves its cursor back so events from SEQ on are delivered
+ * again, in order (receivers de-duplicate by `jti`). Receivers must be https, or http on a
+ * loopback address (tests, local development): a plain-http receiver elsewhere would expose
+ * the SETs and the changes they describe on the network. It owns no SQL and no HTTP.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { iso } from '../clock.ts';
+import type { Clock } from '../clock.ts';
+import { newId } from '../ids.ts';
+import { badRequest, notFound, ScimError } from '../scim/errors.ts';
+import { firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
+import { attemptsOf, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
+import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
+import type { Db } from '../storage/types.ts';
+import { CHANGE_TYPES } from './feed.ts';
+import type { ChangeType } from './feed.ts';
+import { eventUri } from './set.ts';
+
+export interface SubscriptionDeps {
+  readonly storage: { readonly db: Db };
+  readonly clock: Clock;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** Why `raw` cannot be a receiver URL, or undefined when it can. */
+export function receiverProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `"${raw}" is not an absolute URL`;
+  }
+  if (url.username || url.password) return 'the receiver URL must not carry credentials';
+  if (url.hash) return 'the receiver URL must not carry a fragment';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && (LOOPBACK.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname))) return undefined;
+  return 'the receiver must be https (plain http only on a loopback address, for tests and local development)';
+}
+
+/** Event names a subscription may ask for: the change types, or their RFC 9967 URIs (either variant). */
+export function parseEventTypes(values: readonly string[]): ChangeType[] {
+  const types = new Set<ChangeType>();
+  for (const value of values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)) {
+    const type = CHANGE_TYPES.find((t) => t === value || eventUri(t, false) === value || eventUri(t, true) === value);
+    if (!type) throw badRequest('invalidValue', `unknown event "${value}": expected one of ${CHANGE_TYPES.join(', ')} or their RFC 9967 URIs`);
+    types.add(type);
+  }
+  return [...types];
+}
+
+export interface SubscriptionView {
+  readonly id: string;
+  readonly method: 'push' | 'poll';
+  readonly url: string | null;
+  readonly events: readonly string[] | null;
+  readonly full: boolean;
+  readonly state: 'active' | 'paused';
+  readonly pausedReason: string | null;
+  /** The last seq delivered (push) or acknowledged (poll). */
+  readonly cursor: number;
+  readonly failures: number;
+  readonly failingSince: string | null;
+  readonly nextAttemptAt: string;
+  readonly createdAt: string;
+  readonly attempts?: readonly AttemptView[];
+}
+
+export interface AttemptView {
+  readonly at: string;
+  readonly seq: number;
+  readonly status: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+}
+
+const attemptView = (a: AttemptRow): AttemptView => ({ at: a.at, seq: a.seq, status: a.status, latencyMs: a.latency_ms, error: a.error });
+
+export const subscriptionView = (row: SubscriptionRow, attempts?: readonly AttemptRow[]): SubscriptionView => ({
+  id: row.id,
+  method: row.method,
+  url: row.url,
+  events: row.events === null ? null : (JSON.parse(row.events) as string[]),
+  full: row.full === 1,
+  state: row.state,
+  pausedReason: row.paused_reason,
+  cursor: row.cursor,
+  failures: row.failures,
+  failingSince: row.failing_since,
+  nextAttemptAt: row.next_attempt_at,
+  createdAt: row.created_at,
+  ...(attempts ? { attempts: attempts.map(attemptView) } : {}),
+});
+
+export interface NewSubscription {
+  readonly method: 'push' | 'poll';
+  readonly url?: string;
+  readonly events?: readonly string[];
+  readonly full?: boolean;
+}
+
+/** The poll credential (shown once) and its digest, which is all the database keeps. */
+export const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+export async function createSubscription(deps: SubscriptionDeps, teamId: string, input: NewSubscription): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+  if (input.method !== 'push' && input.method !== 'poll') throw badRequest('invalidValue', 'method must be "push" or "poll"');
+  if (input.method === 'push') {
+    if (typeof input.url !== 'string') throw badRequest('invalidValue', 'a push subscription needs the receiver url');
+    const problem = receiverProblem(input.url);
+    if (problem) throw badRequest('invalidValue', problem);
+  } else if (input.url !== undefined) {
+    throw badRequest('invalidValue', 'a poll subscription has no url: the receiver polls');
+  }
+  const events = input.events === undefined ? null : parseEventTypes(input.events);
+  if (events !== null && events.length === 0) throw badRequest('invalidValue', 'events must name at least one event');
+  const now = iso(deps.clock);
+  const pollToken = input.method === 'poll' ? `rce_${randomBytes(24).toString('base64url')}` : undefined;
+  const row: SubscriptionRow = {
+    id: newId(),
+    team_id: teamId,
+    method: input.method,
+    url: input.method === 'push' ? input.url! : null,
+    events: events === null ? null : JSON.stringify(events),
+    full: input.full ? 1 : 0,
+    state: 'active',
+    paused_reason: null,
+    cursor: await lastSeq(deps.storage.db, teamId),
+    failures: 0,
+    failing_since: null,
+    next_attempt_at: now,
+    lease_owner: null,
+    lease_until: null,
+    secret_hash: pollToken ? digestOf(pollToken) : null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertSubscription(deps.storage.db, row);
+  return { subscription: subscriptionView(row), ...(pollToken ? { pollToken } : {}) };
+}
+
+export async function listSubscriptions(deps: SubscriptionDeps, teamId: string): Promise<SubscriptionView[]> {
+  return (await subscriptionsOfTeam(deps.storage.db, teamId)).map((row) => subscriptionView(row));
+}
+
+async function requireSubscription(deps: SubscriptionDeps, teamId: string, id: string): Promise<SubscriptionRow> {
+  const row = await subscriptionById(deps.storage.db, teamId, id);
+  if (!row) throw notFound(`Subscription ${id} not found`);
+  return row;
+}
+
+/** One subscription with its latest delivery attempts (why it failed or paused). */
+export async function getSubscription(deps: SubscriptionDeps, teamId: string, id: string, attempts = 20): Promise<SubscriptionView> {
+  const row = await requireSubscription(deps, teamId, id);
+  return subscriptionView(row, await attemptsOf(deps.storage.db, id, attempts));
+}
+
+export async function pauseSubscription(deps: SubscriptionDeps, teamId: string, id: string, reason = 'paused by an administrator'): Promise<SubscriptionView> {
+  await requireSubscription(deps, teamId, id);
+  await updateSubscription(deps.storage.db, teamId, id, { state: 'paused', paused_reason: reason, updated_at: iso(deps.clock) });
+  return getSubscription(deps, teamId, id);
+}
+
+/** Resumes delivery now, with a fresh retry budget. */
+export async function resumeSubscription(deps: SubscriptionDeps, teamId: string, id: string): Promise<SubscriptionView> {
+  await requireSubscription(deps, teamId, id);
+  const now = iso(deps.clock);
+  await updateSubscription(deps.storage.db, teamId, id, { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now, updated_at: now });
+  return getSubscription(deps, teamId, id);
+}
+
+export async function removeSubscription(deps: SubscriptionDeps, teamId: string, id: string): Promise<void> {
+  if (!(await deleteSubscription(deps.storage.db, teamId, id))) throw notFound(`Subscription ${id} not found`);
+}
+
+/** Delivers again every event from `from` on (still kept by the retention), in order. */
+export async function replaySubscription(deps: SubscriptionDeps, teamId: string, id: string, from: number): Promise<SubscriptionView> {
+  await requireSubscription(deps, teamId, id);
+  if (!Number.isSafeInteger(from) || from < 1) throw badRequest('invalidValue', 'from must be a sequence number (1 or more)');
+  const first = await firstKeptSeq(deps.storage.db, teamId);
+  const last = await lastSeq(deps.storage.db, teamId);
+  if (from > last + 1) throw badRequest('invalidValue', `from ${from} is past the end of the feed (last seq ${last})`);
+  if (first === undefined ? from <= last : from < first) {
+    throw new ScimError(410, `events before ${first ?? last + 1} were pruned by the retention; replay from ${first ?? last + 1} or later`);
+  }
+  const now = iso(deps.clock);
+  await updateSubscription(deps.storage.db, teamId, id, { cursor: from - 1, next_attempt_at: now, failures: 0, failing_since: null, updated_at: now });
+  return getSubscription(deps, teamId, id);
+}

@@ -1,0 +1,137 @@
+/**
+ * The events' HTTP surface (issue 10): `GET /.well-known/jwks.json` (public: the keys that verify
+ * every SET), `GET /v2/events` (the plain JSON feed listing; bearer token with scope `read`, team
+ * of the token), `POST /v2/events/poll` (RFC 8936, with a poll subscription's own token), and
+ * the subscription API under `/v2/events/subscriptions` (scope `read` to look,
+ * `write` to change; the team of the token; docs/events.md). Errors answer in RFC 7644 3.12
+ * bodies like the rest of /v2. It parses and authenticates; the rules live in src/events.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.ts';
+import { listEvents, DEFAULT_LIMIT, MAX_LIMIT, queryInteger } from '../events/listing.ts';
+import type { SetSigner } from '../events/set.ts';
+import { verifyAccessToken } from '../oauth/tokens.ts';
+import type { Bearer } from '../oauth/tokens.ts';
+import { badRequest, ScimError } from '../scim/errors.ts';
+import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
+import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
+import type { Storage } from '../storage/connect.ts';
+import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
+
+export interface EventsPluginOptions {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly baseUrl: string;
+  readonly signer: SetSigner;
+}
+
+/** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
+export async function requireBearer(options: Pick<EventsPluginOptions, 'storage' | 'clock'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
+  const token = bearerToken(request.headers.authorization);
+  if (token === undefined) {
+    throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
+  }
+  const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
+  if (!bearer) {
+    throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
+  }
+  if (!bearer.scopes.has(scope)) {
+    throw new ScimError(403, `This request needs the "${scope}" scope`, undefined, { 'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${scope}"` });
+  }
+  return bearer;
+}
+
+export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ScimError) return sendScimError(request, reply, error);
+    // The poll endpoint answers in RFC 8936's own error shape.
+    if ((error as unknown) instanceof PollError) {
+      const e = error as unknown as PollError;
+      return reply.code(e.status).header('content-type', 'application/json').send(scimBody(e.toBody()));
+    }
+    const status = error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) return sendScimError(request, reply, new ScimError(status, error.message));
+    request.log.error({ err: error }, 'unhandled error');
+    return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
+  });
+
+  app.get('/.well-known/jwks.json', async (_request, reply) =>
+    reply.header('content-type', 'application/jwk-set+json').header('cache-control', 'public, max-age=60').send(Buffer.from(JSON.stringify(await options.signer.jwks()))),
+  );
+
+  // A long poll answers at once when the server begins to close, so shutdown never waits on it.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  const pollDeps = { storage: options.storage, clock: options.clock, signer: options.signer, issuer: options.baseUrl };
+  const send = (reply: FastifyReply, status: number, body: unknown) => reply.code(status).header('content-type', 'application/json').send(scimBody(body));
+  const bodyOf = (request: FastifyRequest): Record<string, unknown> => {
+    const body = request.body ?? {};
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('invalidSyntax', 'the body must be a JSON object');
+    return body as Record<string, unknown>;
+  };
+  const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
+
+  app.post('/v2/events/subscriptions', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    const body = bodyOf(request);
+    const events = body.events;
+    if (events !== undefined && (!Array.isArray(events) || !events.every((e) => typeof e === 'string'))) throw badRequest('invalidValue', 'events must be an array of event names');
+    if (body.full !== undefined && typeof body.full !== 'boolean') throw badRequest('invalidValue', 'full must be true or false');
+    if (body.url !== undefined && typeof body.url !== 'string') throw badRequest('invalidValue', 'url must be a string');
+    const method = body.method ?? 'push';
+    const created = await createSubscription(options, bearer.team.id, {
+      method: method as 'push',
+      ...(typeof body.url === 'string' ? { url: body.url } : {}),
+      ...(events !== undefined ? { events: events as string[] } : {}),
+      full: body.full === true,
+    });
+    return send(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}) });
+  });
+  app.get('/v2/events/subscriptions', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'read');
+    return send(reply, 200, { subscriptions: await listSubscriptions(options, bearer.team.id) });
+  });
+  app.get('/v2/events/subscriptions/:id', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'read');
+    return send(reply, 200, await getSubscription(options, bearer.team.id, idOf(request)));
+  });
+  app.delete('/v2/events/subscriptions/:id', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    await removeSubscription(options, bearer.team.id, idOf(request));
+    return reply.code(204).send();
+  });
+  app.post('/v2/events/subscriptions/:id/pause', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    return send(reply, 200, await pauseSubscription(options, bearer.team.id, idOf(request)));
+  });
+  app.post('/v2/events/subscriptions/:id/resume', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    return send(reply, 200, await resumeSubscription(options, bearer.team.id, idOf(request)));
+  });
+  app.post('/v2/events/subscriptions/:id/replay', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'write');
+    const from = bodyOf(request).from;
+    if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
+    return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from));
+  });
+
+  // RFC 8936 poll: the subscription's own credential; pending SETs, acknowledgements, errors, long-poll.
+  app.post('/v2/events/poll', async (request, reply) => {
+    const sub = await pollSubscription(pollDeps, bearerToken(request.headers.authorization));
+    const body = parsePollRequest(request.body);
+    const answer = await poll(pollDeps, sub, body, () => closing || request.raw.destroyed);
+    return reply.code(200).header('content-type', 'application/json').send(scimBody(answer));
+  });
+
+  app.get('/v2/events', async (request, reply) => {
+    const bearer = await requireBearer(options, request, 'read');
+    const query = request.query as Record<string, unknown>;
+    const after = queryInteger('after', query.after, 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = queryInteger('limit', query.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
+    const page = await listEvents(options.storage.db, bearer.team.id, after, limit);
+    return reply.header('content-type', 'application/json').send(scimBody(page));
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * Event subscriptions and their delivery log (issue 10 items 3 and 6; migration 007). A
+ * subscription's cursor moves only by compare-and-set (`from` the value the mover read), so a
+ * delivery racing a replay or another instance never moves it backwards or past an event. The
+ * lease (owner, until) is taken by a conditional UPDATE that succeeds for one instance only,
+ * on both engines; an expired lease (its instance died) is taken over the same way.
+ */
+import type { EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
+
+export interface SubscriptionRow extends Omit<EventSubscriptionsTable, 'cursor'> {
+  cursor: number;
+}
+
+const toRow = (r: EventSubscriptionsTable): SubscriptionRow => ({ ...r, cursor: Number(r.cursor) });
+
+export async function insertSubscription(ex: Executor, row: SubscriptionRow): Promise<void> {
+  await ex.insertInto('event_subscriptions').values(row).execute();
+}
+
+export async function subscriptionsOfTeam(ex: Executor, teamId: string): Promise<SubscriptionRow[]> {
+  return (await ex.selectFrom('event_subscriptions').selectAll().where('team_id', '=', teamId).orderBy('created_at').orderBy('id').execute()).map(toRow);
+}
+
+export async function subscriptionById(ex: Executor, teamId: string, id: string): Promise<SubscriptionRow | undefined> {
+  const row = await ex.selectFrom('event_subscriptions').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
+export async function subscriptionBySecret(ex: Executor, secretHash: string): Promise<SubscriptionRow | undefined> {
+  const row = await ex.selectFrom('event_subscriptions').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
+  return row ? toRow(row) : undefined;
+}
+
+export async function deleteSubscription(ex: Executor, teamId: string, id: string): Promise<boolean> {
+  const result = await ex.deleteFrom('event_subscriptions').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+  await ex.deleteFrom('event_attempts').where('subscription_id', '=', id).execute();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export type SubscriptionChange = Partial<Pick<EventSubscriptionsTable, 'state' | 'paused_reason' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'cursor'>>;
+
+export async function updateSubscription(ex: Executor, teamId: string, id: string, change: SubscriptionChange): Promise<boolean> {
+  const result = await ex.updateTable('event_subscriptions').set(change).where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Push subscriptions that are active, due, not leased (or whose lease expired), and behind their team's feed. */
+export async function dueSubscriptions(ex: Executor, now: string, limit: number): Promise<SubscriptionRow[]> {
+  const rows = await ex
+    .selectFrom('event_subscriptions as s')
+    .innerJoin('event_counters as c', 'c.team_id', 's.team_id')
+    .selectAll('s')
+    .where('s.method', '=', 'push')
+    .where('s.state', '=', 'active')
+    .where('s.next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('s.lease_until', 'is', null), eb('s.lease_until', '<', now)]))
+    .whereRef('s.cursor', '<', 'c.seq')
+    .orderBy('s.next_attempt_at')
+    .limit(limit)
+    .execute();
+  return rows.map(toRow);
+}
+
+/** Takes the lease if it is free or expired; true for exactly one of several instances racing. */
+export async function claimLease(ex: Executor, id: string, owner: string, now: string, until: string): Promise<boolean> {
+  const result = await ex
+    .updateTable('event_subscriptions')
+    .set({ lease_owner: owner, lease_until: until })
+    .where('id', '=', id)
+    .where('state', '=', 'active')
+    // Still due: another instance may have failed it (and set a later retry) since it was listed.
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Extends a lease this owner still holds; false when it lost it (expired and taken over). */
+export async function renewLease(ex: Executor, id: string, owner: string, now: string, until: string): Promise<boolean> {
+  const result = await ex
+    .updateTable('event_subscriptions')
+    .set({ lease_until: until })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('lease_until', '>=', now)
+    .where('state', '=', 'active')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function releaseLease(ex: Executor, id: string, owner: string): Promise<void> {
+  await ex.updateTable('event_subscriptions').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
+}
+
+/** Moves the cursor from `from` to `to` while `owner` holds the lease; false if anything moved it meanwhile. */
+export async function advanceCursor(ex: Executor, id: string, owner: string, from: number, to: number, updatedAt: string): Promise<boolean> {
+  const result = await ex
+    .updateTable('event_subscriptions')
+    .set({ cursor: to, failures: 0, failing_since: null, updated_at: updatedAt })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('cursor', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Moves a poll subscription's cursor from `from` to `to` (acknowledgements). */
+export async function moveCursor(ex: Executor, id: string, from: number, to: number, updatedAt: string): Promise<boolean> {
+  const result = await ex.updateTable('event_subscriptions').set({ cursor: to, updated_at: updatedAt }).where('id', '=', id).where('cursor', '=', from).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Records a failed attempt while `owner` holds the lease: the retry time, or the pause. */
+export async function recordFailure(ex: Executor, id: string, owner: string, change: SubscriptionChange): Promise<void> {
+  await ex.updateTable('event_subscriptions').set(change).where('id', '=', id).where('lease_owner', '=', owner).execute();
+}
+
+export type AttemptRow = Omit<EventAttemptsTable, 'seq'> & { seq: number };
+
+export async function insertAttempt(ex: Executor, row: AttemptRow): Promise<void> {
+  await ex.insertInto('event_attempts').values(row).execute();
+}
+
+/** The latest attempts of a subscription, newest first. */
+export async function attemptsOf(ex: Executor, subscriptionId: string, limit: number): Promise<AttemptRow[]> {
+  const rows = await ex.selectFrom('event_attempts').selectAll().where('subscription_id', '=', subscriptionId).orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+}

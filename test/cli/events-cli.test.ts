@@ -1,0 +1,64 @@
+/**
+ * `rollcall events ...` (issue 10 item 3): subscribe (push and poll), list, show, pause, resume,
+ * replay and delete at the command line, with one clear line for bad input.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { rollcall } from '../support/processes.ts';
+
+describe('rollcall events', () => {
+  let dir: string;
+  let database: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rollcall-events-'));
+    database = `sqlite:${join(dir, 'r.db')}`;
+    assert.equal(rollcall(['team', 'create', '--name', 'acme', '--database', database]).code, 0);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('subscribe, list, pause, resume, replay, show, delete', () => {
+    const created = rollcall(['events', 'subscribe', '--team', 'acme', '--url', 'https://receiver.example/events', '--events', 'create', 'delete', '--full', '--json', '--database', database]);
+    assert.equal(created.code, 0, created.stderr);
+    const sub = (JSON.parse(created.stdout) as { subscription: { id: string; events: string[]; full: boolean; state: string } }).subscription;
+    assert.deepEqual(sub.events, ['create', 'delete']);
+    assert.equal(sub.full, true);
+    const id = sub.id;
+
+    const list = rollcall(['events', 'list', '--team', 'acme', '--database', database]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, new RegExp(`^${id}  push  https://receiver.example/events  active  cursor 0  events create,delete  full$`, 'm'));
+
+    const paused = rollcall(['events', 'pause', id, '--team', 'acme', '--database', database]);
+    assert.match(paused.stdout, /paused .*\(paused by an administrator\)/);
+    assert.match(rollcall(['events', 'resume', id, '--team', 'acme', '--database', database]).stdout, / active /);
+
+    const tooFar = rollcall(['events', 'replay', id, '--from', '5', '--team', 'acme', '--database', database]);
+    assert.equal(tooFar.code, 1);
+    assert.match(tooFar.stderr, /^rollcall: from 5 is past the end of the feed \(last seq 0\) \(invalidValue\)\n$/);
+    assert.equal(rollcall(['events', 'replay', id, '--from', 'x', '--team', 'acme', '--database', database]).code, 1);
+
+    const poll = rollcall(['events', 'subscribe', '--team', 'acme', '--poll', '--database', database]);
+    assert.equal(poll.code, 0, poll.stderr);
+    assert.match(poll.stdout, /poll token: rce_[A-Za-z0-9_-]{32}\n\(the token is shown only now\)/);
+
+    const show = rollcall(['events', 'show', id, '--team', 'acme', '--json', '--database', database]);
+    assert.deepEqual((JSON.parse(show.stdout) as { attempts: unknown[] }).attempts, []);
+
+    assert.equal(rollcall(['events', 'delete', id, '--team', 'acme', '--database', database]).code, 0);
+    const gone = rollcall(['events', 'show', id, '--team', 'acme', '--database', database]);
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /^rollcall: Subscription .* not found\n$/);
+  });
+
+  it('refuses a plain-http receiver off loopback and an unknown team, with one line', () => {
+    const http = rollcall(['events', 'subscribe', '--team', 'acme', '--url', 'http://receiver.example/events', '--database', database]);
+    assert.equal(http.code, 1);
+    assert.match(http.stderr, /^rollcall: the receiver must be https \(plain http only on a loopback address, for tests and local development\) \(invalidValue\)\n$/);
+    const team = rollcall(['events', 'list', '--team', 'nope', '--database', database]);
+    assert.equal(team.code, 1);
+    assert.match(team.stderr, /^rollcall: .*nope/);
+  });
+});

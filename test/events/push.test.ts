@@ -1,0 +1,209 @@
+/**
+ * Push delivery at the level a receiver sees it (issue 10 items 3 and 7; RFC 8935): a local
+ * receiver on 127.0.0.1 verifies every SET against /.well-known/jwks.json with jose and checks
+ * claims and order; a receiver down and back gets everything, in order, once; one answering
+ * 500 or hanging is retried while SCIM requests and other subscriptions go on; redirects are not
+ * followed; 24 hours of failure pauses the subscription with the reason; replay sends again.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import type { JSONWebKeySet, JWTPayload } from 'jose';
+import type { DeliverySettings } from '../../src/events/delivery.ts';
+import { backoffMs } from '../../src/events/delivery.ts';
+import { BASE_URL, createTestApp, json } from '../support/app.ts';
+import type { TestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+import { startReceiver, verifyAll } from '../support/receiver.ts';
+import type { Receiver } from '../support/receiver.ts';
+
+const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const FAST: Partial<DeliverySettings> = { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 300 };
+
+const seqs = (payloads: readonly JWTPayload[]): number[] => payloads.map((p) => Number(p.seq));
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+for (const engine of engines) {
+  describe(`push delivery (${engine.name})`, () => {
+    let t: TestApp | undefined;
+    const receivers: Receiver[] = [];
+    afterEach(async () => {
+      await t?.close();
+      t = undefined;
+      for (const r of receivers.splice(0)) await r.close().catch(() => {});
+    });
+    const open = async (delivery: Partial<DeliverySettings> = FAST) => {
+      t = await createTestApp({ engine, deps: { delivery } });
+      await t.app.ready();
+      return t;
+    };
+    const receiver = async (...args: Parameters<typeof startReceiver>) => {
+      const r = await startReceiver(...args);
+      receivers.push(r);
+      return r;
+    };
+    const jwks = async (app: TestApp) => (await app.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json() as JSONWebKeySet;
+    const subscribe = async (app: TestApp, body: Record<string, unknown>) => {
+      const r = await app.request('POST', '/v2/events/subscriptions', body, { 'content-type': 'application/json' });
+      assert.equal(r.statusCode, 201, r.body);
+      return json(r);
+    };
+    const users = async (app: TestApp, n: number, prefix = 'u') => {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = await app.request('POST', '/v2/scim/Users', { userName: `${prefix}${i}@acme.example` });
+        assert.equal(r.statusCode, 201);
+        ids.push(String(json(r).id));
+      }
+      return ids;
+    };
+
+    it('every SET verifies against the JWKS, names the receiver as aud, arrives once and in seq order', async () => {
+      const app = await open();
+      const rx = await receiver();
+      const sub = await subscribe(app, { url: rx.url });
+      assert.equal(sub.state, 'active');
+      const ids = await users(app, 15);
+      await app.request('PATCH', `/v2/scim/Users/${ids[0]}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] });
+      await rx.waitFor(16);
+      const payloads = await verifyAll(rx.received, await jwks(app), { issuer: BASE_URL, audience: rx.url });
+      assert.deepEqual(seqs(payloads), range(1, 16));
+      assert.deepEqual(payloads.map((p) => p.jti), range(1, 16).map((n) => `${app.team.id}.${n}`));
+      assert.deepEqual(payloads.slice(0, 15).map((p) => (p.sub_id as { uri: string }).uri), ids.map((id) => `/Users/${id}`));
+      assert.deepEqual(Object.keys(payloads[15]!.events as object), ['urn:ietf:params:scim:event:prov:patch:notice']);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(rx.received.length, 16, 'nothing twice');
+      const view = json(await app.request('GET', `/v2/events/subscriptions/${String(sub.id)}`));
+      assert.equal(view.cursor, 16);
+      assert.equal((view.attempts as { status: number }[]).every((a) => a.status === 202), true);
+    });
+
+    it('a receiver down for a while, then back: every event arrives, in order, none twice; the attempts are logged', async () => {
+      const app = await open();
+      const rx = await receiver();
+      await subscribe(app, { url: rx.url });
+      await rx.close();
+      await users(app, 10);
+      // Failed attempts pile up while it is down.
+      const sub = (json(await app.request('GET', '/v2/events/subscriptions')).subscriptions as { id: string }[])[0]!;
+      for (let i = 0; i < 200; i++) {
+        const view = json(await app.request('GET', `/v2/events/subscriptions/${sub.id}`));
+        if ((view.attempts as unknown[]).length >= 3) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const down = json(await app.request('GET', `/v2/events/subscriptions/${sub.id}`));
+      assert.ok((down.failures as number) >= 3, 'retried while down');
+      assert.ok((down.attempts as { error: string | null; status: number | null }[]).every((a) => a.status === null && a.error !== null), 'each failure logged with its error');
+      await users(app, 5, 'later');
+      await rx.reopen();
+      await rx.waitFor(15);
+      await new Promise((r) => setTimeout(r, 100));
+      const payloads = await verifyAll(rx.received, await jwks(app), { issuer: BASE_URL, audience: rx.url });
+      assert.deepEqual(seqs(payloads), range(1, 15));
+    });
+
+    it('a receiver answering 500 is retried with backoff; a hanging one times out; SCIM latency and a healthy subscription are unaffected', async () => {
+      const app = await open();
+      const flaky = await receiver((_r, i) => (i < 3 ? { status: 500, body: 'boom' } : { status: 202 }));
+      const hanging = await receiver(() => 'hang');
+      const healthy = await receiver();
+      await subscribe(app, { url: flaky.url });
+      await subscribe(app, { url: hanging.url });
+      await subscribe(app, { url: healthy.url });
+      const latencies: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now();
+        assert.equal((await app.request('POST', '/v2/scim/Users', { userName: `l${i}@acme.example` })).statusCode, 201);
+        latencies.push(performance.now() - started);
+      }
+      await healthy.waitFor(20);
+      await flaky.waitFor(23);
+      const max = Math.max(...latencies);
+      assert.ok(max < 250, `SCIM writes while a receiver hangs: slowest ${max.toFixed(1)} ms`);
+      const healthySeqs = seqs(await verifyAll(healthy.received, await jwks(app), { issuer: BASE_URL, audience: healthy.url }));
+      assert.deepEqual(healthySeqs, range(1, 20), 'the healthy receiver got everything while the other hung');
+      const flakySeqs = seqs(await verifyAll(flaky.received, await jwks(app), { issuer: BASE_URL, audience: flaky.url }));
+      assert.deepEqual(flakySeqs, [1, 1, 1, ...range(1, 20)], 'the first event announced three times (500s), then in order');
+      const subs = json(await app.request('GET', '/v2/events/subscriptions')).subscriptions as { id: string; url: string }[];
+      let hung: Record<string, unknown> = {};
+      for (let i = 0; i < 200; i++) {
+        hung = json(await app.request('GET', `/v2/events/subscriptions/${subs.find((s) => s.url === hanging.url)!.id}`));
+        if ((hung.attempts as unknown[]).length > 0) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal(hung.cursor, 0, 'nothing counted as delivered to the hanging receiver');
+      assert.match(String((hung.attempts as { error: string }[])[0]!.error), /no answer within 0.3 s/);
+    });
+
+    it('redirects are not followed; 24 hours of failures pause the subscription with the reason; resume delivers', async () => {
+      const app = await open({ ...FAST, giveUpAfterMs: 24 * 3600_000 });
+      const target = await receiver();
+      const redirecting = await receiver(() => ({ status: 307, headers: { location: target.url } }));
+      const sub = await subscribe(app, { url: redirecting.url });
+      await users(app, 1);
+      await redirecting.waitFor(2);
+      assert.equal(target.received.length, 0, 'the redirect was not followed');
+      t!.clock.advance(25 * 3600_000);
+      // The test's token expired with the jump; a fresh one looks at the subscription.
+      const token = await app.tokenFor(app.team.id, ['read', 'write']);
+      const as = (method: string, url: string) => app.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${token}` } });
+      let view: Record<string, unknown> = {};
+      for (let i = 0; i < 300 && view.state !== 'paused'; i++) {
+        view = json(await as('GET', `/v2/events/subscriptions/${String(sub.id)}`));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal(view.state, 'paused');
+      assert.match(String(view.pausedReason), /paused after failing since .* redirect, which is not followed/);
+      const before = redirecting.received.length;
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(redirecting.received.length, before, 'a paused subscription gets nothing');
+      redirecting.answer = () => ({ status: 202 });
+      assert.equal((await as('POST', `/v2/events/subscriptions/${String(sub.id)}/resume`)).statusCode, 200);
+      await redirecting.waitFor(before + 1);
+    });
+
+    it('replay --from sends the events again in order; the events filter and :full are honoured; bad receivers are refused', async () => {
+      const app = await open();
+      const rx = await receiver();
+      const sub = await subscribe(app, { url: rx.url, events: ['create', 'urn:ietf:params:scim:event:prov:delete'], full: true });
+      const [id] = await users(app, 3);
+      await app.request('PATCH', `/v2/scim/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'title', value: 'x' }] });
+      await rx.waitFor(3);
+      await new Promise((r) => setTimeout(r, 100));
+      let payloads = await verifyAll(rx.received, await jwks(app), { issuer: BASE_URL, audience: rx.url });
+      assert.deepEqual(seqs(payloads), [1, 2, 3], 'the patch (seq 4) is not wanted');
+      assert.equal((payloads[0]!.events as Record<string, { data: { userName: string } }>)['urn:ietf:params:scim:event:prov:create:full']!.data.userName, 'u0@acme.example');
+      assert.equal(json(await app.request('GET', `/v2/events/subscriptions/${String(sub.id)}`)).cursor, 4, 'the cursor moved past the unwanted event');
+
+      const replayed = await app.request('POST', `/v2/events/subscriptions/${String(sub.id)}/replay`, { from: 2 }, { 'content-type': 'application/json' });
+      assert.equal(replayed.statusCode, 200);
+      await rx.waitFor(5);
+      payloads = await verifyAll(rx.received, await jwks(app), { issuer: BASE_URL, audience: rx.url });
+      assert.deepEqual(seqs(payloads), [1, 2, 3, 2, 3]);
+      assert.equal((await app.request('POST', `/v2/events/subscriptions/${String(sub.id)}/replay`, { from: 99 }, { 'content-type': 'application/json' })).statusCode, 400);
+
+      for (const url of ['http://example.com/events', 'ftp://127.0.0.1/x', 'https://user:pw@example.com/x', 'not a url']) {
+        const r = await app.request('POST', '/v2/events/subscriptions', { url }, { 'content-type': 'application/json' });
+        assert.equal(r.statusCode, 400, url);
+        assert.equal(json(r).scimType, 'invalidValue');
+      }
+      assert.equal((await app.request('POST', '/v2/events/subscriptions', { url: rx.url, events: ['nope'] }, { 'content-type': 'application/json' })).statusCode, 400);
+      const readOnly = await app.tokenFor(app.team.id, ['read']);
+      const denied = await app.app.inject({ method: 'POST', url: '/v2/events/subscriptions', headers: { authorization: `Bearer ${readOnly}`, 'content-type': 'application/json' }, payload: JSON.stringify({ url: rx.url }) });
+      assert.equal(denied.statusCode, 403);
+      const other = await app.addTeam('beta');
+      const theirs = await app.app.inject({ method: 'GET', url: `/v2/events/subscriptions/${String(sub.id)}`, headers: { authorization: `Bearer ${other.token}` } });
+      assert.equal(theirs.statusCode, 404, 'another team cannot see it');
+      assert.equal((await app.request('DELETE', `/v2/events/subscriptions/${String(sub.id)}`)).statusCode, 204);
+      assert.deepEqual(json(await app.request('GET', '/v2/events/subscriptions')).subscriptions, []);
+    });
+  });
+}
+
+describe('retry schedule', () => {
+  it('doubles from 1 s up to 1 h, half of each delay jittered', () => {
+    const settings = { backoffBaseMs: 1000, backoffMaxMs: 3600_000 };
+    assert.deepEqual([1, 2, 3, 4].map((n) => backoffMs(settings, n, () => 1)), [1000, 2000, 4000, 8000]);
+    assert.deepEqual([1, 2, 3, 4].map((n) => backoffMs(settings, n, () => 0)), [500, 1000, 2000, 4000]);
+    assert.equal(backoffMs(settings, 40, () => 1), 3600_000);
+  });
+});
