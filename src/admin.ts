@@ -9,7 +9,8 @@ import { iso } from './clock.ts';
 import { newId } from './ids.ts';
 import { newClientSecret, redirectUriProblem } from './oauth/clients.ts';
 import { PasswordHasher } from './oauth/passwords.ts';
-import { issueAccessToken } from './oauth/tokens.ts';
+import { issueProvisioningToken, provisioningTokens, ProvisioningTokenError, revokeProvisioningToken } from './oauth/provisioning.ts';
+import type { IssuedProvisioningToken, ProvisioningTokenView } from './oauth/provisioning.ts';
 import type { Scope } from './oauth/tokens.ts';
 import type { ScimContext } from './scim/context.ts';
 import { createUser } from './scim/users.ts';
@@ -135,20 +136,44 @@ export async function issueToken(
   deps: AdminDeps,
   teamName: string,
   userName: string,
-  options: { scope: readonly Scope[]; ttlSeconds: number },
-): Promise<{ token: string; expiresAt: string; teamId: string; userId: string }> {
+  options: { scope: readonly Scope[]; ttlSeconds: number; name?: string },
+): Promise<IssuedProvisioningToken & { teamId: string; userId: string }> {
   const team = await requireTeam(deps, teamName);
   const user = await userByNameKey(deps.storage.db, deps.storage.statements, team.id, userName.toLowerCase());
   if (!user) throw new AdminError(`no user "${userName}" in team "${team.name}"`);
   if (user.active !== 1) throw new AdminError(`user "${userName}" is deactivated`);
-  const issued = await issueAccessToken(deps.storage.db, deps.clock, {
-    teamId: team.id,
-    userId: user.id,
-    clientId: null,
-    scope: options.scope,
-    ttlSeconds: options.ttlSeconds,
-  });
+  const issued = await asAdminError(() =>
+    issueProvisioningToken(deps.storage, deps.clock, {
+      teamId: team.id,
+      userId: user.id,
+      name: options.name ?? `CLI token for ${user.user_name}`,
+      scope: options.scope,
+      ttlSeconds: options.ttlSeconds,
+      actor: CLI_ACTOR,
+      requestId: null,
+    }),
+  );
   return { ...issued, teamId: team.id, userId: user.id };
+}
+
+/** A team's provisioning tokens (never their secrets), newest first. */
+export async function tokens(deps: AdminDeps, teamName: string): Promise<ProvisioningTokenView[]> {
+  const team = await requireTeam(deps, teamName);
+  return provisioningTokens(deps.storage, deps.clock, team.id);
+}
+
+export async function revokeToken(deps: AdminDeps, teamName: string, id: string): Promise<{ id: string; name: string; alreadyRevoked: boolean }> {
+  const team = await requireTeam(deps, teamName);
+  return asAdminError(() => revokeProvisioningToken(deps.storage, deps.clock, { teamId: team.id, id, actor: CLI_ACTOR, requestId: null }));
+}
+
+async function asAdminError<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ProvisioningTokenError) throw new AdminError(error.message);
+    throw error;
+  }
 }
 
 export interface ClientView {

@@ -13,7 +13,7 @@ import type { Statements } from '../storage/statements.ts';
 import type { Executor } from '../storage/types.ts';
 
 export interface Actor {
-  readonly via: 'scim' | 'oauth' | 'cli';
+  readonly via: 'scim' | 'oauth' | 'cli' | 'console';
   readonly clientId: string | null;
   readonly userId: string | null;
 }

@@ -6,7 +6,7 @@
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, rotateKeysNow, teams, updateTeam } from '../admin.ts';
+import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, revokeToken, rotateKeysNow, teams, tokens, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
@@ -19,6 +19,7 @@ import { connect } from '../storage/connect.ts';
 import { LockedError } from '../storage/lock.ts';
 import { migrate } from '../storage/migrations/index.ts';
 import { ALL_SCOPES } from '../oauth/tokens.ts';
+import { parseLifetime } from '../oauth/provisioning.ts';
 import type { Scope } from '../oauth/tokens.ts';
 
 interface Common {
@@ -78,6 +79,14 @@ function parseScope(value: string): Scope[] {
     if (!(ALL_SCOPES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown scope "${s}" (read, write)`);
   }
   return scopes as Scope[];
+}
+
+function parseExpiresIn(value: string): number {
+  try {
+    return parseLifetime(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 function parseTtl(value: string): number {
@@ -214,17 +223,38 @@ export function buildProgram(): Command {
       print(options.json, events, events.length === 0 ? 'no events' : events.map(line).join('\n'));
     });
 
-  const token = program.command('token').description('access tokens for scripts');
-  withCommon(token.command('issue').description('print an access token for a user of a team'))
+  const token = program.command('token').description('provisioning tokens: access tokens for an identity provider or a script');
+  withCommon(token.command('issue').description('issue a named access token for a user of a team; prints it once'))
     .requiredOption('--team <name>', 'team name')
     .requiredOption('--user-name <userName>', 'the user the token acts for')
+    .option('--name <name>', 'a name to recognise the token by in `token list` and the console')
     .option('--scope <scopes>', 'space-separated scopes', parseScope, ['read', 'write'] as Scope[])
-    .option('--ttl <seconds>', 'lifetime in seconds (default ACCESS_TOKEN_TTL)', parseTtl)
-    .action(async (options: Common & { team: string; userName: string; scope: Scope[]; ttl?: number }) => {
+    .option('--expires-in <time>', 'lifetime: seconds, or 30m, 12h, 90d (at most 366d; default ACCESS_TOKEN_TTL)', parseExpiresIn)
+    .option('--ttl <seconds>', 'lifetime in seconds (older spelling of --expires-in)', parseTtl)
+    .action(async (options: Common & { team: string; userName: string; name?: string; scope: Scope[]; expiresIn?: number; ttl?: number }) => {
       const issued = await withDatabase(options, (deps, config) =>
-        issueToken(deps, options.team, options.userName, { scope: options.scope, ttlSeconds: options.ttl ?? config.accessTokenTtl }),
+        issueToken(deps, options.team, options.userName, {
+          scope: options.scope,
+          ttlSeconds: options.expiresIn ?? options.ttl ?? config.accessTokenTtl,
+          ...(options.name !== undefined ? { name: options.name } : {}),
+        }),
       );
-      print(options.json, { access_token: issued.token, token_type: 'bearer', expires_at: issued.expiresAt, scope: options.scope.join(' ') }, issued.token);
+      print(options.json, { id: issued.id, name: issued.name, accessToken: issued.token, tokenType: 'bearer', expiresAt: issued.expiresAt, scope: issued.scope }, issued.token);
+    });
+  withCommon(token.command('list').description("list a team's provisioning tokens (never their secrets)"))
+    .requiredOption('--team <name>', 'team name')
+    .action(async (options: Common & { team: string }) => {
+      const rows = await withDatabase(options, (deps) => tokens(deps, options.team));
+      const line = (t: (typeof rows)[number]) =>
+        `${t.id}  ${t.name}  user ${t.userName ?? t.userId}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  expires ${t.expiresAt}  ${t.state}`;
+      print(options.json, rows, rows.length === 0 ? 'no tokens' : rows.map(line).join('\n'));
+    });
+  withCommon(token.command('revoke').description('revoke a provisioning token by its id (see token list)'))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--id <id>', 'the token id')
+    .action(async (options: Common & { team: string; id: string }) => {
+      const revoked = await withDatabase(options, (deps) => revokeToken(deps, options.team, options.id));
+      print(options.json, revoked, revoked.alreadyRevoked ? `token ${revoked.id} ("${revoked.name}") was already revoked` : `token ${revoked.id} ("${revoked.name}") revoked`);
     });
 
   const keys = program.command('keys').description('keys Rollcall generates (kept encrypted under SECRET_KEY, or the key file beside an SQLite database)');

@@ -15,6 +15,7 @@ import type { ScimContext } from '../scim/context.ts';
 import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { LastUsed } from './last-used.ts';
 import { registerScimRoutes } from './scim-routes.ts';
 import { unstorableText } from '../text.ts';
 
@@ -25,6 +26,8 @@ export interface ScimPluginOptions {
   /** The secret that signs list cursors (RFC 9865), the same on every instance. */
   readonly cursorSecret: string;
   readonly passwords: PasswordHasher;
+  /** Notes each use of a token without a client (a provisioning token's "last used"). */
+  readonly lastUsed?: LastUsed;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -150,6 +153,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',
       });
     }
+    if (bearer.clientId === null) options.lastUsed?.used(bearer.tokenHash);
     const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
     const needed = reads ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) {

@@ -114,6 +114,21 @@ export interface SessionsTable {
   expires_at: string;
 }
 
+/** Issue 12: the name, id and last use of an access token an operator issued (migration 008). */
+export interface ProvisioningTokensTable {
+  id: string;
+  team_id: string;
+  /** The oauth_tokens row (its SHA-256) this describes. */
+  token_hash: string;
+  name: string;
+  user_id: string;
+  /** 'cli', or 'console:<user id>'. */
+  issued_by: string;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+}
+
 export interface KeysTable {
   id: string;
   /** What the key is for ('cookie'; later the events' signing keys). */
@@ -151,6 +166,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   sessions: SessionsTable;
   keys: KeysTable;
+  provisioning_tokens: ProvisioningTokensTable;
 }
 
 export type Db = Kysely<Database>;

@@ -13,6 +13,7 @@ import { migration003 } from './003_audit.ts';
 import { migration004 } from './004_member_order.ts';
 import { migration005 } from './005_sessions_keys.ts';
 import { migration006 } from './006_user_name_claims.ts';
+import { migration008 } from './008_provisioning_tokens.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -22,6 +23,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '004_member_order': migration004(),
     '005_sessions_keys': migration005(),
     '006_user_name_claims': migration006(storage.hooks.name),
+    '008_provisioning_tokens': migration008(),
   };
 }
 
