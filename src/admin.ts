@@ -3,7 +3,9 @@
  * with the same rules the API applies (users are created through the SCIM Users service, so a
  * CLI-made user is validated exactly like a provisioned one).
  */
-import { CLI_ACTOR } from './audit/events.ts';
+import { CLI_ACTOR, recordEvent } from './audit/events.ts';
+import type { Actor, AuditAction } from './audit/events.ts';
+import type { Executor } from './storage/types.ts';
 import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
 import { newId } from './ids.ts';
@@ -76,7 +78,7 @@ export const teams = (deps: AdminDeps): Promise<TeamRow[]> => listTeams(deps.sto
  * name): the operator deletes or renames one first. The unique index refuses what a concurrent
  * write slips in.
  */
-export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers): Promise<TeamRow> {
+export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers, actor?: Actor): Promise<TeamRow> {
   const team = await requireTeam(deps, name);
   try {
     await deps.storage.db.transaction().execute(async (trx) => {
@@ -91,6 +93,15 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
       }
       await setDeactivatedUsers(trx, team.id, deactivatedUsers);
       await recomputeNameClaims(trx, team.id, deactivatedUsers);
+      await recordEvent(trx, deps.storage.statements, deps.clock, {
+        teamId: team.id,
+        actor: actor ?? CLI_ACTOR,
+        requestId: null,
+        action: 'team_updated',
+        resourceType: 'Team',
+        resourceId: team.id,
+        detail: { deactivatedUsers: { from: team.deactivated_users, to: deactivatedUsers } },
+      });
     });
   } catch (error) {
     if (!(error instanceof AdminError) && deps.storage.hooks.isUniqueViolation(error)) {
@@ -101,7 +112,7 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
   return { ...team, deactivated_users: deactivatedUsers };
 }
 
-const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> => ({
+export const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> => ({
   storage: deps.storage,
   clock: deps.clock,
   baseUrl: deps.baseUrl,
@@ -199,7 +210,10 @@ export async function createClient(
 ): Promise<ClientView & { client_secret: string }> {
   const name = options.name.trim();
   if (name === '' || name.length > 100) throw new AdminError('a client name is 1-100 characters');
-  if (options.redirectUris.length === 0) throw new AdminError('a client needs at least one --redirect-uri');
+  // A client bound to a team may use client_credentials alone, which redirects nowhere.
+  if (options.redirectUris.length === 0 && options.team === undefined) {
+    throw new AdminError('a client needs at least one --redirect-uri, or --team for a client that only uses client_credentials');
+  }
   for (const uri of options.redirectUris) {
     const problem = redirectUriProblem(uri);
     if (problem) throw new AdminError(`--redirect-uri ${problem}`);
@@ -216,12 +230,26 @@ export async function createClient(
     created_at: now,
     updated_at: now,
   };
-  await insertClient(deps.storage.db, row);
+  await deps.storage.db.transaction().execute(async (trx) => {
+    await insertClient(trx, row);
+    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[] });
+  });
   return { ...(await clientView(deps, row)), client_secret: secret };
 }
 
 export async function clients(deps: AdminDeps): Promise<ClientView[]> {
   return Promise.all((await listClients(deps.storage.db)).map((row) => clientView(deps, row)));
+}
+
+/**
+ * A client's audit row goes to its team; a client bound to no team may sign in the admins of
+ * every team, so every team's trail records it. Never the secret.
+ */
+async function auditClient(deps: AdminDeps, ex: Executor, row: ClientRow, action: AuditAction, detail: Record<string, unknown>): Promise<void> {
+  const teamIds = row.team_id !== null ? [row.team_id] : (await listTeams(ex)).map((t) => t.id);
+  for (const teamId of teamIds) {
+    await recordEvent(ex, deps.storage.statements, deps.clock, { teamId, actor: CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: row.id, detail });
+  }
 }
 
 async function requireClient(deps: AdminDeps, id: string): Promise<ClientRow> {
@@ -232,19 +260,23 @@ async function requireClient(deps: AdminDeps, id: string): Promise<ClientRow> {
 
 /** Deletes a client; every token it holds is revoked in the same transaction. */
 export async function deleteClient(deps: AdminDeps, id: string): Promise<{ client_id: string; revoked: number }> {
-  await requireClient(deps, id);
+  const row = await requireClient(deps, id);
   return deps.storage.db.transaction().execute(async (trx) => {
     const revoked = await revokeTokensOfClient(trx, id, iso(deps.clock));
     await deleteClientRow(trx, id);
+    await auditClient(deps, trx, row, 'client_deleted', { name: row.name, tokensRevoked: revoked });
     return { client_id: id, revoked };
   });
 }
 
 /** A new secret for a client; the old one stops working at once. Returned once. */
 export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string }> {
-  await requireClient(deps, id);
+  const row = await requireClient(deps, id);
   const secret = newClientSecret();
-  await setClientSecret(deps.storage.db, id, sha256(secret), iso(deps.clock));
+  await deps.storage.db.transaction().execute(async (trx) => {
+    await setClientSecret(trx, id, sha256(secret), iso(deps.clock));
+    await auditClient(deps, trx, row, 'client_secret_rotated', { name: row.name });
+  });
   return { client_id: id, client_secret: secret };
 }
 

@@ -5,7 +5,7 @@
  */
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import { connectRedis } from './http/redis.ts';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
 import type { Config, TrustProxy } from './config.ts';
@@ -17,6 +17,7 @@ import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
+import { registerDocs } from './http/docs-page.ts';
 import { LastUsed } from './http/last-used.ts';
 import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
@@ -86,8 +87,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: proxyTrust(config.trustProxy ?? false),
   });
 
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
-  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, app.log) : undefined;
+  // quit() waits for a reply that an unreachable Redis never sends: then just drop the socket.
+  if (redis) app.addHook('onClose', async () => (redis.status === 'ready' ? void (await redis.quit()) : redis.disconnect()));
 
   // One hashing queue for the whole app: SCIM writes and sign-ins share its bound (issue 13.4).
   const passwords = new PasswordHasher(deps.hashing ?? DEFAULT_HASHING);
@@ -119,7 +121,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDrain(app);
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
-  registerHealth(app, storage);
+  registerDocs(app, config.publicBaseUrl);
+  registerHealth(app, storage, () => (redis ? (redis.status === 'ready' ? 'redis' : 'degraded') : 'memory'));
   const lastUsed = new LastUsed(storage, clock, app.log);
   app.addHook('onClose', async () => lastUsed.close());
   const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed };

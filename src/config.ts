@@ -131,3 +131,9 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (secretKey !== undefined && secretKey.length < 32) throw new ConfigError('SECRET_KEY', `expected at least 32 characters (e.g. from openssl rand -base64 32), got ${secretKey.length}`);
   return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey };
 }
+
+/** `rollcall user set-password` reads the new password here, so it stays out of the process list. */
+export function passwordFromEnvironment(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env.ROLLCALL_PASSWORD;
+  return value !== undefined && value !== '' ? value : undefined;
+}

@@ -32,14 +32,20 @@ export type AuditAction =
   | 'sign_in_failed'
   | 'token_issued'
   | 'token_revoked'
-  | 'grant_revoked';
+  | 'grant_revoked'
+  // Operator actions (issue 12 item 4): credentials and settings changed by the CLI or console.
+  | 'client_created'
+  | 'client_secret_rotated'
+  | 'client_deleted'
+  | 'team_updated'
+  | 'password_changed';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

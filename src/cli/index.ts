@@ -5,22 +5,30 @@
  * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
+import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
 import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, revokeToken, rotateKeysNow, teams, tokens, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import type { FirstRunCredentials } from '../admin.ts';
-import type { AdminDeps } from '../admin.ts';
+import type { AdminDeps, ClientView } from '../admin.ts';
 import { systemClock } from '../clock.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, passwordFromEnvironment } from '../config.ts';
 import type { Config, ConfigOverrides } from '../config.ts';
 import { ScimError } from '../scim/errors.ts';
 import { startServer, stopOnSignals } from '../server.ts';
-import { connect } from '../storage/connect.ts';
+import { connect, explainStorageError, StorageFileError } from '../storage/connect.ts';
 import { LockedError } from '../storage/lock.ts';
 import { migrate } from '../storage/migrations/index.ts';
 import { ALL_SCOPES } from '../oauth/tokens.ts';
 import { parseLifetime } from '../oauth/provisioning.ts';
 import type { Scope } from '../oauth/tokens.ts';
+
+/** The version in package.json, read once per run (the CLI has no build step to stamp it). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}
 
 interface Common {
   database?: string;
@@ -35,6 +43,9 @@ function configFrom(options: Common & { host?: string; port?: string; publicBase
   if (options.publicBaseUrl !== undefined) overrides.publicBaseUrl = options.publicBaseUrl;
   return loadConfig(overrides);
 }
+
+/** --json output is camelCase everywhere (as SCIM resources, which `user create` prints as they are). */
+const clientJson = (c: ClientView) => ({ clientId: c.client_id, name: c.name, redirectUris: c.redirect_uris, team: c.team, createdAt: c.created_at });
 
 function print(json: boolean | undefined, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`);
@@ -65,6 +76,8 @@ async function withDatabase<T>(options: Common, work: (deps: AdminDeps, config: 
   try {
     await migrate(storage);
     return await work({ storage, clock: systemClock, baseUrl: config.publicBaseUrl }, config);
+  } catch (error) {
+    throw explainStorageError(error, storage.sqlitePath);
   } finally {
     await storage.close();
   }
@@ -99,6 +112,7 @@ function parseTtl(value: string): number {
 export function buildProgram(): Command {
   const program = new Command('rollcall')
     .description('Rollcall: SCIM 2.0 provisioning with its own OAuth 2.0 server')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
 
@@ -131,7 +145,9 @@ export function buildProgram(): Command {
   withCommon(program.command('migrate').description('apply pending database migrations')).action(async (options: Common) => {
     const storage = connect(configFrom(options).databaseUrl);
     try {
-      const applied = await migrate(storage);
+      const applied = await migrate(storage).catch((error: unknown) => {
+        throw explainStorageError(error, storage.sqlitePath);
+      });
       print(options.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
     } finally {
       await storage.close();
@@ -177,32 +193,68 @@ export function buildProgram(): Command {
       print(options.json, resource, `user "${String(resource.userName)}" created (id ${String(resource.id)})`);
     });
 
+  withCommon(user.command('list').description("list a team's users by userName"))
+    .requiredOption('--team <name>', 'team name')
+    .option('--filter <filter>', 'a SCIM filter, e.g. \'userName sw "a"\' or \'active eq false\'')
+    .option('--count <n>', 'at most this many (default 100, at most 1000)', (v: string) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 1000) throw new InvalidArgumentError('--count is a number from 1 to 1000');
+      return Number(v);
+    })
+    .option('--start-index <n>', '1-based index of the first user (default 1)', (v: string) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError('--start-index is a number from 1');
+      return Number(v);
+    })
+    .action(async (options: Common & { team: string; filter?: string; count?: number; startIndex?: number }) => {
+      const page = await withDatabase(options, (deps) =>
+        teamUsers(deps, options.team, { count: options.count ?? 100, startIndex: options.startIndex ?? 1, ...(options.filter !== undefined ? { filter: options.filter } : {}) }),
+      );
+      const line = (u: (typeof page.users)[number]) => `${u.id}  ${u.userName}  ${u.active ? 'active' : 'deactivated'}${u.userType ? `  ${u.userType}` : ''}`;
+      print(options.json, page, page.users.length === 0 ? 'no users' : [...page.users.map(line), `(${page.users.length} of ${page.total})`].join('\n'));
+    });
+  withCommon(user.command('deactivate').description('deactivate a user (its tokens and sessions end)'))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--user-name <userName>', 'the user')
+    .action(async (options: Common & { team: string; userName: string }) => {
+      const done = await withDatabase(options, (deps) => deactivateUser(deps, options.team, options.userName));
+      print(options.json, done, `user "${done.userName}" deactivated`);
+    });
+  withCommon(user.command('set-password').description("set a user's password (read from ROLLCALL_PASSWORD or --password); ends its sessions"))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--user-name <userName>', 'the user')
+    .option('--password <password>', 'the new password (prefer ROLLCALL_PASSWORD: a flag shows in the process list)')
+    .action(async (options: Common & { team: string; userName: string; password?: string }) => {
+      const password = options.password ?? passwordFromEnvironment();
+      if (password === undefined) throw new AdminError('give the new password in ROLLCALL_PASSWORD or --password');
+      const done = await withDatabase(options, (deps) => setUserPassword(deps, options.team, options.userName, password));
+      print(options.json, done, `password of "${done.userName}" changed; its sessions ended`);
+    });
+
   const client = program.command('client').description('manage OAuth clients');
   withCommon(client.command('create').description('register an OAuth client; prints client_id and client_secret once'))
     .requiredOption('--name <name>', 'name shown on the consent page')
-    .requiredOption('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several; not needed with --team for client_credentials only', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--team <name>', 'bind the client to one team (allows client_credentials; only that team may sign in)')
     .action(async (options: Common & { name: string; redirectUri: string[]; team?: string }) => {
       const created = await withDatabase(options, (deps) =>
         createClient(deps, { name: options.name, redirectUris: options.redirectUri, ...(options.team !== undefined ? { team: options.team } : {}) }),
       );
-      print(options.json, created, `client "${created.name}" registered\nclient_id:     ${created.client_id}\nclient_secret: ${created.client_secret}\n(the secret is shown only now)`);
+      print(options.json, { ...clientJson(created), clientSecret: created.client_secret }, `client "${created.name}" registered\nclient_id:     ${created.client_id}\nclient_secret: ${created.client_secret}\n(the secret is shown only now)`);
     });
   withCommon(client.command('list').description('list OAuth clients')).action(async (options: Common) => {
     const rows = await withDatabase(options, (deps) => clients(deps));
-    print(options.json, rows, rows.length === 0 ? 'no clients' : rows.map((c) => `${c.client_id}  ${c.name}  ${c.redirect_uris.join(' ')}${c.team ? `  (team ${c.team})` : ''}`).join('\n'));
+    print(options.json, rows.map(clientJson), rows.length === 0 ? 'no clients' : rows.map((c) => `${c.client_id}  ${c.name}  ${c.redirect_uris.join(' ')}${c.team ? `  (team ${c.team})` : ''}`).join('\n'));
   });
   withCommon(client.command('delete').description('delete an OAuth client and revoke its tokens'))
     .requiredOption('--client-id <id>', 'the client to delete')
     .action(async (options: Common & { clientId: string }) => {
       const deleted = await withDatabase(options, (deps) => deleteClient(deps, options.clientId));
-      print(options.json, deleted, `client ${deleted.client_id} deleted; ${deleted.revoked} tokens revoked`);
+      print(options.json, { clientId: deleted.client_id, tokensRevoked: deleted.revoked }, `client ${deleted.client_id} deleted; ${deleted.revoked} tokens revoked`);
     });
   withCommon(client.command('rotate-secret').description('issue a new client secret; the old one stops working'))
     .requiredOption('--client-id <id>', 'the client')
     .action(async (options: Common & { clientId: string }) => {
       const rotated = await withDatabase(options, (deps) => rotateClientSecret(deps, options.clientId));
-      print(options.json, rotated, `client_secret: ${rotated.client_secret}\n(the secret is shown only now)`);
+      print(options.json, { clientId: rotated.client_id, clientSecret: rotated.client_secret }, `client_secret: ${rotated.client_secret}\n(the secret is shown only now)`);
     });
 
   const audit = program.command('audit').description('the audit trail');
@@ -279,7 +331,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     if (error instanceof Error && 'exitCode' in error && 'code' in error && String(error.code).startsWith('commander.')) {
       process.exit(Number(error.exitCode));
     }
-    if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError) {
+    if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError || error instanceof StorageFileError) {
       console.error(`rollcall: ${error.message}`);
     } else if (error instanceof ScimError) {
       console.error(`rollcall: ${error.message}${error.scimType ? ` (${error.scimType})` : ''}`);
