@@ -19,6 +19,7 @@ import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
 import { registerDocs } from './http/docs-page.ts';
 import { LastUsed } from './http/last-used.ts';
+import { RequestJournal } from './http/request-journal.ts';
 import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
 import type { OAuthContext } from './oauth/context.ts';
@@ -124,8 +125,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDocs(app, config.publicBaseUrl);
   registerHealth(app, storage, () => (redis ? (redis.status === 'ready' ? 'redis' : 'degraded') : 'memory'));
   const lastUsed = new LastUsed(storage, clock, app.log);
-  app.addHook('onClose', async () => lastUsed.close());
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed };
+  const journal = new RequestJournal(storage, clock, app.log);
+  app.addHook('onClose', async () => {
+    await lastUsed.close();
+    await journal.close();
+  });
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(oauthPlugin, { context: oauth, metrics });

@@ -129,6 +129,23 @@ export interface ProvisioningTokensTable {
   last_used_at: string | null;
 }
 
+/** Issue 12: one SCIM request of a team (migration 008), redacted and bounded. */
+export interface RequestLogTable {
+  id: string;
+  team_id: string;
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  scim_type: string | null;
+  latency_ms: number;
+  client_id: string | null;
+  /** The provisioning token's hash (joins provisioning_tokens), for requests without a client. */
+  token_hash: string | null;
+  request_id: string | null;
+  body: string | null;
+}
+
 export interface KeysTable {
   id: string;
   /** What the key is for ('cookie'; later the events' signing keys). */
@@ -167,6 +184,7 @@ export interface Database {
   sessions: SessionsTable;
   keys: KeysTable;
   provisioning_tokens: ProvisioningTokensTable;
+  request_log: RequestLogTable;
 }
 
 export type Db = Kysely<Database>;
