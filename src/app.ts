@@ -15,6 +15,7 @@ import { registerDrain } from './http/drain.ts';
 import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
+import { consolePages } from './http/console-pages.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
 import { registerDocs } from './http/docs-page.ts';
@@ -135,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
+  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret });
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', detail: `No route ${request.method} ${request.url.split('?')[0]}` }),
