@@ -123,7 +123,7 @@ export function overviewBody(o: Overview): string {
   return `<section class="tiles" aria-label="Counts">${tiles}</section>
 ${failing.length > 0 ? `<div class="alert" role="status">${e(failing.length)} connection(s) had failing requests in the last 24 hours: see the <a href="/console/requests?status=4xx">request log</a>.</div>` : '<p class="ok" role="status">Nothing failing in the last 24 hours.</p>'}
 <h2>Provisioning in the last 24 hours</h2>
-${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : `<div class="table-wrap"><table><thead><tr><th scope="col">Connection</th><th scope="col">Last request</th><th scope="col">Requests</th><th scope="col">Failed</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
+${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Connection</th><th scope="col">Last request</th><th scope="col">Requests</th><th scope="col">Failed</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
 }
 
 const SORTS: Record<'users' | 'groups', readonly [string, string][]> = {
@@ -171,7 +171,7 @@ export function usersBody(form: ListForm, result: ListPage, error?: string): str
   return `${searchForm('users', form)}
 ${error ? errorBody(error) : ''}
 <p class="muted">${result.total !== undefined ? `${e(result.total)} users match.` : ''}</p>
-<div class="table-wrap"><table><thead><tr><th scope="col">userName</th><th scope="col">Name</th><th scope="col">Emails</th><th scope="col">Status</th><th scope="col">externalId</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Name</th><th scope="col">Emails</th><th scope="col">Status</th><th scope="col">externalId</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5" class="muted">No users.</td></tr>'}</tbody></table></div>
 ${pager('/console/users', form, result)}`;
 }
@@ -183,7 +183,7 @@ export function groupsBody(form: ListForm, result: ListPage, error?: string): st
   return `${searchForm('groups', form)}
 ${error ? errorBody(error) : ''}
 <p class="muted">${result.total !== undefined ? `${e(result.total)} groups match.` : ''}</p>
-<div class="table-wrap"><table><thead><tr><th scope="col">displayName</th><th scope="col">externalId</th><th scope="col">Last modified</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">displayName</th><th scope="col">externalId</th><th scope="col">Last modified</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="3" class="muted">No groups.</td></tr>'}</tbody></table></div>
 ${pager('/console/groups', form, result)}`;
 }
@@ -191,7 +191,7 @@ ${pager('/console/groups', form, result)}`;
 function attributes(resource: Resource): string {
   const rows = Object.entries(resource)
     .filter(([k]) => k !== 'schemas' && k !== 'groups' && k !== 'members')
-    .map(([k, v]) => `<dt>${e(k)}</dt><dd dir="auto">${typeof v === 'object' ? `<pre>${e(JSON.stringify(v, null, 2))}</pre>` : e(v)}</dd>`)
+    .map(([k, v]) => `<dt>${e(k)}</dt><dd dir="auto">${typeof v === 'object' ? `<pre tabindex="0">${e(JSON.stringify(v, null, 2))}</pre>` : e(v)}</dd>`)
     .join('');
   return `<div class="card"><dl class="attrs">${rows}</dl></div>`;
 }
@@ -201,7 +201,7 @@ export function historyTable(entries: readonly AuditEntry[]): string {
   const rows = entries
     .map((a) => `<tr><td>${e(a.at)}</td><td>${e(a.action)}</td><td class="wrap">${e(a.resourceType)} ${e(a.resourceId)}</td><td class="wrap">${e(a.actor)}</td><td class="wrap"><code>${e(a.detail)}</code></td></tr>`)
     .join('');
-  return `<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Resource</th><th scope="col">Actor</th><th scope="col">Detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Resource</th><th scope="col">Actor</th><th scope="col">Detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 export function userBody(resource: Resource, history: readonly AuditEntry[]): string {
@@ -218,7 +218,7 @@ export function groupBody(resource: Resource, members: readonly MemberEntry[], n
   return `<p><a href="/console/groups">All groups</a></p>
 <h2>Attributes</h2>${attributes(resource)}
 <h2>Members</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">userName</th><th scope="col">Joined</th></tr></thead><tbody>${rows || '<tr><td colspan="2" class="muted">No members.</td></tr>'}</tbody></table></div>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Joined</th></tr></thead><tbody>${rows || '<tr><td colspan="2" class="muted">No members.</td></tr>'}</tbody></table></div>
 ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/groups/${encodeURIComponent(str(resource.id))}${e(q({ after: next }))}" rel="next">Next members</a></nav>` : ''}
 <h2>History</h2>${historyTable(history)}`;
 }
@@ -267,10 +267,10 @@ export function connectionsBody(
 </form>
 <p class="muted">The token acts for you (your userName appears as its user) with read and write scopes. SCIM base URL: <code>${e(scimBase)}</code></p>
 <h2>Provisioning tokens</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">Name</th><th scope="col">User</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">User</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="7" class="muted">No provisioning tokens.</td></tr>'}</tbody></table></div>
 <h2>OAuth clients</h2>
-<div class="table-wrap"><table><thead><tr><th scope="col">Name</th><th scope="col">client_id</th><th scope="col">Relation</th><th scope="col">Live tokens</th><th scope="col">Log</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">client_id</th><th scope="col">Relation</th><th scope="col">Live tokens</th><th scope="col">Log</th></tr></thead>
 <tbody>${clientRows || '<tr><td colspan="5" class="muted">No OAuth client holds tokens for this team.</td></tr>'}</tbody></table></div>`;
 }
 
@@ -282,7 +282,7 @@ export function requestsBody(filters: { status: string; connection: string }, co
   const rows = entries
     .map(
       (r) => `<tr><td>${e(r.at)}</td><td>${e(r.method)}</td><td class="wrap"><code>${e(r.path)}</code></td><td class="status-${e(String(r.status)[0])}">${e(r.status)}</td><td>${e(r.scimType)}</td><td>${e(r.latencyMs)} ms</td><td class="wrap" dir="auto">${e(r.connectionLabel)}</td>
-<td class="wrap">${r.body ? `<details><summary>body</summary><pre>${e(r.body)}</pre></details>` : ''}</td></tr>`,
+<td class="wrap">${r.body ? `<details><summary>body</summary><pre tabindex="0">${e(r.body)}</pre></details>` : ''}</td></tr>`,
     )
     .join('');
   return `<form method="get" action="/console/requests" class="filters">
@@ -292,7 +292,7 @@ export function requestsBody(filters: { status: string; connection: string }, co
 </form>
 ${error ? errorBody(error) : ''}
 <p class="muted">The last SCIM requests of this team (7 days, at most 10,000), newest first. Passwords, secrets and tokens in bodies are redacted.</p>
-<div class="table-wrap"><table><thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Status</th><th scope="col">scimType</th><th scope="col">Latency</th><th scope="col">Connection</th><th scope="col">Body</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Status</th><th scope="col">scimType</th><th scope="col">Latency</th><th scope="col">Connection</th><th scope="col">Body</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="8" class="muted">No requests.</td></tr>'}</tbody></table></div>
 ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/requests${e(q({ status: filters.status, connection: filters.connection, before: next }))}" rel="next">Older requests</a></nav>` : ''}`;
 }
