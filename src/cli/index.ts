@@ -18,6 +18,7 @@ import type { Config, ConfigOverrides } from '../config.ts';
 import { ScimError } from '../scim/errors.ts';
 import { startServer, stopOnSignals } from '../server.ts';
 import { connect, explainStorageError, StorageFileError } from '../storage/connect.ts';
+import { CopyError, copyDatabase, NOT_COPIED } from '../storage/copy.ts';
 import { LockedError } from '../storage/lock.ts';
 import { migrate } from '../storage/migrations/index.ts';
 import { ALL_SCOPES } from '../oauth/tokens.ts';
@@ -67,6 +68,19 @@ function firstRunText(c: FirstRunCredentials, baseUrl: string): string {
     `  curl -s -u '${c.clientId}:${c.clientSecret}' -d grant_type=password -d 'username=${c.userName}' --data-urlencode 'password=${c.password}' ${baseUrl}/oauth/token`,
     '',
   ].join('\n');
+}
+
+/** A progress bar on stderr when it is a terminal; silent otherwise (stdout stays for the result). */
+function progressBar(): ((table: string, done: number, total: number) => void) & { done(): void } {
+  const tty = process.stderr.isTTY === true;
+  const draw = (table: string, done: number, total: number) => {
+    if (!tty) return;
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    process.stderr.write(`\r${table.padEnd(22)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+    if (done === total) process.stderr.write('\n');
+  };
+  return Object.assign(draw, { done: () => {} });
 }
 
 /** Runs `work` against a migrated database and closes it afterwards. */
@@ -309,6 +323,36 @@ export function buildProgram(): Command {
       print(options.json, revoked, revoked.alreadyRevoked ? `token ${revoked.id} ("${revoked.name}") was already revoked` : `token ${revoked.id} ("${revoked.name}") revoked`);
     });
 
+  program
+    .command('copy')
+    .description('copy every table of one Rollcall database into a new, empty one (e.g. SQLite to PostgreSQL), verifying counts and checksums')
+    .requiredOption('--from <url>', 'the source database (sqlite:<path> or postgres://...)')
+    .requiredOption('--to <url>', 'the target database, which must be empty (it is migrated first)')
+    .option('--batch-size <n>', 'rows per batch (default 1000)', (v: string) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 50_000) throw new InvalidArgumentError('--batch-size is a number from 1 to 50000');
+      return Number(v);
+    })
+    .option('--json', 'print JSON')
+    .action(async (options: { from: string; to: string; batchSize?: number; json?: boolean }) => {
+      const from = connect(options.from);
+      const to = connect(options.to);
+      try {
+        await migrate(from);
+        await migrate(to);
+        const bar = progressBar();
+        const copied = await copyDatabase(from, to, { batch: options.batchSize ?? 1000, progress: bar });
+        bar.done();
+        const lines = copied.map((c) => `${c.table.padEnd(22)} ${String(c.rows).padStart(10)} rows  checksum ${c.checksum}  verified`);
+        lines.push(`not copied: ${NOT_COPIED.join(', ')} (sessions end; the target's servers make new keys)`);
+        print(options.json, { tables: copied, notCopied: NOT_COPIED }, lines.join('\n'));
+      } catch (error) {
+        throw explainStorageError(error, from.sqlitePath ?? to.sqlitePath);
+      } finally {
+        await from.close();
+        await to.close();
+      }
+    });
+
   const keys = program.command('keys').description('keys Rollcall generates (kept encrypted under SECRET_KEY, or the key file beside an SQLite database)');
   withCommon(keys.command('rotate').description('make new keys; the previous ones are still accepted for one session lifetime (30 minutes)')).action(async (options: Common) => {
     const rotated = await withDatabase(options, (deps, config) => rotateKeysNow(deps, config.secretKey));
@@ -331,7 +375,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     if (error instanceof Error && 'exitCode' in error && 'code' in error && String(error.code).startsWith('commander.')) {
       process.exit(Number(error.exitCode));
     }
-    if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError || error instanceof StorageFileError) {
+    if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError || error instanceof StorageFileError || error instanceof CopyError) {
       console.error(`rollcall: ${error.message}`);
     } else if (error instanceof ScimError) {
       console.error(`rollcall: ${error.message}${error.scimType ? ` (${error.scimType})` : ''}`);

@@ -45,7 +45,7 @@ async function accessibility(page: Page): Promise<string[]> {
 /** Presses Tab until the element with `id` has the focus (a keyboard user's way there). */
 async function tabTo(page: Page, id: string): Promise<void> {
   for (let i = 0; i < 60; i++) {
-    if ((await page.evaluate(() => document.activeElement?.id ?? '')) === id) return;
+    if ((await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? '')) === id) return;
     await page.keyboard.press('Tab');
   }
   assert.fail(`#${id} cannot be reached with Tab`);
