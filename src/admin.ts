@@ -17,7 +17,7 @@ import type { Scope } from './oauth/tokens.ts';
 import type { ScimContext } from './scim/context.ts';
 import { createUser } from './scim/users.ts';
 import type { Storage } from './storage/connect.ts';
-import { insertTeam, listTeams, setDeactivatedUsers, teamByName } from './storage/repos/teams.ts';
+import { insertTeam, listTeams, setDeactivatedUsers, setTeamName, teamByName } from './storage/repos/teams.ts';
 import type { TeamRow } from './storage/repos/teams.ts';
 import { recomputeNameClaims, sharedUserNames, userByNameKey } from './storage/repos/users.ts';
 import { clientById, deleteClient as deleteClientRow, insertClient, listClients, setClientSecret } from './storage/repos/clients.ts';
@@ -46,11 +46,46 @@ export function parseDeactivatedUsers(value: string): DeactivatedUsers {
   throw new AdminError(`--deactivated-users must be "hidden" or "visible", got "${value}"`);
 }
 
-export async function createTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers = 'hidden'): Promise<TeamRow> {
+function teamName(name: string): string {
   const trimmed = name.trim();
   if (!/^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,62}$/u.test(trimmed)) {
     throw new AdminError('a team name is 1-63 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit');
   }
+  return trimmed;
+}
+
+/**
+ * Renames a team (console Settings, `rollcall team rename`), audited. Sign-in by team name and
+ * `--team` flags use the new name at once; ids, tokens and users are untouched.
+ */
+export async function renameTeam(deps: AdminDeps, name: string, newName: string, actor?: Actor): Promise<TeamRow> {
+  const team = await requireTeam(deps, name);
+  const trimmed = teamName(newName);
+  if (trimmed === team.name) return team;
+  const other = await teamByName(deps.storage.db, trimmed);
+  if (other && other.id !== team.id) throw new AdminError(`a team named "${trimmed}" already exists`);
+  try {
+    await deps.storage.db.transaction().execute(async (trx) => {
+      await setTeamName(trx, team.id, trimmed);
+      await recordEvent(trx, deps.storage.statements, deps.clock, {
+        teamId: team.id,
+        actor: actor ?? CLI_ACTOR,
+        requestId: null,
+        action: 'team_updated',
+        resourceType: 'Team',
+        resourceId: team.id,
+        detail: { name: { from: team.name, to: trimmed } },
+      });
+    });
+  } catch (error) {
+    if (deps.storage.hooks.isUniqueViolation(error)) throw new AdminError(`a team named "${trimmed}" already exists`);
+    throw error;
+  }
+  return { ...team, name: trimmed, name_key: trimmed.toLowerCase() };
+}
+
+export async function createTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers = 'hidden'): Promise<TeamRow> {
+  const trimmed = teamName(name);
   if (await teamByName(deps.storage.db, trimmed)) throw new AdminError(`a team named "${trimmed}" already exists`);
   const row: TeamRow = { id: newId(), name: trimmed, name_key: trimmed.toLowerCase(), deactivated_users: deactivatedUsers, created_at: iso(deps.clock) };
   try {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
-import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, revokeToken, rotateKeysNow, teams, tokens, updateTeam } from '../admin.ts';
+import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps, ClientView } from '../admin.ts';
@@ -189,6 +189,14 @@ export function buildProgram(): Command {
       const mode = parseDeactivatedUsers(options.deactivatedUsers);
       const row = await withDatabase(options, (deps) => updateTeam(deps, options.name, mode));
       print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team "${row.name}": deactivated users ${row.deactivated_users}`);
+    });
+
+  withCommon(team.command('rename').description('rename a team (audited)'))
+    .requiredOption('--name <name>', 'the current team name')
+    .requiredOption('--to <name>', 'the new name')
+    .action(async (options: Common & { name: string; to: string }) => {
+      const row = await withDatabase(options, (deps) => renameTeam(deps, options.name, options.to));
+      print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team renamed to "${row.name}"`);
     });
 
   const user = program.command('user').description('manage users');

@@ -13,7 +13,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError, parseDeactivatedUsers, updateTeam } from '../admin.ts';
+import { AdminError, parseDeactivatedUsers, renameTeam, updateTeam } from '../admin.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from '../console/assets.ts';
 import { auditLog, changeOwnPassword, ConsoleInputError, consoleActor, groupDetail, overview, searchGroups, searchUsers, teamClients, userDetail } from '../console/directory.ts';
 import type { ListForm } from '../console/views.ts';
@@ -293,7 +293,11 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   app.post('/console/settings/team', { preHandler: [app.csrfProtection, signedIn] }, async (request, reply) => {
     const s = signed(request);
     try {
-      await updateTeam({ storage: ctx.storage, clock: ctx.clock, baseUrl: options.baseUrl }, s.team.name, parseDeactivatedUsers(field(request.body, 'deactivatedUsers')), s.scim.actor);
+      const deps = { storage: ctx.storage, clock: ctx.clock, baseUrl: options.baseUrl };
+      const mode = parseDeactivatedUsers(field(request.body, 'deactivatedUsers'));
+      const name = field(request.body, 'name');
+      const renamed = name !== '' && name !== s.team.name ? await renameTeam(deps, s.team.name, name, s.scim.actor) : s.team;
+      if (mode !== s.team.deactivated_users) await updateTeam(deps, renamed.name, mode, s.scim.actor);
     } catch (error) {
       if (error instanceof AdminError) return settings(request, reply, undefined, error.message, 400);
       throw error;

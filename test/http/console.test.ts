@@ -175,6 +175,16 @@ describe('console (HTTP)', () => {
       const events = await auditEvents(adminDeps(t), 'acme', undefined, 100);
       assert.ok(events.some((e) => e.action === 'team_updated' && (e.actor as { via: string }).via === 'console'));
 
+      const renamePage = await page.get('/console/settings');
+      const renamed = await page.post('/console/settings/team', { ...hiddenFields(renamePage.body, '/console/settings/team'), name: 'Acme Corp', deactivatedUsers: 'visible' });
+      assert.equal(renamed.statusCode, 303);
+      assert.match((await page.get('/console')).body, /Rollcall · <span dir="auto">Acme Corp<\/span>/);
+      const renameEvent = (await auditEvents(adminDeps(t), 'Acme Corp', undefined, 100)).find((e) => e.action === 'team_updated' && JSON.stringify(e.detail).includes('Acme Corp'));
+      assert.deepEqual(renameEvent?.detail, { name: { from: 'acme', to: 'Acme Corp' } });
+      const badName = await page.post('/console/settings/team', { ...hiddenFields((await page.get('/console/settings')).body, '/console/settings/team'), name: '<script>', deactivatedUsers: 'visible' });
+      assert.equal(badName.statusCode, 400);
+      assert.match(badName.body, /a team name is 1-63/);
+
       const again = await page.get('/console/settings');
       const wrong = await page.post('/console/settings/password', { ...hiddenFields(again.body, '/console/settings/password'), current: 'not the password', password: 'a brand new passphrase' });
       assert.equal(wrong.statusCode, 400);
