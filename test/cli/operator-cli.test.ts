@@ -65,6 +65,37 @@ describe('operator fixes at the command line (issue 12 item 4)', () => {
     assert.doesNotMatch(JSON.stringify(audit), /another long passphrase/);
   });
 
+  it('--json output is camelCase in every command', async () => {
+    const database = `sqlite:${join(dir, 'casing.db')}`;
+    await seedTeamToken(database);
+    const outputs = [
+      rollcall(['team', 'list', '--json', '--database', database]),
+      rollcall(['client', 'create', '--name', 'C', '--team', 'acme', '--json', '--database', database]),
+      rollcall(['client', 'list', '--json', '--database', database]),
+      rollcall(['token', 'issue', '--team', 'acme', '--user-name', 'owner@acme.example', '--json', '--database', database]),
+      rollcall(['token', 'list', '--team', 'acme', '--json', '--database', database]),
+      rollcall(['user', 'list', '--team', 'acme', '--json', '--database', database]),
+      rollcall(['audit', 'list', '--team', 'acme', '--json', '--database', database]),
+      rollcall(['migrate', '--json', '--database', database]),
+    ];
+    const keys: string[] = [];
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value !== null && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) {
+          keys.push(k);
+          walk(v);
+        }
+      }
+    };
+    for (const out of outputs) {
+      assert.equal(out.code, 0, out.stderr);
+      walk(JSON.parse(out.stdout));
+    }
+    assert.ok(keys.includes('clientId') && keys.includes('accessToken') && keys.includes('expiresAt'));
+    assert.deepEqual(keys.filter((k) => !/^[a-z][A-Za-z0-9]*$/.test(k)), []);
+  });
+
   it('SQLite errors name the file and DATABASE_URL', () => {
     const notDb = join(dir, 'not-a-database.db');
     writeFileSync(notDb, 'x'.repeat(200));
