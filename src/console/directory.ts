@@ -7,7 +7,6 @@
  * and no HTML here.
  */
 import type { Actor } from '../audit/events.ts';
-import { recordEvent } from '../audit/events.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { hidesDeactivated } from '../scim/context.ts';
 import { getGroup, listGroups } from '../scim/groups.ts';
@@ -243,4 +242,3 @@ export async function changeOwnPassword(ctx: ScimContext, userId: string, passwo
 }
 
 export const consoleActor = (userId: string): Actor => ({ via: 'console', clientId: null, userId });
-export { recordEvent };
