@@ -3,8 +3,7 @@
  * into another, empty one, e.g. from the embedded SQLite file to PostgreSQL. Both are migrated
  * first (so both have the same tables); the target must hold no row in any table. Tables go in
  * an order that satisfies the foreign keys (teams, then users and groups, then memberships, then
- * the rest), each in batches read by primary-key seek (compared by code points on both engines)
- * and written in one transaction per batch. Afterwards each table's row count and checksum are
+ * the rest), each in batches read by primary-key seek (through the primary-key index) and written in one transaction per batch. Afterwards each table's row count and checksum are
  * computed again on both sides and must match: the checksum is the sum, modulo 2^64, of the
  * SHA-256 of every row in a canonical form (columns sorted by name; JSON documents parsed and
  * re-serialised with sorted keys, since PostgreSQL's jsonb reorders them), so it does not depend
@@ -18,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Storage } from './connect.ts';
-import { byCodePoints, tablesOf } from './dialect.ts';
+import { tablesOf } from './dialect.ts';
 
 export const NOT_COPIED = ['sessions', 'keys'] as const;
 const FIRST = ['teams', 'users', 'groups', 'group_members', 'oauth_clients'];
@@ -75,8 +74,9 @@ async function countRows(db: Kysely<unknown>, table: string): Promise<number> {
 /** Reads a table in primary-key order, `batch` rows at a time. */
 async function* batches(storage: Storage, table: string, primaryKey: readonly string[], batch: number): AsyncGenerator<Row[]> {
   const db = storage.db as unknown as Kysely<unknown>;
-  const engine = storage.hooks.name;
-  const keys = primaryKey.map((c) => byCodePoints(engine, c));
+  // Ordered and compared in the column's own collation, so the primary-key index serves every
+  // batch; the two engines may order differently, which the order-independent checksum allows.
+  const keys = primaryKey.map((c) => sql.ref(c));
   let last: unknown[] | undefined;
   for (;;) {
     const after = last ? sql`where (${sql.join(keys)}) > (${sql.join(last)})` : sql``;

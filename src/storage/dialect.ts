@@ -125,6 +125,3 @@ export async function tablesOf(db: Kysely<unknown>, engine: EngineName): Promise
   }));
 }
 
-/** A column compared and ordered by code points on both engines (keyset paging in storage/copy.ts). */
-export const byCodePoints = (engine: EngineName, column: string): RawBuilder<unknown> =>
-  engine === 'postgres' ? sql`(${sql.ref(column)} collate "C")` : sql`${sql.ref(column)}`;
