@@ -46,8 +46,12 @@ export interface DirectoryQuery {
   readonly cursor?: string;
 }
 
-const USER_SORTS = new Set(['userName', 'name.familyName', 'meta.created', 'meta.lastModified']);
-const GROUP_SORTS = new Set(['displayName', 'meta.created', 'meta.lastModified']);
+const USER_SORTS = new Set(['userName', 'name.familyName', 'meta.lastModified']);
+const GROUP_SORTS = new Set(['displayName', 'meta.lastModified']);
+
+/** Without a chosen sort, lists go in creation order: the (team, created, id) index serves it at any size. */
+const sortParams = (sortBy: string | undefined, allowed: ReadonlySet<string>, descending: boolean | undefined): { sortBy?: string; sortOrder?: string } =>
+  sortBy && allowed.has(sortBy) ? { sortBy, sortOrder: descending ? 'descending' : 'ascending' } : {};
 
 function filterOf(query: DirectoryQuery, words: (q: string) => string): string | undefined {
   if (query.filter !== undefined && query.filter.trim() !== '') return query.filter.trim();
@@ -59,12 +63,10 @@ function filterOf(query: DirectoryQuery, words: (q: string) => string): string |
 
 /** One page of a team's users (RFC 9865 cursors: fast at any depth). */
 export async function searchUsers(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const sortBy = query.sortBy && USER_SORTS.has(query.sortBy) ? query.sortBy : 'userName';
   const filter = filterOf(query, (q) => `userName sw ${quoted(q)} or name.formatted co ${quoted(q)} or name.familyName sw ${quoted(q)} or emails.value sw ${quoted(q)} or externalId eq ${quoted(q)}`);
   const list = parseListQuery(userResourceType, {
     ...(filter !== undefined ? { filter } : {}),
-    sortBy,
-    sortOrder: query.descending ? 'descending' : 'ascending',
+    ...sortParams(query.sortBy, USER_SORTS, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
     attributes: 'userName,name,emails,active,externalId,meta',
@@ -74,12 +76,10 @@ export async function searchUsers(ctx: ScimContext, query: DirectoryQuery): Prom
 }
 
 export async function searchGroups(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const sortBy = query.sortBy && GROUP_SORTS.has(query.sortBy) ? query.sortBy : 'displayName';
   const filter = filterOf(query, (q) => `displayName sw ${quoted(q)} or externalId eq ${quoted(q)}`);
   const list = parseListQuery(groupResourceType, {
     ...(filter !== undefined ? { filter } : {}),
-    sortBy,
-    sortOrder: query.descending ? 'descending' : 'ascending',
+    ...sortParams(query.sortBy, GROUP_SORTS, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
     attributes: 'displayName,externalId,meta',

@@ -127,8 +127,8 @@ ${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 ho
 }
 
 const SORTS: Record<'users' | 'groups', readonly [string, string][]> = {
-  users: [['userName', 'userName'], ['name.familyName', 'family name'], ['meta.created', 'created'], ['meta.lastModified', 'last modified']],
-  groups: [['displayName', 'displayName'], ['meta.created', 'created'], ['meta.lastModified', 'last modified']],
+  users: [['', 'created (fastest)'], ['userName', 'userName'], ['name.familyName', 'family name'], ['meta.lastModified', 'last modified']],
+  groups: [['', 'created (fastest)'], ['displayName', 'displayName'], ['meta.lastModified', 'last modified']],
 };
 
 export interface ListForm {

@@ -206,7 +206,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   app.get('/console/users', { preHandler: signedIn }, async (request, reply) => {
     const form = listForm(request.query);
     const { value, error } = await listOrError(() => searchUsers(signed(request).scim, { ...form, ...(form.cursor ? { cursor: form.cursor } : {}) }), emptyPage);
-    return show(request, reply, 'users', 'Users', views.usersBody({ ...form, sortBy: form.sortBy || 'userName' }, value, error), error ? 400 : 200);
+    return show(request, reply, 'users', 'Users', views.usersBody(form, value, error), error ? 400 : 200);
   });
   app.get<{ Params: { id: string } }>('/console/users/:id', { preHandler: signedIn }, async (request, reply) => {
     const detail = await userDetail(signed(request).scim, request.params.id);
@@ -215,7 +215,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   app.get('/console/groups', { preHandler: signedIn }, async (request, reply) => {
     const form = listForm(request.query);
     const { value, error } = await listOrError(() => searchGroups(signed(request).scim, { ...form, ...(form.cursor ? { cursor: form.cursor } : {}) }), emptyPage);
-    return show(request, reply, 'groups', 'Groups', views.groupsBody({ ...form, sortBy: form.sortBy || 'displayName' }, value, error), error ? 400 : 200);
+    return show(request, reply, 'groups', 'Groups', views.groupsBody(form, value, error), error ? 400 : 200);
   });
   app.get<{ Params: { id: string } }>('/console/groups/:id', { preHandler: signedIn }, async (request, reply) => {
     const detail = await groupDetail(signed(request).scim, request.params.id, field(request.query, 'after'));
