@@ -3,18 +3,21 @@
  * with the same rules the API applies (users are created through the SCIM Users service, so a
  * CLI-made user is validated exactly like a provisioned one).
  */
-import { CLI_ACTOR } from './audit/events.ts';
+import { CLI_ACTOR, recordEvent } from './audit/events.ts';
+import type { Actor, AuditAction } from './audit/events.ts';
+import type { Executor } from './storage/types.ts';
 import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
 import { newId } from './ids.ts';
 import { newClientSecret, redirectUriProblem } from './oauth/clients.ts';
 import { PasswordHasher } from './oauth/passwords.ts';
-import { issueAccessToken } from './oauth/tokens.ts';
+import { issueProvisioningToken, provisioningTokens, ProvisioningTokenError, revokeProvisioningToken } from './oauth/provisioning.ts';
+import type { IssuedProvisioningToken, ProvisioningTokenView } from './oauth/provisioning.ts';
 import type { Scope } from './oauth/tokens.ts';
 import type { ScimContext } from './scim/context.ts';
 import { createUser } from './scim/users.ts';
 import type { Storage } from './storage/connect.ts';
-import { insertTeam, listTeams, setDeactivatedUsers, teamByName } from './storage/repos/teams.ts';
+import { insertTeam, listTeams, setDeactivatedUsers, setTeamName, teamByName } from './storage/repos/teams.ts';
 import type { TeamRow } from './storage/repos/teams.ts';
 import { recomputeNameClaims, sharedUserNames, userByNameKey } from './storage/repos/users.ts';
 import { clientById, deleteClient as deleteClientRow, insertClient, listClients, setClientSecret } from './storage/repos/clients.ts';
@@ -43,11 +46,46 @@ export function parseDeactivatedUsers(value: string): DeactivatedUsers {
   throw new AdminError(`--deactivated-users must be "hidden" or "visible", got "${value}"`);
 }
 
-export async function createTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers = 'hidden'): Promise<TeamRow> {
+function teamName(name: string): string {
   const trimmed = name.trim();
   if (!/^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,62}$/u.test(trimmed)) {
     throw new AdminError('a team name is 1-63 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit');
   }
+  return trimmed;
+}
+
+/**
+ * Renames a team (console Settings, `rollcall team rename`), audited. Sign-in by team name and
+ * `--team` flags use the new name at once; ids, tokens and users are untouched.
+ */
+export async function renameTeam(deps: AdminDeps, name: string, newName: string, actor?: Actor): Promise<TeamRow> {
+  const team = await requireTeam(deps, name);
+  const trimmed = teamName(newName);
+  if (trimmed === team.name) return team;
+  const other = await teamByName(deps.storage.db, trimmed);
+  if (other && other.id !== team.id) throw new AdminError(`a team named "${trimmed}" already exists`);
+  try {
+    await deps.storage.db.transaction().execute(async (trx) => {
+      await setTeamName(trx, team.id, trimmed);
+      await recordEvent(trx, deps.clock, {
+        teamId: team.id,
+        actor: actor ?? CLI_ACTOR,
+        requestId: null,
+        action: 'team_updated',
+        resourceType: 'Team',
+        resourceId: team.id,
+        detail: { name: { from: team.name, to: trimmed } },
+      });
+    });
+  } catch (error) {
+    if (deps.storage.hooks.isUniqueViolation(error)) throw new AdminError(`a team named "${trimmed}" already exists`);
+    throw error;
+  }
+  return { ...team, name: trimmed, name_key: trimmed.toLowerCase() };
+}
+
+export async function createTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers = 'hidden'): Promise<TeamRow> {
+  const trimmed = teamName(name);
   if (await teamByName(deps.storage.db, trimmed)) throw new AdminError(`a team named "${trimmed}" already exists`);
   const row: TeamRow = { id: newId(), name: trimmed, name_key: trimmed.toLowerCase(), deactivated_users: deactivatedUsers, created_at: iso(deps.clock) };
   try {
@@ -75,7 +113,7 @@ export const teams = (deps: AdminDeps): Promise<TeamRow[]> => listTeams(deps.sto
  * name): the operator deletes or renames one first. The unique index refuses what a concurrent
  * write slips in.
  */
-export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers): Promise<TeamRow> {
+export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers, actor?: Actor): Promise<TeamRow> {
   const team = await requireTeam(deps, name);
   try {
     await deps.storage.db.transaction().execute(async (trx) => {
@@ -90,6 +128,15 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
       }
       await setDeactivatedUsers(trx, team.id, deactivatedUsers);
       await recomputeNameClaims(trx, team.id, deactivatedUsers);
+      await recordEvent(trx, deps.clock, {
+        teamId: team.id,
+        actor: actor ?? CLI_ACTOR,
+        requestId: null,
+        action: 'team_updated',
+        resourceType: 'Team',
+        resourceId: team.id,
+        detail: { deactivatedUsers: { from: team.deactivated_users, to: deactivatedUsers } },
+      });
     });
   } catch (error) {
     if (!(error instanceof AdminError) && deps.storage.hooks.isUniqueViolation(error)) {
@@ -100,7 +147,7 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
   return { ...team, deactivated_users: deactivatedUsers };
 }
 
-const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> => ({
+export const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> => ({
   storage: deps.storage,
   clock: deps.clock,
   baseUrl: deps.baseUrl,
@@ -135,20 +182,44 @@ export async function issueToken(
   deps: AdminDeps,
   teamName: string,
   userName: string,
-  options: { scope: readonly Scope[]; ttlSeconds: number },
-): Promise<{ token: string; expiresAt: string; teamId: string; userId: string }> {
+  options: { scope: readonly Scope[]; ttlSeconds: number; name?: string },
+): Promise<IssuedProvisioningToken & { teamId: string; userId: string }> {
   const team = await requireTeam(deps, teamName);
   const user = await userByNameKey(deps.storage.db, team.id, userName.toLowerCase());
   if (!user) throw new AdminError(`no user "${userName}" in team "${team.name}"`);
   if (user.active !== 1) throw new AdminError(`user "${userName}" is deactivated`);
-  const issued = await issueAccessToken(deps.storage.db, deps.clock, {
-    teamId: team.id,
-    userId: user.id,
-    clientId: null,
-    scope: options.scope,
-    ttlSeconds: options.ttlSeconds,
-  });
+  const issued = await asAdminError(() =>
+    issueProvisioningToken(deps.storage, deps.clock, {
+      teamId: team.id,
+      userId: user.id,
+      name: options.name ?? `CLI token for ${user.user_name}`,
+      scope: options.scope,
+      ttlSeconds: options.ttlSeconds,
+      actor: CLI_ACTOR,
+      requestId: null,
+    }),
+  );
   return { ...issued, teamId: team.id, userId: user.id };
+}
+
+/** A team's provisioning tokens (never their secrets), newest first. */
+export async function tokens(deps: AdminDeps, teamName: string): Promise<ProvisioningTokenView[]> {
+  const team = await requireTeam(deps, teamName);
+  return provisioningTokens(deps.storage, deps.clock, team.id);
+}
+
+export async function revokeToken(deps: AdminDeps, teamName: string, id: string): Promise<{ id: string; name: string; alreadyRevoked: boolean }> {
+  const team = await requireTeam(deps, teamName);
+  return asAdminError(() => revokeProvisioningToken(deps.storage, deps.clock, { teamId: team.id, id, actor: CLI_ACTOR, requestId: null }));
+}
+
+async function asAdminError<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ProvisioningTokenError) throw new AdminError(error.message);
+    throw error;
+  }
 }
 
 export interface ClientView {
@@ -174,7 +245,10 @@ export async function createClient(
 ): Promise<ClientView & { client_secret: string }> {
   const name = options.name.trim();
   if (name === '' || name.length > 100) throw new AdminError('a client name is 1-100 characters');
-  if (options.redirectUris.length === 0) throw new AdminError('a client needs at least one --redirect-uri');
+  // A client bound to a team may use client_credentials alone, which redirects nowhere.
+  if (options.redirectUris.length === 0 && options.team === undefined) {
+    throw new AdminError('a client needs at least one --redirect-uri, or --team for a client that only uses client_credentials');
+  }
   for (const uri of options.redirectUris) {
     const problem = redirectUriProblem(uri);
     if (problem) throw new AdminError(`--redirect-uri ${problem}`);
@@ -191,12 +265,26 @@ export async function createClient(
     created_at: now,
     updated_at: now,
   };
-  await insertClient(deps.storage.db, row);
+  await deps.storage.db.transaction().execute(async (trx) => {
+    await insertClient(trx, row);
+    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[] });
+  });
   return { ...(await clientView(deps, row)), client_secret: secret };
 }
 
 export async function clients(deps: AdminDeps): Promise<ClientView[]> {
   return Promise.all((await listClients(deps.storage.db)).map((row) => clientView(deps, row)));
+}
+
+/**
+ * A client's audit row goes to its team; a client bound to no team may sign in the admins of
+ * every team, so every team's trail records it. Never the secret.
+ */
+async function auditClient(deps: AdminDeps, ex: Executor, row: ClientRow, action: AuditAction, detail: Record<string, unknown>): Promise<void> {
+  const teamIds = row.team_id !== null ? [row.team_id] : (await listTeams(ex)).map((t) => t.id);
+  for (const teamId of teamIds) {
+    await recordEvent(ex, deps.clock, { teamId, actor: CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: row.id, detail });
+  }
 }
 
 async function requireClient(deps: AdminDeps, id: string): Promise<ClientRow> {
@@ -207,19 +295,23 @@ async function requireClient(deps: AdminDeps, id: string): Promise<ClientRow> {
 
 /** Deletes a client; every token it holds is revoked in the same transaction. */
 export async function deleteClient(deps: AdminDeps, id: string): Promise<{ client_id: string; revoked: number }> {
-  await requireClient(deps, id);
+  const row = await requireClient(deps, id);
   return deps.storage.db.transaction().execute(async (trx) => {
     const revoked = await revokeTokensOfClient(trx, id, iso(deps.clock));
     await deleteClientRow(trx, id);
+    await auditClient(deps, trx, row, 'client_deleted', { name: row.name, tokensRevoked: revoked });
     return { client_id: id, revoked };
   });
 }
 
 /** A new secret for a client; the old one stops working at once. Returned once. */
 export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string }> {
-  await requireClient(deps, id);
+  const row = await requireClient(deps, id);
   const secret = newClientSecret();
-  await setClientSecret(deps.storage.db, id, sha256(secret), iso(deps.clock));
+  await deps.storage.db.transaction().execute(async (trx) => {
+    await setClientSecret(trx, id, sha256(secret), iso(deps.clock));
+    await auditClient(deps, trx, row, 'client_secret_rotated', { name: row.name });
+  });
   return { client_id: id, client_secret: secret };
 }
 

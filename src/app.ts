@@ -5,7 +5,7 @@
  */
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import { connectRedis } from './http/redis.ts';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
 import type { Config, TrustProxy } from './config.ts';
@@ -15,8 +15,12 @@ import { registerDrain } from './http/drain.ts';
 import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
 import { createMetrics, registerMetrics } from './http/metrics.ts';
+import { consolePages } from './http/console-pages.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
+import { registerDocs } from './http/docs-page.ts';
+import { LastUsed } from './http/last-used.ts';
+import { RequestJournal } from './http/request-journal.ts';
 import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
 import { adminPlugin } from './http/admin-plugin.ts';
@@ -95,8 +99,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: proxyTrust(config.trustProxy ?? false),
   });
 
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
-  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, app.log) : undefined;
+  // quit() waits for a reply that an unreachable Redis never sends: then just drop the socket.
+  if (redis) app.addHook('onClose', async () => (redis.status === 'ready' ? void (await redis.quit()) : redis.disconnect()));
 
   // One hashing queue for the whole app: SCIM writes and sign-ins share its bound (issue 13.4).
   const passwords = new PasswordHasher(deps.hashing ?? DEFAULT_HASHING);
@@ -128,13 +133,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDrain(app);
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
-  registerHealth(app, storage);
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, types: new TeamTypesCache() };
+  registerDocs(app, config.publicBaseUrl);
+  registerHealth(app, storage, () => (redis ? (redis.status === 'ready' ? 'redis' : 'degraded') : 'memory'));
+  const lastUsed = new LastUsed(storage, clock, app.log);
+  const journal = new RequestJournal(storage, clock, app.log);
+  app.addHook('onClose', async () => {
+    await lastUsed.close();
+    await journal.close();
+  });
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache() };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
+  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret });
 
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);

@@ -146,3 +146,9 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const eventLeaseSeconds = rawLease === undefined ? 30 : integer('EVENT_LEASE_SECONDS', rawLease, 2, 600);
   return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds };
 }
+
+/** `rollcall user set-password` reads the new password here, so it stays out of the process list. */
+export function passwordFromEnvironment(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env.ROLLCALL_PASSWORD;
+  return value !== undefined && value !== '' ? value : undefined;
+}

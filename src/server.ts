@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { connect } from './storage/connect.ts';
+import { connect, explainStorageError } from './storage/connect.ts';
 import type { Storage } from './storage/connect.ts';
 import { lockSqliteFile } from './storage/lock.ts';
 import { migrate } from './storage/migrations/index.ts';
@@ -23,9 +23,18 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
   const release = storage.sqlitePath ? lockSqliteFile(storage.sqlitePath) : () => {};
   try {
     await migrate(storage);
-    if (onReady) await onReady(storage);
     const app = await buildApp({ config, storage });
     const address = await app.listen({ host: config.host, port: config.port });
+    // Only once the port is ours: a first run that creates credentials and then fails to listen
+    // (port taken) would leave them created and never shown (issue 12 item 4).
+    if (onReady) {
+      try {
+        await onReady(storage);
+      } catch (error) {
+        await app.close();
+        throw error;
+      }
+    }
     let stopping: Promise<void> | undefined;
     return {
       app,
@@ -48,7 +57,7 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
   } catch (error) {
     await storage.close().catch(() => {});
     release();
-    throw error;
+    throw explainStorageError(error, storage.sqlitePath);
   }
 }
 

@@ -12,7 +12,7 @@ import { insertAuditEvent } from '../storage/repos/audit.ts';
 import type { Executor } from '../storage/types.ts';
 
 export interface Actor {
-  readonly via: 'scim' | 'oauth' | 'cli';
+  readonly via: 'scim' | 'oauth' | 'cli' | 'console';
   readonly clientId: string | null;
   readonly userId: string | null;
 }
@@ -31,14 +31,20 @@ export type AuditAction =
   | 'sign_in_failed'
   | 'token_issued'
   | 'token_revoked'
-  | 'grant_revoked';
+  | 'grant_revoked'
+  // Operator actions (issue 12 item 4): credentials and settings changed by the CLI or console.
+  | 'client_created'
+  | 'client_secret_rotated'
+  | 'client_deleted'
+  | 'team_updated'
+  | 'password_changed';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

@@ -5,23 +5,33 @@
  * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, rotateKeysNow, teams, updateTeam } from '../admin.ts';
+import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
+import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import { registerEventCommands } from './events.ts';
 import { registerSchemaCommands } from './schema.ts';
 import type { FirstRunCredentials } from '../admin.ts';
-import type { AdminDeps } from '../admin.ts';
+import type { AdminDeps, ClientView } from '../admin.ts';
 import { systemClock } from '../clock.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, passwordFromEnvironment } from '../config.ts';
 import type { Config, ConfigOverrides } from '../config.ts';
 import { ScimError } from '../scim/errors.ts';
 import { startServer, stopOnSignals } from '../server.ts';
-import { connect } from '../storage/connect.ts';
+import { connect, explainStorageError, StorageFileError } from '../storage/connect.ts';
+import { CopyError, copyDatabase, NOT_COPIED } from '../storage/copy.ts';
 import { LockedError } from '../storage/lock.ts';
 import { migrate } from '../storage/migrations/index.ts';
 import { ALL_SCOPES } from '../oauth/tokens.ts';
+import { parseLifetime } from '../oauth/provisioning.ts';
 import type { Scope } from '../oauth/tokens.ts';
+
+/** The version in package.json, read once per run (the CLI has no build step to stamp it). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}
 
 interface Common {
   database?: string;
@@ -36,6 +46,9 @@ function configFrom(options: Common & { host?: string; port?: string; publicBase
   if (options.publicBaseUrl !== undefined) overrides.publicBaseUrl = options.publicBaseUrl;
   return loadConfig(overrides);
 }
+
+/** --json output is camelCase everywhere (as SCIM resources, which `user create` prints as they are). */
+const clientJson = (c: ClientView) => ({ clientId: c.client_id, name: c.name, redirectUris: c.redirect_uris, team: c.team, createdAt: c.created_at });
 
 function print(json: boolean | undefined, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`);
@@ -59,6 +72,19 @@ function firstRunText(c: FirstRunCredentials, baseUrl: string): string {
   ].join('\n');
 }
 
+/** A progress bar on stderr when it is a terminal; silent otherwise (stdout stays for the result). */
+function progressBar(): ((table: string, done: number, total: number) => void) & { done(): void } {
+  const tty = process.stderr.isTTY === true;
+  const draw = (table: string, done: number, total: number) => {
+    if (!tty) return;
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    process.stderr.write(`\r${table.padEnd(22)} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`);
+    if (done === total) process.stderr.write('\n');
+  };
+  return Object.assign(draw, { done: () => {} });
+}
+
 /** Runs `work` against a migrated database and closes it afterwards. */
 async function withDatabase<T>(options: Common, work: (deps: AdminDeps, config: Config) => Promise<T>): Promise<T> {
   const config = configFrom(options);
@@ -66,6 +92,8 @@ async function withDatabase<T>(options: Common, work: (deps: AdminDeps, config: 
   try {
     await migrate(storage);
     return await work({ storage, clock: systemClock, baseUrl: config.publicBaseUrl }, config);
+  } catch (error) {
+    throw explainStorageError(error, storage.sqlitePath);
   } finally {
     await storage.close();
   }
@@ -82,6 +110,14 @@ function parseScope(value: string): Scope[] {
   return scopes as Scope[];
 }
 
+function parseExpiresIn(value: string): number {
+  try {
+    return parseLifetime(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 function parseTtl(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 60 || Number(value) > 365 * 86_400) {
     throw new InvalidArgumentError('--ttl is a number of seconds from 60 to 31536000');
@@ -92,6 +128,7 @@ function parseTtl(value: string): number {
 export function buildProgram(): Command {
   const program = new Command('rollcall')
     .description('Rollcall: SCIM 2.0 provisioning with its own OAuth 2.0 server')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
 
@@ -124,7 +161,9 @@ export function buildProgram(): Command {
   withCommon(program.command('migrate').description('apply pending database migrations')).action(async (options: Common) => {
     const storage = connect(configFrom(options).databaseUrl);
     try {
-      const applied = await migrate(storage);
+      const applied = await migrate(storage).catch((error: unknown) => {
+        throw explainStorageError(error, storage.sqlitePath);
+      });
       print(options.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
     } finally {
       await storage.close();
@@ -154,6 +193,14 @@ export function buildProgram(): Command {
       print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team "${row.name}": deactivated users ${row.deactivated_users}`);
     });
 
+  withCommon(team.command('rename').description('rename a team (audited)'))
+    .requiredOption('--name <name>', 'the current team name')
+    .requiredOption('--to <name>', 'the new name')
+    .action(async (options: Common & { name: string; to: string }) => {
+      const row = await withDatabase(options, (deps) => renameTeam(deps, options.name, options.to));
+      print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team renamed to "${row.name}"`);
+    });
+
   const user = program.command('user').description('manage users');
   withCommon(user.command('create').description('create a user in a team'))
     .requiredOption('--team <name>', 'team name')
@@ -170,32 +217,68 @@ export function buildProgram(): Command {
       print(options.json, resource, `user "${String(resource.userName)}" created (id ${String(resource.id)})`);
     });
 
+  withCommon(user.command('list').description("list a team's users by userName"))
+    .requiredOption('--team <name>', 'team name')
+    .option('--filter <filter>', 'a SCIM filter, e.g. \'userName sw "a"\' or \'active eq false\'')
+    .option('--count <n>', 'at most this many (default 100, at most 1000)', (v: string) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 1000) throw new InvalidArgumentError('--count is a number from 1 to 1000');
+      return Number(v);
+    })
+    .option('--start-index <n>', '1-based index of the first user (default 1)', (v: string) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError('--start-index is a number from 1');
+      return Number(v);
+    })
+    .action(async (options: Common & { team: string; filter?: string; count?: number; startIndex?: number }) => {
+      const page = await withDatabase(options, (deps) =>
+        teamUsers(deps, options.team, { count: options.count ?? 100, startIndex: options.startIndex ?? 1, ...(options.filter !== undefined ? { filter: options.filter } : {}) }),
+      );
+      const line = (u: (typeof page.users)[number]) => `${u.id}  ${u.userName}  ${u.active ? 'active' : 'deactivated'}${u.userType ? `  ${u.userType}` : ''}`;
+      print(options.json, page, page.users.length === 0 ? 'no users' : [...page.users.map(line), `(${page.users.length} of ${page.total})`].join('\n'));
+    });
+  withCommon(user.command('deactivate').description('deactivate a user (its tokens and sessions end)'))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--user-name <userName>', 'the user')
+    .action(async (options: Common & { team: string; userName: string }) => {
+      const done = await withDatabase(options, (deps) => deactivateUser(deps, options.team, options.userName));
+      print(options.json, done, `user "${done.userName}" deactivated`);
+    });
+  withCommon(user.command('set-password').description("set a user's password (read from ROLLCALL_PASSWORD or --password); ends its sessions"))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--user-name <userName>', 'the user')
+    .option('--password <password>', 'the new password (prefer ROLLCALL_PASSWORD: a flag shows in the process list)')
+    .action(async (options: Common & { team: string; userName: string; password?: string }) => {
+      const password = options.password ?? passwordFromEnvironment();
+      if (password === undefined) throw new AdminError('give the new password in ROLLCALL_PASSWORD or --password');
+      const done = await withDatabase(options, (deps) => setUserPassword(deps, options.team, options.userName, password));
+      print(options.json, done, `password of "${done.userName}" changed; its sessions ended`);
+    });
+
   const client = program.command('client').description('manage OAuth clients');
   withCommon(client.command('create').description('register an OAuth client; prints client_id and client_secret once'))
     .requiredOption('--name <name>', 'name shown on the consent page')
-    .requiredOption('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several; not needed with --team for client_credentials only', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--team <name>', 'bind the client to one team (allows client_credentials; only that team may sign in)')
     .action(async (options: Common & { name: string; redirectUri: string[]; team?: string }) => {
       const created = await withDatabase(options, (deps) =>
         createClient(deps, { name: options.name, redirectUris: options.redirectUri, ...(options.team !== undefined ? { team: options.team } : {}) }),
       );
-      print(options.json, created, `client "${created.name}" registered\nclient_id:     ${created.client_id}\nclient_secret: ${created.client_secret}\n(the secret is shown only now)`);
+      print(options.json, { ...clientJson(created), clientSecret: created.client_secret }, `client "${created.name}" registered\nclient_id:     ${created.client_id}\nclient_secret: ${created.client_secret}\n(the secret is shown only now)`);
     });
   withCommon(client.command('list').description('list OAuth clients')).action(async (options: Common) => {
     const rows = await withDatabase(options, (deps) => clients(deps));
-    print(options.json, rows, rows.length === 0 ? 'no clients' : rows.map((c) => `${c.client_id}  ${c.name}  ${c.redirect_uris.join(' ')}${c.team ? `  (team ${c.team})` : ''}`).join('\n'));
+    print(options.json, rows.map(clientJson), rows.length === 0 ? 'no clients' : rows.map((c) => `${c.client_id}  ${c.name}  ${c.redirect_uris.join(' ')}${c.team ? `  (team ${c.team})` : ''}`).join('\n'));
   });
   withCommon(client.command('delete').description('delete an OAuth client and revoke its tokens'))
     .requiredOption('--client-id <id>', 'the client to delete')
     .action(async (options: Common & { clientId: string }) => {
       const deleted = await withDatabase(options, (deps) => deleteClient(deps, options.clientId));
-      print(options.json, deleted, `client ${deleted.client_id} deleted; ${deleted.revoked} tokens revoked`);
+      print(options.json, { clientId: deleted.client_id, tokensRevoked: deleted.revoked }, `client ${deleted.client_id} deleted; ${deleted.revoked} tokens revoked`);
     });
   withCommon(client.command('rotate-secret').description('issue a new client secret; the old one stops working'))
     .requiredOption('--client-id <id>', 'the client')
     .action(async (options: Common & { clientId: string }) => {
       const rotated = await withDatabase(options, (deps) => rotateClientSecret(deps, options.clientId));
-      print(options.json, rotated, `client_secret: ${rotated.client_secret}\n(the secret is shown only now)`);
+      print(options.json, { clientId: rotated.client_id, clientSecret: rotated.client_secret }, `client_secret: ${rotated.client_secret}\n(the secret is shown only now)`);
     });
 
   const audit = program.command('audit').description('the audit trail');
@@ -216,17 +299,68 @@ export function buildProgram(): Command {
       print(options.json, events, events.length === 0 ? 'no events' : events.map(line).join('\n'));
     });
 
-  const token = program.command('token').description('access tokens for scripts');
-  withCommon(token.command('issue').description('print an access token for a user of a team'))
+  const token = program.command('token').description('provisioning tokens: access tokens for an identity provider or a script');
+  withCommon(token.command('issue').description('issue a named access token for a user of a team; prints it once'))
     .requiredOption('--team <name>', 'team name')
     .requiredOption('--user-name <userName>', 'the user the token acts for')
+    .option('--name <name>', 'a name to recognise the token by in `token list` and the console')
     .option('--scope <scopes>', 'space-separated scopes', parseScope, ['read', 'write'] as Scope[])
-    .option('--ttl <seconds>', 'lifetime in seconds (default ACCESS_TOKEN_TTL)', parseTtl)
-    .action(async (options: Common & { team: string; userName: string; scope: Scope[]; ttl?: number }) => {
+    .option('--expires-in <time>', 'lifetime: seconds, or 30m, 12h, 90d (at most 366d; default ACCESS_TOKEN_TTL)', parseExpiresIn)
+    .option('--ttl <seconds>', 'lifetime in seconds (older spelling of --expires-in)', parseTtl)
+    .action(async (options: Common & { team: string; userName: string; name?: string; scope: Scope[]; expiresIn?: number; ttl?: number }) => {
       const issued = await withDatabase(options, (deps, config) =>
-        issueToken(deps, options.team, options.userName, { scope: options.scope, ttlSeconds: options.ttl ?? config.accessTokenTtl }),
+        issueToken(deps, options.team, options.userName, {
+          scope: options.scope,
+          ttlSeconds: options.expiresIn ?? options.ttl ?? config.accessTokenTtl,
+          ...(options.name !== undefined ? { name: options.name } : {}),
+        }),
       );
-      print(options.json, { access_token: issued.token, token_type: 'bearer', expires_at: issued.expiresAt, scope: options.scope.join(' ') }, issued.token);
+      print(options.json, { id: issued.id, name: issued.name, accessToken: issued.token, tokenType: 'bearer', expiresAt: issued.expiresAt, scope: issued.scope }, issued.token);
+    });
+  withCommon(token.command('list').description("list a team's provisioning tokens (never their secrets)"))
+    .requiredOption('--team <name>', 'team name')
+    .action(async (options: Common & { team: string }) => {
+      const rows = await withDatabase(options, (deps) => tokens(deps, options.team));
+      const line = (t: (typeof rows)[number]) =>
+        `${t.id}  ${t.name}  user ${t.userName ?? t.userId}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  expires ${t.expiresAt}  ${t.state}`;
+      print(options.json, rows, rows.length === 0 ? 'no tokens' : rows.map(line).join('\n'));
+    });
+  withCommon(token.command('revoke').description('revoke a provisioning token by its id (see token list)'))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--id <id>', 'the token id')
+    .action(async (options: Common & { team: string; id: string }) => {
+      const revoked = await withDatabase(options, (deps) => revokeToken(deps, options.team, options.id));
+      print(options.json, revoked, revoked.alreadyRevoked ? `token ${revoked.id} ("${revoked.name}") was already revoked` : `token ${revoked.id} ("${revoked.name}") revoked`);
+    });
+
+  program
+    .command('copy')
+    .description('copy every table of one Rollcall database into a new, empty one (e.g. SQLite to PostgreSQL), verifying counts and checksums')
+    .requiredOption('--from <url>', 'the source database (sqlite:<path> or postgres://...)')
+    .requiredOption('--to <url>', 'the target database, which must be empty (it is migrated first)')
+    .option('--batch-size <n>', 'rows per batch (default 1000)', (v: string) => {
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 50_000) throw new InvalidArgumentError('--batch-size is a number from 1 to 50000');
+      return Number(v);
+    })
+    .option('--json', 'print JSON')
+    .action(async (options: { from: string; to: string; batchSize?: number; json?: boolean }) => {
+      const from = connect(options.from);
+      const to = connect(options.to);
+      try {
+        await migrate(from);
+        await migrate(to);
+        const bar = progressBar();
+        const copied = await copyDatabase(from, to, { batch: options.batchSize ?? 1000, progress: bar });
+        bar.done();
+        const lines = copied.map((c) => `${c.table.padEnd(22)} ${String(c.rows).padStart(10)} rows  checksum ${c.checksum}  verified`);
+        lines.push(`not copied: ${NOT_COPIED.join(', ')} (sessions end; the target's servers make new keys)`);
+        print(options.json, { tables: copied, notCopied: NOT_COPIED }, lines.join('\n'));
+      } catch (error) {
+        throw explainStorageError(error, from.sqlitePath ?? to.sqlitePath);
+      } finally {
+        await from.close();
+        await to.close();
+      }
     });
 
   const keys = program.command('keys').description('keys Rollcall generates (kept encrypted under SECRET_KEY, or the key file beside an SQLite database)');
@@ -253,7 +387,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     if (error instanceof Error && 'exitCode' in error && 'code' in error && String(error.code).startsWith('commander.')) {
       process.exit(Number(error.exitCode));
     }
-    if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError) {
+    if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError || error instanceof StorageFileError || error instanceof CopyError) {
       console.error(`rollcall: ${error.message}`);
     } else if (error instanceof ScimError) {
       console.error(`rollcall: ${error.message}${error.scimType ? ` (${error.scimType})` : ''}`);

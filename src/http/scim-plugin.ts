@@ -20,6 +20,8 @@ import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { LastUsed } from './last-used.ts';
+import type { RequestJournal } from './request-journal.ts';
 import { registerScimRoutes } from './scim-routes.ts';
 import { unstorableText } from '../text.ts';
 
@@ -32,6 +34,10 @@ export interface ScimPluginOptions {
   readonly passwords: PasswordHasher;
   /** Each team's resource types (its schema extensions), kept per app. */
   readonly types: TeamTypesCache;
+  /** Notes each use of a token without a client (a provisioning token's "last used"). */
+  readonly lastUsed?: LastUsed;
+  /** The request log the console shows (one per app, shared by both prefixes). */
+  readonly journal?: RequestJournal;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -163,6 +169,8 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',
       });
     }
+    if (bearer.clientId === null) options.lastUsed?.used(bearer.tokenHash);
+    options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash });
     const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
     const needed = reads ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) {
@@ -197,6 +205,8 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   app.setNotFoundHandler((request, reply) =>
     sendScimError(request, reply, new ScimError(404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]}`)),
   );
+
+  options.journal?.register(app);
 
   registerScimRoutes(app, {
     baseUrl: options.baseUrl,

@@ -102,7 +102,8 @@ const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);
 
 /**
  * POST /oauth/revoke (RFC 7009 2.1): revoking a refresh token ends its whole grant, an access
- * token only itself. Unknown tokens and tokens of other clients answer 200 and change nothing.
+ * token only itself, a provisioning token (no client) too. Unknown tokens and tokens of other
+ * clients answer 200 and change nothing.
  */
 export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promise<void> {
   const { client, params } = await authenticate(ctx, request);
@@ -113,7 +114,9 @@ export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promi
   }
   if (presented.length > 200) return;
   const row = await tokenByHash(ctx.storage.db, sha256(presented));
-  if (!row || row.client_id !== client.id || row.revoked_at !== null) return;
+  // A provisioning token (issued by an operator, bound to no client) may be revoked by whoever
+  // presents it: holding it already grants everything it does, and revoking only takes away.
+  if (!row || (row.client_id !== null && row.client_id !== client.id) || row.revoked_at !== null) return;
   await ctx.storage.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now().toISOString();
     const whole = row.kind === 'refresh' && row.family_id !== null;

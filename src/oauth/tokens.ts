@@ -149,6 +149,8 @@ export interface Bearer {
   readonly userId: string | null;
   readonly clientId: string | null;
   readonly scopes: ReadonlySet<string>;
+  /** The token's SHA-256 (its row's key): what "last used" and the request log name it by. */
+  readonly tokenHash: string;
 }
 
 /** The grant behind a presented access token, or undefined if it is unknown, expired or revoked. */
@@ -159,7 +161,7 @@ export async function verifyAccessToken(ex: Executor, clock: Clock, token: strin
   const { token: row, team } = found;
   if (row.kind !== 'access' || row.revoked_at !== null) return undefined;
   if (row.expires_at <= clock.now().toISOString()) return undefined;
-  return { team, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')) };
+  return { team, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')), tokenHash: row.hash };
 }
 
 /** A token row if `token` is live (RFC 7662 `active`), for introspection and revocation. */

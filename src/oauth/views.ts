@@ -12,7 +12,7 @@ const SCOPE_TEXT: Record<Scope, string> = {
   write: 'Create, change, deactivate and delete users and groups of the team',
 };
 
-function layout(title: string, body: string): string {
+export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -25,7 +25,7 @@ const MAX_FILTER_RESULTS = MAX_COUNT;
 export function serviceProviderConfig(baseUrl: string): Record<string, unknown> {
   return {
     schemas: [SERVICE_PROVIDER_CONFIG_SCHEMA],
-    documentationUri: `${baseUrl}/`,
+    documentationUri: `${baseUrl}/docs`,
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults: MAX_FILTER_RESULTS },

@@ -281,6 +281,7 @@ const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: UserRow,
 const CHANGE_OF: Record<AuditAction, ChangeType | undefined> = {
   create: 'create', replace: 'put', patch: 'patch', deactivate: 'deactivate', activate: 'activate', delete: 'delete',
   members: undefined, sign_in: undefined, sign_in_failed: undefined, token_issued: undefined, token_revoked: undefined, grant_revoked: undefined,
+  client_created: undefined, client_secret_rotated: undefined, client_deleted: undefined, team_updated: undefined, password_changed: undefined,
 };
 
 /** The audit event of a write to a user, in the write's transaction. */

@@ -51,14 +51,33 @@ export function parseDatabaseUrl(url: string): { engine: 'sqlite'; path: string 
   throw new Error(`DATABASE_URL: expected sqlite:<path> or postgres://..., got "${url}"`);
 }
 
+/**
+ * An SQLite failure (open, read or write: ERR_SQLITE_ERROR, or a file-system error creating its
+ * directory) retold with the file and the setting that named it, so that "unable to open
+ * database file" says which file and where to change it (issue 12 item 4). Other errors pass.
+ */
+export class StorageFileError extends Error {}
+
+export function explainStorageError(error: unknown, sqlitePath: string | undefined, fileSystem = false): unknown {
+  if (sqlitePath === undefined || error instanceof StorageFileError || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (!fileSystem && !(typeof code === 'string' && code.startsWith('ERR_SQLITE'))) return error;
+  return new StorageFileError(`SQLite database ${sqlitePath}: ${error.message} (set by DATABASE_URL or --database)`, { cause: error });
+}
+
 export function connect(url: string, options: ConnectOptions = {}): Storage {
   const parsed = parseDatabaseUrl(url);
   if (parsed.engine === 'sqlite') {
     const memory = parsed.path === ':memory:';
     const path = memory ? ':memory:' : resolve(parsed.path);
-    if (!memory) mkdirSync(dirname(path), { recursive: true });
-    // An in-memory database has no WAL: nothing to checkpoint, nobody else to share it with.
-    const database = new NodeSqliteDatabase(path, { backgroundCheckpoints: !memory });
+    let database: NodeSqliteDatabase;
+    try {
+      if (!memory) mkdirSync(dirname(path), { recursive: true });
+      // An in-memory database has no WAL: nothing to checkpoint, nobody else to share it with.
+      database = new NodeSqliteDatabase(path, { backgroundCheckpoints: !memory });
+    } catch (error) {
+      throw explainStorageError(error, path, true);
+    }
     const bare = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database)), sqliteHooks));
     const checkpointer = memory

@@ -3,7 +3,7 @@
  * one object of named hooks. Nothing else in Rollcall asks which engine it runs on.
  */
 import { sql } from 'kysely';
-import type { Expression, RawBuilder, SqlBool } from 'kysely';
+import type { Expression, Kysely, RawBuilder, SqlBool } from 'kysely';
 
 /** Where a JSON scalar is read from: a document column, or the current array element. */
 export type JsonBase = { readonly table: string; readonly column: string } | 'element';
@@ -104,3 +104,31 @@ export const postgresHooks: DialectHooks = {
   startsWith: (expr, value) => sql<SqlBool>`left(${expr}, length(${value}::text)) = ${value}::text`,
   endsWith: (expr, value) => sql<SqlBool>`right(${expr}, length(${value}::text)) = ${value}::text`,
 };
+
+/**
+ * The application's tables and their primary-key columns, as each engine's catalogue lists them
+ * (storage/copy.ts): SQLite's sqlite_master and table_info pragma, PostgreSQL's information
+ * schema for the connection's current schema. Kysely's own migration tables are left out.
+ */
+export async function tablesOf(db: Kysely<unknown>, engine: EngineName): Promise<{ name: string; primaryKey: string[] }[]> {
+  if (engine === 'sqlite') {
+    const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' order by name`.execute(db)).rows;
+    const out: { name: string; primaryKey: string[] }[] = [];
+    for (const { name } of names) {
+      const columns = (await sql<{ name: string; pk: number }>`select name, pk from pragma_table_info(${name})`.execute(db)).rows;
+      out.push({ name, primaryKey: columns.filter((c) => Number(c.pk) > 0).sort((a, b) => Number(a.pk) - Number(b.pk)).map((c) => c.name) });
+    }
+    return out;
+  }
+  const names = (await sql<{ name: string }>`select table_name as name from information_schema.tables
+    where table_schema = current_schema() and table_type = 'BASE TABLE' and table_name not like 'kysely_%' order by table_name`.execute(db)).rows;
+  const keys = (await sql<{ table_name: string; column_name: string; ordinal_position: number }>`select k.table_name, k.column_name, k.ordinal_position
+    from information_schema.table_constraints c join information_schema.key_column_usage k
+      on k.constraint_name = c.constraint_name and k.table_schema = c.table_schema and k.table_name = c.table_name
+    where c.table_schema = current_schema() and c.constraint_type = 'PRIMARY KEY'`.execute(db)).rows;
+  return names.map(({ name }) => ({
+    name,
+    primaryKey: keys.filter((k) => k.table_name === name).sort((a, b) => Number(a.ordinal_position) - Number(b.ordinal_position)).map((k) => k.column_name),
+  }));
+}
+

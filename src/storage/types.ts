@@ -143,6 +143,38 @@ export interface SessionsTable {
   expires_at: string;
 }
 
+/** Issue 12: the name, id and last use of an access token an operator issued (migration 008). */
+export interface ProvisioningTokensTable {
+  id: string;
+  team_id: string;
+  /** The oauth_tokens row (its SHA-256) this describes. */
+  token_hash: string;
+  name: string;
+  user_id: string;
+  /** 'cli', or 'console:<user id>'. */
+  issued_by: string;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+}
+
+/** Issue 12: one SCIM request of a team (migration 008), redacted and bounded. */
+export interface RequestLogTable {
+  id: string;
+  team_id: string;
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  scim_type: string | null;
+  latency_ms: number;
+  client_id: string | null;
+  /** The provisioning token's hash (joins provisioning_tokens), for requests without a client. */
+  token_hash: string | null;
+  request_id: string | null;
+  body: string | null;
+}
+
 export interface KeysTable {
   id: string;
   /** What the key is for ('cookie'; later the events' signing keys). */
@@ -248,6 +280,8 @@ export interface Database {
   events: EventsTable;
   event_subscriptions: EventSubscriptionsTable;
   event_attempts: EventAttemptsTable;
+  provisioning_tokens: ProvisioningTokensTable;
+  request_log: RequestLogTable;
 }
 
 export type Db = Kysely<Database>;

@@ -57,17 +57,19 @@ describe('rollcall client commands and first run', () => {
     const created = rollcall(['client', 'create', '--name', 'Okta', '--redirect-uri', 'https://okta.example/cb', '--redirect-uri', 'http://127.0.0.1/cb', '--team', 'acme', '--json', '--database', database]);
     assert.equal(created.code, 0, created.stderr);
     const client = JSON.parse(created.stdout);
-    assert.match(client.client_id, /^[A-Z0-9]{20}$/);
-    assert.match(client.client_secret, /^rc_cs_[A-Za-z0-9_-]{43}$/);
-    assert.deepEqual(client.redirect_uris, ['https://okta.example/cb', 'http://127.0.0.1/cb']);
+    // --json is camelCase in every command (README "Command line").
+    assert.match(client.clientId, /^[A-Z0-9]{20}$/);
+    assert.match(client.clientSecret, /^rc_cs_[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(client.redirectUris, ['https://okta.example/cb', 'http://127.0.0.1/cb']);
     assert.equal(client.team, 'acme');
 
     const listed = JSON.parse(rollcall(['client', 'list', '--json', '--database', database]).stdout);
     assert.equal(listed.length, 1);
-    assert.equal('client_secret' in listed[0], false, 'the secret is never shown again');
+    assert.equal('clientSecret' in listed[0], false, 'the secret is never shown again');
 
-    const rotated = JSON.parse(rollcall(['client', 'rotate-secret', '--client-id', client.client_id, '--json', '--database', database]).stdout);
-    assert.notEqual(rotated.client_secret, client.client_secret);
+    const rotated = JSON.parse(rollcall(['client', 'rotate-secret', '--client-id', client.clientId, '--json', '--database', database]).stdout);
+    assert.match(rotated.clientSecret, /^rc_cs_/);
+    assert.notEqual(rotated.clientSecret, client.clientSecret);
 
     for (const [uri, why] of [
       ['http://okta.example/cb', /must use https/],
@@ -83,10 +85,10 @@ describe('rollcall client commands and first run', () => {
     assert.equal(noTeam.code, 1);
     assert.match(noTeam.stderr, /no team named "nope"/);
 
-    const deleted = rollcall(['client', 'delete', '--client-id', client.client_id, '--database', database]);
+    const deleted = rollcall(['client', 'delete', '--client-id', client.clientId, '--database', database]);
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.equal(JSON.parse(rollcall(['client', 'list', '--json', '--database', database]).stdout).length, 0);
-    assert.equal(rollcall(['client', 'delete', '--client-id', client.client_id, '--database', database]).code, 1);
+    assert.equal(rollcall(['client', 'delete', '--client-id', client.clientId, '--database', database]).code, 1);
   });
 
   it('first run: an empty database gets team default, an admin and a client, printed once with a working curl line', async () => {

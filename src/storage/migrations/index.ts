@@ -14,6 +14,7 @@ import { migration004 } from './004_member_order.ts';
 import { migration005 } from './005_sessions_keys.ts';
 import { migration006 } from './006_user_name_claims.ts';
 import { migration007 } from './007_events.ts';
+import { migration008 } from './008_provisioning_tokens.ts';
 import { migration009 } from './009_schema_extensions.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
@@ -25,6 +26,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '005_sessions_keys': migration005(),
     '006_user_name_claims': migration006(storage.hooks.name),
     '007_events': migration007(),
+    '008_provisioning_tokens': migration008(),
     '009_schema_extensions': migration009(),
   };
 }

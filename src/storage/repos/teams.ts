@@ -22,3 +22,7 @@ export async function listTeams(ex: Executor): Promise<TeamRow[]> {
 export async function setDeactivatedUsers(ex: Executor, id: string, mode: TeamRow['deactivated_users']): Promise<void> {
   await ex.updateTable('teams').set({ deactivated_users: mode }).where('id', '=', id).execute();
 }
+
+export async function setTeamName(ex: Executor, id: string, name: string): Promise<void> {
+  await ex.updateTable('teams').set({ name, name_key: name.toLowerCase() }).where('id', '=', id).execute();
+}

@@ -1,0 +1,78 @@
+/**
+ * The console's stylesheet and its one small script, served by Rollcall itself (no CDN, no build
+ * step). The stylesheet extends the OAuth pages' look (oauth/views.ts): the same colours, light
+ * and dark, readable at 390 px. The script only adds the copy button's behaviour; every page
+ * works without it.
+ */
+export const CONSOLE_CSS = `:root {
+  color-scheme: light dark;
+  --bg: #f4f5f7; --card: #ffffff; --text: #1d2330; --muted: #5b6474; --line: #d9dde5;
+  --accent: #2f5bd3; --accent-text: #ffffff; --danger-bg: #fdecec; --danger: #9b1c1c; --ok-bg: #e6f4ea; --ok: #1e5e33; --focus: #f0b429;
+}
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #12151c; --card: #1b2029; --text: #e8ebf1; --muted: #a3abba; --line: #2f3645;
+    --accent: #8aa5f5; --accent-text: #0b0e14; --danger-bg: #3a1d1f; --danger: #ffb4b4; --ok-bg: #17301f; --ok: #a8e2b8; }
+}
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--text);
+  font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+a { color: var(--accent); }
+header.top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .75rem 1rem; background: var(--card); border-bottom: 1px solid var(--line); }
+.brand { display: flex; align-items: center; gap: .5rem; font-weight: 600; color: var(--muted); margin: 0; }
+.mark { display: inline-grid; place-items: center; width: 1.75rem; height: 1.75rem; border-radius: 6px; background: var(--accent); color: var(--accent-text); font-weight: 700; }
+nav.main ul { display: flex; flex-wrap: wrap; gap: .25rem; list-style: none; margin: 0; padding: 0; }
+nav.main a { display: block; padding: .35rem .6rem; border-radius: 6px; text-decoration: none; color: var(--text); }
+nav.main a[aria-current=page] { background: var(--accent); color: var(--accent-text); }
+.who { margin-left: auto; display: flex; align-items: center; gap: .5rem; color: var(--muted); font-size: .9rem; }
+main { max-width: 72rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+h1 { font-size: 1.4rem; margin: .25rem 0 1rem; }
+h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 1rem 1.25rem; margin: 0 0 1rem; overflow-wrap: anywhere; }
+.signin { max-width: 26rem; margin: 3rem auto; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: .75rem; margin-bottom: 1rem; }
+.tile { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: .75rem 1rem; }
+.tile .n { font-size: 1.6rem; font-weight: 700; display: block; }
+.tile .l { color: var(--muted); font-size: .9rem; }
+.table-wrap { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 12px; }
+table { border-collapse: collapse; width: 100%; font-size: .93rem; }
+th, td { text-align: left; padding: .5rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; white-space: nowrap; }
+td.wrap, td code { overflow-wrap: anywhere; word-break: break-word; }
+tr:last-child td { border-bottom: none; }
+form.filters { display: flex; flex-wrap: wrap; gap: .5rem .75rem; align-items: flex-end; margin-bottom: 1rem; }
+form.filters > div { display: flex; flex-direction: column; min-width: 9rem; flex: 1 1 9rem; }
+label { font-weight: 600; font-size: .9rem; margin: .5rem 0 .25rem; display: block; }
+input[type=text], input[type=password], input[type=search], select { width: 100%; padding: .5rem .65rem; font: inherit; color: var(--text); background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
+button { font: inherit; cursor: pointer; border-radius: 8px; padding: .5rem 1rem; border: 1px solid transparent; }
+button.primary { background: var(--accent); color: var(--accent-text); font-weight: 600; }
+button.secondary { background: transparent; color: var(--text); border-color: var(--line); }
+button.danger { background: transparent; color: var(--danger); border-color: var(--danger); }
+button.link { background: none; border: none; padding: 0; color: var(--accent); text-decoration: underline; }
+a:focus-visible, input:focus-visible, button:focus-visible, select:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.alert { background: var(--danger-bg); color: var(--danger); border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1rem; }
+.ok { background: var(--ok-bg); color: var(--ok); border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1rem; }
+.muted, .note { color: var(--muted); font-size: .9rem; }
+.pager { display: flex; gap: 1rem; margin: .75rem 0; }
+.secret { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+.secret code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .88rem; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .35rem .5rem; overflow-wrap: anywhere; word-break: break-all; }
+pre { white-space: pre-wrap; margin: .25rem 0; max-height: 16rem; overflow: auto; }
+.status-4, .status-5 { color: var(--danger); font-weight: 600; }
+dl.attrs { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: .25rem 1rem; margin: 0; }
+dl.attrs dt { color: var(--muted); }
+dl.attrs dd { margin: 0; overflow-wrap: anywhere; }
+.inline { display: inline; }
+@media (max-width: 40rem) { .who { margin-left: 0; width: 100%; } th, td { padding: .45rem .5rem; } }
+`;
+
+/** The copy button: copies the text of the element its data-copy names. */
+export const CONSOLE_JS = `document.addEventListener('click', function (event) {
+  var button = event.target.closest && event.target.closest('button[data-copy]');
+  if (!button) return;
+  var source = document.getElementById(button.getAttribute('data-copy'));
+  if (!source || !navigator.clipboard) return;
+  navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+    var status = document.getElementById(button.getAttribute('data-copy') + '-status');
+    if (status) status.textContent = 'Copied';
+  });
+});
+`;

@@ -1,0 +1,244 @@
+/**
+ * What the console's pages read and change (issue 12 item 1; DESIGN.md section 9), as domain
+ * calls for one signed-in admin of one team: users and groups through the SCIM services (the
+ * same filters, sorting, cursors and visibility rules as the API), a group's members in pages
+ * by (joined, id) seek, a resource's audit history, the audit log with filters, the overview's
+ * counts, and the settings. The admin is the actor of every change (`via: 'console'`). No SQL
+ * and no HTML here.
+ */
+import type { Actor } from '../audit/events.ts';
+import type { ScimContext } from '../scim/context.ts';
+import { hidesDeactivated } from '../scim/context.ts';
+import { getGroup, listGroups } from '../scim/groups.ts';
+import { parseListQuery, parseProjection } from '../scim/query.ts';
+import type { Resource } from '../scim/representation.ts';
+import { groupResourceType, userResourceType } from '../scim/schema/registry.ts';
+import { getUser, listUsers, patchUser } from '../scim/users.ts';
+import { PATCH_OP } from '../scim/schema/urns.ts';
+import { listClients } from '../storage/repos/clients.ts';
+import { memberChunk } from '../storage/repos/groups.ts';
+import { lastRequestPerConnection } from '../storage/repos/request-log.ts';
+import { clientsWithTokens, filteredAuditEvents, teamCounts } from '../storage/repos/console.ts';
+import type { AuditFilter } from '../storage/repos/console.ts';
+import { listProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
+
+export const PAGE_SIZE = 50;
+
+export class ConsoleInputError extends Error {}
+
+/** Quotes a value for a SCIM filter (RFC 7644 3.4.2.2: a JSON string). */
+const quoted = (value: string): string => JSON.stringify(value);
+
+export interface ListPage {
+  readonly resources: readonly Resource[];
+  readonly total: number | undefined;
+  readonly next: string | undefined;
+  readonly previous: string | undefined;
+}
+
+export interface DirectoryQuery {
+  /** Plain words: matched against userName, name, email and externalId (displayName for groups). */
+  readonly q?: string;
+  /** A SCIM filter, for those who know the grammar; wins over `q`. */
+  readonly filter?: string;
+  readonly sortBy?: string;
+  readonly descending?: boolean;
+  readonly cursor?: string;
+}
+
+const USER_SORTS = new Set(['userName', 'name.familyName', 'meta.lastModified']);
+const GROUP_SORTS = new Set(['displayName', 'meta.lastModified']);
+
+/** Without a chosen sort, lists go in creation order: the (team, created, id) index serves it at any size. */
+const sortParams = (sortBy: string | undefined, allowed: ReadonlySet<string>, descending: boolean | undefined): { sortBy?: string; sortOrder?: string } =>
+  sortBy && allowed.has(sortBy) ? { sortBy, sortOrder: descending ? 'descending' : 'ascending' } : {};
+
+function filterOf(query: DirectoryQuery, words: (q: string) => string): string | undefined {
+  if (query.filter !== undefined && query.filter.trim() !== '') return query.filter.trim();
+  const q = query.q?.trim();
+  if (!q) return undefined;
+  if (q.length > 200) throw new ConsoleInputError('the search is at most 200 characters');
+  return words(q);
+}
+
+/** One page of a team's users (RFC 9865 cursors: fast at any depth). */
+export async function searchUsers(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
+  const filter = filterOf(query, (q) => `userName sw ${quoted(q)} or name.formatted co ${quoted(q)} or name.familyName sw ${quoted(q)} or emails.value sw ${quoted(q)} or externalId eq ${quoted(q)}`);
+  const list = parseListQuery(userResourceType, {
+    ...(filter !== undefined ? { filter } : {}),
+    ...sortParams(query.sortBy, USER_SORTS, query.descending),
+    cursor: query.cursor ?? '',
+    count: String(PAGE_SIZE),
+    attributes: 'userName,name,emails,active,externalId,meta',
+  });
+  const result = await listUsers(ctx, list);
+  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor };
+}
+
+export async function searchGroups(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
+  const filter = filterOf(query, (q) => `displayName sw ${quoted(q)} or externalId eq ${quoted(q)}`);
+  const list = parseListQuery(groupResourceType, {
+    ...(filter !== undefined ? { filter } : {}),
+    ...sortParams(query.sortBy, GROUP_SORTS, query.descending),
+    cursor: query.cursor ?? '',
+    count: String(PAGE_SIZE),
+    attributes: 'displayName,externalId,meta',
+  });
+  const result = await listGroups(ctx, list);
+  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor };
+}
+
+export interface UserDetail {
+  readonly resource: Resource;
+  readonly history: readonly AuditEntry[];
+}
+
+export async function userDetail(ctx: ScimContext, id: string): Promise<UserDetail> {
+  const found = await getUser(ctx, id);
+  const history = await auditLog(ctx, { resourceId: id, limit: 50 });
+  return { resource: found.resource, history: history.entries };
+}
+
+export interface MemberEntry {
+  readonly id: string;
+  readonly userName: string;
+  readonly joined: string;
+}
+
+/** A group (without its members) and one page of members in join order, by seek (fast for 100,000 members). */
+export async function groupDetail(ctx: ScimContext, id: string, after?: string): Promise<{ resource: Resource; members: MemberEntry[]; next: string | undefined; history: readonly AuditEntry[] }> {
+  const found = await getGroup(ctx, id, parseProjection(groupResourceType, { excludedAttributes: 'members' }));
+  let position: { created_at: string; user_id: string } | undefined;
+  if (after !== undefined && after !== '') {
+    const match = /^(\d{4}-\d\d-\d\dT[\d:.]+Z)_([A-Z0-9]{1,40})$/.exec(after);
+    if (!match) throw new ConsoleInputError('the page position is not valid');
+    position = { created_at: match[1]!, user_id: match[2]! };
+  }
+  const rows = await memberChunk(ctx.storage.db, ctx.team.id, id, hidesDeactivated(ctx), PAGE_SIZE + 1, position);
+  const page = rows.slice(0, PAGE_SIZE);
+  const last = page.at(-1);
+  const history = await auditLog(ctx, { resourceId: id, limit: 20 });
+  return {
+    resource: found.resource,
+    members: page.map((m) => ({ id: m.user_id, userName: m.user_name, joined: m.created_at })),
+    next: rows.length > PAGE_SIZE && last ? `${last.created_at}_${last.user_id}` : undefined,
+    history: history.entries,
+  };
+}
+
+export interface AuditEntry {
+  readonly id: string;
+  readonly at: string;
+  readonly action: string;
+  readonly resourceType: string;
+  readonly resourceId: string | null;
+  readonly actor: string;
+  readonly requestId: string | null;
+  readonly detail: string;
+}
+
+function actorText(raw: string): string {
+  try {
+    const a = JSON.parse(raw) as { via?: string; clientId?: string | null; userId?: string | null };
+    return [a.via, a.clientId ? `client ${a.clientId}` : '', a.userId ? `user ${a.userId}` : ''].filter(Boolean).join(' ');
+  } catch {
+    return raw;
+  }
+}
+
+export interface AuditQuery {
+  readonly actor?: string;
+  readonly action?: string;
+  readonly resourceId?: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly before?: string;
+  readonly limit?: number;
+}
+
+function isoOrUndefined(value: string | undefined, name: string): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new ConsoleInputError(`${name} is a date or time such as 2026-01-31 or 2026-01-31T12:00Z`);
+  return new Date(ms).toISOString();
+}
+
+/** The audit log, newest first, filtered by actor (client or user id, or cli / console / scim / oauth), action, resource and time. */
+export async function auditLog(ctx: ScimContext, query: AuditQuery): Promise<{ entries: AuditEntry[]; next: string | undefined }> {
+  const limit = Math.min(Math.max(query.limit ?? PAGE_SIZE, 1), 200);
+  const filter: AuditFilter = { limit: limit + 1 };
+  const actor = query.actor?.trim();
+  if (actor) {
+    if (/^(cli|console|scim|oauth)$/.test(actor)) Object.assign(filter, { via: actor });
+    else if (/^[A-Z0-9]{1,40}$/.test(actor)) Object.assign(filter, { actorId: actor });
+    else throw new ConsoleInputError('actor is cli, console, scim, oauth, or a client or user id');
+  }
+  if (query.action?.trim()) {
+    if (!/^[a-z_]{1,40}$/.test(query.action.trim())) throw new ConsoleInputError('action is a name such as create, patch or token_issued');
+    Object.assign(filter, { action: query.action.trim() });
+  }
+  if (query.resourceId?.trim()) Object.assign(filter, { resourceId: query.resourceId.trim().slice(0, 100) });
+  const from = isoOrUndefined(query.from, 'from');
+  const to = isoOrUndefined(query.to, 'to');
+  if (from) Object.assign(filter, { from });
+  if (to) Object.assign(filter, { to });
+  if (query.before) {
+    const match = /^(\d{4}-\d\d-\d\dT[\d:.]+Z)_([A-Z0-9]{20})$/.exec(query.before);
+    if (!match) throw new ConsoleInputError('the page position is not valid');
+    Object.assign(filter, { before: { at: match[1]!, id: match[2]! } });
+  }
+  const rows = await filteredAuditEvents(ctx.storage.db, ctx.team.id, filter);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    entries: page.map((r) => ({ id: r.id, at: r.at, action: r.action, resourceType: r.resource_type, resourceId: r.resource_id, actor: actorText(r.actor), requestId: r.request_id, detail: r.detail })),
+    next: rows.length > limit && last ? `${last.at}_${last.id}` : undefined,
+  };
+}
+
+export interface Overview {
+  readonly activeUsers: number;
+  readonly deactivatedUsers: number;
+  readonly groups: number;
+  readonly connections: number;
+  readonly activity: readonly { label: string; lastAt: string; total: number; failures: number }[];
+}
+
+/** The overview: counts, and each connection's last 24 hours of provisioning (how many failed). */
+export async function overview(ctx: ScimContext): Promise<Overview> {
+  const counts = await teamCounts(ctx.storage.db, ctx.team.id);
+  const since = new Date(ctx.clock.now().getTime() - 86_400_000).toISOString();
+  const [activity, tokens, clients] = await Promise.all([
+    lastRequestPerConnection(ctx.storage.db, ctx.team.id, since),
+    listProvisioningTokens(ctx.storage.db, ctx.team.id, 500),
+    listClients(ctx.storage.db),
+  ]);
+  const tokenNames = new Map(tokens.map((t) => [t.token_hash, t.name]));
+  const now = ctx.clock.now().toISOString();
+  const liveTokens = tokens.filter((t) => t.revoked_at === null && t.expires_at > now).length;
+  const teamClients = clients.filter((c) => c.team_id === ctx.team.id).length;
+  return {
+    ...counts,
+    connections: liveTokens + teamClients,
+    activity: activity
+      .map((a) => ({
+        label: a.client_id !== null ? `client ${a.client_id}` : `token "${tokenNames.get(a.token_hash ?? '') ?? 'unknown'}"`,
+        lastAt: a.at,
+        total: a.total,
+        failures: a.failures,
+      }))
+      .sort((a, b) => (a.lastAt < b.lastAt ? 1 : -1)),
+  };
+}
+
+/** The OAuth clients that hold live tokens for this team, or are bound to it. */
+export async function teamClients(ctx: ScimContext): Promise<{ id: string; name: string; bound: boolean; liveTokens: number }[]> {
+  return clientsWithTokens(ctx.storage.db, ctx.team.id, ctx.clock.now().toISOString());
+}
+
+/** The signed-in admin changes its own password (12+ characters): its other sessions end. */
+export async function changeOwnPassword(ctx: ScimContext, userId: string, password: string): Promise<void> {
+  await patchUser(ctx, userId, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'password', value: password }] });
+}
+
+export const consoleActor = (userId: string): Actor => ({ via: 'console', clientId: null, userId });

@@ -1,0 +1,85 @@
+/**
+ * Reading the SCIM request log (issue 12 item 3) for the console: a team's newest requests,
+ * filtered by status (2xx / 4xx / 5xx or one code) and connection (an OAuth client or a
+ * provisioning token), paged from newest to oldest by an opaque "before" position. Domain only:
+ * parses the filters, names each connection, and calls storage/repos/request-log.ts.
+ */
+import type { Storage } from '../storage/connect.ts';
+import { listRequestLog } from '../storage/repos/request-log.ts';
+import type { RequestLogQuery } from '../storage/repos/request-log.ts';
+
+export interface RequestLogEntry {
+  readonly id: string;
+  readonly at: string;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly scimType: string | null;
+  readonly latencyMs: number;
+  /** `client:<id>` or `token:<id>`, what the connection filter takes. */
+  readonly connection: string;
+  /** How the connection is shown: the client id, or the token's name. */
+  readonly connectionLabel: string;
+  readonly requestId: string | null;
+  readonly body: string | null;
+}
+
+export interface RequestLogFilters {
+  /** '2xx', '4xx', '5xx', or a code such as '409'; empty for all. */
+  readonly status?: string;
+  /** `client:<id>` or `token:<id>`; empty for all. */
+  readonly connection?: string;
+  /** The `next` of a previous page. */
+  readonly before?: string;
+  readonly limit?: number;
+}
+
+export class RequestLogFilterError extends Error {}
+
+function statusFilter(value: string | undefined): RequestLogQuery['status'] {
+  if (value === undefined || value === '') return undefined;
+  const cls = /^([1-5])xx$/i.exec(value);
+  if (cls) return { class: Number(cls[1]) };
+  if (/^[1-5]\d\d$/.test(value)) return { exact: Number(value) };
+  throw new RequestLogFilterError('status is 2xx, 4xx, 5xx or a status code such as 409');
+}
+
+function connectionFilter(value: string | undefined): RequestLogQuery['connection'] {
+  if (value === undefined || value === '') return undefined;
+  const match = /^(client|token):([A-Z0-9]{1,40})$/.exec(value);
+  if (!match) throw new RequestLogFilterError('connection is client:<id> or token:<id>');
+  return match[1] === 'client' ? { clientId: match[2]! } : { tokenId: match[2]! };
+}
+
+function beforeFilter(value: string | undefined): RequestLogQuery['before'] {
+  if (value === undefined || value === '') return undefined;
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)_([A-Z0-9]{20})$/.exec(value);
+  if (!match) throw new RequestLogFilterError('the page position is not valid');
+  return { at: match[1]!, id: match[2]! };
+}
+
+export async function requestLogEntries(storage: Storage, teamId: string, filters: RequestLogFilters): Promise<{ entries: RequestLogEntry[]; next: string | null }> {
+  const limit = Math.min(Math.max(filters.limit ?? 50, 1), 200);
+  const status = statusFilter(filters.status);
+  const connection = connectionFilter(filters.connection);
+  const before = beforeFilter(filters.before);
+  const rows = await listRequestLog(storage.db, teamId, { limit: limit + 1, ...(status ? { status } : {}), ...(connection ? { connection } : {}), ...(before ? { before } : {}) });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    entries: page.map((r) => ({
+      id: r.id,
+      at: r.at,
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      scimType: r.scim_type,
+      latencyMs: r.latency_ms,
+      connection: r.client_id !== null ? `client:${r.client_id}` : `token:${r.token_id ?? 'unknown'}`,
+      connectionLabel: r.client_id !== null ? `client ${r.client_id}` : r.token_name !== null ? `token "${r.token_name}"` : 'a token',
+      requestId: r.request_id,
+      body: r.body,
+    })),
+    next: rows.length > limit && last ? `${last.at}_${last.id}` : null,
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * "Last used" of provisioning tokens (issue 12), without a write per request: the bearer check
+ * notes a use in memory (a Map lookup), and a timer writes the tokens used since the last flush
+ * in one UPDATE, at most once per token per interval (a minute). The time recorded is the
+ * flush's, so it is at most one interval late; an instance that stops flushes what it holds.
+ * Failures to write are logged and dropped: "last used" is a hint, never worth a failed request.
+ *
+ * Owns no SQL (storage/repos/provisioning-tokens.ts) and no module-level state (one per app).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { Storage } from '../storage/connect.ts';
+import { touchProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
+
+export const LAST_USED_INTERVAL_MS = 60_000;
+/** Distinct tokens remembered between flushes; more are dropped until the next flush. */
+const MAX_PENDING = 10_000;
+
+export class LastUsed {
+  readonly #storage: Storage;
+  readonly #clock: Clock;
+  readonly #log: FastifyBaseLogger;
+  readonly #intervalMs: number;
+  /** When each token's use was last written (ms), so a busy token costs one write an interval. */
+  readonly #written = new Map<string, number>();
+  #pending = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(storage: Storage, clock: Clock, log: FastifyBaseLogger, intervalMs = LAST_USED_INTERVAL_MS) {
+    this.#storage = storage;
+    this.#clock = clock;
+    this.#log = log;
+    this.#intervalMs = intervalMs;
+  }
+
+  /** Notes a use of the token with this hash; never waits and never writes. */
+  used(hash: string): void {
+    const now = this.#clock.now().getTime();
+    const written = this.#written.get(hash);
+    if (written !== undefined && now - written < this.#intervalMs) return;
+    if (this.#pending.size >= MAX_PENDING) return;
+    this.#pending.add(hash);
+    this.#timer ??= setTimeout(() => void this.flush(), Math.min(1000, this.#intervalMs)).unref();
+  }
+
+  /** Writes the pending uses (one statement); the next use of each token waits an interval. */
+  flush(): Promise<void> {
+    this.#timer = undefined;
+    const hashes = [...this.#pending];
+    this.#pending = new Set();
+    if (hashes.length === 0) return this.#flushing;
+    const now = this.#clock.now();
+    for (const hash of hashes) this.#written.set(hash, now.getTime());
+    // The memory of written uses is only a throttle: forget old entries rather than grow.
+    if (this.#written.size > 4 * MAX_PENDING) {
+      for (const [hash, at] of this.#written) if (now.getTime() - at >= this.#intervalMs) this.#written.delete(hash);
+    }
+    this.#flushing = this.#flushing
+      .then(async () => {
+        for (let i = 0; i < hashes.length; i += 500) await touchProvisioningTokens(this.#storage.db, hashes.slice(i, i + 500), now.toISOString());
+      })
+      .catch((error: unknown) => this.#log.warn({ err: error }, 'could not record when provisioning tokens were last used'));
+    return this.#flushing;
+  }
+
+  /** Stops the timer and writes what is pending (the app's onClose). */
+  async close(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The Redis connection behind the shared rate limits (REDIS_URL). Unreachable Redis is not an
+ * outage: the limiters fall back to memory (oauth/limits.ts insuranceLimiter) and /readyz says
+ * "degraded". So the log gets one warning line when Redis goes away and one when it is back,
+ * never ioredis's "Unhandled error event" stack per attempt, and reconnection is retried
+ * quietly with a capped backoff.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { Redis } from 'ioredis';
+
+export function connectRedis(url: string, log: FastifyBaseLogger): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: true,
+    // Up to 5 s between attempts, forever: Redis may come back at any time.
+    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+  });
+  let down = false;
+  redis.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    log.warn(`Redis at ${redactUrl(url)} is unreachable (${error.message}); rate limits are counted per instance until it is back (retrying quietly)`);
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    log.info('Redis is reachable again; rate limits are shared again');
+  });
+  return redis;
+}
+
+/** The URL without its password, for the log. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'REDIS_URL';
+  }
+}

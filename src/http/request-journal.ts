@@ -1,0 +1,171 @@
+/**
+ * The SCIM request log an admin reads in the console (issue 12 item 3; DESIGN.md section 9): per
+ * authenticated SCIM request, the method, path (credential parameters redacted), status,
+ * scimType, latency, time, connection (the OAuth client, or the provisioning token) and the
+ * request body with every password, secret and token value replaced and its size bounded.
+ *
+ * Never on the request path: the response hook only pushes a row into memory; a timer writes the
+ * rows in one multi-row INSERT per batch, a second later at most. The memory is bounded (rows
+ * past MAX_PENDING are dropped and counted), and a write failure is logged and dropped, never a
+ * failed request. Every team's log is pruned to RETENTION_DAYS or RETENTION_ROWS rows, whichever
+ * is smaller, at most once a minute per team. One journal per app; no module-level state; no SQL.
+ */
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.ts';
+import { newId } from '../ids.ts';
+import type { Storage } from '../storage/connect.ts';
+import { insertRequestLog, pruneRequestLog } from '../storage/repos/request-log.ts';
+import type { RequestLogRow } from '../storage/repos/request-log.ts';
+import { redactUrl } from './request-log.ts';
+
+export const RETENTION_DAYS = 7;
+export const RETENTION_ROWS = 10_000;
+/** The stored body (JSON text) is cut at this many characters. */
+export const MAX_BODY_CHARS = 4096;
+const MAX_PENDING = 5000;
+const BATCH_ROWS = 200;
+const FLUSH_MS = 1000;
+const PRUNE_EVERY_MS = 60_000;
+
+/** Names whose values are never stored: passwords, secrets, tokens, keys, credentials. */
+const SENSITIVE = /pass(word|wd|phrase)?|secret|token|credential|private|api[-_]?key|authorization|cookie/i;
+
+/**
+ * A copy of `body` fit for the log: sensitive members (and the `value` of a PATCH operation whose
+ * `path` names one) replaced by "[redacted]", strings cut at 256 characters, at most 2,000 nodes
+ * visited; then serialised and cut at MAX_BODY_CHARS.
+ */
+export function redactBody(body: unknown): string | null {
+  if (body === undefined || body === null) return null;
+  let budget = 2000;
+  const walk = (value: unknown, depth: number): unknown => {
+    if (--budget < 0) return '[…]';
+    if (typeof value === 'string') return value.length > 256 ? `${value.slice(0, 256)}…` : value;
+    if (value === null || typeof value !== 'object') return value;
+    if (depth > 8) return '[…]';
+    if (Array.isArray(value)) return value.slice(0, 200).map((v) => walk(v, depth + 1));
+    const record = value as Record<string, unknown>;
+    const pathIsSensitive = typeof record.path === 'string' && SENSITIVE.test(record.path);
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(record)) {
+      if (budget < 0) break;
+      out[key] = SENSITIVE.test(key) || (pathIsSensitive && key.toLowerCase() === 'value') ? '[redacted]' : walk(v, depth + 1);
+    }
+    // A PATCH value object replacing several attributes: {"op":"replace","value":{"password":...}} is covered above.
+    return out;
+  };
+  const text = JSON.stringify(walk(body, 0));
+  return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}…[truncated]` : text;
+}
+
+/** scimType of an error body (small: error bodies are a few hundred bytes). */
+function scimTypeOf(payload: unknown): string | null {
+  if (!Buffer.isBuffer(payload) || payload.length > 8192) return null;
+  try {
+    const parsed = JSON.parse(payload.toString('utf8')) as { scimType?: unknown };
+    return typeof parsed.scimType === 'string' ? parsed.scimType.slice(0, 40) : null;
+  } catch {
+    return null;
+  }
+}
+
+interface Caller {
+  readonly teamId: string;
+  readonly clientId: string | null;
+  readonly tokenHash: string | null;
+}
+
+export class RequestJournal {
+  readonly #storage: Storage;
+  readonly #clock: Clock;
+  readonly #log: FastifyBaseLogger;
+  readonly #callers = new WeakMap<FastifyRequest, Caller>();
+  readonly #scimTypes = new WeakMap<FastifyRequest, string>();
+  readonly #prunedAt = new Map<string, number>();
+  #pending: RequestLogRow[] = [];
+  #dropped = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(storage: Storage, clock: Clock, log: FastifyBaseLogger) {
+    this.#storage = storage;
+    this.#clock = clock;
+    this.#log = log;
+  }
+
+  /** How many rows were dropped because the writer fell behind (metrics, tests). */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** The SCIM plugin names the caller once the bearer is checked: only those requests are logged. */
+  authenticated(request: FastifyRequest, caller: Caller): void {
+    this.#callers.set(request, caller);
+  }
+
+  /** Hooks of the SCIM plugin's scope: note an error's scimType as it is sent, the row once answered. */
+  register(app: FastifyInstance): void {
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.statusCode >= 400 && this.#callers.has(request)) {
+        const scimType = scimTypeOf(payload);
+        if (scimType) this.#scimTypes.set(request, scimType);
+      }
+      done(null, payload);
+    });
+    app.addHook('onResponse', (request, reply, done) => {
+      this.#record(request, reply);
+      done();
+    });
+  }
+
+  #record(request: FastifyRequest, reply: FastifyReply): void {
+    const caller = this.#callers.get(request);
+    if (!caller) return;
+    if (this.#pending.length >= MAX_PENDING) {
+      this.#dropped++;
+      return;
+    }
+    this.#pending.push({
+      id: newId(),
+      team_id: caller.teamId,
+      at: this.#clock.now().toISOString(),
+      method: request.method.slice(0, 10),
+      path: redactUrl(request.url).slice(0, 1024),
+      status: reply.statusCode,
+      scim_type: this.#scimTypes.get(request) ?? null,
+      latency_ms: Math.round(reply.elapsedTime),
+      client_id: caller.clientId,
+      token_hash: caller.clientId === null ? caller.tokenHash : null,
+      request_id: request.id,
+      body: request.method === 'GET' ? null : redactBody(request.body),
+    });
+    this.#timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
+  }
+
+  /** Writes what is pending, in batches, then prunes the teams written to (at most once a minute each). */
+  flush(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const rows = this.#pending;
+    this.#pending = [];
+    if (rows.length === 0) return this.#writing;
+    this.#writing = this.#writing
+      .then(async () => {
+        for (let i = 0; i < rows.length; i += BATCH_ROWS) await insertRequestLog(this.#storage.db, rows.slice(i, i + BATCH_ROWS));
+        const now = this.#clock.now().getTime();
+        const cutoff = new Date(now - RETENTION_DAYS * 86_400_000).toISOString();
+        for (const teamId of new Set(rows.map((r) => r.team_id))) {
+          const last = this.#prunedAt.get(teamId);
+          if (last !== undefined && now - last < PRUNE_EVERY_MS) continue;
+          this.#prunedAt.set(teamId, now);
+          await pruneRequestLog(this.#storage.db, teamId, cutoff, RETENTION_ROWS);
+        }
+      })
+      .catch((error: unknown) => this.#log.warn({ err: error, rows: rows.length }, 'could not write the SCIM request log'));
+    return this.#writing;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}

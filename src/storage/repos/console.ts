@@ -1,0 +1,58 @@
+/**
+ * The console's own reads (issue 12): a team's counts for the overview, the audit log with
+ * filters (newest first, (at, id) seek), and the OAuth clients holding live tokens for a team.
+ * Everything else the console shows comes through the SCIM services' repositories.
+ */
+import { sql } from 'kysely';
+import type { AuditEventsTable, Executor } from '../types.ts';
+
+export async function teamCounts(ex: Executor, teamId: string): Promise<{ activeUsers: number; deactivatedUsers: number; groups: number }> {
+  const users = await ex
+    .selectFrom('users')
+    .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string>(sql`case when active = 1 then 1 else 0 end`).as('active')])
+    .where('team_id', '=', teamId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  const groups = await ex.selectFrom('groups').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow();
+  const total = Number(users.n);
+  const active = Number(users.active ?? 0);
+  return { activeUsers: active, deactivatedUsers: total - active, groups: Number(groups.n) };
+}
+
+export interface AuditFilter {
+  readonly via?: string;
+  readonly actorId?: string;
+  readonly action?: string;
+  readonly resourceId?: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly before?: { readonly at: string; readonly id: string };
+  readonly limit: number;
+}
+
+export async function filteredAuditEvents(ex: Executor, teamId: string, f: AuditFilter): Promise<AuditEventsTable[]> {
+  let query = ex.selectFrom('audit_events').selectAll().where('team_id', '=', teamId);
+  // The actor is stored as JSON text ({"via":..,"clientId":..,"userId":..}): matched as text.
+  if (f.via !== undefined) query = query.where('actor', 'like', `{"via":"${f.via}",%`);
+  if (f.actorId !== undefined) query = query.where((eb) => eb.or([eb('actor', 'like', `%"clientId":"${f.actorId}"%`), eb('actor', 'like', `%"userId":"${f.actorId}"%`)]));
+  if (f.action !== undefined) query = query.where('action', '=', f.action);
+  if (f.resourceId !== undefined) query = query.where('resource_id', '=', f.resourceId);
+  if (f.from !== undefined) query = query.where('at', '>=', f.from);
+  if (f.to !== undefined) query = query.where('at', '<=', f.to);
+  const before = f.before;
+  if (before) query = query.where((eb) => eb.or([eb('at', '<', before.at), eb.and([eb('at', '=', before.at), eb('id', '<', before.id)])]));
+  return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
+}
+
+export async function clientsWithTokens(ex: Executor, teamId: string, now: string): Promise<{ id: string; name: string; bound: boolean; liveTokens: number }[]> {
+  const rows = await ex
+    .selectFrom('oauth_clients as c')
+    .leftJoin('oauth_tokens as t', (join) => join.onRef('t.client_id', '=', 'c.id').on('t.team_id', '=', teamId).on('t.revoked_at', 'is', null).on('t.expires_at', '>', now))
+    .select(['c.id', 'c.name', 'c.team_id'])
+    .select((eb) => eb.fn.count<number | string>('t.hash').as('live'))
+    .groupBy(['c.id', 'c.name', 'c.team_id'])
+    .execute();
+  return rows
+    .filter((r) => r.team_id === teamId || Number(r.live) > 0)
+    .map((r) => ({ id: r.id, name: r.name, bound: r.team_id === teamId, liveTokens: Number(r.live) }));
+}

@@ -1,0 +1,210 @@
+/**
+ * The console in a real browser (Debian's headless Chromium, playwright-core), at 1280 px and at
+ * 390 px: keyboard-only sign-in, search a user, open a group, keyboard-only token issue, use the
+ * token on SCIM, a failing SCIM request read back in the request log, revoke the token and see
+ * the 401, change a setting; axe-core run inside every page (no serious or critical violation);
+ * a screenshot of every page saved to docs/console/. REQUIRE_BROWSER=1 makes a missing browser a
+ * failure; elsewhere the tests are skipped when /usr/bin/chromium is absent.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { buildApp } from '../../src/app.ts';
+import { createTeam, createTeamUser } from '../../src/admin.ts';
+import { systemClock } from '../../src/clock.ts';
+import { TEST_CONFIG } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+import type { TestDatabase } from '../support/engines.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const missing = !existsSync(CHROMIUM);
+if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const SHOTS = join(import.meta.dirname, '../../docs/console');
+const PASSWORD = 'browser console password';
+const HOSTILE = ['<script>alert(1)</script>@x.example', '"quoted\' o\'hara"@x.example', '\u202Eevil\u202C@x.example', '😀emoji@x.example'];
+
+/** axe-core inside the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
+async function accessibility(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
+    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.count})`);
+}
+
+/** Presses Tab until the element with `id` has the focus (a keyboard user's way there). */
+async function tabTo(page: Page, id: string): Promise<void> {
+  for (let i = 0; i < 60; i++) {
+    if ((await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? '')) === id) return;
+    await page.keyboard.press('Tab');
+  }
+  assert.fail(`#${id} cannot be reached with Tab`);
+}
+
+for (const [width, height] of [[1280, 800], [390, 844]] as const) {
+  describe(`console in Chromium at ${width} px`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+    let database: TestDatabase;
+    let browser: Browser;
+    let rollcall: string;
+    let close: () => Promise<void>;
+    let page: Page;
+    let groupId: string;
+
+    before(async () => {
+      database = await engines[0]!.open();
+      const probe = createServer();
+      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+      const port = (probe.address() as AddressInfo).port;
+      await new Promise((r) => probe.close(r));
+      const served = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: `http://127.0.0.1:${port}` }, storage: database.storage });
+      rollcall = await served.listen({ host: '127.0.0.1', port });
+      close = () => served.close();
+      const deps = { storage: database.storage, clock: systemClock, baseUrl: rollcall };
+      await createTeam(deps, 'acme');
+      await createTeamUser(deps, 'acme', 'admin@acme.example', { password: PASSWORD, admin: true });
+      const ids: string[] = [];
+      for (const name of ['ada.lovelace@acme.example', 'grace.hopper@acme.example', ...HOSTILE]) ids.push(String((await createTeamUser(deps, 'acme', name, {})).id));
+      const admin = await fetch(`${rollcall}/v2/scim/Users?filter=userName%20eq%20%22x%22`); // unauthenticated: not logged
+      assert.equal(admin.status, 401);
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+      const context = await browser.newContext({ viewport: { width, height } });
+      page = await context.newPage();
+      groupId = '';
+      void ids;
+    });
+
+    after(async () => {
+      await browser?.close();
+      await close?.();
+      await database?.dispose();
+    });
+
+    const shot = async (name: string) => {
+      await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`) });
+      assert.deepEqual(await accessibility(page), [], `axe on ${name} at ${width} px`);
+    };
+
+    it('signs in with the keyboard only', async () => {
+      await page.goto(`${rollcall}/console`);
+      assert.ok(page.url().endsWith('/console/sign-in'));
+      await shot('sign-in');
+      // The user name field has the focus on arrival.
+      await tabTo(page, 'username');
+      await page.keyboard.type('admin@acme.example');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(PASSWORD);
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`${rollcall}/console`);
+      assert.equal(await page.locator('h1').textContent(), 'Overview');
+      await shot('overview');
+    });
+
+    it('searches a user and opens it; hostile names are shown as text', async () => {
+      await page.goto(`${rollcall}/console/users`);
+      assert.equal(await page.locator('a', { hasText: '<script>alert(1)</script>@x.example' }).count(), 1);
+      await shot('users');
+      await page.getByLabel('Search').fill('grace');
+      await page.getByRole('button', { name: 'Search' }).click();
+      assert.equal(await page.locator('tbody tr').count(), 1);
+      await page.getByRole('link', { name: 'grace.hopper@acme.example' }).click();
+      assert.equal(await page.locator('h1').textContent(), 'grace.hopper@acme.example');
+      await shot('user');
+    });
+
+    it('opens a group and its members', async () => {
+      const token = await issueByFetch();
+      const users = (await (await fetch(`${rollcall}/v2/scim/Users?count=10`, { headers: { authorization: `Bearer ${token}` } })).json()) as { Resources: { id: string }[] };
+      const created = await fetch(`${rollcall}/v2/scim/Groups`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+        body: JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: `Engineering <b>"${width}"</b> 😀`, members: users.Resources.map((u) => ({ value: u.id })) }),
+      });
+      assert.equal(created.status, 201);
+      groupId = ((await created.json()) as { id: string }).id;
+      await page.goto(`${rollcall}/console/groups`);
+      await shot('groups');
+      await page.getByRole('link', { name: `Engineering <b>"${width}"</b> 😀` }).click();
+      assert.ok(page.url().endsWith(`/console/groups/${groupId}`));
+      assert.equal(await page.locator('h2 + .table-wrap tbody tr').first().locator('a').count(), 1);
+      await shot('group');
+    });
+
+    /** A token for the test's own SCIM calls, issued through the console's form (not keyboard-only). */
+    async function issueByFetch(): Promise<string> {
+      await page.goto(`${rollcall}/console/connections`);
+      await page.getByLabel('Name').fill(`setup ${Date.now()}`);
+      await page.getByRole('button', { name: 'Issue token' }).click();
+      return String(await page.locator('#new-token').textContent()).trim();
+    }
+
+    it('issues a token with the keyboard only, uses it, reads a failing request in the log, revokes it: 401', async () => {
+      await page.goto(`${rollcall}/console/connections`);
+      await tabTo(page, 'token-name');
+      await page.keyboard.type('Entra ID <prod> "west"');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#new-token');
+      const token = String(await page.locator('#new-token').textContent()).trim();
+      assert.match(token, /^rc_at_/);
+      assert.equal(String(await page.locator('#scim-base').textContent()).trim(), `${rollcall}/v2/scim`);
+      await shot('token-issued');
+
+      const ok = await fetch(`${rollcall}/v2/scim/Users`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(ok.status, 200);
+      const conflict = await fetch(`${rollcall}/v2/scim/Users`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+        body: JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'grace.hopper@acme.example', password: 'never-in-the-log-123' }),
+      });
+      assert.equal(conflict.status, 409);
+
+      // The log is written within a second, off the request path.
+      await new Promise((r) => setTimeout(r, 1500));
+      await page.goto(`${rollcall}/console/requests`);
+      await page.getByLabel('Status').selectOption('4xx');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      const row = page.locator('tbody tr', { hasText: 'uniqueness' });
+      assert.equal(await row.count(), 1);
+      assert.match(String(await row.textContent()), /POST.*\/v2\/scim\/Users.*409.*uniqueness/s);
+      assert.match(String(await row.textContent()), /Entra ID <prod> "west"/);
+      assert.doesNotMatch(await page.content(), /never-in-the-log/);
+      await shot('requests');
+
+      await page.goto(`${rollcall}/console/connections`);
+      await page.getByRole('button', { name: 'Revoke Entra ID <prod> "west"' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /revoked/);
+      await shot('connections');
+      const refused = await fetch(`${rollcall}/v2/scim/Users`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(refused.status, 401);
+    });
+
+    it('reads the audit log, the events page, and changes a setting', async () => {
+      await page.goto(`${rollcall}/console/audit`);
+      await page.getByLabel('Action').fill('token_revoked');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      assert.ok((await page.locator('tbody tr').count()) >= 1);
+      await shot('audit');
+      await page.goto(`${rollcall}/console/events`);
+      assert.match(String(await page.locator('main').textContent()), /Events are not configured/);
+      await shot('events');
+      await page.goto(`${rollcall}/console/settings`);
+      await page.getByLabel('Deactivated users').selectOption('visible');
+      await page.getByRole('button', { name: 'Save' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Saved/);
+      assert.equal(await page.getByLabel('Deactivated users').inputValue(), 'visible');
+      await shot('settings');
+    });
+  });
+}

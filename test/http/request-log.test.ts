@@ -1,0 +1,105 @@
+/**
+ * Issue 12, item 3: the SCIM request log. Each authenticated SCIM request leaves a row (method,
+ * path, status, scimType, latency, time, connection) with its body redacted and bounded; rows
+ * are written in batches after the response, and kept 7 days or 10,000 per team.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { issueToken } from '../../src/admin.ts';
+import { requestLogEntries } from '../../src/console/request-log.ts';
+import { MAX_BODY_CHARS, redactBody } from '../../src/http/request-journal.ts';
+import { insertRequestLog, pruneRequestLog } from '../../src/storage/repos/request-log.ts';
+import { createTestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+import { adminDeps, registerAdmin } from '../support/oauth.ts';
+
+/** Counts INSERTs into request_log. */
+class Inserts implements KyselyPlugin {
+  count = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (args.node.kind === 'InsertQueryNode' && JSON.stringify(args.node).includes('"request_log"')) this.count++;
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+for (const engine of engines) {
+  describe(`request log (${engine.name})`, () => {
+    it('records status, scimType, latency and connection, with passwords and secrets redacted, in batches', async () => {
+      const inserts = new Inserts();
+      const t = await createTestApp({ engine, wrapStorage: (s) => ({ ...s, db: s.db.withPlugin(inserts) }) });
+      try {
+        const admin = await registerAdmin(t);
+        const issued = await issueToken(adminDeps(t), 'acme', admin.userName, { scope: ['read', 'write'], ttlSeconds: 3600, name: 'Okta <prod>' });
+        const as = (method: string, url: string, body?: unknown) =>
+          t.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${issued.token}`, 'content-type': 'application/scim+json' }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+        const user = { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'ann@acme.example', password: 'hunter2-hunter2-hunter2' };
+        assert.equal((await as('POST', '/v2/scim/Users', user)).statusCode, 201);
+        assert.equal((await as('POST', '/v2/scim/Users', user)).statusCode, 409);
+        const id = String((await as('GET', '/v2/scim/Users?filter=userName%20eq%20%22ann@acme.example%22')).json().Resources[0].id);
+        await as('PATCH', `/v2/scim/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'password', value: 'another-long-password' }] });
+        assert.equal((await as('GET', '/v2/scim/Users?filter=userName%20zz%20%22x%22')).statusCode, 400);
+        for (let i = 0; i < 20; i++) await t.request('GET', '/v2/scim/Groups');
+        assert.equal((await t.app.inject({ method: 'GET', url: '/v2/scim/Users', headers: { authorization: 'Bearer rc_at_nope' } })).statusCode, 401);
+        await t.app.close(); // flushes
+        assert.ok(inserts.count >= 1 && inserts.count <= 3, `${inserts.count} INSERTs for 25 requests: batched`);
+
+        const all = await requestLogEntries(t.storage, t.team.id, { limit: 200 });
+        assert.equal(all.entries.length, 25, 'the unauthenticated request is not in any team\'s log');
+        const failed = await requestLogEntries(t.storage, t.team.id, { status: '4xx' });
+        assert.deepEqual(failed.entries.map((e) => [e.method, e.status, e.scimType]), [['GET', 400, 'invalidFilter'], ['POST', 409, 'uniqueness']]);
+        const conflict = failed.entries[1]!;
+        assert.equal(conflict.connection, `token:${issued.id}`);
+        assert.equal(conflict.connectionLabel, 'token "Okta <prod>"');
+        assert.ok(conflict.latencyMs >= 0);
+        assert.match(conflict.body ?? '', /ann@acme\.example/);
+        const bodies = all.entries.map((e) => e.body ?? '').join('\n');
+        for (const secret of ['hunter2', 'another-long-password']) assert.ok(!bodies.includes(secret), `${secret} is not in the log`);
+        assert.match(bodies, /"password":"\[redacted\]"/);
+
+        const byToken = await requestLogEntries(t.storage, t.team.id, { connection: `token:${issued.id}`, limit: 200 });
+        assert.equal(byToken.entries.length, 5);
+        const paged = await requestLogEntries(t.storage, t.team.id, { limit: 10 });
+        const second = await requestLogEntries(t.storage, t.team.id, { limit: 10, before: paged.next! });
+        assert.equal(new Set([...paged.entries, ...second.entries].map((e) => e.id)).size, 20);
+        await assert.rejects(requestLogEntries(t.storage, t.team.id, { status: 'bad' }), /status is 2xx/);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('keeps 7 days or the newest rows per team, whichever is smaller; other teams untouched', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        const other = await t.addTeam('other');
+        const row = (teamId: string, at: string, n: number) => ({
+          id: `R${String(n).padStart(19, '0')}`, team_id: teamId, at, method: 'GET', path: '/v2/scim/Users', status: 200, scim_type: null, latency_ms: 1, client_id: null, token_hash: null, request_id: null, body: null,
+        });
+        const rows = [];
+        for (let i = 0; i < 30; i++) rows.push(row(t.team.id, new Date(Date.parse('2026-01-10T00:00:00Z') + i * 1000).toISOString(), i));
+        rows.push(row(t.team.id, '2026-01-01T00:00:00.000Z', 100));
+        rows.push(row(other.team.id, '2026-01-01T00:00:00.000Z', 200));
+        await insertRequestLog(t.storage.db, rows);
+        await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10);
+        const left = await requestLogEntries(t.storage, t.team.id, { limit: 200 });
+        assert.deepEqual(left.entries.map((e) => e.id), rows.slice(20, 30).reverse().map((r) => r.id));
+        assert.equal((await requestLogEntries(t.storage, other.team.id, { limit: 200 })).entries.length, 1);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
+
+describe('redactBody', () => {
+  it('bounds the size and redacts nested secrets and PATCH values of sensitive paths', () => {
+    const big = redactBody({ members: Array.from({ length: 5000 }, (_, i) => ({ value: `user-${i}` })) })!;
+    assert.ok(big.length <= MAX_BODY_CHARS + 20, String(big.length));
+    const patch = redactBody({ Operations: [{ op: 'add', path: 'password', value: 'x1' }, { op: 'replace', value: { password: 'x2', 'urn:e:clientSecret': 'x3' } }] })!;
+    assert.doesNotMatch(patch, /x1|x2|x3/);
+    assert.equal(redactBody(undefined), null);
+  });
+});
