@@ -37,6 +37,9 @@ export interface CopyProgress {
 type Row = Record<string, unknown>;
 
 function canonical(value: unknown): unknown {
+  // PostgreSQL's driver gives bigint columns (the events' seq and cursors) as text, SQLite's as
+  // numbers: integers are compared as numbers whichever way they came (on both sides alike).
+  if (typeof value === 'string' && /^-?\d{1,20}$/.test(value)) return Number(value);
   if (typeof value === 'string' && (value.startsWith('{') || value.startsWith('['))) {
     try {
       return canonical(JSON.parse(value));
@@ -49,7 +52,6 @@ function canonical(value: unknown): unknown {
     return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Row)[k])]));
   }
   if (typeof value === 'bigint') return Number(value);
-  // Integers come back as numbers from both drivers; a numeric string of an int8 count would not occur in rows.
   return value;
 }
 
