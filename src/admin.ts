@@ -54,6 +54,10 @@ function teamName(name: string): string {
   return trimmed;
 }
 
+/** The audit row of a change to a team's settings, in the change's transaction. */
+const teamUpdated = (ex: Executor, deps: AdminDeps, team: TeamRow, actor: Actor | undefined, detail: Record<string, unknown>): Promise<void> =>
+  recordEvent(ex, deps.clock, { teamId: team.id, actor: actor ?? CLI_ACTOR, requestId: null, action: 'team_updated', resourceType: 'Team', resourceId: team.id, detail });
+
 /**
  * Renames a team (console Settings, `rollcall team rename`), audited. Sign-in by team name and
  * `--team` flags use the new name at once; ids, tokens and users are untouched.
@@ -67,15 +71,7 @@ export async function renameTeam(deps: AdminDeps, name: string, newName: string,
   try {
     await deps.storage.db.transaction().execute(async (trx) => {
       await setTeamName(trx, team.id, trimmed);
-      await recordEvent(trx, deps.clock, {
-        teamId: team.id,
-        actor: actor ?? CLI_ACTOR,
-        requestId: null,
-        action: 'team_updated',
-        resourceType: 'Team',
-        resourceId: team.id,
-        detail: { name: { from: team.name, to: trimmed } },
-      });
+      await teamUpdated(trx, deps, team, actor, { name: { from: team.name, to: trimmed } });
     });
   } catch (error) {
     if (deps.storage.hooks.isUniqueViolation(error)) throw new AdminError(`a team named "${trimmed}" already exists`);
@@ -128,15 +124,7 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
       }
       await setDeactivatedUsers(trx, team.id, deactivatedUsers);
       await recomputeNameClaims(trx, team.id, deactivatedUsers);
-      await recordEvent(trx, deps.clock, {
-        teamId: team.id,
-        actor: actor ?? CLI_ACTOR,
-        requestId: null,
-        action: 'team_updated',
-        resourceType: 'Team',
-        resourceId: team.id,
-        detail: { deactivatedUsers: { from: team.deactivated_users, to: deactivatedUsers } },
-      });
+      await teamUpdated(trx, deps, team, actor, { deactivatedUsers: { from: team.deactivated_users, to: deactivatedUsers } });
     });
   } catch (error) {
     if (!(error instanceof AdminError) && deps.storage.hooks.isUniqueViolation(error)) {

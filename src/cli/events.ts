@@ -8,20 +8,10 @@ import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { requireTeam } from '../admin.ts';
 import type { AdminDeps } from '../admin.ts';
-import type { Config } from '../config.ts';
+import type { CliHelpers, Common } from './helpers.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { SubscriptionView } from '../events/subscriptions.ts';
 
-interface Common {
-  database?: string;
-  json?: boolean;
-}
-
-export interface CliHelpers {
-  readonly withCommon: (command: Command) => Command;
-  readonly withDatabase: <T>(options: Common, work: (deps: AdminDeps, config: Config) => Promise<T>) => Promise<T>;
-  readonly print: (json: boolean | undefined, value: unknown, human: string) => void;
-}
 
 const seqArg = (v: string): number => {
   if (!/^\d{1,15}$/.test(v) || Number(v) < 1) throw new InvalidArgumentError('a sequence number (1 or more)');

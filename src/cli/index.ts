@@ -11,6 +11,7 @@ import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
 import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import { registerEventCommands } from './events.ts';
+import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps, ClientView } from '../admin.ts';
@@ -31,11 +32,6 @@ import type { Scope } from '../oauth/tokens.ts';
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
   return pkg.version ?? 'unknown';
-}
-
-interface Common {
-  database?: string;
-  json?: boolean;
 }
 
 function configFrom(options: Common & { host?: string; port?: string; publicBaseUrl?: string }): Config {

@@ -8,20 +8,9 @@ import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { AdminError, requireTeam } from '../admin.ts';
-import type { AdminDeps } from '../admin.ts';
-import type { Config } from '../config.ts';
+import type { CliHelpers, Common } from './helpers.ts';
 import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
 
-interface Common {
-  database?: string;
-  json?: boolean;
-}
-
-export interface CliHelpers {
-  readonly withCommon: (command: Command) => Command;
-  readonly withDatabase: <T>(options: Common, work: (deps: AdminDeps, config: Config) => Promise<T>) => Promise<T>;
-  readonly print: (json: boolean | undefined, value: unknown, human: string) => void;
-}
 
 function readSchemaFile(path: string): Record<string, unknown> {
   let text: string;

@@ -60,3 +60,43 @@ export async function recordChange(deps: FeedDeps, ex: Executor, change: Change)
     members: members ? JSON.stringify(members) : null,
   });
 }
+
+/** Who writes, as a SCIM request's context carries it. */
+export interface WriteOrigin extends FeedDeps {
+  readonly team: { readonly id: string };
+  readonly actor: Actor;
+  readonly requestId: string | null;
+}
+
+/** A stored resource row, as far as its feed event needs it. */
+export interface ChangedRow {
+  readonly id: string;
+  readonly version: number;
+  readonly external_id: string | null;
+  readonly data: unknown;
+}
+
+/** Appends the change of a stored user or group row (the writes of scim/users.ts and groups.ts). */
+export const recordRowChange = (
+  origin: WriteOrigin,
+  ex: Executor,
+  type: ChangeType,
+  resourceType: Change['resourceType'],
+  row: ChangedRow,
+  changed: readonly string[],
+  members?: MembersDelta,
+): Promise<number> =>
+  recordChange(origin, ex, {
+    teamId: origin.team.id,
+    type,
+    resourceType,
+    resourceId: row.id,
+    version: row.version,
+    changed,
+    actor: origin.actor,
+    txn: origin.requestId,
+    externalId: row.external_id,
+    // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
+    data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
+    ...(members ? { members } : {}),
+  });

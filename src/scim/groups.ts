@@ -9,7 +9,7 @@
 import { changedAttributes, recordEvent } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
-import { recordChange } from '../events/feed.ts';
+import { recordRowChange } from '../events/feed.ts';
 import type { ChangeType, MembersDelta } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import {
@@ -101,20 +101,7 @@ const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string,
 
 /** The feed event of a write to a group (RFC 9967), in the write's transaction. */
 const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: GroupRow, changed: readonly string[], members?: MembersDelta): Promise<number> =>
-  recordChange(ctx, trx, {
-    teamId: ctx.team.id,
-    type,
-    resourceType: 'Group',
-    resourceId: row.id,
-    version: row.version,
-    changed,
-    actor: ctx.actor,
-    txn: ctx.requestId,
-    externalId: row.external_id,
-    // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
-    data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
-    ...(members ? { members } : {}),
-  });
+  recordRowChange(ctx, trx, type, 'Group', row, changed, members);
 
 /** Member ids in an audit summary: the first hundred, and how many there were. */
 const idList = (ids: readonly string[]) => (ids.length <= 100 ? ids : { first: ids.slice(0, 100), count: ids.length });

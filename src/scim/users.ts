@@ -10,7 +10,7 @@
 import { changedAttributes, recordEvent } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
-import { recordChange } from '../events/feed.ts';
+import { recordRowChange } from '../events/feed.ts';
 import type { ChangeType } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import { signsIn } from '../oauth/accounts.ts';
@@ -264,24 +264,11 @@ function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, 
 
 /** The feed event of a write to a user (RFC 9967), in the write's transaction. */
 const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: UserRow, changed: readonly string[]): Promise<number> =>
-  recordChange(ctx, trx, {
-    teamId: ctx.team.id,
-    type,
-    resourceType: 'User',
-    resourceId: row.id,
-    version: row.version,
-    changed,
-    actor: ctx.actor,
-    txn: ctx.requestId,
-    externalId: row.external_id,
-    // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
-    data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
-  });
+  recordRowChange(ctx, trx, type, 'User', row, changed);
 
-const CHANGE_OF: Record<AuditAction, ChangeType | undefined> = {
+/** The feed's name for a user write's audit action (the others are not user writes). */
+const CHANGE_OF: Partial<Record<AuditAction, ChangeType>> = {
   create: 'create', replace: 'put', patch: 'patch', deactivate: 'deactivate', activate: 'activate', delete: 'delete',
-  members: undefined, sign_in: undefined, sign_in_failed: undefined, token_issued: undefined, token_revoked: undefined, grant_revoked: undefined,
-  client_created: undefined, client_secret_rotated: undefined, client_deleted: undefined, team_updated: undefined, password_changed: undefined,
 };
 
 /** The audit event of a write to a user, in the write's transaction. */

@@ -17,31 +17,23 @@ export async function insertProvisioningToken(ex: Executor, row: ProvisioningTok
   await ex.insertInto('provisioning_tokens').values(row).execute();
 }
 
-/** A team's provisioning tokens, newest first (revoked and expired ones too: the list says so). */
-export async function listProvisioningTokens(ex: Executor, teamId: string, limit: number): Promise<ProvisioningTokenListed[]> {
-  return ex
+/** A team's provisioning tokens with their token's state and user's name. */
+const listed = (ex: Executor, teamId: string) =>
+  ex
     .selectFrom('provisioning_tokens as p')
     .innerJoin('oauth_tokens as t', 't.hash', 'p.token_hash')
     .leftJoin('users as u', 'u.id', 'p.user_id')
     .selectAll('p')
     .select(['t.revoked_at', 't.scope', 'u.user_name'])
-    .where('p.team_id', '=', teamId)
-    .orderBy('p.created_at', 'desc')
-    .orderBy('p.id', 'desc')
-    .limit(limit)
-    .execute();
+    .where('p.team_id', '=', teamId);
+
+/** A team's provisioning tokens, newest first (revoked and expired ones too: the list says so). */
+export async function listProvisioningTokens(ex: Executor, teamId: string, limit: number): Promise<ProvisioningTokenListed[]> {
+  return listed(ex, teamId).orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(limit).execute();
 }
 
 export async function provisioningToken(ex: Executor, teamId: string, id: string): Promise<ProvisioningTokenListed | undefined> {
-  return ex
-    .selectFrom('provisioning_tokens as p')
-    .innerJoin('oauth_tokens as t', 't.hash', 'p.token_hash')
-    .leftJoin('users as u', 'u.id', 'p.user_id')
-    .selectAll('p')
-    .select(['t.revoked_at', 't.scope', 'u.user_name'])
-    .where('p.team_id', '=', teamId)
-    .where('p.id', '=', id)
-    .executeTakeFirst();
+  return listed(ex, teamId).where('p.id', '=', id).executeTakeFirst();
 }
 
 /** Records uses batched by http/last-used.ts: one statement per distinct time, never moving back. */
