@@ -37,14 +37,20 @@ export type AuditAction =
   | 'client_secret_rotated'
   | 'client_deleted'
   | 'team_updated'
-  | 'password_changed';
+  | 'password_changed'
+  // Event subscriptions (issue 10 item 3, issue 12's Events page): CLI, API and console alike.
+  | 'subscription_created'
+  | 'subscription_paused'
+  | 'subscription_resumed'
+  | 'subscription_replayed'
+  | 'subscription_deleted';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

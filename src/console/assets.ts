@@ -61,6 +61,11 @@ dl.attrs { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; 
 dl.attrs dt { color: var(--muted); }
 dl.attrs dd { margin: 0; overflow-wrap: anywhere; }
 .inline { display: inline; }
+fieldset.checks { border: 1px solid var(--line); border-radius: 8px; margin: .75rem 0; padding: .25rem .75rem .5rem; display: flex; flex-wrap: wrap; gap: 0 1.25rem; }
+fieldset.checks legend { font-weight: 600; font-size: .9rem; padding: 0 .25rem; }
+label.check { font-weight: 400; display: flex; align-items: center; gap: .4rem; margin: .35rem 0; }
+label.check input { width: 1.1rem; height: 1.1rem; flex: none; }
+.alert ul { margin: .25rem 0 0; padding-left: 1.25rem; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { .who { margin-left: 0; width: 100%; } th, td { padding: .45rem .5rem; } }
 `;
 

@@ -7,6 +7,8 @@
  */
 import escapeHtml from 'escape-html';
 import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
+import type { EventsHealth } from './events.ts';
+import { eventsAlert, eventsTile } from './events-views.ts';
 import type { RequestLogEntry } from './request-log.ts';
 import type { ProvisioningTokenView } from '../oauth/provisioning.ts';
 import type { Resource } from '../scim/representation.ts';
@@ -106,13 +108,13 @@ export function errorBody(message: string): string {
   return `<div class="alert" role="alert">${e(message)}</div>`;
 }
 
-export function overviewBody(o: Overview): string {
+export function overviewBody(o: Overview, events: EventsHealth): string {
   const tiles = [
     [o.activeUsers, 'active users'],
     [o.deactivatedUsers, 'deactivated users'],
     [o.groups, 'groups'],
     [o.connections, 'connections'],
-    ['—', 'events pending (events are not configured)'],
+    eventsTile(events),
   ]
     .map(([n, l]) => `<div class="tile"><span class="n">${e(n)}</span><span class="l">${e(l)}</span></div>`)
     .join('');
@@ -121,7 +123,7 @@ export function overviewBody(o: Overview): string {
     .map((a) => `<tr><td class="wrap" dir="auto">${e(a.label)}</td><td>${e(a.lastAt)}</td><td>${e(a.total)}</td><td class="${a.failures > 0 ? 'status-4' : ''}">${e(a.failures)}</td></tr>`)
     .join('');
   return `<section class="tiles" aria-label="Counts">${tiles}</section>
-${failing.length > 0 ? `<div class="alert" role="status">${e(failing.length)} connection(s) had failing requests in the last 24 hours: see the <a href="/console/requests?status=4xx">request log</a>.</div>` : '<p class="ok" role="status">Nothing failing in the last 24 hours.</p>'}
+${failing.length > 0 ? `<div class="alert" role="status">${e(failing.length)} connection(s) had failing requests in the last 24 hours: see the <a href="/console/requests?status=4xx">request log</a>.</div>` : ''}${eventsAlert(events)}${failing.length === 0 && events.problems.length === 0 ? '<p class="ok" role="status">Nothing failing in the last 24 hours, and no event subscription paused or failing.</p>' : ''}
 <h2>Provisioning in the last 24 hours</h2>
 ${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Connection</th><th scope="col">Last request</th><th scope="col">Requests</th><th scope="col">Failed</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
 }
@@ -307,11 +309,6 @@ ${field('actor', 'Actor', 'cli, console, scim, or an id')}${field('action', 'Act
 ${error ? errorBody(error) : ''}
 ${historyTable(entries)}
 ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/audit${e(q({ ...filters, before: next }))}" rel="next">Older events</a></nav>` : ''}`;
-}
-
-export function eventsBody(): string {
-  return `<div class="card"><p><strong>Events are not configured.</strong></p>
-<p class="muted">Event subscriptions (signed notifications of changes sent to your endpoints), their delivery log, and pause, resume and replay will appear here once Rollcall's events are set up.</p></div>`;
 }
 
 export function settingsBody(csrf: string, team: { name: string; deactivatedUsers: string }, message?: string, error?: string): string {

@@ -8,17 +8,21 @@
  * from now on); `replay --from SEQ` moves its cursor back so events from SEQ on are delivered
  * again, in order (receivers de-duplicate by `jti`). Receivers must be https, or http on a
  * loopback address (tests, local development): a plain-http receiver elsewhere would expose
- * the SETs and the changes they describe on the network. It owns no SQL and no HTTP.
+ * the SETs and the changes they describe on the network. Every change (create, pause, resume,
+ * replay, delete) writes its audit row in the change's transaction, naming who made it (the CLI,
+ * a bearer of the API, or a console admin). It owns no SQL and no HTTP.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { CLI_ACTOR, recordEvent } from '../audit/events.ts';
+import type { Actor, AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { badRequest, notFound, ScimError } from '../scim/errors.ts';
-import { firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
-import { attemptsOf, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
+import { countEventsAfter, firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
+import { attemptsOf, attemptsPage, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
-import type { Db } from '../storage/types.ts';
+import type { Db, Executor } from '../storage/types.ts';
 import { CHANGE_TYPES } from './feed.ts';
 import type { ChangeType } from './feed.ts';
 import { eventUri } from './set.ts';
@@ -27,6 +31,31 @@ export interface SubscriptionDeps {
   readonly storage: { readonly db: Db };
   readonly clock: Clock;
 }
+
+/** Who asks for a change, for its audit row: the CLI unless said otherwise. */
+export interface ChangeOrigin {
+  readonly actor: Actor;
+  readonly requestId: string | null;
+}
+
+const CLI_ORIGIN: ChangeOrigin = { actor: CLI_ACTOR, requestId: null };
+
+/**
+ * The receiver URL as the audit trail keeps it: without its query, which often carries the
+ * receiver's own secret (the subscription list shows the whole URL to the team's admins).
+ */
+export function auditedUrl(raw: string | null): string | null {
+  if (raw === null) return null;
+  try {
+    const url = new URL(raw);
+    return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
+  } catch {
+    return null;
+  }
+}
+
+const audit = (ex: Executor, deps: SubscriptionDeps, teamId: string, by: ChangeOrigin, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
+  recordEvent(ex, deps.clock, { teamId, actor: by.actor, requestId: by.requestId, action, resourceType: 'Subscription', resourceId: id, detail });
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
@@ -109,7 +138,7 @@ export interface NewSubscription {
 /** The poll credential (shown once) and its digest, which is all the database keeps. */
 export const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-export async function createSubscription(deps: SubscriptionDeps, teamId: string, input: NewSubscription): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+export async function createSubscription(deps: SubscriptionDeps, teamId: string, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
   if (input.method !== 'push' && input.method !== 'poll') throw badRequest('invalidValue', 'method must be "push" or "poll"');
   if (input.method === 'push') {
     if (typeof input.url !== 'string') throw badRequest('invalidValue', 'a push subscription needs the receiver url');
@@ -122,26 +151,30 @@ export async function createSubscription(deps: SubscriptionDeps, teamId: string,
   if (events !== null && events.length === 0) throw badRequest('invalidValue', 'events must name at least one event');
   const now = iso(deps.clock);
   const pollToken = input.method === 'poll' ? `rce_${randomBytes(24).toString('base64url')}` : undefined;
-  const row: SubscriptionRow = {
-    id: newId(),
-    team_id: teamId,
-    method: input.method,
-    url: input.method === 'push' ? input.url! : null,
-    events: events === null ? null : JSON.stringify(events),
-    full: input.full ? 1 : 0,
-    state: 'active',
-    paused_reason: null,
-    cursor: await lastSeq(deps.storage.db, teamId),
-    failures: 0,
-    failing_since: null,
-    next_attempt_at: now,
-    lease_owner: null,
-    lease_until: null,
-    secret_hash: pollToken ? digestOf(pollToken) : null,
-    created_at: now,
-    updated_at: now,
-  };
-  await insertSubscription(deps.storage.db, row);
+  const row = await deps.storage.db.transaction().execute(async (trx) => {
+    const created: SubscriptionRow = {
+      id: newId(),
+      team_id: teamId,
+      method: input.method,
+      url: input.method === 'push' ? input.url! : null,
+      events: events === null ? null : JSON.stringify(events),
+      full: input.full ? 1 : 0,
+      state: 'active',
+      paused_reason: null,
+      cursor: await lastSeq(trx, teamId),
+      failures: 0,
+      failing_since: null,
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_until: null,
+      secret_hash: pollToken ? digestOf(pollToken) : null,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertSubscription(trx, created);
+    await audit(trx, deps, teamId, by, 'subscription_created', created.id, { method: created.method, url: auditedUrl(created.url), events, full: input.full === true, from: created.cursor + 1 });
+    return created;
+  });
   return { subscription: subscriptionView(row), ...(pollToken ? { pollToken } : {}) };
 }
 
@@ -149,47 +182,100 @@ export async function listSubscriptions(deps: SubscriptionDeps, teamId: string):
   return (await subscriptionsOfTeam(deps.storage.db, teamId)).map((row) => subscriptionView(row));
 }
 
-async function requireSubscription(deps: SubscriptionDeps, teamId: string, id: string): Promise<SubscriptionRow> {
-  const row = await subscriptionById(deps.storage.db, teamId, id);
+async function requireSubscription(ex: Executor, teamId: string, id: string): Promise<SubscriptionRow> {
+  const row = await subscriptionById(ex, teamId, id);
   if (!row) throw notFound(`Subscription ${id} not found`);
   return row;
 }
 
 /** One subscription with its latest delivery attempts (why it failed or paused). */
 export async function getSubscription(deps: SubscriptionDeps, teamId: string, id: string, attempts = 20): Promise<SubscriptionView> {
-  const row = await requireSubscription(deps, teamId, id);
+  const row = await requireSubscription(deps.storage.db, teamId, id);
   return subscriptionView(row, await attemptsOf(deps.storage.db, id, attempts));
 }
 
-export async function pauseSubscription(deps: SubscriptionDeps, teamId: string, id: string, reason = 'paused by an administrator'): Promise<SubscriptionView> {
-  await requireSubscription(deps, teamId, id);
-  await updateSubscription(deps.storage.db, teamId, id, { state: 'paused', paused_reason: reason, updated_at: iso(deps.clock) });
+/** Runs `change` on the team's subscription `id` in one transaction with its audit row; a 404 when there is none. */
+async function changeSubscription(
+  deps: SubscriptionDeps,
+  teamId: string,
+  id: string,
+  by: ChangeOrigin,
+  action: AuditAction,
+  change: (trx: Executor, row: SubscriptionRow) => Promise<Record<string, unknown>>,
+): Promise<SubscriptionView> {
+  await deps.storage.db.transaction().execute(async (trx) => {
+    const row = await requireSubscription(trx, teamId, id);
+    const detail = await change(trx, row);
+    await audit(trx, deps, teamId, by, action, id, { url: auditedUrl(row.url), ...detail });
+  });
   return getSubscription(deps, teamId, id);
+}
+
+export async function pauseSubscription(deps: SubscriptionDeps, teamId: string, id: string, reason = 'paused by an administrator', by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
+  return changeSubscription(deps, teamId, id, by, 'subscription_paused', async (trx) => {
+    await updateSubscription(trx, teamId, id, { state: 'paused', paused_reason: reason, updated_at: iso(deps.clock) });
+    return { reason };
+  });
 }
 
 /** Resumes delivery now, with a fresh retry budget. */
-export async function resumeSubscription(deps: SubscriptionDeps, teamId: string, id: string): Promise<SubscriptionView> {
-  await requireSubscription(deps, teamId, id);
-  const now = iso(deps.clock);
-  await updateSubscription(deps.storage.db, teamId, id, { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now, updated_at: now });
-  return getSubscription(deps, teamId, id);
+export async function resumeSubscription(deps: SubscriptionDeps, teamId: string, id: string, by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
+  return changeSubscription(deps, teamId, id, by, 'subscription_resumed', async (trx, row) => {
+    const now = iso(deps.clock);
+    await updateSubscription(trx, teamId, id, { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now, updated_at: now });
+    return { was: row.state, ...(row.paused_reason ? { pausedReason: row.paused_reason } : {}) };
+  });
 }
 
-export async function removeSubscription(deps: SubscriptionDeps, teamId: string, id: string): Promise<void> {
-  if (!(await deleteSubscription(deps.storage.db, teamId, id))) throw notFound(`Subscription ${id} not found`);
+export async function removeSubscription(deps: SubscriptionDeps, teamId: string, id: string, by: ChangeOrigin = CLI_ORIGIN): Promise<void> {
+  await deps.storage.db.transaction().execute(async (trx) => {
+    const row = await requireSubscription(trx, teamId, id);
+    if (!(await deleteSubscription(trx, teamId, id))) throw notFound(`Subscription ${id} not found`);
+    await audit(trx, deps, teamId, by, 'subscription_deleted', id, { method: row.method, url: auditedUrl(row.url), cursor: row.cursor });
+  });
 }
 
 /** Delivers again every event from `from` on (still kept by the retention), in order. */
-export async function replaySubscription(deps: SubscriptionDeps, teamId: string, id: string, from: number): Promise<SubscriptionView> {
-  await requireSubscription(deps, teamId, id);
-  if (!Number.isSafeInteger(from) || from < 1) throw badRequest('invalidValue', 'from must be a sequence number (1 or more)');
-  const first = await firstKeptSeq(deps.storage.db, teamId);
-  const last = await lastSeq(deps.storage.db, teamId);
-  if (from > last + 1) throw badRequest('invalidValue', `from ${from} is past the end of the feed (last seq ${last})`);
-  if (first === undefined ? from <= last : from < first) {
-    throw new ScimError(410, `events before ${first ?? last + 1} were pruned by the retention; replay from ${first ?? last + 1} or later`);
+export async function replaySubscription(deps: SubscriptionDeps, teamId: string, id: string, from: number, by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
+  if (!Number.isSafeInteger(from) || from < 1) {
+    await requireSubscription(deps.storage.db, teamId, id);
+    throw badRequest('invalidValue', 'from must be a sequence number (1 or more)');
   }
-  const now = iso(deps.clock);
-  await updateSubscription(deps.storage.db, teamId, id, { cursor: from - 1, next_attempt_at: now, failures: 0, failing_since: null, updated_at: now });
-  return getSubscription(deps, teamId, id);
+  return changeSubscription(deps, teamId, id, by, 'subscription_replayed', async (trx, row) => {
+    const first = await firstKeptSeq(trx, teamId);
+    const last = await lastSeq(trx, teamId);
+    if (from > last + 1) throw badRequest('invalidValue', `from ${from} is past the end of the feed (last seq ${last})`);
+    if (first === undefined ? from <= last : from < first) {
+      throw new ScimError(410, `events before ${first ?? last + 1} were pruned by the retention; replay from ${first ?? last + 1} or later`);
+    }
+    const now = iso(deps.clock);
+    await updateSubscription(trx, teamId, id, { cursor: from - 1, next_attempt_at: now, failures: 0, failing_since: null, updated_at: now });
+    return { from, cursorWas: row.cursor };
+  });
+}
+
+/** Pending counts stop here: a receiver this far behind is shown as "10,000 or more". */
+export const PENDING_CAP = 10_000;
+
+/**
+ * How many kept events the subscription has still to deliver (push) or to see acknowledged
+ * (poll): those after its cursor that its events filter wants, counted up to PENDING_CAP.
+ */
+export async function pendingCount(deps: SubscriptionDeps, teamId: string, subscription: Pick<SubscriptionView, 'cursor' | 'events'>): Promise<number> {
+  return countEventsAfter(deps.storage.db, teamId, subscription.cursor, subscription.events, PENDING_CAP);
+}
+
+/** A position in a delivery log: the (at, id) of the last attempt shown. */
+export interface AttemptPosition {
+  readonly at: string;
+  readonly id: string;
+}
+
+/** A page of a subscription's delivery log, newest first, with the position of the next (older) page. */
+export async function deliveryLog(deps: SubscriptionDeps, teamId: string, id: string, limit: number, before?: AttemptPosition): Promise<{ subscription: SubscriptionView; attempts: AttemptView[]; next: AttemptPosition | undefined }> {
+  const row = await requireSubscription(deps.storage.db, teamId, id);
+  const rows = await attemptsPage(deps.storage.db, id, limit + 1, before);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { subscription: subscriptionView(row), attempts: page.map(attemptView), next: rows.length > limit && last ? { at: last.at, id: last.id } : undefined };
 }

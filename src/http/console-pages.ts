@@ -16,6 +16,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AdminError, parseDeactivatedUsers, renameTeam, updateTeam } from '../admin.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from '../console/assets.ts';
 import { auditLog, changeOwnPassword, ConsoleInputError, consoleActor, groupDetail, overview, searchGroups, searchUsers, teamClients, userDetail } from '../console/directory.ts';
+import { eventsHealth } from '../console/events.ts';
 import type { ListForm } from '../console/views.ts';
 import * as views from '../console/views.ts';
 import { RequestLogFilterError, requestLogEntries } from '../console/request-log.ts';
@@ -31,6 +32,7 @@ import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import { unstorableText } from '../text.ts';
+import { consoleEventRoutes } from './console-events.ts';
 
 export interface ConsoleOptions {
   readonly context: OAuthContext;
@@ -181,9 +183,10 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     return seeOther(reply, '/console/sign-in');
   });
 
-  app.get('/console', { preHandler: signedIn }, async (request, reply) =>
-    show(request, reply, 'overview', 'Overview', views.overviewBody(await overview(signed(request).scim))),
-  );
+  app.get('/console', { preHandler: signedIn }, async (request, reply) => {
+    const [counts, events] = await Promise.all([overview(signed(request).scim), eventsHealth(signed(request).scim)]);
+    return show(request, reply, 'overview', 'Overview', views.overviewBody(counts, events));
+  });
 
   const listForm = (query: unknown): ListForm & { cursor: string } => ({
     q: field(query, 'q'),
@@ -283,7 +286,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     return show(request, reply, 'audit', 'Audit log', views.auditBody(filters, value.entries, value.next, error), error ? 400 : 200);
   });
 
-  app.get('/console/events', { preHandler: signedIn }, async (request, reply) => show(request, reply, 'events', 'Events', views.eventsBody()));
+  await consoleEventRoutes(app, { signedIn, show: (request, reply, title, body, status) => show(request, reply, 'events', title, body, status), scim: (request) => signed(request).scim });
 
   const settings = (request: FastifyRequest, reply: FastifyReply, message?: string, error?: string, status = 200) => {
     const s = signed(request);

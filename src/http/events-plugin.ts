@@ -73,6 +73,8 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     return body as Record<string, unknown>;
   };
   const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
+  /** The audit row's actor: the bearer's client and user, like a SCIM write's. */
+  const originOf = (request: FastifyRequest, bearer: Bearer) => ({ actor: { via: 'scim' as const, clientId: bearer.clientId, userId: bearer.userId }, requestId: request.id });
 
   app.post('/v2/events/subscriptions', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'write');
@@ -87,7 +89,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
       ...(typeof body.url === 'string' ? { url: body.url } : {}),
       ...(events !== undefined ? { events: events as string[] } : {}),
       full: body.full === true,
-    });
+    }, originOf(request, bearer));
     return send(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}) });
   });
   app.get('/v2/events/subscriptions', async (request, reply) => {
@@ -100,22 +102,22 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   });
   app.delete('/v2/events/subscriptions/:id', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'write');
-    await removeSubscription(options, bearer.team.id, idOf(request));
+    await removeSubscription(options, bearer.team.id, idOf(request), originOf(request, bearer));
     return reply.code(204).send();
   });
   app.post('/v2/events/subscriptions/:id/pause', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'write');
-    return send(reply, 200, await pauseSubscription(options, bearer.team.id, idOf(request)));
+    return send(reply, 200, await pauseSubscription(options, bearer.team.id, idOf(request), undefined, originOf(request, bearer)));
   });
   app.post('/v2/events/subscriptions/:id/resume', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'write');
-    return send(reply, 200, await resumeSubscription(options, bearer.team.id, idOf(request)));
+    return send(reply, 200, await resumeSubscription(options, bearer.team.id, idOf(request), originOf(request, bearer)));
   });
   app.post('/v2/events/subscriptions/:id/replay', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'write');
     const from = bodyOf(request).from;
     if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
-    return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from));
+    return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from, originOf(request, bearer)));
   });
 
   // RFC 8936 poll: the subscription's own credential; pending SETs, acknowledgements, errors, long-poll.

@@ -45,7 +45,7 @@ describe('console (HTTP)', () => {
         assert.equal(res.headers['x-frame-options'], 'DENY');
         assert.equal(res.headers['cache-control'], 'no-store');
       }
-      assert.match((await page.get('/console/events')).body, /events are not configured/i);
+      assert.match((await page.get('/console/events')).body, /No subscriptions yet/);
     } finally {
       await t.close();
     }

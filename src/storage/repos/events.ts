@@ -81,3 +81,18 @@ export async function pruneAttempts(ex: Executor, before: string, batch: number)
   const result = await ex.deleteFrom('event_attempts').where('id', 'in', victims.map((v) => v.id)).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * How many of the team's events after `after` (of `types`, when given) are kept, counting at most
+ * `cap`: a walk of the (team_id, seq) key that stops at the cap, so a receiver far behind costs
+ * no more than `cap` index entries.
+ */
+export async function countEventsAfter(ex: Executor, teamId: string, after: number, types: readonly string[] | null, cap: number): Promise<number> {
+  let inner = ex.selectFrom('events').select('seq').where('team_id', '=', teamId).where('seq', '>', after);
+  if (types !== null) inner = inner.where('type', 'in', types.length > 0 ? [...types] : ['']);
+  const row = await ex
+    .selectFrom(inner.limit(cap).as('pending'))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

@@ -126,3 +126,11 @@ export async function attemptsOf(ex: Executor, subscriptionId: string, limit: nu
   const rows = await ex.selectFrom('event_attempts').selectAll().where('subscription_id', '=', subscriptionId).orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
 }
+
+/** A page of a subscription's delivery log, newest first, before the (at, id) position when given. */
+export async function attemptsPage(ex: Executor, subscriptionId: string, limit: number, before?: { at: string; id: string }): Promise<AttemptRow[]> {
+  let query = ex.selectFrom('event_attempts').selectAll().where('subscription_id', '=', subscriptionId);
+  if (before) query = query.where((eb) => eb.or([eb('at', '<', before.at), eb.and([eb('at', '=', before.at), eb('id', '<', before.id)])]));
+  const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+}

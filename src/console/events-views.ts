@@ -1,0 +1,134 @@
+/**
+ * The console's Events page, a subscription's page, and the overview's event health, as
+ * server-rendered HTML in the look of views.ts (one stylesheet, light and dark, readable at
+ * 390 px). Receiver URLs, paused reasons and delivery errors come from outside (an admin, the
+ * API, a receiver's answer): every one goes through escape-html, ids through encodeURIComponent.
+ * URLs are shown as text, never as links (a receiver URL is not a page to visit). Every action is
+ * a POST form with the CSRF token.
+ */
+import escapeHtml from 'escape-html';
+import type { EventsHealth, FeedEnds, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
+import { CHANGE_TYPES, PENDING_CAP } from './events.ts';
+
+const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
+const csrfField = (csrf: string): string => `<input type="hidden" name="_csrf" value="${e(csrf)}">`;
+const detailHref = (id: string): string => `/console/events/subscriptions/${encodeURIComponent(id)}`;
+const count = (n: number): string => (n >= PENDING_CAP ? `${PENDING_CAP.toLocaleString('en')} or more` : n.toLocaleString('en'));
+const receiver = (s: { method: string; url: string | null }): string => (s.method === 'poll' ? '(poll: the receiver fetches)' : (s.url ?? ''));
+
+function stateText(s: SubscriptionShown): string {
+  if (s.state === 'paused') return `<span class="status-4">paused</span>${s.pausedReason ? `: <span dir="auto">${e(s.pausedReason)}</span>` : ''}`;
+  if (s.failures > 0) return `<span class="status-4">failing</span> since ${e(s.failingSince)} (${e(s.failures)} attempts); next attempt ${e(s.nextAttemptAt)}`;
+  return 'active';
+}
+
+const eventsText = (s: SubscriptionShown): string => (s.events === null ? 'all' : s.events.join(', '));
+
+function feedNote(feed: FeedEnds): string {
+  const kept = feed.firstKept === undefined ? 'none kept' : `${e(feed.firstKept)} to ${e(feed.lastSeq)} kept`;
+  return `<p class="muted">The team's change feed is at seq ${e(feed.lastSeq)} (${kept}; events are kept for the retention period, then pruned). SETs are signed ES256; receivers verify them with <code>/.well-known/jwks.json</code>.</p>`;
+}
+
+function createForm(csrf: string, form: SubscriptionForm | undefined): string {
+  const ticked = new Set(form?.events ?? []);
+  const boxes = CHANGE_TYPES.map(
+    (t) => `<label class="check"><input type="checkbox" name="events" value="${e(t)}"${ticked.has(t) ? ' checked' : ''}> ${e(t)}</label>`,
+  ).join('');
+  return `<h2>Add a subscription</h2>
+<form method="post" action="/console/events/subscriptions" class="card">
+${csrfField(csrf)}
+<label for="sub-url">Receiver URL</label>
+<input id="sub-url" name="url" type="text" inputmode="url" required maxlength="2000" spellcheck="false" autocapitalize="none" placeholder="https://app.example/scim-events" value="${e(form?.url)}" aria-describedby="sub-url-note">
+<p class="note" id="sub-url-note">https only (plain http only on a loopback address such as 127.0.0.1, for local development). Rollcall POSTs one signed SET per change (RFC 8935), starting with the next change.</p>
+<fieldset class="checks"><legend>Events (none ticked: every event)</legend>${boxes}</fieldset>
+<label class="check"><input type="checkbox" name="full" value="1"${form?.full ? ' checked' : ''}> Full: send the changed resource (never a password), not only the names of the attributes that changed</label>
+<p><button type="submit" class="primary">Add subscription</button></p>
+</form>`;
+}
+
+const notice = (message?: string, error?: string): string =>
+  `${message ? `<p class="ok" role="status">${e(message)}</p>` : ''}${error ? `<div class="alert" role="alert">${e(error)}</div>` : ''}`;
+
+export function eventsBody(csrf: string, feed: FeedEnds, subscriptions: readonly SubscriptionShown[], form?: SubscriptionForm, message?: string, error?: string): string {
+  const rows = subscriptions
+    .map(
+      (s) => `<tr><td class="wrap"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td class="wrap">${e(eventsText(s))}</td><td>${s.full ? 'full' : 'notice'}</td><td class="wrap">${stateText(s)}</td><td>${e(s.cursor)}</td><td>${e(count(s.pending))}</td></tr>`,
+    )
+    .join('');
+  return `${notice(message, error)}
+<p>Subscriptions send your applications a signed notice of every change to this team's users and groups (RFC 9967 events). See the delivery log of one to find out why it fails; pause, resume, replay and delete it there.</p>
+${feedNote(feed)}
+<h2>Subscriptions</h2>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Receiver</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="6" class="muted">No subscriptions yet: add one below, or with <code>rollcall events subscribe</code>.</td></tr>'}</tbody></table></div>
+${createForm(csrf, form)}`;
+}
+
+function actions(csrf: string, s: SubscriptionShown, feed: FeedEnds): string {
+  const base = detailHref(s.id);
+  const pauseOrResume =
+    s.state === 'paused'
+      ? `<form method="post" action="${base}/resume" class="card">${csrfField(csrf)}
+<p>Resume delivery now, from seq ${e(s.cursor + 1)}, with a fresh retry budget. Nothing sent while paused is lost (within the retention).</p>
+<p><button type="submit" class="primary">Resume</button></p></form>`
+      : `<form method="post" action="${base}/pause" class="card">${csrfField(csrf)}
+<label for="pause-reason">Reason (optional, shown with the subscription)</label>
+<input id="pause-reason" name="reason" type="text" maxlength="200" dir="auto" placeholder="receiver under maintenance">
+<p><button type="submit" class="secondary">Pause</button></p></form>`;
+  const oldest = feed.firstKept ?? feed.lastSeq + 1;
+  return `<h2>Actions</h2>
+${pauseOrResume}
+<form method="post" action="${base}/replay" class="card">${csrfField(csrf)}
+<label for="replay-from">Replay from seq</label>
+<input id="replay-from" name="from" type="text" inputmode="numeric" pattern="[0-9]*" required maxlength="15" placeholder="${e(oldest)}" aria-describedby="replay-note">
+<p class="note" id="replay-note">Every kept event from this seq on is delivered again, in order, with the same <code>jti</code> (receivers de-duplicate on it). Kept now: ${feed.firstKept === undefined ? 'none' : `${e(feed.firstKept)} to ${e(feed.lastSeq)}`}.</p>
+<p><button type="submit" class="secondary">Replay</button></p></form>
+<form method="post" action="${base}/delete" class="card">${csrfField(csrf)}
+<p>Delete the subscription and its delivery log. The receiver gets nothing more.</p>
+<p><button type="submit" class="danger">Delete subscription</button></p></form>`;
+}
+
+export function subscriptionBody(csrf: string, detail: SubscriptionDetail, message?: string, error?: string): string {
+  const s = detail.subscription;
+  const facts: [string, string][] = [
+    ['Receiver', `<span class="wrap">${e(receiver(s))}</span>`],
+    ['Method', s.method === 'push' ? 'push (RFC 8935)' : 'poll (RFC 8936)'],
+    ['Events', e(eventsText(s))],
+    ['Variant', s.full ? 'full' : 'notice'],
+    ['State', stateText(s)],
+    ['Last delivered seq', e(s.cursor)],
+    ['Pending', e(count(s.pending))],
+    ['Created', e(s.createdAt)],
+    ['Id', `<code>${e(s.id)}</code>`],
+  ];
+  const rows = detail.attempts
+    .map(
+      (a) => `<tr><td>${e(a.at)}</td><td>${e(a.seq)}</td><td class="${a.status === null || a.status >= 300 ? 'status-4' : ''}">${e(a.status ?? 'no answer')}</td><td>${e(a.latencyMs)} ms</td><td class="wrap">${a.error ? `<code>${e(a.error)}</code>` : ''}</td></tr>`,
+    )
+    .join('');
+  const next = detail.next ? `<nav class="pager" aria-label="Pages"><a href="${detailHref(s.id)}?before=${encodeURIComponent(detail.next)}" rel="next">Older attempts</a></nav>` : '';
+  return `<p><a href="/console/events">All subscriptions</a></p>
+${notice(message, error)}
+<div class="card"><dl class="attrs">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></div>
+${actions(csrf, s, detail.feed)}
+<h2>Delivery log</h2>
+<p class="muted">Every push attempt, newest first (kept 7 days).</p>
+<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Seq</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Error</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="5" class="muted">No delivery attempts.</td></tr>'}</tbody></table></div>
+${next}`;
+}
+
+/** The overview's events tile. */
+export function eventsTile(h: EventsHealth): [string, string] {
+  if (h.subscriptions === 0) return ['0', 'events pending (no subscriptions)'];
+  return [`${h.pending.toLocaleString('en')}${h.capped ? '+' : ''}`, `events pending (${h.subscriptions} subscription${h.subscriptions === 1 ? '' : 's'})`];
+}
+
+/** The overview's alert for paused or failing subscriptions, or nothing. */
+export function eventsAlert(h: EventsHealth): string {
+  if (h.problems.length === 0) return '';
+  const items = h.problems
+    .map((p) => `<li><a href="${detailHref(p.id)}">${e(p.url ?? 'poll subscription')}</a> is ${p.state === 'paused' ? 'paused' : 'failing'}: <span dir="auto">${e(p.detail)}</span></li>`)
+    .join('');
+  return `<div class="alert" role="status">${e(h.problems.length)} event subscription(s) need attention: <ul>${items}</ul></div>`;
+}

@@ -1,0 +1,147 @@
+/**
+ * What the console's Events page reads and changes (issue 12; issue 10's subscriptions), for one
+ * signed-in admin of one team: the team's subscriptions with what each has still to deliver, one
+ * subscription's delivery log in pages by (at, id) seek, the overview's event health (pending
+ * events, subscriptions paused or failing), and the actions create, pause, resume, replay and
+ * delete. The actions go through events/subscriptions.ts, the functions the CLI and the API use,
+ * so the rules (receiver URL https or loopback http, replay within the retention) and the audit
+ * row in the change's transaction are the same; the admin is the actor. Form values are checked
+ * here and refused with a ConsoleInputError. No SQL and no HTML here.
+ */
+import type { ScimContext } from '../scim/context.ts';
+import { CHANGE_TYPES } from '../events/feed.ts';
+import type { ChangeType } from '../events/feed.ts';
+import {
+  createSubscription,
+  deliveryLog,
+  listSubscriptions,
+  pauseSubscription,
+  PENDING_CAP,
+  pendingCount,
+  removeSubscription,
+  replaySubscription,
+  resumeSubscription,
+} from '../events/subscriptions.ts';
+import type { AttemptView, ChangeOrigin, SubscriptionView } from '../events/subscriptions.ts';
+import { firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
+import { ConsoleInputError } from './directory.ts';
+
+export const LOG_PAGE_SIZE = 50;
+export { CHANGE_TYPES, PENDING_CAP };
+
+export interface SubscriptionShown extends SubscriptionView {
+  /** Kept events after the cursor that it wants, counted up to PENDING_CAP. */
+  readonly pending: number;
+}
+
+export interface FeedEnds {
+  /** The team's last seq (0 before its first event). */
+  readonly lastSeq: number;
+  /** The oldest seq the retention still keeps, if any. */
+  readonly firstKept: number | undefined;
+}
+
+const deps = (ctx: ScimContext) => ({ storage: ctx.storage, clock: ctx.clock });
+const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId });
+const shown = async (ctx: ScimContext, s: SubscriptionView): Promise<SubscriptionShown> => ({ ...s, pending: await pendingCount(deps(ctx), ctx.team.id, s) });
+
+async function feedEnds(ctx: ScimContext): Promise<FeedEnds> {
+  const [last, first] = await Promise.all([lastSeq(ctx.storage.db, ctx.team.id), firstKeptSeq(ctx.storage.db, ctx.team.id)]);
+  return { lastSeq: last, firstKept: first };
+}
+
+/** The team's subscriptions, oldest first, each with its pending count, and the feed's ends. */
+export async function eventSubscriptions(ctx: ScimContext): Promise<{ feed: FeedEnds; subscriptions: SubscriptionShown[] }> {
+  const [feed, list] = await Promise.all([feedEnds(ctx), listSubscriptions(deps(ctx), ctx.team.id)]);
+  return { feed, subscriptions: await Promise.all(list.map((s) => shown(ctx, s))) };
+}
+
+export interface SubscriptionDetail {
+  readonly feed: FeedEnds;
+  readonly subscription: SubscriptionShown;
+  readonly attempts: readonly AttemptView[];
+  /** The `before` of the next (older) page of the log. */
+  readonly next: string | undefined;
+}
+
+/** One subscription and a page of its delivery log, newest first (`before` from the previous page). */
+export async function subscriptionDetail(ctx: ScimContext, id: string, before?: string): Promise<SubscriptionDetail> {
+  let position: { at: string; id: string } | undefined;
+  if (before !== undefined && before !== '') {
+    const match = /^(\d{4}-\d\d-\d\dT[\d:.]+Z)_([A-Z0-9]{1,40})$/.exec(before);
+    if (!match) throw new ConsoleInputError('the page position is not valid');
+    position = { at: match[1]!, id: match[2]! };
+  }
+  const log = await deliveryLog(deps(ctx), ctx.team.id, id, LOG_PAGE_SIZE, position);
+  const [feed, subscription] = await Promise.all([feedEnds(ctx), shown(ctx, log.subscription)]);
+  return { feed, subscription, attempts: log.attempts, next: log.next ? `${log.next.at}_${log.next.id}` : undefined };
+}
+
+export interface EventProblem {
+  readonly id: string;
+  readonly url: string | null;
+  readonly state: SubscriptionView['state'];
+  /** Paused: the reason; failing: since when, how often, and when it tries again. */
+  readonly detail: string;
+}
+
+export interface EventsHealth {
+  readonly subscriptions: number;
+  /** Pending events summed over the subscriptions (each counted up to PENDING_CAP). */
+  readonly pending: number;
+  /** Whether some subscription's count stopped at the cap (the sum is a lower bound). */
+  readonly capped: boolean;
+  /** Paused subscriptions (with their reason) and active ones whose deliveries fail. */
+  readonly problems: readonly EventProblem[];
+}
+
+/** The overview's view of the team's events: what is pending, and what is paused or failing. */
+export async function eventsHealth(ctx: ScimContext): Promise<EventsHealth> {
+  const { subscriptions } = await eventSubscriptions(ctx);
+  const problems = subscriptions.flatMap((s): EventProblem[] => {
+    if (s.state === 'paused') return [{ id: s.id, url: s.url, state: s.state, detail: s.pausedReason ?? 'paused' }];
+    if (s.failures > 0) return [{ id: s.id, url: s.url, state: s.state, detail: `failing since ${s.failingSince ?? 'unknown'} (${s.failures} attempts); next attempt ${s.nextAttemptAt}` }];
+    return [];
+  });
+  return {
+    subscriptions: subscriptions.length,
+    pending: subscriptions.reduce((n, s) => n + s.pending, 0),
+    capped: subscriptions.some((s) => s.pending >= PENDING_CAP),
+    problems,
+  };
+}
+
+/** The create form as sent: the receiver URL, the event types ticked (none: every event), full. */
+export interface SubscriptionForm {
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly full: boolean;
+}
+
+export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm): Promise<SubscriptionView> {
+  const url = form.url.trim();
+  if (url === '') throw new ConsoleInputError('enter the receiver URL (https, or http on a loopback address)');
+  if (url.length > 2000) throw new ConsoleInputError('the receiver URL is at most 2,000 characters');
+  const unknown = form.events.find((e) => !CHANGE_TYPES.includes(e as ChangeType));
+  if (unknown !== undefined) throw new ConsoleInputError(`unknown event "${unknown}": choose among ${CHANGE_TYPES.join(', ')}`);
+  const created = await createSubscription(deps(ctx), ctx.team.id, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
+  return created.subscription;
+}
+
+/** Pauses with the admin's reason (at most 200 characters), or a default naming the console. */
+export async function pauseFromConsole(ctx: ScimContext, id: string, reason: string): Promise<SubscriptionView> {
+  const trimmed = reason.trim();
+  if (trimmed.length > 200) throw new ConsoleInputError('the reason is at most 200 characters');
+  return pauseSubscription(deps(ctx), ctx.team.id, id, trimmed || 'paused by an administrator in the console', origin(ctx));
+}
+
+export const resumeFromConsole = (ctx: ScimContext, id: string): Promise<SubscriptionView> => resumeSubscription(deps(ctx), ctx.team.id, id, origin(ctx));
+
+export const deleteFromConsole = (ctx: ScimContext, id: string): Promise<void> => removeSubscription(deps(ctx), ctx.team.id, id, origin(ctx));
+
+/** Replays from the sequence number typed in the form (digits only). */
+export async function replayFromConsole(ctx: ScimContext, id: string, from: string): Promise<SubscriptionView> {
+  const trimmed = from.trim();
+  if (!/^\d{1,15}$/.test(trimmed) || Number(trimmed) < 1) throw new ConsoleInputError('replay from a sequence number: a whole number, 1 or more');
+  return replaySubscription(deps(ctx), ctx.team.id, id, Number(trimmed), origin(ctx));
+}

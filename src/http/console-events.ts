@@ -1,0 +1,113 @@
+/**
+ * The console's Events routes (issue 12): the subscriptions page, one subscription with its
+ * delivery log, and the actions (add, pause, resume, replay, delete), each a CSRF-protected POST
+ * answered by a redirect to the page that shows the result (post/redirect/get). A refused form
+ * (bad receiver URL, replay outside the feed) shows the page again with the error, status 400
+ * (410 for events already pruned); another team's subscription is a 404. Registered by
+ * console-pages.ts inside its plugin, so the session, CSRF, headers and error page are the same.
+ * Handlers parse the form, call one function of console/events.ts, and reply; no SQL here.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { ConsoleInputError } from '../console/directory.ts';
+import { createFromConsole, deleteFromConsole, eventSubscriptions, pauseFromConsole, replayFromConsole, resumeFromConsole, subscriptionDetail } from '../console/events.ts';
+import type { SubscriptionForm } from '../console/events.ts';
+import { eventsBody, subscriptionBody } from '../console/events-views.ts';
+import type { ScimContext } from '../scim/context.ts';
+import { ScimError } from '../scim/errors.ts';
+
+export interface ConsoleKit {
+  /** The preHandler that requires a console session. */
+  readonly signedIn: preHandlerAsyncHookHandler;
+  /** Sends a console page in the Events section. */
+  show(request: FastifyRequest, reply: FastifyReply, title: string, body: string, status?: number): FastifyReply;
+  /** The signed-in admin's SCIM context (team, actor, request id). */
+  scim(request: FastifyRequest): ScimContext;
+}
+
+type Params = { Params: { id: string } };
+
+const text = (form: unknown, name: string): string => {
+  const value = (form as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+};
+/** A form field that may repeat (checkboxes): its string values. */
+const texts = (form: unknown, name: string): string[] => {
+  const value = (form as Record<string, unknown> | undefined)?.[name];
+  return (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
+};
+
+const DONE: Record<string, string> = {
+  created: 'Subscription added: it receives every change from now on.',
+  paused: 'Paused: nothing is sent until it is resumed; events keep accumulating.',
+  resumed: 'Resumed: delivery starts again now.',
+  replayed: 'Replay started: the events from that seq on are delivered again, in order.',
+  deleted: 'Subscription deleted.',
+};
+
+/** The refusals a form can meet, shown on the page; anything else goes to the console's error page. */
+function refusal(error: unknown): { status: number; message: string } | undefined {
+  if (error instanceof ConsoleInputError) return { status: 400, message: error.message };
+  if (error instanceof ScimError && (error.status === 400 || error.status === 410)) return { status: error.status, message: error.message };
+  return undefined;
+}
+
+export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit): Promise<void> {
+  const post = { preHandler: [app.csrfProtection, kit.signedIn] };
+  const csrf = (reply: FastifyReply) => reply.generateCsrf();
+  const seeOther = (reply: FastifyReply, location: string) => reply.code(303).header('location', location).send();
+  const detailPath = (id: string) => `/console/events/subscriptions/${encodeURIComponent(id)}`;
+
+  const list = async (request: FastifyRequest, reply: FastifyReply, form?: SubscriptionForm, error?: { status: number; message: string }) => {
+    const { feed, subscriptions } = await eventSubscriptions(kit.scim(request));
+    const message = DONE[text(request.query, 'done')];
+    return kit.show(request, reply, 'Events', eventsBody(csrf(reply), feed, subscriptions, form, error ? undefined : message, error?.message), error?.status ?? 200);
+  };
+
+  const detail = async (request: FastifyRequest<Params>, reply: FastifyReply, error?: { status: number; message: string }) => {
+    const id = request.params.id;
+    const before = error ? '' : text(request.query, 'before');
+    let shown;
+    try {
+      shown = await subscriptionDetail(kit.scim(request), id, before);
+    } catch (failure) {
+      const refused = refusal(failure);
+      if (!refused || before === '') throw failure;
+      return detail(request, reply, refused);
+    }
+    const message = error ? undefined : DONE[text(request.query, 'done')];
+    return kit.show(request, reply, 'Event subscription', subscriptionBody(csrf(reply), shown, message, error?.message), error?.status ?? 200);
+  };
+
+  /** Runs a subscription's action; a refusal is shown on its page, success redirects there. */
+  const act = (done: string, run: (ctx: ScimContext, id: string, body: unknown) => Promise<unknown>) => async (request: FastifyRequest<Params>, reply: FastifyReply) => {
+    try {
+      await run(kit.scim(request), request.params.id, request.body);
+    } catch (error) {
+      const refused = refusal(error);
+      if (!refused) throw error;
+      return detail(request, reply, refused);
+    }
+    return seeOther(reply, done === 'deleted' ? '/console/events?done=deleted' : `${detailPath(request.params.id)}?done=${done}`);
+  };
+
+  app.get('/console/events', { preHandler: kit.signedIn }, async (request, reply) => list(request, reply));
+
+  app.post('/console/events/subscriptions', post, async (request, reply) => {
+    const form: SubscriptionForm = { url: text(request.body, 'url'), events: texts(request.body, 'events'), full: text(request.body, 'full') !== '' };
+    let id: string;
+    try {
+      id = (await createFromConsole(kit.scim(request), form)).id;
+    } catch (error) {
+      const refused = refusal(error);
+      if (!refused) throw error;
+      return list(request, reply, form, refused);
+    }
+    return seeOther(reply, `${detailPath(id)}?done=created`);
+  });
+
+  app.get<Params>('/console/events/subscriptions/:id', { preHandler: kit.signedIn }, async (request, reply) => detail(request, reply));
+  app.post<Params>('/console/events/subscriptions/:id/pause', post, act('paused', (ctx, id, body) => pauseFromConsole(ctx, id, text(body, 'reason'))));
+  app.post<Params>('/console/events/subscriptions/:id/resume', post, act('resumed', resumeFromConsole));
+  app.post<Params>('/console/events/subscriptions/:id/replay', post, act('replayed', (ctx, id, body) => replayFromConsole(ctx, id, text(body, 'from'))));
+  app.post<Params>('/console/events/subscriptions/:id/delete', post, act('deleted', deleteFromConsole));
+}
