@@ -67,6 +67,16 @@ label.check { font-weight: 400; display: flex; align-items: center; gap: .4rem; 
 label.check input { width: 1.1rem; height: 1.1rem; flex: none; }
 .alert ul { margin: .25rem 0 0; padding-left: 1.25rem; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { .who { margin-left: 0; width: 100%; } th, td { padding: .45rem .5rem; } }
+/* Narrow screens: a stacked table shows each row as a card of label: value lines. */
+@media (max-width: 40rem) {
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack tr { border-bottom: 1px solid var(--line); padding: .35rem 0; }
+  table.stack tr:last-child { border-bottom: none; }
+  table.stack td { border: none; padding: .2rem .75rem; display: grid; grid-template-columns: 8.5rem 1fr; gap: .5rem; }
+  table.stack td[data-label]::before { content: attr(data-label); color: var(--muted); font-weight: 600; font-size: .85rem; }
+  table.stack td[colspan] { display: block; }
+}
 `;
 
 /** The copy button: copies the text of the element its data-copy names. */

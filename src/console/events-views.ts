@@ -52,14 +52,15 @@ const notice = (message?: string, error?: string): string =>
 export function eventsBody(csrf: string, feed: FeedEnds, subscriptions: readonly SubscriptionShown[], form?: SubscriptionForm, message?: string, error?: string): string {
   const rows = subscriptions
     .map(
-      (s) => `<tr><td class="wrap"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td class="wrap">${e(eventsText(s))}</td><td>${s.full ? 'full' : 'notice'}</td><td class="wrap">${stateText(s)}</td><td>${e(s.cursor)}</td><td>${e(count(s.pending))}</td></tr>`,
+      (s) =>
+        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending))}</td></tr>`,
     )
     .join('');
   return `${notice(message, error)}
 <p>Subscriptions send your applications a signed notice of every change to this team's users and groups (RFC 9967 events). See the delivery log of one to find out why it fails; pause, resume, replay and delete it there.</p>
 ${feedNote(feed)}
 <h2>Subscriptions</h2>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Receiver</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Receiver</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="6" class="muted">No subscriptions yet: add one below, or with <code>rollcall events subscribe</code>.</td></tr>'}</tbody></table></div>
 ${createForm(csrf, form)}`;
 }
@@ -103,19 +104,20 @@ export function subscriptionBody(csrf: string, detail: SubscriptionDetail, messa
   ];
   const rows = detail.attempts
     .map(
-      (a) => `<tr><td>${e(a.at)}</td><td>${e(a.seq)}</td><td class="${a.status === null || a.status >= 300 ? 'status-4' : ''}">${e(a.status ?? 'no answer')}</td><td>${e(a.latencyMs)} ms</td><td class="wrap">${a.error ? `<code>${e(a.error)}</code>` : ''}</td></tr>`,
+      (a) =>
+        `<tr><td data-label="Time">${e(a.at)}</td><td data-label="Seq">${e(a.seq)}</td><td data-label="Status" class="${a.status === null || a.status >= 300 ? 'status-4' : ''}">${e(a.status ?? 'no answer')}</td><td data-label="Latency">${e(a.latencyMs)} ms</td><td data-label="Error" class="wrap">${a.error ? `<code>${e(a.error)}</code>` : ''}</td></tr>`,
     )
     .join('');
   const next = detail.next ? `<nav class="pager" aria-label="Pages"><a href="${detailHref(s.id)}?before=${encodeURIComponent(detail.next)}" rel="next">Older attempts</a></nav>` : '';
   return `<p><a href="/console/events">All subscriptions</a></p>
 ${notice(message, error)}
 <div class="card"><dl class="attrs">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></div>
-${actions(csrf, s, detail.feed)}
 <h2>Delivery log</h2>
 <p class="muted">Every push attempt, newest first (kept 7 days).</p>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Seq</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Error</th></tr></thead>
+<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Time</th><th scope="col">Seq</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Error</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5" class="muted">No delivery attempts.</td></tr>'}</tbody></table></div>
-${next}`;
+${next}
+${actions(csrf, s, detail.feed)}`;
 }
 
 /** The overview's events tile. */

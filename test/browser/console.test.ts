@@ -2,7 +2,9 @@
  * The console in a real browser (Debian's headless Chromium, playwright-core), at 1280 px and at
  * 390 px: keyboard-only sign-in, search a user, open a group, keyboard-only token issue, use the
  * token on SCIM, a failing SCIM request read back in the request log, revoke the token and see
- * the 401, change a setting; axe-core run inside every page (no serious or critical violation);
+ * the 401, subscribe a local receiver to the team's events, see a delivery in its log, pause it
+ * with a reason and find it on the overview, change a setting; axe-core run inside every page
+ * (no serious or critical violation);
  * a screenshot of every page saved to docs/console/. REQUIRE_BROWSER=1 makes a missing browser a
  * failure; elsewhere the tests are skipped when /usr/bin/chromium is absent.
  */
@@ -21,6 +23,8 @@ import { systemClock } from '../../src/clock.ts';
 import { TEST_CONFIG } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
+import { startReceiver } from '../support/receiver.ts';
+import type { Receiver } from '../support/receiver.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -59,8 +63,10 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
     let close: () => Promise<void>;
     let page: Page;
     let groupId: string;
+    let receiver: Receiver;
 
     before(async () => {
+      receiver = await startReceiver();
       database = await engines[0]!.open();
       const probe = createServer();
       await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
@@ -87,6 +93,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await browser?.close();
       await close?.();
       await database?.dispose();
+      await receiver?.close();
     });
 
     const shot = async (name: string) => {
@@ -190,15 +197,64 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       assert.equal(refused.status, 401);
     });
 
-    it('reads the audit log, the events page, and changes a setting', async () => {
+    it('subscribes a receiver to the events, reads a delivery in its log, pauses it with a reason, and finds it on the overview', async () => {
+      await page.goto(`${rollcall}/console/events`);
+      assert.match(String(await page.locator('main').textContent()), /No subscriptions yet/);
+      // Refused: plain http off loopback, with the reason shown.
+      await page.getByLabel('Receiver URL').fill('http://receiver.example/events');
+      await page.getByRole('button', { name: 'Add subscription' }).click();
+      assert.match(String(await page.getByRole('alert').textContent()), /must be https/);
+      const url = `${receiver.url}?team=<acme>&"q"`;
+      await page.getByLabel('Receiver URL').fill(url);
+      await page.getByLabel('create').check();
+      await page.getByLabel('patch').check();
+      await page.getByRole('button', { name: 'Add subscription' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Subscription added/);
+      const detail = page.url().replace(/\?.*$/, '');
+
+      const token = await issueByFetch();
+      const created = await fetch(`${rollcall}/v2/scim/Users`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+        body: JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `events.${width}@acme.example` }),
+      });
+      assert.equal(created.status, 201);
+      await receiver.waitFor(1, 10_000);
+      await new Promise((r) => setTimeout(r, 300));
+      await page.goto(detail);
+      assert.match(String(await page.locator('tbody tr').first().textContent()), /202/);
+      assert.match(String(await page.locator('main').textContent()), /<acme>&"q"/);
+
+      await page.getByLabel('Reason').fill('receiver under maintenance <b>');
+      await page.getByRole('button', { name: 'Pause' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Paused/);
+      assert.match(String(await page.locator('dl').textContent()), /paused: receiver under maintenance <b>/);
+      await shot('subscription');
+      await page.goto(`${rollcall}/console/events`);
+      assert.match(String(await page.locator('tbody tr').first().textContent()), /create, patch.*paused: receiver under maintenance <b>/s);
+      await shot('events');
+      await page.goto(`${rollcall}/console`);
+      assert.match(String(await page.locator('.alert', { hasText: 'need attention' }).textContent()), /1 event subscription\(s\) need attention.*is paused: receiver under maintenance <b>/s);
+      assert.match(String(await page.locator('.tile', { hasText: 'events pending' }).textContent()), /^0events pending \(1 subscription\)$/);
+      await shot('overview');
+
+      // Resume, then replay from the first kept event: the receiver gets the wanted ones again.
+      await page.goto(detail);
+      await page.getByRole('button', { name: 'Resume' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Resumed/);
+      const before = receiver.received.length;
+      await page.getByLabel('Replay from seq').fill('1');
+      await page.getByRole('button', { name: 'Replay' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Replay started/);
+      await receiver.waitFor(before + 1, 10_000);
+    });
+
+    it('reads the audit log, and changes a setting', async () => {
       await page.goto(`${rollcall}/console/audit`);
       await page.getByLabel('Action').fill('token_revoked');
       await page.getByRole('button', { name: 'Filter' }).click();
       assert.ok((await page.locator('tbody tr').count()) >= 1);
       await shot('audit');
-      await page.goto(`${rollcall}/console/events`);
-      assert.match(String(await page.locator('main').textContent()), /Events are not configured/);
-      await shot('events');
       await page.goto(`${rollcall}/console/settings`);
       await page.getByLabel('Deactivated users').selectOption('visible');
       await page.getByRole('button', { name: 'Save' }).click();

@@ -1,6 +1,6 @@
 /**
  * `rollcall events ...` (issue 10 item 3): subscribe (push and poll), list, show, pause, resume,
- * replay and delete at the command line, with one clear line for bad input.
+ * replay and delete at the command line, with one clear line for bad input; each change audited.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -51,6 +51,17 @@ describe('rollcall events', () => {
     const gone = rollcall(['events', 'show', id, '--team', 'acme', '--database', database]);
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /^rollcall: Subscription .* not found\n$/);
+
+    // Every change is in the audit trail as the CLI's; the refused replays left no row.
+    const audit = rollcall(['audit', 'list', '--team', 'acme', '--json', '--database', database]);
+    assert.equal(audit.code, 0, audit.stderr);
+    const rows = (JSON.parse(audit.stdout) as { action: string; resourceType: string; resourceId: string; actor: { via: string } }[]).filter((r) => r.resourceId === id);
+    assert.deepEqual(rows.map((r) => [r.action, r.resourceType, r.actor.via]).sort(), [
+      ['subscription_created', 'Subscription', 'cli'],
+      ['subscription_deleted', 'Subscription', 'cli'],
+      ['subscription_paused', 'Subscription', 'cli'],
+      ['subscription_resumed', 'Subscription', 'cli'],
+    ]);
   });
 
   it('refuses a plain-http receiver off loopback and an unknown team, with one line', () => {
