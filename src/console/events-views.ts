@@ -8,12 +8,12 @@
  */
 import escapeHtml from 'escape-html';
 import type { EventsHealth, FeedEnds, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
-import { CHANGE_TYPES, PENDING_CAP } from './events.ts';
+import { CHANGE_TYPES } from './events.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 const csrfField = (csrf: string): string => `<input type="hidden" name="_csrf" value="${e(csrf)}">`;
 const detailHref = (id: string): string => `/console/events/subscriptions/${encodeURIComponent(id)}`;
-const count = (n: number): string => (n >= PENDING_CAP ? `${PENDING_CAP.toLocaleString('en')} or more` : n.toLocaleString('en'));
+const count = (n: number, exact: boolean): string => `${exact ? '' : 'up to '}${n.toLocaleString('en')}`;
 const receiver = (s: { method: string; url: string | null }): string => (s.method === 'poll' ? '(poll: the receiver fetches)' : (s.url ?? ''));
 
 function stateText(s: SubscriptionShown): string {
@@ -53,7 +53,7 @@ export function eventsBody(csrf: string, feed: FeedEnds, subscriptions: readonly
   const rows = subscriptions
     .map(
       (s) =>
-        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending))}</td></tr>`,
+        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending, s.pendingExact))}</td></tr>`,
     )
     .join('');
   return `${notice(message, error)}
@@ -98,7 +98,7 @@ export function subscriptionBody(csrf: string, detail: SubscriptionDetail, messa
     ['Variant', s.full ? 'full' : 'notice'],
     ['State', stateText(s)],
     ['Last delivered seq', e(s.cursor)],
-    ['Pending', e(count(s.pending))],
+    ['Pending', e(count(s.pending, s.pendingExact))],
     ['Created', e(s.createdAt)],
     ['Id', `<code>${e(s.id)}</code>`],
   ];
@@ -123,7 +123,7 @@ ${actions(csrf, s, detail.feed)}`;
 /** The overview's events tile. */
 export function eventsTile(h: EventsHealth): [string, string] {
   if (h.subscriptions === 0) return ['0', 'events pending (no subscriptions)'];
-  return [`${h.pending.toLocaleString('en')}${h.capped ? '+' : ''}`, `events pending (${h.subscriptions} subscription${h.subscriptions === 1 ? '' : 's'})`];
+  return [count(h.pending, h.exact), `events pending (${h.subscriptions} subscription${h.subscriptions === 1 ? '' : 's'})`];
 }
 
 /** The overview's alert for paused or failing subscriptions, or nothing. */

@@ -16,8 +16,7 @@ import {
   deliveryLog,
   listSubscriptions,
   pauseSubscription,
-  PENDING_CAP,
-  pendingCount,
+  pendingCounts,
   removeSubscription,
   replaySubscription,
   resumeSubscription,
@@ -27,11 +26,12 @@ import { firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
 import { ConsoleInputError } from './directory.ts';
 
 export const LOG_PAGE_SIZE = 50;
-export { CHANGE_TYPES, PENDING_CAP };
+export { CHANGE_TYPES };
 
 export interface SubscriptionShown extends SubscriptionView {
-  /** Kept events after the cursor that it wants, counted up to PENDING_CAP. */
+  /** Kept events after the cursor that it wants (an upper bound when not `pendingExact`). */
   readonly pending: number;
+  readonly pendingExact: boolean;
 }
 
 export interface FeedEnds {
@@ -43,7 +43,10 @@ export interface FeedEnds {
 
 const deps = (ctx: ScimContext) => ({ storage: ctx.storage, clock: ctx.clock });
 const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId });
-const shown = async (ctx: ScimContext, s: SubscriptionView): Promise<SubscriptionShown> => ({ ...s, pending: await pendingCount(deps(ctx), ctx.team.id, s) });
+async function shown(ctx: ScimContext, list: readonly SubscriptionView[]): Promise<SubscriptionShown[]> {
+  const pending = await pendingCounts(deps(ctx), ctx.team.id, list);
+  return list.map((s, i) => ({ ...s, pending: pending[i]!.count, pendingExact: pending[i]!.exact }));
+}
 
 async function feedEnds(ctx: ScimContext): Promise<FeedEnds> {
   const [last, first] = await Promise.all([lastSeq(ctx.storage.db, ctx.team.id), firstKeptSeq(ctx.storage.db, ctx.team.id)]);
@@ -53,7 +56,7 @@ async function feedEnds(ctx: ScimContext): Promise<FeedEnds> {
 /** The team's subscriptions, oldest first, each with its pending count, and the feed's ends. */
 export async function eventSubscriptions(ctx: ScimContext): Promise<{ feed: FeedEnds; subscriptions: SubscriptionShown[] }> {
   const [feed, list] = await Promise.all([feedEnds(ctx), listSubscriptions(deps(ctx), ctx.team.id)]);
-  return { feed, subscriptions: await Promise.all(list.map((s) => shown(ctx, s))) };
+  return { feed, subscriptions: await shown(ctx, list) };
 }
 
 export interface SubscriptionDetail {
@@ -73,8 +76,8 @@ export async function subscriptionDetail(ctx: ScimContext, id: string, before?: 
     position = { at: match[1]!, id: match[2]! };
   }
   const log = await deliveryLog(deps(ctx), ctx.team.id, id, LOG_PAGE_SIZE, position);
-  const [feed, subscription] = await Promise.all([feedEnds(ctx), shown(ctx, log.subscription)]);
-  return { feed, subscription, attempts: log.attempts, next: log.next ? `${log.next.at}_${log.next.id}` : undefined };
+  const [feed, [subscription]] = await Promise.all([feedEnds(ctx), shown(ctx, [log.subscription])]);
+  return { feed, subscription: subscription!, attempts: log.attempts, next: log.next ? `${log.next.at}_${log.next.id}` : undefined };
 }
 
 export interface EventProblem {
@@ -87,10 +90,10 @@ export interface EventProblem {
 
 export interface EventsHealth {
   readonly subscriptions: number;
-  /** Pending events summed over the subscriptions (each counted up to PENDING_CAP). */
+  /** Pending events summed over the subscriptions. */
   readonly pending: number;
-  /** Whether some subscription's count stopped at the cap (the sum is a lower bound). */
-  readonly capped: boolean;
+  /** False when some count is an upper bound (the sum is one too). */
+  readonly exact: boolean;
   /** Paused subscriptions (with their reason) and active ones whose deliveries fail. */
   readonly problems: readonly EventProblem[];
 }
@@ -106,7 +109,7 @@ export async function eventsHealth(ctx: ScimContext): Promise<EventsHealth> {
   return {
     subscriptions: subscriptions.length,
     pending: subscriptions.reduce((n, s) => n + s.pending, 0),
-    capped: subscriptions.some((s) => s.pending >= PENDING_CAP),
+    exact: subscriptions.every((s) => s.pendingExact),
     problems,
   };
 }

@@ -254,15 +254,36 @@ export async function replaySubscription(deps: SubscriptionDeps, teamId: string,
   });
 }
 
-/** Pending counts stop here: a receiver this far behind is shown as "10,000 or more". */
-export const PENDING_CAP = 10_000;
+/** A filtered subscription's pending events are counted one by one only this close to the end of the feed. */
+export const PENDING_SCAN = 2_000;
+
+export interface Pending {
+  /** Events still to deliver (push) or to see acknowledged (poll). */
+  readonly count: number;
+  /** False: an upper bound (a filtered subscription far behind: the kept events after its cursor). */
+  readonly exact: boolean;
+}
 
 /**
- * How many kept events the subscription has still to deliver (push) or to see acknowledged
- * (poll): those after its cursor that its events filter wants, counted up to PENDING_CAP.
+ * What each subscription has still to deliver (push) or to see acknowledged (poll): the kept
+ * events after its cursor that its events filter wants. The kept events are the contiguous range
+ * (first kept, last seq], since seq is gap-free and the retention prunes the oldest first, so an
+ * unfiltered subscription's count is arithmetic. A filtered one's is counted (a walk of the
+ * (team_id, seq) key) when at most PENDING_SCAN events follow its cursor; further behind, the
+ * kept events after its cursor are given as an upper bound, so the cost stays bounded however far
+ * behind a receiver is.
  */
-export async function pendingCount(deps: SubscriptionDeps, teamId: string, subscription: Pick<SubscriptionView, 'cursor' | 'events'>): Promise<number> {
-  return countEventsAfter(deps.storage.db, teamId, subscription.cursor, subscription.events, PENDING_CAP);
+export async function pendingCounts(deps: SubscriptionDeps, teamId: string, subscriptions: readonly Pick<SubscriptionView, 'cursor' | 'events'>[]): Promise<Pending[]> {
+  if (subscriptions.length === 0) return [];
+  const [last, first] = await Promise.all([lastSeq(deps.storage.db, teamId), firstKeptSeq(deps.storage.db, teamId)]);
+  return Promise.all(
+    subscriptions.map(async (s): Promise<Pending> => {
+      const after = first === undefined ? 0 : Math.max(0, last - Math.max(s.cursor, first - 1));
+      if (s.events === null || after === 0) return { count: after, exact: true };
+      if (after > PENDING_SCAN) return { count: after, exact: false };
+      return { count: await countEventsAfter(deps.storage.db, teamId, s.cursor, s.events, PENDING_SCAN), exact: true };
+    }),
+  );
 }
 
 /** A position in a delivery log: the (at, id) of the last attempt shown. */
