@@ -41,6 +41,7 @@ const DONE: Record<string, string> = {
   paused: 'Paused: nothing is sent until it is resumed; events keep accumulating.',
   resumed: 'Resumed: delivery starts again now.',
   replayed: 'Replay started: the events from that seq on are delivered again, in order.',
+  'replayed-paused': 'Replay set: the events from that seq on are delivered again, in order, once the subscription is resumed.',
   deleted: 'Subscription deleted.',
 };
 
@@ -79,15 +80,18 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
   };
 
   /** Runs a subscription's action; a refusal is shown on its page, success redirects there. */
-  const act = (done: string, run: (ctx: ScimContext, id: string, body: unknown) => Promise<unknown>) => async (request: FastifyRequest<Params>, reply: FastifyReply) => {
+  const act = (done: string, run: (ctx: ScimContext, id: string, body: unknown) => Promise<{ state: string } | void>) => async (request: FastifyRequest<Params>, reply: FastifyReply) => {
+    let shown = done;
     try {
-      await run(kit.scim(request), request.params.id, request.body);
+      const after = await run(kit.scim(request), request.params.id, request.body);
+      // A replay of a paused subscription waits for the resume: say so.
+      if (done === 'replayed' && after?.state === 'paused') shown = 'replayed-paused';
     } catch (error) {
       const refused = refusal(error);
       if (!refused) throw error;
       return detail(request, reply, refused);
     }
-    return seeOther(reply, done === 'deleted' ? '/console/events?done=deleted' : `${detailPath(request.params.id)}?done=${done}`);
+    return seeOther(reply, done === 'deleted' ? '/console/events?done=deleted' : `${detailPath(request.params.id)}?done=${shown}`);
   };
 
   app.get('/console/events', { preHandler: kit.signedIn }, async (request, reply) => list(request, reply));

@@ -183,8 +183,16 @@ for (const engine of engines) {
           assert.equal(res.statusCode, status, from);
           assert.match(res.body, message);
         }
+        const pausedAgain = await submit(t, page, path, `${path}/pause`, []);
+        assert.equal(pausedAgain.statusCode, 303);
+        const whilePaused = await submit(t, page, path, `${path}/replay`, [['from', '6']]);
+        assert.equal(whilePaused.headers.location, `${path}?done=replayed-paused`);
+        assert.match((await page.get(String(whilePaused.headers.location))).body, /Replay set: .* once the subscription is resumed/);
+        assert.equal(json(await t.request('GET', `/v2/events/subscriptions/${id}`)).cursor, 5);
+        assert.equal((await submit(t, page, path, `${path}/resume`, [])).statusCode, 303);
         const replayed = await submit(t, page, path, `${path}/replay`, [['from', '4']]);
         assert.equal(replayed.statusCode, 303);
+        assert.equal(replayed.headers.location, `${path}?done=replayed`, 'an active subscription: the replay starts now');
         const after = json(await t.request('GET', `/v2/events/subscriptions/${id}`));
         assert.equal(after.cursor, 3);
         assert.match((await page.get(`${path}?done=replayed`)).body, /Replay started/);
@@ -223,12 +231,19 @@ for (const engine of engines) {
             ['subscription_created', 'scim'],
             ['subscription_deleted', 'console'],
             ['subscription_paused', 'console'],
+            ['subscription_paused', 'console'],
+            ['subscription_replayed', 'console'],
             ['subscription_replayed', 'console'],
             ['subscription_resumed', 'console'],
+            ['subscription_resumed', 'console'],
           ],
+          'refused actions wrote no row',
         );
         assert.equal((trail.find((e) => e.action === 'subscription_paused')?.detail as Record<string, unknown>).reason, 'receiver under maintenance');
-        assert.deepEqual(trail.find((e) => e.action === 'subscription_replayed')?.detail, { url: 'https://app.example/events', from: 4, cursorWas: 1 });
+        assert.deepEqual(
+          trail.filter((e) => e.action === 'subscription_replayed').map((e) => e.detail),
+          [{ url: 'https://app.example/events', from: 6, cursorWas: 1 }, { url: 'https://app.example/events', from: 4, cursorWas: 5 }],
+        );
       } finally {
         await t.close();
       }
