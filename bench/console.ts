@@ -13,7 +13,9 @@ import { setUserPassword } from '../src/admin-users.ts';
 import { createTeamUser } from '../src/admin.ts';
 import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
+import { createSubscription, listSubscriptions, pauseSubscription } from '../src/events/subscriptions.ts';
 import { ScimError } from '../src/scim/errors.ts';
+import { teamByName } from '../src/storage/repos/teams.ts';
 import { connect } from '../src/storage/connect.ts';
 import { migrate } from '../src/storage/migrations/index.ts';
 
@@ -36,6 +38,14 @@ try {
   if (!(error instanceof ScimError && error.status === 409)) throw error;
   await setUserPassword(deps, values.team, ADMIN, PASSWORD);
 }
+// One paused subscription (never delivered to) so the Events page and a subscription's page have a row to show.
+const team = await teamByName(storage.db, values.team);
+if (!team) throw new Error(`no team "${values.team}" in the database`);
+const BENCH_RECEIVER = 'https://console-bench.invalid/events';
+const subscription =
+  (await listSubscriptions(deps, team.id)).find((s) => s.url === BENCH_RECEIVER)?.id ??
+  (await createSubscription(deps, team.id, { method: 'push', url: BENCH_RECEIVER, events: ['create', 'patch'] })).subscription.id;
+await pauseSubscription(deps, team.id, subscription, 'console bench: never delivered');
 const app = await buildApp({
   config: { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent', accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: true, redisUrl: undefined },
   storage,
@@ -94,6 +104,7 @@ const pages: [string, string][] = [
   ['Request log', '/console/requests'],
   ['Audit log', '/console/audit'],
   ['Events', '/console/events'],
+  ['An event subscription (delivery log)', `/console/events/subscriptions/${subscription}`],
   ['Settings', '/console/settings'],
 ];
 
