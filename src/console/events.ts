@@ -43,8 +43,8 @@ export interface FeedEnds {
 
 const deps = (ctx: ScimContext) => ({ storage: ctx.storage, clock: ctx.clock });
 const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId });
-async function shown(ctx: ScimContext, list: readonly SubscriptionView[]): Promise<SubscriptionShown[]> {
-  const pending = await pendingCounts(deps(ctx), ctx.team.id, list);
+async function shown(ctx: ScimContext, list: readonly SubscriptionView[], feed: FeedEnds): Promise<SubscriptionShown[]> {
+  const pending = await pendingCounts(deps(ctx), ctx.team.id, list, feed);
   return list.map((s, i) => ({ ...s, pending: pending[i]!.count, pendingExact: pending[i]!.exact }));
 }
 
@@ -56,7 +56,7 @@ async function feedEnds(ctx: ScimContext): Promise<FeedEnds> {
 /** The team's subscriptions, oldest first, each with its pending count, and the feed's ends. */
 export async function eventSubscriptions(ctx: ScimContext): Promise<{ feed: FeedEnds; subscriptions: SubscriptionShown[] }> {
   const [feed, list] = await Promise.all([feedEnds(ctx), listSubscriptions(deps(ctx), ctx.team.id)]);
-  return { feed, subscriptions: await shown(ctx, list) };
+  return { feed, subscriptions: await shown(ctx, list, feed) };
 }
 
 export interface SubscriptionDetail {
@@ -76,7 +76,8 @@ export async function subscriptionDetail(ctx: ScimContext, id: string, before?: 
     position = { at: match[1]!, id: match[2]! };
   }
   const log = await deliveryLog(deps(ctx), ctx.team.id, id, LOG_PAGE_SIZE, position);
-  const [feed, [subscription]] = await Promise.all([feedEnds(ctx), shown(ctx, [log.subscription])]);
+  const feed = await feedEnds(ctx);
+  const [subscription] = await shown(ctx, [log.subscription], feed);
   return { feed, subscription: subscription!, attempts: log.attempts, next: log.next ? `${log.next.at}_${log.next.id}` : undefined };
 }
 

@@ -273,9 +273,15 @@ export interface Pending {
  * kept events after its cursor are given as an upper bound, so the cost stays bounded however far
  * behind a receiver is.
  */
-export async function pendingCounts(deps: SubscriptionDeps, teamId: string, subscriptions: readonly Pick<SubscriptionView, 'cursor' | 'events'>[]): Promise<Pending[]> {
+export async function pendingCounts(
+  deps: SubscriptionDeps,
+  teamId: string,
+  subscriptions: readonly Pick<SubscriptionView, 'cursor' | 'events'>[],
+  /** The feed's ends when the caller has read them already. */
+  ends?: { readonly lastSeq: number; readonly firstKept: number | undefined },
+): Promise<Pending[]> {
   if (subscriptions.length === 0) return [];
-  const [last, first] = await Promise.all([lastSeq(deps.storage.db, teamId), firstKeptSeq(deps.storage.db, teamId)]);
+  const [last, first] = ends ? [ends.lastSeq, ends.firstKept] : await Promise.all([lastSeq(deps.storage.db, teamId), firstKeptSeq(deps.storage.db, teamId)]);
   return Promise.all(
     subscriptions.map(async (s): Promise<Pending> => {
       const after = first === undefined ? 0 : Math.max(0, last - Math.max(s.cursor, first - 1));
