@@ -206,6 +206,17 @@ export interface EventCountersTable {
   seq: number | string;
 }
 
+/** A team's counts, kept in each write's transaction (migration 010; repos/counters.ts). bigint: strings from PostgreSQL. */
+export interface TeamCountersTable {
+  team_id: string;
+  users_active: number | string;
+  /** Deactivated and not deleted. */
+  users_deactivated: number | string;
+  /** Deleted (a showing team's DELETE keeps the row). */
+  users_deleted: number | string;
+  groups: number | string;
+}
+
 /** One change of the feed (migration 007; DESIGN.md section 8). */
 export interface EventsTable {
   team_id: string;
@@ -277,6 +288,7 @@ export interface Database {
   sessions: SessionsTable;
   keys: KeysTable;
   event_counters: EventCountersTable;
+  team_counters: TeamCountersTable;
   events: EventsTable;
   event_subscriptions: EventSubscriptionsTable;
   event_attempts: EventAttemptsTable;

@@ -17,6 +17,7 @@ import type { OrderKey, Predicate } from '../predicate.ts';
 import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
 import { hooksOf } from '../statements.ts';
+import { teamCounts } from './counters.ts';
 import type { Database, Executor } from '../types.ts';
 
 /** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
@@ -45,6 +46,12 @@ export interface ListWindow {
   readonly limit: number;
   /** Index paging: a 0-based offset. */
   readonly offset?: number;
+  /**
+   * Index paging in creation order (no sort key): the position of the row just before `offset`,
+   * known to the caller from the slice it read before; the rows are then sought after it (an
+   * index range) rather than counted off from the start. Ignored when the list is sorted.
+   */
+  readonly resumeAfter?: Position;
   /** Cursor paging: where to start (instead of an offset). */
   readonly seek?: Seek;
   /**
@@ -201,6 +208,58 @@ export function listedRows(ex: Executor, table: ResourceTable, teamId: string, o
   return q as unknown as Listed;
 }
 
+/** Offsets below this are walked from the start whatever the list's length (a short walk; no counters read). */
+export const FROM_END_AFTER = 1000;
+
+/** How many rows an unfiltered list of the team holds, from its counters. */
+async function listedCount(ex: Executor, table: ResourceTable, teamId: string, onlyActive: boolean): Promise<number> {
+  const counts = await teamCounts(ex, teamId);
+  if (table === 'groups') return counts.groups;
+  return onlyActive ? counts.usersActive : counts.usersActive + counts.usersDeactivated;
+}
+
+/**
+ * An unfiltered index page in creation order, deep in the list: the offset is walked in the
+ * (team_id, created_at, id[, active, deleted_at]) index alone, which holds everything that decides
+ * whether a row is listed (migration 010), and only the page's ids reach the table. A plain
+ * `select * ... offset N` reads N table rows to skip them on PostgreSQL (its index scan fetches
+ * the heap tuple before the Limit node discards it); at a million users that is seconds.
+ *
+ * In the list's second half (`fromEnd`) the walk starts at the other end of the index and counts
+ * off the rows after the page instead: at most half the list is walked. How many rows lie after
+ * the page comes from the team's counters read in the same statement, so it agrees with the rows
+ * the statement sees, whatever commits meanwhile (the counters change in the writes' own
+ * transactions). Both engines take a scalar subquery in LIMIT and OFFSET.
+ */
+function offsetByIndex(ex: Executor, table: ResourceTable, teamId: string, window: ListWindow, offset: number, fromEnd: boolean): { execute(): Promise<unknown[]> } {
+  const d = direction(window.descending);
+  const walk = fromEnd ? direction(!window.descending) : d;
+  const limit = rowCount(window.limit);
+  // Part of one statement: the executor's plugins see the statement once, as a whole.
+  let ids = listedRows(ex.withoutPlugins(), table, teamId, window.onlyActive === true)
+    .select(`${ROW}.id`)
+    .orderBy(`${ROW}.created_at`, walk)
+    .orderBy(`${ROW}.id`, walk);
+  if (!fromEnd) ids = ids.limit(limit).offset(rowCount(offset));
+  else {
+    const c = (column: string) => sql.ref(`team_counters.${column}`);
+    const listed = table === 'groups' ? c('groups') : window.onlyActive ? c('users_active') : sql`${c('users_active')} + ${c('users_deactivated')}`;
+    // The rows from the page's first to the list's end; the page is their first `limit`.
+    const rest = sql<number>`(coalesce((select ${listed} from team_counters where team_counters.team_id = ${teamId}), 0) - ${rowCount(offset)})`;
+    ids = ids
+      .limit(sql<number>`(case when ${rest} <= 0 then 0 when ${rest} < ${limit} then ${rest} else ${limit} end)`)
+      .offset(sql<number>`(case when ${rest} > ${limit} then ${rest} - ${limit} else 0 end)`);
+  }
+  return ex
+    // Users and groups alike: the rows are typed by the caller (listRows' R).
+    .selectFrom(`${table as 'users'} as p`)
+    .selectAll('p')
+    .where('p.team_id', '=', teamId)
+    .where('p.id', 'in', ids)
+    .orderBy('p.created_at', d)
+    .orderBy('p.id', d);
+}
+
 /**
  * A page of a team's rows of `table` that satisfy `window.where`, in the window's order, by
  * offset or by seek: the one list routine of Users and Groups.
@@ -214,7 +273,11 @@ export async function listRows<R extends { readonly id: string; readonly created
   const hooks = hooksOf(ex);
   let base = listedRows(ex, table, teamId, window.onlyActive === true);
   if (window.where) base = base.where(predicateSql(hooks, table, window.where));
-  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+  // Every listed row (no filter): the team's counters, kept by the writes (repos/counters.ts).
+  let counted: number | undefined;
+  const count = window.where
+    ? async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n)
+    : async () => (counted ??= await listedCount(ex, table, teamId, window.onlyActive === true));
   // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
   if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
   const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
@@ -222,8 +285,14 @@ export async function listRows<R extends { readonly id: string; readonly created
   for (const term of orderTerms(ROW, window, orderBy)) query = query.orderBy(term.expr, term.modifiers);
   if (!window.seek) {
     const offset = window.offset ?? 0;
-    const rows = (await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute()) as unknown as R[];
-    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
+    let page: { execute(): Promise<unknown[]> };
+    if (window.resumeAfter && !orderBy) page = query.where(tiesBeyond(ROW, window.resumeAfter, !window.descending)).limit(rowCount(window.limit));
+    else if (!window.where && !orderBy && offset > 0) page = offsetByIndex(ex, table, teamId, window, offset, offset >= FROM_END_AFTER && offset * 2 > (await count()));
+    else page = query.limit(rowCount(window.limit)).offset(rowCount(offset));
+    const rows = (await page.execute()) as unknown as R[];
+    // In creation order a row's position lets the next slice seek instead of counting off (resumeAfter).
+    const positions = orderBy ? [] : rows.map((r) => ({ createdAt: r.created_at, id: r.id }));
+    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions, more: false };
   }
   const seek = seekCondition(ROW, window, orderBy);
   if (seek) query = query.where(seek);
