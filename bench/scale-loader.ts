@@ -103,8 +103,13 @@ export async function loadUsers(storage: Storage, team: TeamRow, options: LoadOp
         }
         await trx.insertInto('users').values(rows).execute();
       }
-      // The team's counters, as the Users service keeps them (one bump per transaction here).
-      await addCounts(trx, team.id, { usersActive: to - from });
+      // The team's counters, as the Users service keeps them (one bump per creation second here).
+      const perSecond = new Map<string, number>();
+      for (let n = from; n < to; n++) {
+        const second = new Date(start + n).toISOString().slice(0, 19);
+        perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+      }
+      for (const [second, usersActive] of perSecond) await addCounts(trx, team.id, { usersActive }, second);
     });
     options.progress?.update(to);
   }

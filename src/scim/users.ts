@@ -209,7 +209,7 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
       attributes: Object.keys(parseData(ctx, row)).sort(),
       ...(row.password_hash !== null ? { password: 'set' } : {}),
     });
-    await addCounts(trx, ctx.team.id, userDelta(undefined, userStateOf(row)));
+    await addCounts(trx, ctx.team.id, userDelta(undefined, userStateOf(row)), row.created_at);
     await change(ctx, trx, 'create', row, Object.keys(parseData(ctx, row)).sort());
     return render(ctx, trx, row, projection, []);
   }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
@@ -306,7 +306,7 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     ...(revoked > 0 ? { tokensRevoked: revoked } : {}),
   });
   // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
-  await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)));
+  await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
   await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   return render(ctx, trx, next, projection);
 }

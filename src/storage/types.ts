@@ -209,6 +209,9 @@ export interface EventCountersTable {
 /** A team's counts, kept in each write's transaction (migration 010; repos/counters.ts). bigint: strings from PostgreSQL. */
 export interface TeamCountersTable {
   team_id: string;
+  /** 0: the whole team (bucket ''); 1: users by creation hour; 2: by creation second (the bucket is that prefix of created_at). */
+  level: number;
+  bucket: string;
   users_active: number | string;
   /** Deactivated and not deleted. */
   users_deactivated: number | string;

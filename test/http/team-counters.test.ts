@@ -126,6 +126,18 @@ for (const engine of engines) {
           }
           const counters = await teamCounts(t.storage.db, team.id);
           assert.deepEqual(counters, await counted(t.storage, team.id));
+          // The creation-time buckets (by hour, by second) equal the rows' counts too.
+          for (const [level, length] of [[1, 13], [2, 19]] as const) {
+            const buckets = await sql<{ bucket: string; a: number | string; d: number | string; x: number | string }>`select bucket, users_active as a, users_deactivated as d, users_deleted as x
+              from team_counters where team_id = ${team.id} and level = ${level} and (users_active <> 0 or users_deactivated <> 0 or users_deleted <> 0) order by bucket`.execute(t.storage.db);
+            const rows = await sql<{ bucket: string; a: number | string; d: number | string; x: number | string }>`select substr(created_at, 1, ${sql.lit(length)}) as bucket,
+                sum(case when deleted_at is null and active = 1 then 1 else 0 end) as a,
+                sum(case when deleted_at is null and active <> 1 then 1 else 0 end) as d,
+                sum(case when deleted_at is not null then 1 else 0 end) as x
+              from users where team_id = ${team.id} group by substr(created_at, 1, ${sql.lit(length)}) order by bucket`.execute(t.storage.db);
+            const plain = (r: { bucket: string; a: number | string; d: number | string; x: number | string }) => [r.bucket, Number(r.a), Number(r.d), Number(r.x)];
+            assert.deepEqual(buckets.rows.map(plain), rows.rows.map(plain), `level ${level}`);
+          }
           // The unfiltered list's totalResults, in the team's mode as it ended up.
           const mode = (await sql<{ m: string }>`select deactivated_users as m from teams where id = ${team.id}`.execute(t.storage.db)).rows[0]!.m;
           const listed = mode === 'visible' ? counters.usersActive + counters.usersDeactivated : counters.usersActive;

@@ -58,7 +58,7 @@ for (const engine of engines) {
     const insert = async (rows: UserRow[]) => {
       await db.storage.db.transaction().execute(async (trx) => {
         for (let i = 0; i < rows.length; i += 500) await trx.insertInto('users').values(rows.slice(i, i + 500)).execute();
-        for (const r of rows) await addCounts(trx, teamId, userDelta(undefined, userStateOf(r)));
+        for (const r of rows) await addCounts(trx, teamId, userDelta(undefined, userStateOf(r)), r.created_at);
       });
     };
     const setState = async (id: string, state: 'deactivated' | 'deleted') => {
@@ -66,7 +66,7 @@ for (const engine of engines) {
         const current = await trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
         const next = { active: 0, deleted_at: state === 'deleted' ? at(9_999_999) : null };
         await trx.updateTable('users').set({ ...next, user_name_claim: null }).where('id', '=', id).execute();
-        await addCounts(trx, teamId, userDelta(userStateOf(current), userStateOf(next)));
+        await addCounts(trx, teamId, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
       });
     };
     const fullListing = async (onlyActive: boolean, descending: boolean): Promise<string[]> => {
@@ -92,15 +92,16 @@ for (const engine of engines) {
 
     it('every page equals its slice of the full ordered listing, from either end of the index', async () => {
       const rows: UserRow[] = [];
-      // Ties in creation time (three rows per millisecond) are ordered by id.
-      for (let i = 0; i < 2600; i++, n++) rows.push(row(teamId, n, Math.floor(i / 3), i % 11 === 0 ? 'deactivated' : i % 13 === 0 ? 'deleted' : 'active'));
+      // Three rows per creation time (ties are ordered by id), 4.7 s apart: over two hours, so
+      // the page's start is found through several hour and second buckets.
+      for (let i = 0; i < 2600; i++, n++) rows.push(row(teamId, n, Math.floor(i / 3) * 4_700, i % 11 === 0 ? 'deactivated' : i % 13 === 0 ? 'deleted' : 'active'));
       await insert(rows);
       await agree();
     });
 
     it('pages still agree after inserts (some older than rows already listed), deactivations and deletions between pages', async () => {
       const rows: UserRow[] = [];
-      for (let i = 0; i < 40; i++, n++) rows.push(row(teamId, n, i % 2 === 0 ? 5_000 + i : 300 + i * 7, 'active'));
+      for (let i = 0; i < 40; i++, n++) rows.push(row(teamId, n, i % 2 === 0 ? 5_000_000 + i * 900 : 300 + i * 97_000, 'active'));
       await insert(rows);
       const ids = (await fullListing(true, false)).filter((_, i) => i % 97 === 5);
       for (const [i, id] of ids.entries()) await setState(id, i % 2 === 0 ? 'deactivated' : 'deleted');

@@ -92,9 +92,12 @@ for (const engine of engines) {
     it('lists with offset/limit, counting all matches, ordered by creation then id', async () => {
       const other = newId();
       await insertTeam(db.storage.db, { id: other, name: 'list', name_key: 'list', deactivated_users: 'hidden', created_at: T });
-      for (let i = 0; i < 5; i++) await insertUser(db.storage.db, userRow(other, `l${i}@x.example`, { created_at: `2026-01-01T00:00:0${i}.000Z`, active: i === 4 ? 0 : 1 }));
-      // What the Users service adds in each write's transaction (unfiltered totals come from it).
-      await addCounts(db.storage.db, other, { usersActive: 4, usersDeactivated: 1 });
+      for (let i = 0; i < 5; i++) {
+        const created_at = `2026-01-01T00:00:0${i}.000Z`;
+        await insertUser(db.storage.db, userRow(other, `l${i}@x.example`, { created_at, active: i === 4 ? 0 : 1 }));
+        // What the Users service adds in each write's transaction (unfiltered totals come from it).
+        await addCounts(db.storage.db, other, i === 4 ? { usersDeactivated: 1 } : { usersActive: 1 }, created_at);
+      }
       const page = await listUsers(db.storage.db, other, { onlyActive: true, descending: false, offset: 1, limit: 2 });
       assert.equal(page.total, 4);
       assert.deepEqual(page.rows.map((r) => r.user_name), ['l1@x.example', 'l2@x.example']);
@@ -109,8 +112,11 @@ for (const engine of engines) {
     it('list pages write LIMIT and OFFSET into the SQL: SQLite recompiles a cached statement whose bound LIMIT changes, on every run', async () => {
       const other = newId();
       await insertTeam(db.storage.db, { id: other, name: 'lit', name_key: 'lit', deactivated_users: 'hidden', created_at: T });
-      for (let i = 0; i < 5; i++) await insertUser(db.storage.db, userRow(other, `lit${i}@x.example`, { created_at: `2026-01-01T00:00:0${i}.000Z` }));
-      await addCounts(db.storage.db, other, { usersActive: 5 });
+      for (let i = 0; i < 5; i++) {
+        const created_at = `2026-01-01T00:00:0${i}.000Z`;
+        await insertUser(db.storage.db, userRow(other, `lit${i}@x.example`, { created_at }));
+        await addCounts(db.storage.db, other, { usersActive: 1 }, created_at);
+      }
       const texts: string[] = [];
       const capture: KyselyPlugin = {
         transformQuery: (args) => (texts.push(db.storage.db.getExecutor().compileQuery(args.node, args.queryId).sql), args.node),
