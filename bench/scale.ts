@@ -8,7 +8,6 @@
  * --database URL (reuse a database loaded by an earlier run with --keep; nothing is loaded when
  * it holds the scale team), --keep, --cpu-prof DIR. Exits 1 on any request error or failed probe.
  */
-import { createHash } from 'node:crypto';
 import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,7 +17,7 @@ import { systemClock } from '../src/clock.ts';
 import { issueAccessToken } from '../src/oauth/tokens.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { teamByName } from '../src/storage/repos/teams.ts';
-import { createBenchDatabase, existingBenchDatabase } from './database.ts';
+import { createBenchDatabase, existingBenchDatabase, keptDatabaseSecret } from './database.ts';
 import type { BenchDatabase } from './database.ts';
 import { drive, probeOnce, summarize } from './load.ts';
 import type { Measurement } from './load.ts';
@@ -174,7 +173,7 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
   );
   // A kept database is reopened by later runs: its servers' SECRET_KEY must not change (a
   // benchmark's throwaway key, derived from where the database is).
-  const servers = new Servers(options.keep ? createHash('sha256').update(`rollcall bench:scale ${database.url}`).digest('base64url') : undefined);
+  const servers = new Servers(options.keep ? keptDatabaseSecret(database.url) : undefined);
   const stopOnSignal = () => {
     void servers.stopAll().finally(() => (options.keep ? Promise.resolve() : database.dispose()).finally(() => process.exit(130)));
   };
