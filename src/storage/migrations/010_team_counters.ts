@@ -17,6 +17,9 @@
  *   each member (repos/groups.ts memberRows), so the 100,000 lookups of a big group's GET stay in
  *   one index instead of the primary key's index and then the table (SQLite: 0.8-1.1 s of the
  *   response's SQL down to 0.3-0.6 s).
+ * - `group_members_group_order` rebuilt as (group_id, created_at, user_id, team_id): the members'
+ *   order, now also holding the team every member query is scoped by, so a chunk of members is
+ *   read from the index alone (no table row per membership).
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
@@ -55,6 +58,8 @@ export function migration010(): Migration {
       await db.schema.dropIndex('users_team_created').execute();
       await db.schema.createIndex('users_team_created').on('users').columns(['team_id', 'created_at', 'id', 'active', 'deleted_at']).execute();
       await db.schema.createIndex('users_member_view').on('users').columns(['id', 'deleted_at', 'active', 'user_name']).execute();
+      await db.schema.dropIndex('group_members_group_order').execute();
+      await db.schema.createIndex('group_members_group_order').on('group_members').columns(['group_id', 'created_at', 'user_id', 'team_id']).execute();
     },
   };
 }
