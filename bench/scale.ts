@@ -208,8 +208,12 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
       rows.push(row);
     }
     if (selected(FIRST_BYTE_SCENARIO)) {
+      const cpuBefore = server.cpuSeconds();
       const row = { scenario: FIRST_BYTE_SCENARIO, m: await firstByte(server.url, fixture, options.seconds), problem: undefined, peakRss: server.peakRssBytes() };
-      log(`${FIRST_BYTE_SCENARIO}: p50 ${ms(row.m.p50)} ms, p99 ${ms(row.m.p99)} ms (${count(row.m.ok)} requests)`);
+      const cpuAfter = server.cpuSeconds();
+      // One request at a time: the server's CPU per request, which a loaded machine's waits do not inflate.
+      const cpu = cpuBefore !== undefined && cpuAfter !== undefined && row.m.ok > 0 ? `, server CPU ${ms(((cpuAfter - cpuBefore) * 1000) / row.m.ok)} ms per GET` : '';
+      log(`${FIRST_BYTE_SCENARIO}: p50 ${ms(row.m.p50)} ms, p99 ${ms(row.m.p99)} ms (${count(row.m.ok)} requests${cpu})`);
       rows.push(row);
     }
     const peakRss = server.peakRssBytes();
