@@ -18,6 +18,7 @@ import { ScimError } from '../src/scim/errors.ts';
 import { teamByName } from '../src/storage/repos/teams.ts';
 import { connect } from '../src/storage/connect.ts';
 import { migrate } from '../src/storage/migrations/index.ts';
+import { keptDatabaseSecret } from './database.ts';
 
 const TARGET_MS = 100;
 const ADMIN = 'console-bench@scale.example';
@@ -47,7 +48,8 @@ const subscription =
   (await createSubscription(deps, team.id, { method: 'push', url: BENCH_RECEIVER, events: ['create', 'patch'] })).subscription.id;
 await pauseSubscription(deps, team.id, subscription, 'console bench: never delivered');
 const app = await buildApp({
-  config: { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent', accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: true, redisUrl: undefined },
+  // The key bench:scale's servers used on this database (its keys are sealed under it).
+  config: { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent', accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: true, redisUrl: undefined, secretKey: keptDatabaseSecret(values.database) },
   storage,
 });
 await app.listen({ host: '127.0.0.1', port: 0 });

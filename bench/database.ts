@@ -4,7 +4,7 @@
  * way the test suite isolates its databases). Migrated before use; `dispose` removes it. The
  * benchmark's own connection is closed before the servers start, so it never competes with them.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,3 +79,10 @@ export function existingBenchDatabase(url: string): BenchDatabase {
     dispose: async () => {},
   };
 }
+
+/**
+ * The SECRET_KEY of the servers on a kept scale database (bench:scale --keep, then --database;
+ * bench:console on the same file): every later run must unseal the keys the first one stored, so
+ * the key is derived from where the database is. A benchmark's throwaway key, never a real one.
+ */
+export const keptDatabaseSecret = (url: string): string => createHash('sha256').update(`rollcall bench:scale ${url}`).digest('base64url');

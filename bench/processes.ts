@@ -126,8 +126,16 @@ export interface RollcallOptions {
 /** The processes of one benchmark run; `stopAll` ends every one still running. */
 export class Servers {
   readonly #running = new Set<ServerProcess>();
-  /** SECRET_KEY for this run's servers (PostgreSQL requires one; they must share it). */
-  readonly #secretKey = randomBytes(32).toString('base64url');
+  /**
+   * SECRET_KEY for this run's servers (PostgreSQL requires one; they must share it). A kept
+   * database (bench:scale --keep, then --database) is reopened by later runs, which must unseal
+   * the keys the first run stored: they pass the same `secretKey` (derived from the database).
+   */
+  readonly #secretKey: string;
+
+  constructor(secretKey?: string) {
+    this.#secretKey = secretKey ?? randomBytes(32).toString('base64url');
+  }
 
   async rollcall(options: RollcallOptions): Promise<ServerProcess> {
     // The flags `npm start` runs the server with (src/node-flags.ts), so the bench measures that.

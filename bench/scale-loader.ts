@@ -18,6 +18,7 @@ import { userResourceType } from '../src/scim/schema/registry.ts';
 import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from '../src/scim/schema/urns.ts';
 import { validateResource } from '../src/scim/validate.ts';
 import type { Storage } from '../src/storage/connect.ts';
+import { addCounts } from '../src/storage/repos/counters.ts';
 import { addMembers } from '../src/storage/repos/groups.ts';
 import { ensureSetting } from '../src/storage/repos/settings.ts';
 import type { TeamRow } from '../src/storage/repos/teams.ts';
@@ -102,6 +103,13 @@ export async function loadUsers(storage: Storage, team: TeamRow, options: LoadOp
         }
         await trx.insertInto('users').values(rows).execute();
       }
+      // The team's counters, as the Users service keeps them (one bump per creation second here).
+      const perSecond = new Map<string, number>();
+      for (let n = from; n < to; n++) {
+        const second = new Date(start + n).toISOString().slice(0, 19);
+        perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+      }
+      for (const [second, usersActive] of perSecond) await addCounts(trx, team.id, { usersActive }, second);
     });
     options.progress?.update(to);
   }

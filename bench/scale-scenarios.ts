@@ -8,6 +8,8 @@
  * middle and last page of 100 by cursor, the middle and last cursors found by walking the list.
  */
 import type { Request } from 'autocannon';
+import { summarize } from './load.ts';
+import type { Measurement } from './load.ts';
 import { PATCH_OP } from '../src/scim/schema/urns.ts';
 import { progressBar } from './progress.ts';
 import { externalIdOf, userNameOf } from './scale-loader.ts';
@@ -207,4 +209,32 @@ export function scaleScenarios(fixture: ScaleFixture): ScaleScenario[] {
       build: () => [{ method: 'GET', headers: bearer, path: groupPath }],
     },
   ];
+}
+
+/** The big group read with its members, timed to its first body byte (one request at a time). */
+export const FIRST_BYTE_SCENARIO = 'GET big group with its members: first byte';
+
+/**
+ * Time to the first byte of the big group's body, one request at a time for `seconds` (at least
+ * three requests), each read to its end: autocannon only times whole responses. The body's first
+ * chunk is what a client can start parsing; the whole group's members follow, streamed.
+ */
+export async function firstByte(url: string, fixture: ScaleFixture, seconds: number): Promise<Measurement> {
+  const headers = { authorization: `Bearer ${fixture.accessToken}` };
+  const latencies: number[] = [];
+  const started = performance.now();
+  let errors = 0;
+  while (latencies.length + errors < 3 || performance.now() - started < seconds * 1000) {
+    const t0 = performance.now();
+    const res = await fetch(`${url}${SCIM}/Groups/${fixture.groupId}`, { headers });
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    const at = performance.now() - t0;
+    let bytes = first.value?.length ?? 0;
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) bytes += chunk.value.length;
+    if (res.status === 200 && bytes > 0) latencies.push(at);
+    else errors++;
+  }
+  const m = summarize([{ latencies: Float64Array.from(latencies), errors, unexpected: {}, seconds: (performance.now() - started) / 1000, stoppedEarly: false }]);
+  return m;
 }

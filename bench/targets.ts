@@ -4,7 +4,7 @@
  * are Rollcall over the reference server measured in the same run; scale targets are absolute.
  */
 import { SCENARIO_NAMES } from './scenarios.ts';
-import { SCALE_SCENARIO_NAMES } from './scale-scenarios.ts';
+import { FIRST_BYTE_SCENARIO, SCALE_SCENARIO_NAMES } from './scale-scenarios.ts';
 import { mebibytes, ms, ratio, renderTable } from './table.ts';
 
 export interface RatioTarget {
@@ -36,6 +36,9 @@ export const LATENCY_TARGETS: readonly LatencyTarget[] = [
   { label: 'any cursor page p99', maxP99: 20, matches: (s) => s.includes('(cursor)') },
   { label: 'big-group member change p99', maxP99: 10, matches: oneOf(SCALE_SCENARIO_NAMES.addMember, SCALE_SCENARIO_NAMES.removeMember) },
   { label: 'big-group GET excludedAttributes=members p99', maxP99: 5, matches: oneOf(SCALE_SCENARIO_NAMES.getGroupExcluded) },
+  { label: 'any index page of 100 p99', maxP99: 100, matches: (s) => s.includes('(index)') },
+  { label: 'big-group GET with its members p99 (complete)', maxP99: 1000, matches: oneOf(SCALE_SCENARIO_NAMES.getGroupFull) },
+  { label: 'big-group GET with its members p99 (first byte)', maxP99: 100, matches: oneOf(FIRST_BYTE_SCENARIO) },
 ];
 
 export const PEAK_RSS_TARGET_BYTES = 300 * 1024 * 1024;

@@ -24,6 +24,7 @@ import {
   updateGroup,
 } from '../storage/repos/groups.ts';
 import type { GroupRow } from '../storage/repos/groups.ts';
+import { addCounts } from '../storage/repos/counters.ts';
 import { existingUserIds } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
@@ -137,7 +138,8 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
     await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
-    // Last: on PostgreSQL the team's counter row stays locked from here to the commit.
+    // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
+    await addCounts(trx, ctx.team.id, { groups: 1 });
     await change(ctx, trx, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
     return render(ctx, trx, row, projection);
   }, async () => displayNameTaken(row.display_name));
@@ -248,9 +250,11 @@ export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditio
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
-    await deleteGroupRow(trx, ctx.team.id, id);
+    // A concurrent delete won (PostgreSQL): the group is gone, and its count with it.
+    if (!(await deleteGroupRow(trx, ctx.team.id, id))) throw notFound(`Group ${id} not found`);
     await releaseExtensionValues(ctx, trx, rt, id);
     await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
+    await addCounts(trx, ctx.team.id, { groups: -1 });
     await change(ctx, trx, 'delete', { ...current, version: current.version + 1 }, []);
   });
 }

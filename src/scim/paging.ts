@@ -85,7 +85,7 @@ export const PAGE_BYTE_BUDGET = 4 * 1024 * 1024;
 /** Rows read per query while a page fills: at most 50 x 256 KiB of documents in hand at once. */
 export const PAGE_SLICE = 50;
 
-type PageWindow = { offset: number } | { seek: Seek };
+type PageWindow = { offset: number; resumeAfter?: Position } | { seek: Seek };
 
 /** Reads `limit` rows from `window`; `countTotal: false` on index slices (the total is counted once, here). */
 export type SliceReader<R> = (window: PageWindow & { countTotal?: boolean }, limit: number) => Promise<ListPage<R>>;
@@ -138,7 +138,9 @@ export async function budgetedPage<R>(
     if ('offset' in at) {
       if (slice.rows.length < want) ended = true;
       if (ended || rows.length >= limit) break;
-      at = { offset: at.offset + slice.rows.length };
+      // The next slice seeks past this one's last row when the list is in creation order.
+      const last = slice.positions[slice.positions.length - 1];
+      at = { offset: at.offset + slice.rows.length, ...(last ? { resumeAfter: last } : {}) };
     } else {
       more = slice.more;
       if (!slice.more || rows.length >= limit) break;

@@ -16,6 +16,7 @@ import { newId } from '../ids.ts';
 import { signsIn } from '../oauth/accounts.ts';
 import { HashingBusy, signInPasswordProblem } from '../oauth/passwords.ts';
 import { endSessionsOfUser } from '../sessions.ts';
+import { addCounts, userDelta, userStateOf } from '../storage/repos/counters.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
 import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
@@ -208,6 +209,7 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
       attributes: Object.keys(parseData(ctx, row)).sort(),
       ...(row.password_hash !== null ? { password: 'set' } : {}),
     });
+    await addCounts(trx, ctx.team.id, userDelta(undefined, userStateOf(row)), row.created_at);
     await change(ctx, trx, 'create', row, Object.keys(parseData(ctx, row)).sort());
     return render(ctx, trx, row, projection, []);
   }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
@@ -303,7 +305,8 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
     ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
     ...(revoked > 0 ? { tokensRevoked: revoked } : {}),
   });
-  // Last: on PostgreSQL the team's counter row stays locked from here to the commit.
+  // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
+  await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
   await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   return render(ctx, trx, next, projection);
 }

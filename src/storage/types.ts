@@ -206,6 +206,20 @@ export interface EventCountersTable {
   seq: number | string;
 }
 
+/** A team's counts, kept in each write's transaction (migration 010; repos/counters.ts). bigint: strings from PostgreSQL. */
+export interface TeamCountersTable {
+  team_id: string;
+  /** 0: the whole team (bucket ''); 1: users by creation hour; 2: by creation second (the bucket is that prefix of created_at). */
+  level: number;
+  bucket: string;
+  users_active: number | string;
+  /** Deactivated and not deleted. */
+  users_deactivated: number | string;
+  /** Deleted (a showing team's DELETE keeps the row). */
+  users_deleted: number | string;
+  groups: number | string;
+}
+
 /** One change of the feed (migration 007; DESIGN.md section 8). */
 export interface EventsTable {
   team_id: string;
@@ -277,6 +291,7 @@ export interface Database {
   sessions: SessionsTable;
   keys: KeysTable;
   event_counters: EventCountersTable;
+  team_counters: TeamCountersTable;
   events: EventsTable;
   event_subscriptions: EventSubscriptionsTable;
   event_attempts: EventAttemptsTable;

@@ -16,6 +16,7 @@ import { createGroup } from '../../src/scim/groups.ts';
 import { connect } from '../../src/storage/connect.ts';
 import { migrate } from '../../src/storage/migrations/index.ts';
 import { insertUser } from '../../src/storage/repos/users.ts';
+import { addCounts } from '../../src/storage/repos/counters.ts';
 import { userRowOf } from '../../src/scim/users.ts';
 import { newId } from '../../src/ids.ts';
 import { createPgSchema, postgresUrl } from '../support/engines.ts';
@@ -55,6 +56,8 @@ describe('rollcall copy', { skip: postgresUrl ? false : 'needs TEST_DATABASE_URL
           const now = new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i)).toISOString();
           const row = userRowOf(storage.hooks, { id, team_id: team.id, created_at: now }, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `user${i}@acme.example`, name: { givenName: `Zoë ${i}`, familyName: '<b>"O\'Brien"</b>' }, active: i % 7 !== 0 }, null, 1, now);
           await insertUser(trx, { ...row, user_name_claim: i % 7 !== 0 ? row.user_name_key : null });
+          // And their counts, as the services add them in the same transaction.
+          await addCounts(trx, team.id, i % 7 !== 0 ? { usersActive: 1 } : { usersDeactivated: 1 }, now);
         }
       });
       await createGroup(ctx, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Everyone 😀', members: ids.slice(0, 1500).map((value) => ({ value })) });

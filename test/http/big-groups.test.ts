@@ -100,7 +100,9 @@ for (const engine of engines) {
       assert.equal(res.headers.etag, 'W/"1"');
       const group = body(res);
       assert.deepEqual(group.members, big.order.map((id) => memberValue(big, id)));
-      assert.equal(reads.count, Math.ceil(big.order.length / 1000), 'one keyset chunk of 1000 per query');
+      // The first chunk of 1000 before the response starts, then keyset chunks of 5000 (the last one short).
+      const n = big.order.length;
+      assert.equal(reads.count, n < 1000 ? 1 : 2 + Math.floor((n - 1000) / 5000), 'a first chunk of 1000, then chunks of 5000');
       // The same resource as without members, members added before meta (the order of fields).
       const without = json(await t.request('GET', `/v2/scim/Groups/${big.id}?excludedAttributes=members`));
       assert.deepEqual(Object.keys(group), [...Object.keys(without).filter((k) => k !== 'meta'), 'members', 'meta']);

@@ -53,8 +53,8 @@ for (const engine of engines) {
 
     it('POST /Users: a new user\'s groups are not looked up (it has none), and the answer still shows them empty', async () => {
       const { res, statements, built } = await run('POST', '/v2/scim/Users', { userName: 'cy@x.example' });
-      // The change feed's two statements (issue 10) end every write.
-      assert.deepEqual(statements, ['tokenWithTeam', 'userByNameKey', 'insertUser', 'insertAuditEvent', 'nextEventSeq', 'insertEvent']);
+      // The team's counters (one upsert, issue 14) and the change feed's two statements (issue 10) end every write.
+      assert.deepEqual(statements, ['tokenWithTeam', 'userByNameKey', 'insertUser', 'insertAuditEvent', 'addTeamCounts', 'nextEventSeq', 'insertEvent']);
       assert.deepEqual(built, []);
       assert.deepEqual(json(res).groups, []);
     });

@@ -12,6 +12,7 @@ import { Migrator } from 'kysely/migration';
 import { connect } from '../../src/storage/connect.ts';
 import type { Storage } from '../../src/storage/connect.ts';
 import { migrate, migrationsFor } from '../../src/storage/migrations/index.ts';
+import { teamCounts } from '../../src/storage/repos/counters.ts';
 import { createPgSchema, postgresUrl } from '../support/engines.ts';
 
 const T = '2026-01-01T00:00:00.000Z';
@@ -70,7 +71,20 @@ for (const engine of engines) {
       try {
         await before006(storage);
         await seed(storage);
-        assert.deepEqual(await migrate(storage), ['006_user_name_claims', '007_events', '008_provisioning_tokens', '009_schema_extensions']);
+        assert.deepEqual(await migrate(storage), ['006_user_name_claims', '007_events', '008_provisioning_tokens', '009_schema_extensions', '010_team_counters']);
+        // Migration 010 back-fills each team's counters from the rows as they are.
+        for (const team of await storage.db.selectFrom('teams').select('id').execute()) {
+          const users = await storage.db.selectFrom('users').select(['active', 'deleted_at']).where('team_id', '=', team.id).execute();
+          const groups = await storage.db.selectFrom('groups').select('id').where('team_id', '=', team.id).execute();
+          assert.deepEqual(await teamCounts(storage.db, team.id), {
+            usersActive: users.filter((u) => u.deleted_at === null && u.active === 1).length,
+            usersDeactivated: users.filter((u) => u.deleted_at === null && u.active !== 1).length,
+            usersDeleted: users.filter((u) => u.deleted_at !== null).length,
+            groups: groups.length,
+          });
+        }
+        assert.deepEqual(await teamCounts(storage.db, 'TEAMHIDDEN0000000000'), { usersActive: 1, usersDeactivated: 1, usersDeleted: 0, groups: (await teamCounts(storage.db, 'TEAMHIDDEN0000000000')).groups });
+        assert.deepEqual((await teamCounts(storage.db, 'TEAMVISIBLE000000000')).usersDeactivated, 1);
         const users = await storage.db.selectFrom('users').select(['id', 'user_name_claim', 'deleted_at']).orderBy('id').execute();
         assert.deepEqual(users, [
           { id: 'USERHACTIVE000000000', user_name_claim: 'a@x', deleted_at: null },

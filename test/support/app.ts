@@ -43,6 +43,8 @@ export class TestClock implements Clock {
 export interface TestApp {
   readonly app: FastifyInstance;
   readonly storage: Storage;
+  /** The database's URL (a second app may connect to it: two instances on one PostgreSQL). */
+  readonly url: string;
   readonly clock: TestClock;
   readonly team: TeamRow;
   readonly token: string;
@@ -108,6 +110,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   return {
     app,
     storage,
+    url: database.url,
     clock,
     team,
     token,

@@ -1,22 +1,15 @@
 /**
- * The console's own reads (issue 12): a team's counts for the overview, the audit log with
+ * The console's own reads (issue 12): a team's counts for the overview (its counters), the audit log with
  * filters (newest first, (at, id) seek), and the OAuth clients holding live tokens for a team.
  * Everything else the console shows comes through the SCIM services' repositories.
  */
-import { sql } from 'kysely';
 import type { AuditEventsTable, Executor } from '../types.ts';
+import { teamCounts as countersOf } from './counters.ts';
 
+/** The overview's counts: the team's counters (repos/counters.ts), never a count over its rows. */
 export async function teamCounts(ex: Executor, teamId: string): Promise<{ activeUsers: number; deactivatedUsers: number; groups: number }> {
-  const users = await ex
-    .selectFrom('users')
-    .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string>(sql`case when active = 1 then 1 else 0 end`).as('active')])
-    .where('team_id', '=', teamId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  const groups = await ex.selectFrom('groups').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow();
-  const total = Number(users.n);
-  const active = Number(users.active ?? 0);
-  return { activeUsers: active, deactivatedUsers: total - active, groups: Number(groups.n) };
+  const counts = await countersOf(ex, teamId);
+  return { activeUsers: counts.usersActive, deactivatedUsers: counts.usersDeactivated, groups: counts.groups };
 }
 
 export interface AuditFilter {

@@ -17,6 +17,7 @@ import type { OrderKey, Predicate } from '../predicate.ts';
 import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
 import { hooksOf } from '../statements.ts';
+import { teamCounts } from './counters.ts';
 import type { Database, Executor } from '../types.ts';
 
 /** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
@@ -45,6 +46,12 @@ export interface ListWindow {
   readonly limit: number;
   /** Index paging: a 0-based offset. */
   readonly offset?: number;
+  /**
+   * Index paging in creation order (no sort key): the position of the row just before `offset`,
+   * known to the caller from the slice it read before; the rows are then sought after it (an
+   * index range) rather than counted off from the start. Ignored when the list is sorted.
+   */
+  readonly resumeAfter?: Position;
   /** Cursor paging: where to start (instead of an offset). */
   readonly seek?: Seek;
   /**
@@ -201,6 +208,94 @@ export function listedRows(ex: Executor, table: ResourceTable, teamId: string, o
   return q as unknown as Listed;
 }
 
+/** Offsets below this are walked from the start whatever the list's length (a short walk; no counters read). */
+export const FROM_END_AFTER = 1000;
+
+/** How many rows an unfiltered list of the team holds, from its counters. */
+async function listedCount(ex: Executor, table: ResourceTable, teamId: string, onlyActive: boolean): Promise<number> {
+  const counts = await teamCounts(ex, teamId);
+  if (table === 'groups') return counts.groups;
+  return onlyActive ? counts.usersActive : counts.usersActive + counts.usersDeactivated;
+}
+
+/**
+ * An unfiltered index page in creation order, deep in the list: the offset is walked in the
+ * (team_id, created_at, id[, active, deleted_at]) index alone, which holds everything that decides
+ * whether a row is listed (migration 010), and only the page's ids reach the table. A plain
+ * `select * ... offset N` reads N table rows to skip them on PostgreSQL (its index scan fetches
+ * the heap tuple before the Limit node discards it); at a million users that is seconds.
+ *
+ * In the list's second half (`fromEnd`) the walk starts at the other end of the index and counts
+ * off the rows after the page instead: at most half the list is walked. How many rows lie after
+ * the page comes from the team's counters read in the same statement, so it agrees with the rows
+ * the statement sees, whatever commits meanwhile (the counters change in the writes' own
+ * transactions). Both engines take a scalar subquery in LIMIT and OFFSET.
+ */
+function offsetByIndex(ex: Executor, table: ResourceTable, teamId: string, window: ListWindow, offset: number, fromEnd: boolean): { execute(): Promise<unknown[]> } {
+  const d = direction(window.descending);
+  const walk = fromEnd ? direction(!window.descending) : d;
+  const limit = rowCount(window.limit);
+  // Part of one statement: the executor's plugins see the statement once, as a whole.
+  let ids = listedRows(ex.withoutPlugins(), table, teamId, window.onlyActive === true)
+    .select(`${ROW}.id`)
+    .orderBy(`${ROW}.created_at`, walk)
+    .orderBy(`${ROW}.id`, walk);
+  if (!fromEnd) ids = ids.limit(limit).offset(rowCount(offset));
+  else {
+    const c = (column: string) => sql.ref(`team_counters.${column}`);
+    const listed = table === 'groups' ? c('groups') : window.onlyActive ? c('users_active') : sql`${c('users_active')} + ${c('users_deactivated')}`;
+    // The rows from the page's first to the list's end; the page is their first `limit`.
+    const rest = sql<number>`(coalesce((select ${listed} from team_counters where team_counters.team_id = ${teamId} and team_counters.level = 0), 0) - ${rowCount(offset)})`;
+    ids = ids
+      .limit(sql<number>`(case when ${rest} <= 0 then 0 when ${rest} < ${limit} then ${rest} else ${limit} end)`)
+      .offset(sql<number>`(case when ${rest} > ${limit} then ${rest} - ${limit} else 0 end)`);
+  }
+  return ex
+    // Users and groups alike: the rows are typed by the caller (listRows' R).
+    .selectFrom(`${table as 'users'} as p`)
+    .selectAll('p')
+    .where('p.team_id', '=', teamId)
+    .where('p.id', 'in', ids)
+    .orderBy('p.created_at', d)
+    .orderBy('p.id', d);
+}
+
+/**
+ * An unfiltered index page of users in creation order deep in the list, found through the
+ * creation-time counters (repos/counters.ts, migration 010) in one statement: the hour buckets'
+ * running sums give the hour the page's first row was created in and how many listed users came
+ * before it, the second buckets within that hour do the same for the second, and only the rows
+ * of that second before the page are counted off in the index. The work is bounded by the
+ * team's hours of creation history plus the seconds of one hour plus the users created in one
+ * second, not by the offset (a page in the middle of a million users: a few milliseconds instead
+ * of walking half a million index entries). The counters are read in the same statement as the
+ * rows, so they agree with the rows it sees (both change only in the writes' transactions).
+ */
+function offsetByBuckets(ex: Executor, teamId: string, window: ListWindow, offset: number): { execute(): Promise<unknown[]> } {
+  const listed = window.onlyActive ? sql`users_active` : sql`users_active + users_deactivated`;
+  const onlyActive = window.onlyActive ? sql`and r.active = 1` : sql``;
+  const n = rowCount(offset);
+  const query = sql`with h as (
+      select bucket, ${listed} as n, sum(${listed}) over (order by bucket) as upto
+      from team_counters where team_id = ${teamId} and level = 1
+    ), hp as (
+      select bucket, upto - n as before from h where upto > ${n} order by bucket limit 1
+    ), s as (
+      select c.bucket, ${listed} as n, (select before from hp) + sum(${listed}) over (order by c.bucket) as upto
+      from team_counters c
+      where c.team_id = ${teamId} and c.level = 2 and c.bucket >= (select bucket from hp) and c.bucket < (select bucket from hp) || ';'
+    ), sp as (
+      select bucket, upto - n as before from s where upto > ${n} order by bucket limit 1
+    )
+    select p.* from users p where p.team_id = ${teamId} and p.id in (
+      select r.id from users r
+      where r.team_id = ${teamId} and r.deleted_at is null ${onlyActive} and r.created_at >= (select bucket from sp)
+      order by r.created_at, r.id
+      limit ${rowCount(window.limit)} offset coalesce((select cast(${n} - before as bigint) from sp), 0)
+    ) order by p.created_at, p.id`;
+  return { execute: async () => (await query.execute(ex)).rows as unknown[] };
+}
+
 /**
  * A page of a team's rows of `table` that satisfy `window.where`, in the window's order, by
  * offset or by seek: the one list routine of Users and Groups.
@@ -214,7 +309,11 @@ export async function listRows<R extends { readonly id: string; readonly created
   const hooks = hooksOf(ex);
   let base = listedRows(ex, table, teamId, window.onlyActive === true);
   if (window.where) base = base.where(predicateSql(hooks, table, window.where));
-  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+  // Every listed row (no filter): the team's counters, kept by the writes (repos/counters.ts).
+  let counted: number | undefined;
+  const count = window.where
+    ? async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n)
+    : async () => (counted ??= await listedCount(ex, table, teamId, window.onlyActive === true));
   // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
   if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
   const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
@@ -222,8 +321,15 @@ export async function listRows<R extends { readonly id: string; readonly created
   for (const term of orderTerms(ROW, window, orderBy)) query = query.orderBy(term.expr, term.modifiers);
   if (!window.seek) {
     const offset = window.offset ?? 0;
-    const rows = (await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute()) as unknown as R[];
-    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
+    let page: { execute(): Promise<unknown[]> };
+    if (window.resumeAfter && !orderBy) page = query.where(tiesBeyond(ROW, window.resumeAfter, !window.descending)).limit(rowCount(window.limit));
+    else if (!window.where && !orderBy && table === 'users' && !window.descending && offset >= FROM_END_AFTER) page = offsetByBuckets(ex, teamId, window, offset);
+    else if (!window.where && !orderBy && offset > 0) page = offsetByIndex(ex, table, teamId, window, offset, offset >= FROM_END_AFTER && offset * 2 > (await count()));
+    else page = query.limit(rowCount(window.limit)).offset(rowCount(offset));
+    const rows = (await page.execute()) as unknown as R[];
+    // In creation order a row's position lets the next slice seek instead of counting off (resumeAfter).
+    const positions = orderBy ? [] : rows.map((r) => ({ createdAt: r.created_at, id: r.id }));
+    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions, more: false };
   }
   const seek = seekCondition(ROW, window, orderBy);
   if (seek) query = query.where(seek);
