@@ -13,7 +13,7 @@
 import { recordEvent } from '../audit/events.ts';
 import { isStorableText } from '../text.ts';
 import { userById } from '../storage/repos/users.ts';
-import { retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
+import { revokeFamily, revokeToken, tokenByHash } from '../storage/repos/tokens.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
 import { sha256 } from '../ids.ts';
 import { authenticateClient, isWellFormedClientId } from './clients.ts';
@@ -120,7 +120,7 @@ export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promi
   await ctx.storage.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now().toISOString();
     const whole = row.kind === 'refresh' && row.family_id !== null;
-    const revoked = whole ? await revokeFamily(trx, row.family_id!, now) : Number(await retireToken(trx, row.hash, now));
+    const revoked = whole ? await revokeFamily(trx, row.family_id!, now) : Number(await revokeToken(trx, row.hash, now));
     await recordEvent(trx, ctx.clock, {
       teamId: row.team_id,
       actor: { via: 'oauth', clientId: client.id, userId: null },

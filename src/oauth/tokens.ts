@@ -9,7 +9,7 @@ import type { Clock } from '../clock.ts';
 import { newId, newToken, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
-import { insertToken, retireToken, revokeFamily, tokenByHash, tokenWithTeam } from '../storage/repos/tokens.ts';
+import { insertToken, retireRefreshToken, revokeFamily, tokenByHash, tokenWithTeam } from '../storage/repos/tokens.ts';
 import type { TokenRow } from '../storage/repos/tokens.ts';
 import type { Executor } from '../storage/types.ts';
 import { recordEvent } from '../audit/events.ts';
@@ -136,7 +136,7 @@ export async function rotateRefreshToken(ex: Executor, clock: Clock, token: stri
   if (!row || row.kind !== 'refresh') throw invalidGrant('The refresh token is invalid');
   if (row.client_id !== clientId) throw invalidGrant('The refresh token was issued to another client');
   const now = clock.now().toISOString();
-  if (row.revoked_at !== null || !(await retireToken(ex, row.hash, now))) {
+  if (row.revoked_at !== null || !(await retireRefreshToken(ex, row.hash, now))) {
     throw new ReplayDetected(row.family_id ?? row.hash, row.team_id, 'The refresh token');
   }
   if (row.expires_at <= now) throw invalidGrant('The refresh token has expired');
@@ -153,15 +153,38 @@ export interface Bearer {
   readonly tokenHash: string;
 }
 
-/** The grant behind a presented access token, or undefined if it is unknown, expired or revoked. */
-export async function verifyAccessToken(ex: Executor, clock: Clock, token: string): Promise<Bearer | undefined> {
-  if (!token.startsWith(ACCESS_PREFIX) || token.length > 200) return undefined;
-  const found = await tokenWithTeam(ex, sha256(token));
+/** Whether `token` can be an access token at all (checked before anything is hashed or read). */
+export const isAccessTokenShaped = (token: string): boolean => token.startsWith(ACCESS_PREFIX) && token.length <= 200;
+
+/** A live access token as read from storage: the grant, with what a cache needs to expire and drop it. */
+export interface VerifiedAccess {
+  readonly bearer: Bearer;
+  readonly expiresAt: string;
+  /** The grant the token belongs to (null for a provisioning token). */
+  readonly familyId: string | null;
+}
+
+/** The live access token whose SHA-256 is `hash`, read from storage (one statement). */
+export async function accessTokenByHash(ex: Executor, clock: Clock, hash: string): Promise<VerifiedAccess | undefined> {
+  const found = await tokenWithTeam(ex, hash);
   if (!found) return undefined;
   const { token: row, team } = found;
   if (row.kind !== 'access' || row.revoked_at !== null) return undefined;
   if (row.expires_at <= clock.now().toISOString()) return undefined;
-  return { team, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')), tokenHash: row.hash };
+  return {
+    bearer: { team, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')), tokenHash: row.hash },
+    expiresAt: row.expires_at,
+    familyId: row.family_id,
+  };
+}
+
+/**
+ * The grant behind a presented access token, or undefined if it is unknown, expired or revoked,
+ * read from storage every time. Request paths go through the bearer cache (bearer-cache.ts).
+ */
+export async function verifyAccessToken(ex: Executor, clock: Clock, token: string): Promise<Bearer | undefined> {
+  if (!isAccessTokenShaped(token)) return undefined;
+  return (await accessTokenByHash(ex, clock, sha256(token)))?.bearer;
 }
 
 /** A token row if `token` is live (RFC 7662 `active`), for introspection and revocation. */

@@ -1,7 +1,11 @@
 /**
  * Access and refresh tokens, stored only as SHA-256 hashes (DESIGN.md section 5). The lookups
- * of every request (the bearer check with its team, a token by hash) are compiled once.
+ * of every request (the bearer check with its team, a token by hash) are compiled once. Every
+ * function here that takes an access token's access away announces it (revocations.ts), so
+ * that no instance keeps serving it from its bearer cache; retiring a refresh token for its
+ * rotation announces nothing (refresh tokens are never cached).
  */
+import { announceRevocation } from '../revocations.ts';
 import { defineStatement, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
 
@@ -54,21 +58,37 @@ export async function revokeTokensOfUser(ex: Executor, userId: string, at: strin
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const revoked = Number(result.numUpdatedRows);
+  if (revoked > 0) await announceRevocation(ex, { kind: 'user', id: userId });
+  return revoked;
 }
 
 /**
  * Rotates a refresh token: marks it revoked if it still is not. False when someone used it
- * first (the caller treats that as reuse).
+ * first (the caller treats that as reuse). Only refresh tokens: no cache holds them.
  */
-export async function retireToken(ex: Executor, hash: string, at: string): Promise<boolean> {
+export async function retireRefreshToken(ex: Executor, hash: string, at: string): Promise<boolean> {
+  const result = await ex
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: at })
+    .where('hash', '=', hash)
+    .where('kind', '=', 'refresh')
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Revokes one token (RFC 7009, a provisioning token's revocation). False when it already was. */
+export async function revokeToken(ex: Executor, hash: string, at: string): Promise<boolean> {
   const result = await ex
     .updateTable('oauth_tokens')
     .set({ revoked_at: at })
     .where('hash', '=', hash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const revoked = Number(result.numUpdatedRows) === 1;
+  if (revoked) await announceRevocation(ex, { kind: 'token', id: hash });
+  return revoked;
 }
 
 /** Revokes every live token of a grant (a refresh family, or what one code issued). */
@@ -79,7 +99,9 @@ export async function revokeFamily(ex: Executor, familyId: string, at: string): 
     .where('family_id', '=', familyId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const revoked = Number(result.numUpdatedRows);
+  if (revoked > 0) await announceRevocation(ex, { kind: 'family', id: familyId });
+  return revoked;
 }
 
 export async function revokeTokensOfClient(ex: Executor, clientId: string, at: string): Promise<number> {
@@ -89,5 +111,7 @@ export async function revokeTokensOfClient(ex: Executor, clientId: string, at: s
     .where('client_id', '=', clientId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const revoked = Number(result.numUpdatedRows);
+  if (revoked > 0) await announceRevocation(ex, { kind: 'client', id: clientId });
+  return revoked;
 }
