@@ -15,7 +15,7 @@ import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
 import { createStatements, kyselyEngine, StorageCarrier } from './statements.ts';
-import { pgListener, Revocations, withRevocationNotices } from './revocations.ts';
+import { pgListener, Revocations, sqlitePoller, withRevocationNotices } from './revocations.ts';
 import type { ListenOptions, RevocationFeed } from './revocations.ts';
 import type { Database, Db } from './types.ts';
 
@@ -84,7 +84,8 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     } catch (error) {
       throw explainStorageError(error, path, true);
     }
-    const revocations = new Revocations();
+    // Another process on the same file (the CLI) announces nothing here: its commits are polled.
+    const revocations = new Revocations(memory ? undefined : sqlitePoller(() => database.dataVersion()), true);
     const bare = new Kysely<Database>({ dialect: withRevocationNotices(new SqliteDialect({ database }), revocations, sqliteHooks.revocationNoticeSql) });
     const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database)), sqliteHooks));
     const checkpointer = memory

@@ -77,9 +77,10 @@ export class Revocations implements RevocationFeed {
   #live: boolean;
   #waiters: (() => void)[] = [];
 
-  constructor(remote?: (feed: Revocations) => RemoteNotices) {
+  /** `remote` brings other processes' notices; the feed starts live unless `remote` must connect first. */
+  constructor(remote?: (feed: Revocations) => RemoteNotices, startsLive = remote === undefined) {
     this.#remote = remote?.(this);
-    this.#live = this.#remote === undefined;
+    this.#live = startsLive;
   }
 
   get live(): boolean {
@@ -214,6 +215,38 @@ export function pgListener(url: string, options: ListenOptions = {}): (feed: Rev
           last.on('error', () => {});
           await last.end().catch(() => {});
         }
+      },
+    };
+  };
+}
+
+/**
+ * Other processes on one SQLite file (the CLI revoking a token while the server runs): SQLite
+ * has no notices, but `PRAGMA data_version` on this process's connection changes whenever
+ * another connection commits (or checkpoints). Polled every `intervalMs` off the request path;
+ * a change makes subscribers forget everything, so another process's revocation is seen within
+ * that interval. The feed stays live (the file cannot go away underneath).
+ */
+export function sqlitePoller(dataVersion: () => number | undefined, intervalMs = 200): (feed: Revocations) => RemoteNotices {
+  return (feed) => {
+    let timer: NodeJS.Timeout | undefined;
+    let last: number | undefined;
+    return {
+      start() {
+        if (timer) return;
+        last = dataVersion();
+        timer = setInterval(() => {
+          const now = dataVersion();
+          if (now !== undefined && now !== last) {
+            last = now;
+            feed.emit({ kind: 'all' });
+          }
+        }, intervalMs);
+        timer.unref();
+      },
+      async stop() {
+        clearInterval(timer);
+        timer = undefined;
       },
     };
   };
