@@ -4,6 +4,7 @@
  * verified client or its tokens.
  */
 import { announceRevocation } from '../revocations.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { Executor, OAuthClientsTable } from '../types.ts';
 
 export type ClientRow = OAuthClientsTable;
@@ -12,8 +13,11 @@ export async function insertClient(ex: Executor, row: ClientRow): Promise<void> 
   await ex.insertInto('oauth_clients').values(row).execute();
 }
 
+/** Every token request authenticates its client by id: compiled once. */
+const CLIENT_BY_ID = defineStatement<{ id: string }, ClientRow>('clientById', ['id'], (db, p) => db.selectFrom('oauth_clients').selectAll().where('id', '=', p.id));
+
 export async function clientById(ex: Executor, id: string): Promise<ClientRow | undefined> {
-  return ex.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+  return hot(ex).first(ex, CLIENT_BY_ID, { id });
 }
 
 export async function listClients(ex: Executor): Promise<ClientRow[]> {
