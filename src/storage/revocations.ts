@@ -14,7 +14,8 @@
  *   connection per process, started when the first subscriber arrives). While that connection
  *   is down the feed is not `live`: subscribers must not trust anything they cached, since
  *   notices may be lost; when it is back, everything is forgotten once (`all`) and it is live
- *   again. SQLite has one process, so its feed is always live.
+ *   again. SQLite has one server process, so its feed is always live; another process on the
+ *   same file (the CLI) is noticed through `PRAGMA data_version` (`sqlitePoller`).
  *
  * This module must not know what a subscriber caches; it only names what changed.
  */
