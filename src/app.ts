@@ -28,6 +28,7 @@ import { TeamTypesCache } from './scim/team-schemas.ts';
 import type { OAuthContext } from './oauth/context.ts';
 import { BearerCache, DEFAULT_BEARER_CACHE } from './oauth/bearer-cache.ts';
 import type { BearerCacheSettings } from './oauth/bearer-cache.ts';
+import { ClientCache } from './oauth/client-cache.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
 import { DEFAULT_HASHING, PasswordHasher } from './oauth/passwords.ts';
@@ -109,8 +110,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // One hashing queue for the whole app: SCIM writes and sign-ins share its bound (issue 13.4).
   const passwords = new PasswordHasher(deps.hashing ?? DEFAULT_HASHING);
+  // One bearer cache for every API surface of this app, and one of the token endpoint's clients,
+  // with the same bounds; emptied and unsubscribed on close.
+  const cacheSettings = { ...DEFAULT_BEARER_CACHE, ...(config.bearerCacheSeconds !== undefined ? { ttlSeconds: config.bearerCacheSeconds } : {}), ...deps.bearerCache };
+  const bearers = new BearerCache(storage, clock, cacheSettings);
+  const clients = new ClientCache(storage, clock, cacheSettings);
+  app.addHook('onClose', async () => {
+    bearers.close();
+    clients.close();
+  });
   const oauth: OAuthContext = {
     storage,
+    clients,
     clock,
     passwords,
     lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
@@ -145,9 +156,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await lastUsed.close();
     await journal.close();
   });
-  // One bearer cache for every API surface of this app; emptied and unsubscribed on close.
-  const bearers = new BearerCache(storage, clock, { ...DEFAULT_BEARER_CACHE, ...(config.bearerCacheSeconds !== undefined ? { ttlSeconds: config.bearerCacheSeconds } : {}), ...deps.bearerCache });
-  app.addHook('onClose', async () => bearers.close());
   // On PostgreSQL, wait (briefly) for the LISTEN connection, so tokens are cached from the start;
   // if it is not up by then the cache stays off until it is (fail safe), and the app serves anyway.
   app.addHook('onReady', async () => void (await bearers.ready(2000)));

@@ -79,7 +79,7 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
   else throw invalidClient(false);
   if (usedBasic && params.client_id !== undefined && params.client_id !== id) throw invalidRequest('client_id differs from the authenticated client');
   if (!isWellFormedClientId(id)) throw invalidClient(usedBasic);
-  const client = await authenticateClient(ctx.storage.db, id, secret);
+  const client = await authenticateClient(ctx.storage.db, id, secret, (i) => ctx.clients.byId(i));
   if (!client) {
     const wait = await ctx.limits.clientFailed(id, request.address);
     throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);

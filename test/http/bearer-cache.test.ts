@@ -143,6 +143,22 @@ for (const engine of engines) {
       assert.equal(await scimStatus(t, viaThird), 401);
     });
 
+    it('RFC 6749 2.3.1: the token endpoint reads a client once; a rotated secret or a deleted client is refused on the next request', async () => {
+      const c = await registerClient(t);
+      const admin = await registerAdmin(t, `admin${++n}@acme.example`);
+      assert.equal((await passwordGrant(t, c, admin)).statusCode, 200);
+      log.reset();
+      const again = await postForm(t, '/oauth/token', { grant_type: 'password', username: admin.userName, password: admin.password }, { client: { id: c.id, secret: 'rc_cs_wrong' } });
+      assert.equal(again.statusCode, 401, 'a wrong secret is still refused when the client is cached');
+      assert.ok(!log.statements.includes('clientById'), `served from the cache: ${log.statements.join(', ')}`);
+
+      const rotated = await rotateClientSecret(adminDeps(t), c.id);
+      assert.equal((await passwordGrant(t, c, admin)).statusCode, 401, 'the old secret');
+      assert.equal((await passwordGrant(t, { id: c.id, secret: rotated.client_secret }, admin)).statusCode, 200, 'the new secret');
+      await deleteClient(adminDeps(t), c.id);
+      assert.equal((await passwordGrant(t, { id: c.id, secret: rotated.client_secret }, admin)).statusCode, 401, 'a deleted client');
+    });
+
     it('a team setting changed while its token is cached applies to the next request (the cached team row is dropped)', async () => {
       const { team, token } = await t.addTeam(`shows${++n}`);
       const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' };
