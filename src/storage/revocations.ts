@@ -228,7 +228,7 @@ export function pgListener(url: string, options: ListenOptions = {}): (feed: Rev
  * a change makes subscribers forget everything, so another process's revocation is seen within
  * that interval. The feed stays live (the file cannot go away underneath).
  */
-export function sqlitePoller(dataVersion: () => number | undefined, intervalMs = 200): (feed: Revocations) => RemoteNotices {
+export function sqlitePoller(dataVersion: () => number | undefined, intervalMs = 50): (feed: Revocations) => RemoteNotices {
   return (feed) => {
     let timer: NodeJS.Timeout | undefined;
     let last: number | undefined;
