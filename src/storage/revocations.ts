@@ -99,8 +99,9 @@ export class Revocations implements RevocationFeed {
   ready(timeoutMs: number): Promise<boolean> {
     if (this.#live) return Promise.resolve(true);
     return new Promise((resolve) => {
+      // Not unref'd: a start-up waiting here must not end the process while the LISTEN
+      // connection is still being retried (its retry timer is unref'd).
       const timer = setTimeout(() => resolve(this.#live), timeoutMs);
-      timer.unref();
       this.#waiters.push(() => {
         clearTimeout(timer);
         resolve(true);
