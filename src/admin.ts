@@ -292,15 +292,22 @@ export async function deleteClient(deps: AdminDeps, id: string): Promise<{ clien
   });
 }
 
-/** A new secret for a client; the old one stops working at once. Returned once. */
-export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string }> {
+/**
+ * A new secret for a client; the old one stops working at once, and so does every token issued
+ * to the client (a secret is rotated because it may have leaked, and whoever held it could have
+ * minted tokens with it). Returned once.
+ */
+export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string; revoked: number }> {
   const row = await requireClient(deps, id);
   const secret = newClientSecret();
-  await deps.storage.db.transaction().execute(async (trx) => {
-    await setClientSecret(trx, id, sha256(secret), iso(deps.clock));
-    await auditClient(deps, trx, row, 'client_secret_rotated', { name: row.name });
+  const revoked = await deps.storage.db.transaction().execute(async (trx) => {
+    const now = iso(deps.clock);
+    await setClientSecret(trx, id, sha256(secret), now);
+    const n = await revokeTokensOfClient(trx, id, now);
+    await auditClient(deps, trx, row, 'client_secret_rotated', { name: row.name, tokensRevoked: n });
+    return n;
   });
-  return { client_id: id, client_secret: secret };
+  return { client_id: id, client_secret: secret, revoked };
 }
 
 /**

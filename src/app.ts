@@ -26,6 +26,9 @@ import { scimPlugin } from './http/scim-plugin.ts';
 import { adminPlugin } from './http/admin-plugin.ts';
 import { TeamTypesCache } from './scim/team-schemas.ts';
 import type { OAuthContext } from './oauth/context.ts';
+import { BearerCache, DEFAULT_BEARER_CACHE } from './oauth/bearer-cache.ts';
+import type { BearerCacheSettings } from './oauth/bearer-cache.ts';
+import { ClientCache } from './oauth/client-cache.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
 import { DEFAULT_HASHING, PasswordHasher } from './oauth/passwords.ts';
@@ -41,7 +44,7 @@ import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
-  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds'>>;
+  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -59,6 +62,8 @@ export interface AppDeps {
   readonly delivery?: Partial<DeliverySettings> | false;
   /** How many scrypt derivations run and wait at once; DEFAULT_HASHING unless a test needs others. */
   readonly hashing?: HashingSettings;
+  /** The bearer cache's bounds; DEFAULT_BEARER_CACHE with BEARER_CACHE_SECONDS, unless a test sets them. */
+  readonly bearerCache?: Partial<BearerCacheSettings>;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -105,8 +110,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // One hashing queue for the whole app: SCIM writes and sign-ins share its bound (issue 13.4).
   const passwords = new PasswordHasher(deps.hashing ?? DEFAULT_HASHING);
+  // One bearer cache for every API surface of this app, and one of the token endpoint's clients,
+  // with the same bounds; emptied and unsubscribed on close.
+  const cacheSettings = { ...DEFAULT_BEARER_CACHE, ...(config.bearerCacheSeconds !== undefined ? { ttlSeconds: config.bearerCacheSeconds } : {}), ...deps.bearerCache };
+  const bearers = new BearerCache(storage, clock, cacheSettings);
+  const clients = new ClientCache(storage, clock, cacheSettings);
+  app.addHook('onClose', async () => {
+    bearers.close();
+    clients.close();
+  });
   const oauth: OAuthContext = {
     storage,
+    clients,
     clock,
     passwords,
     lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
@@ -141,17 +156,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await lastUsed.close();
     await journal.close();
   });
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache() };
+  // On PostgreSQL, wait (briefly) for the LISTEN connection, so tokens are cached from the start;
+  // if it is not up by then the cache stays off until it is (fail safe), and the app serves anyway.
+  app.addHook('onReady', async () => void (await bearers.ready(2000)));
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), bearers };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
-  await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, prefix: '/v2/admin' });
+  await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
   await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret });
 
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);
-  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer });
+  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers });
   // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
   if (deps.delivery !== false) {
     const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;

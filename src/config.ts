@@ -39,6 +39,11 @@ export interface Config {
    * lapses while its request is in flight.
    */
   readonly eventLeaseSeconds: number;
+  /**
+   * How long a verified access token is served from memory (BEARER_CACHE_SECONDS, default 30,
+   * 0 turns the cache off). Revocations reach it at once (docs/SECURITY.md); this only bounds it.
+   */
+  readonly bearerCacheSeconds: number;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -144,7 +149,9 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const eventRetentionDays = rawRetention === undefined ? DEFAULT_EVENT_RETENTION_DAYS : integer('EVENT_RETENTION_DAYS', rawRetention, 1, 3650);
   const rawLease = pick(undefined, 'EVENT_LEASE_SECONDS');
   const eventLeaseSeconds = rawLease === undefined ? 30 : integer('EVENT_LEASE_SECONDS', rawLease, 2, 600);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds };
+  const rawBearerCache = pick(undefined, 'BEARER_CACHE_SECONDS');
+  const bearerCacheSeconds = rawBearerCache === undefined ? 30 : integer('BEARER_CACHE_SECONDS', rawBearerCache, 0, 300);
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds, bearerCacheSeconds };
 }
 
 /** `rollcall user set-password` reads the new password here, so it stays out of the process list. */

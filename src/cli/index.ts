@@ -270,11 +270,11 @@ export function buildProgram(): Command {
       const deleted = await withDatabase(options, (deps) => deleteClient(deps, options.clientId));
       print(options.json, { clientId: deleted.client_id, tokensRevoked: deleted.revoked }, `client ${deleted.client_id} deleted; ${deleted.revoked} tokens revoked`);
     });
-  withCommon(client.command('rotate-secret').description('issue a new client secret; the old one stops working'))
+  withCommon(client.command('rotate-secret').description('issue a new client secret; the old one and every token issued to the client stop working'))
     .requiredOption('--client-id <id>', 'the client')
     .action(async (options: Common & { clientId: string }) => {
       const rotated = await withDatabase(options, (deps) => rotateClientSecret(deps, options.clientId));
-      print(options.json, { clientId: rotated.client_id, clientSecret: rotated.client_secret }, `client_secret: ${rotated.client_secret}\n(the secret is shown only now)`);
+      print(options.json, { clientId: rotated.client_id, clientSecret: rotated.client_secret, tokensRevoked: rotated.revoked }, `client_secret: ${rotated.client_secret}\n(the secret is shown only now; ${rotated.revoked} token(s) of the client revoked)`);
     });
 
   const audit = program.command('audit').description('the audit trail');

@@ -10,7 +10,7 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { signsIn } from '../oauth/accounts.ts';
-import { verifyAccessToken } from '../oauth/tokens.ts';
+import type { BearerCache } from '../oauth/bearer-cache.ts';
 import { ScimError } from '../scim/errors.ts';
 import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -22,6 +22,7 @@ export interface AdminPluginOptions {
   readonly storage: Storage;
   readonly clock: Clock;
   readonly baseUrl: string;
+  readonly bearers: BearerCache;
 }
 
 const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -42,7 +43,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   app.addHook('onRequest', async (request) => {
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) throw new ScimError(401, 'Authentication required: send an administrator\'s access token of the team', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
-    const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
+    const bearer = await options.bearers.verify(token);
     if (!bearer) throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
     const operator = bearer.userId === null && bearer.clientId === null;
     const user = bearer.userId !== null ? await userById(options.storage.db, bearer.team.id, bearer.userId) : undefined;

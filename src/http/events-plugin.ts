@@ -10,7 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Clock } from '../clock.ts';
 import { listEvents, DEFAULT_LIMIT, MAX_LIMIT, queryInteger } from '../events/listing.ts';
 import type { SetSigner } from '../events/set.ts';
-import { verifyAccessToken } from '../oauth/tokens.ts';
+import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
 import { badRequest, ScimError } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
@@ -23,15 +23,16 @@ export interface EventsPluginOptions {
   readonly clock: Clock;
   readonly baseUrl: string;
   readonly signer: SetSigner;
+  readonly bearers: BearerCache;
 }
 
 /** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
-export async function requireBearer(options: Pick<EventsPluginOptions, 'storage' | 'clock'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
+export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
   const token = bearerToken(request.headers.authorization);
   if (token === undefined) {
     throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
   }
-  const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
+  const bearer = await options.bearers.verify(token);
   if (!bearer) {
     throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
   }

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
-import { verifyAccessToken } from '../oauth/tokens.ts';
+import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
 import type { TeamTypes } from '../scim/schema/extensions.ts';
 import type { ScimContext } from '../scim/context.ts';
@@ -32,6 +32,8 @@ export interface ScimPluginOptions {
   /** The secret that signs list cursors (RFC 9865), the same on every instance. */
   readonly cursorSecret: string;
   readonly passwords: PasswordHasher;
+  /** The bearer check, with verified tokens kept briefly in memory (oauth/bearer-cache.ts). */
+  readonly bearers: BearerCache;
   /** Each team's resource types (its schema extensions), kept per app. */
   readonly types: TeamTypesCache;
   /** Notes each use of a token without a client (a provisioning token's "last used"). */
@@ -154,7 +156,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     if (route !== undefined && (request.method === 'GET' || request.method === 'HEAD') && PUBLIC.test(route)) {
       // Discovery is public and shows the core schemas; with a valid token of a team it shows
       // that team's extensions too (docs/ADMIN-API.md). A bad token here is not an error.
-      const bearer = token !== undefined ? await verifyAccessToken(options.storage.db, options.clock, token) : undefined;
+      const bearer = token !== undefined ? await options.bearers.verify(token) : undefined;
       if (bearer) contexts.set(request, contextOf(request, bearer, await options.types.typesOf(options.storage.db, bearer.team)));
       return;
     }
@@ -163,7 +165,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': 'Bearer realm="rollcall"',
       });
     }
-    const bearer = await verifyAccessToken(options.storage.db, options.clock, token);
+    const bearer = await options.bearers.verify(token);
     if (!bearer) {
       throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, {
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',

@@ -56,9 +56,17 @@ export const isWellFormedClientId = (id: string): boolean => /^[A-Z0-9]{20}$/.te
 
 const equalHashes = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-/** The client if `secret` is its secret; undefined otherwise, in time independent of where they differ. */
-export async function authenticateClient(ex: Executor, id: string, secret: string): Promise<ClientRow | undefined> {
-  const client = isWellFormedClientId(id) ? await clientById(ex, id) : undefined;
+/**
+ * The client if `secret` is its secret; undefined otherwise, in time independent of where they
+ * differ. `lookup` finds the row (the token endpoint's ClientCache, or a plain read).
+ */
+export async function authenticateClient(
+  ex: Executor,
+  id: string,
+  secret: string,
+  lookup: (id: string) => Promise<ClientRow | undefined> = (i) => clientById(ex, i),
+): Promise<ClientRow | undefined> {
+  const client = isWellFormedClientId(id) ? await lookup(id) : undefined;
   const presented = sha256(secret);
   // Compare against something even for an unknown id, so timing does not reveal which ids exist.
   const ok = equalHashes(presented, client?.secret_hash ?? sha256(`${id}:unknown`));

@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { ClientCache } from './client-cache.ts';
 import type { Limits } from './limits.ts';
 import type { PasswordHasher } from './passwords.ts';
 import type { TokenLifetimes } from './tokens.ts';
@@ -20,6 +21,8 @@ export interface OAuthContext {
   readonly passwordGrant: boolean;
   /** The issuer: PUBLIC_BASE_URL (RFC 8414 2). */
   readonly issuer: string;
+  /** Clients as the token endpoint authenticates them, kept briefly (client-cache.ts). */
+  readonly clients: ClientCache;
 }
 
 /** Codes live 60 seconds (RFC 6749 4.1.2 recommends at most 10 minutes). */

@@ -13,7 +13,7 @@
 import { recordEvent } from '../audit/events.ts';
 import { isStorableText } from '../text.ts';
 import { userById } from '../storage/repos/users.ts';
-import { retireToken, revokeFamily, tokenByHash } from '../storage/repos/tokens.ts';
+import { revokeFamily, revokeToken, tokenByHash } from '../storage/repos/tokens.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
 import { sha256 } from '../ids.ts';
 import { authenticateClient, isWellFormedClientId } from './clients.ts';
@@ -79,7 +79,7 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
   else throw invalidClient(false);
   if (usedBasic && params.client_id !== undefined && params.client_id !== id) throw invalidRequest('client_id differs from the authenticated client');
   if (!isWellFormedClientId(id)) throw invalidClient(usedBasic);
-  const client = await authenticateClient(ctx.storage.db, id, secret);
+  const client = await authenticateClient(ctx.storage.db, id, secret, (i) => ctx.clients.byId(i));
   if (!client) {
     const wait = await ctx.limits.clientFailed(id, request.address);
     throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);
@@ -120,7 +120,7 @@ export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promi
   await ctx.storage.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now().toISOString();
     const whole = row.kind === 'refresh' && row.family_id !== null;
-    const revoked = whole ? await revokeFamily(trx, row.family_id!, now) : Number(await retireToken(trx, row.hash, now));
+    const revoked = whole ? await revokeFamily(trx, row.family_id!, now) : Number(await revokeToken(trx, row.hash, now));
     await recordEvent(trx, ctx.clock, {
       teamId: row.team_id,
       actor: { via: 'oauth', clientId: client.id, userId: null },

@@ -12,7 +12,7 @@ import type { Clock } from '../clock.ts';
 import { newId, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import { insertProvisioningToken, listProvisioningTokens, provisioningToken } from '../storage/repos/provisioning-tokens.ts';
-import { retireToken } from '../storage/repos/tokens.ts';
+import { revokeToken } from '../storage/repos/tokens.ts';
 import { issueAccessToken } from './tokens.ts';
 import type { Scope } from './tokens.ts';
 
@@ -124,7 +124,7 @@ export async function revokeProvisioningToken(
   if (!row) throw new ProvisioningTokenError(`no token with id "${request.id}" in this team`);
   if (row.revoked_at !== null) return { id: row.id, name: row.name, alreadyRevoked: true };
   await storage.db.transaction().execute(async (trx) => {
-    await retireToken(trx, row.token_hash, clock.now().toISOString());
+    await revokeToken(trx, row.token_hash, clock.now().toISOString());
     await recordEvent(trx, clock, {
       teamId: request.teamId,
       actor: request.actor,

@@ -9,7 +9,7 @@ import type { Clock } from '../clock.ts';
 import { newId, newToken, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
-import { insertToken, retireToken, revokeFamily, tokenByHash, tokenWithTeam } from '../storage/repos/tokens.ts';
+import { insertToken, insertTokenPair, retireRefreshToken, revokeFamily, tokenByHash, tokenWithTeam } from '../storage/repos/tokens.ts';
 import type { TokenRow } from '../storage/repos/tokens.ts';
 import type { Executor } from '../storage/types.ts';
 import { recordEvent } from '../audit/events.ts';
@@ -33,27 +33,32 @@ export interface IssueOptions {
   readonly familyId?: string | null;
 }
 
-async function mint(ex: Executor, clock: Clock, kind: 'access' | 'refresh', options: IssueOptions): Promise<{ token: string; expiresAt: string }> {
+/** A new token and the row that stores it (only its hash). */
+function tokenRow(clock: Clock, kind: 'access' | 'refresh', options: IssueOptions): { token: string; row: TokenRow } {
   const token = newToken(kind === 'access' ? ACCESS_PREFIX : REFRESH_PREFIX);
   const now = clock.now();
-  const expiresAt = new Date(now.getTime() + options.ttlSeconds * 1000).toISOString();
-  await insertToken(ex, {
-    hash: sha256(token),
-    kind,
-    family_id: options.familyId ?? null,
-    client_id: options.clientId,
-    user_id: options.userId,
-    team_id: options.teamId,
-    scope: scopeString(options.scope),
-    created_at: now.toISOString(),
-    expires_at: expiresAt,
-    revoked_at: null,
-  });
-  return { token, expiresAt };
+  return {
+    token,
+    row: {
+      hash: sha256(token),
+      kind,
+      family_id: options.familyId ?? null,
+      client_id: options.clientId,
+      user_id: options.userId,
+      team_id: options.teamId,
+      scope: scopeString(options.scope),
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + options.ttlSeconds * 1000).toISOString(),
+      revoked_at: null,
+    },
+  };
 }
 
-export const issueAccessToken = (ex: Executor, clock: Clock, options: IssueOptions): Promise<{ token: string; expiresAt: string }> =>
-  mint(ex, clock, 'access', options);
+export async function issueAccessToken(ex: Executor, clock: Clock, options: IssueOptions): Promise<{ token: string; expiresAt: string }> {
+  const { token, row } = tokenRow(clock, 'access', options);
+  await insertToken(ex, row);
+  return { token, expiresAt: row.expires_at };
+}
 
 export interface TokenLifetimes {
   readonly accessTokenTtl: number;
@@ -78,8 +83,10 @@ export async function issueGrant(
 ): Promise<GrantedTokens> {
   const familyId = grant.familyId ?? newId();
   const base = { teamId: grant.teamId, userId: grant.userId, clientId: grant.clientId, scope: grant.scope, familyId };
-  const access = await mint(ex, clock, 'access', { ...base, ttlSeconds: lifetimes.accessTokenTtl });
-  const refresh = grant.withRefresh ? await mint(ex, clock, 'refresh', { ...base, ttlSeconds: lifetimes.refreshTokenTtl }) : undefined;
+  const access = tokenRow(clock, 'access', { ...base, ttlSeconds: lifetimes.accessTokenTtl });
+  const refresh = grant.withRefresh ? tokenRow(clock, 'refresh', { ...base, ttlSeconds: lifetimes.refreshTokenTtl }) : undefined;
+  if (refresh) await insertTokenPair(ex, access.row, refresh.row);
+  else await insertToken(ex, access.row);
   return {
     familyId,
     accessToken: access.token,
@@ -132,13 +139,16 @@ export async function refuseReplay(storage: Storage, clock: Clock, replay: Repla
  * of two concurrent uses exactly one wins. A token already rotated or revoked is a replay.
  */
 export async function rotateRefreshToken(ex: Executor, clock: Clock, token: string, clientId: string): Promise<TokenRow> {
-  const row = token.startsWith(REFRESH_PREFIX) && token.length <= 200 ? await tokenByHash(ex, sha256(token)) : undefined;
+  if (!token.startsWith(REFRESH_PREFIX) || token.length > 200) throw invalidGrant('The refresh token is invalid');
+  const hash = sha256(token);
+  const now = clock.now().toISOString();
+  // The usual case in one statement; a failure below rolls the grant's transaction back, and
+  // with it this retirement.
+  const retired = await retireRefreshToken(ex, hash, now);
+  const row = retired ?? (await tokenByHash(ex, hash));
   if (!row || row.kind !== 'refresh') throw invalidGrant('The refresh token is invalid');
   if (row.client_id !== clientId) throw invalidGrant('The refresh token was issued to another client');
-  const now = clock.now().toISOString();
-  if (row.revoked_at !== null || !(await retireToken(ex, row.hash, now))) {
-    throw new ReplayDetected(row.family_id ?? row.hash, row.team_id, 'The refresh token');
-  }
+  if (!retired) throw new ReplayDetected(row.family_id ?? row.hash, row.team_id, 'The refresh token');
   if (row.expires_at <= now) throw invalidGrant('The refresh token has expired');
   return row;
 }
@@ -153,15 +163,38 @@ export interface Bearer {
   readonly tokenHash: string;
 }
 
-/** The grant behind a presented access token, or undefined if it is unknown, expired or revoked. */
-export async function verifyAccessToken(ex: Executor, clock: Clock, token: string): Promise<Bearer | undefined> {
-  if (!token.startsWith(ACCESS_PREFIX) || token.length > 200) return undefined;
-  const found = await tokenWithTeam(ex, sha256(token));
+/** Whether `token` can be an access token at all (checked before anything is hashed or read). */
+export const isAccessTokenShaped = (token: string): boolean => token.startsWith(ACCESS_PREFIX) && token.length <= 200;
+
+/** A live access token as read from storage: the grant, with what a cache needs to expire and drop it. */
+export interface VerifiedAccess {
+  readonly bearer: Bearer;
+  readonly expiresAt: string;
+  /** The grant the token belongs to (null for a provisioning token). */
+  readonly familyId: string | null;
+}
+
+/** The live access token whose SHA-256 is `hash`, read from storage (one statement). */
+export async function accessTokenByHash(ex: Executor, clock: Clock, hash: string): Promise<VerifiedAccess | undefined> {
+  const found = await tokenWithTeam(ex, hash);
   if (!found) return undefined;
   const { token: row, team } = found;
   if (row.kind !== 'access' || row.revoked_at !== null) return undefined;
   if (row.expires_at <= clock.now().toISOString()) return undefined;
-  return { team, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')), tokenHash: row.hash };
+  return {
+    bearer: { team, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')), tokenHash: row.hash },
+    expiresAt: row.expires_at,
+    familyId: row.family_id,
+  };
+}
+
+/**
+ * The grant behind a presented access token, or undefined if it is unknown, expired or revoked,
+ * read from storage every time. Request paths go through the bearer cache (bearer-cache.ts).
+ */
+export async function verifyAccessToken(ex: Executor, clock: Clock, token: string): Promise<Bearer | undefined> {
+  if (!isAccessTokenShaped(token)) return undefined;
+  return (await accessTokenByHash(ex, clock, sha256(token)))?.bearer;
 }
 
 /** A token row if `token` is live (RFC 7662 `active`), for introspection and revocation. */

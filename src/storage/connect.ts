@@ -15,6 +15,8 @@ import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
 import { createStatements, kyselyEngine, StorageCarrier } from './statements.ts';
+import { pgListener, Revocations, sqlitePoller, withRevocationNotices } from './revocations.ts';
+import type { ListenOptions, RevocationFeed } from './revocations.ts';
 import type { Database, Db } from './types.ts';
 
 export interface Storage {
@@ -22,6 +24,8 @@ export interface Storage {
   readonly hooks: DialectHooks;
   /** The SQLite file path, or undefined for PostgreSQL and in-memory SQLite. */
   readonly sqlitePath: string | undefined;
+  /** Notices of writes that take a token's access away, from this process and (PostgreSQL) every other (revocations.ts). */
+  readonly revocations: RevocationFeed;
   /** Connections of the pool, for /metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -36,6 +40,8 @@ export interface ConnectOptions {
   readonly checkpointLargeWalBytes?: number;
   /** SQLite files: called with every background checkpoint's outcome (tests). */
   readonly onCheckpoint?: (report: CheckpointReport) => void;
+  /** PostgreSQL: the LISTEN connection's reconnect and heartbeat timing (tests shorten it). */
+  readonly listen?: ListenOptions;
 }
 
 /** How often a long-lived SQLite connection re-runs PRAGMA optimize (SQLite's advice: hourly). */
@@ -78,7 +84,9 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     } catch (error) {
       throw explainStorageError(error, path, true);
     }
-    const bare = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    // Another process on the same file (the CLI) announces nothing here: its commits are polled.
+    const revocations = new Revocations(memory ? undefined : sqlitePoller(() => database.dataVersion()), true);
+    const bare = new Kysely<Database>({ dialect: withRevocationNotices(new SqliteDialect({ database }), revocations, sqliteHooks.revocationNoticeSql) });
     const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database)), sqliteHooks));
     const checkpointer = memory
       ? undefined
@@ -98,9 +106,11 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
       db,
       hooks: sqliteHooks,
       sqlitePath: memory ? undefined : path,
+      revocations,
       poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
       async close() {
         clearInterval(optimizer);
+        await revocations.close();
         await checkpointer?.stop();
         await db.destroy();
       },
@@ -109,13 +119,18 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10 });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const bare = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const revocations = new Revocations(pgListener(parsed.url, options.listen));
+  const bare = new Kysely<Database>({ dialect: withRevocationNotices(new PostgresDialect({ pool }), revocations, postgresHooks.revocationNoticeSql) });
   const db = bare.withPlugin(new StorageCarrier(createStatements(bare, kyselyEngine), postgresHooks));
   return {
     db,
     hooks: postgresHooks,
     sqlitePath: undefined,
+    revocations,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: () => db.destroy(),
+    async close() {
+      await revocations.close();
+      await db.destroy();
+    },
   };
 }

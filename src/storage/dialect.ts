@@ -43,6 +43,12 @@ export interface DialectHooks {
   contains(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   startsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   endsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  /**
+   * The statement a revocation notice runs in the write's transaction, its one parameter the
+   * notice (revocations.ts): PostgreSQL hands it to every instance LISTENing when the
+   * transaction commits; SQLite has one process and only needs it to pass the driver.
+   */
+  readonly revocationNoticeSql: string;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -55,6 +61,7 @@ const jsonPathSqlite = (keys: readonly string[]): string =>
 
 export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
+  revocationNoticeSql: 'select ? as rollcall_revocation',
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) =>
@@ -82,6 +89,7 @@ export const sqliteHooks: DialectHooks = {
 
 export const postgresHooks: DialectHooks = {
   name: 'postgres',
+  revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) => codeOf(error) === '23505',

@@ -124,6 +124,18 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     }
   }
 
+  #dataVersion: StatementSync | undefined;
+
+  /**
+   * PRAGMA data_version: changes when another connection (another process, the checkpointer)
+   * committed to the file since this connection last looked; undefined once closed.
+   */
+  dataVersion(): number | undefined {
+    if (!this.raw.isOpen) return undefined;
+    this.#dataVersion ??= this.raw.prepare('PRAGMA data_version');
+    return Number((this.#dataVersion.get() as { data_version: number }).data_version);
+  }
+
   /** Commits checkpoint the WAL themselves again (the background checkpointer failed). */
   checkpointOnCommit(): void {
     if (this.raw.isOpen) this.raw.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_WAL_AUTOCHECKPOINT}`);

@@ -184,6 +184,9 @@ const perCall: Statements = {
 /** The hot statements of the storage `ex` belongs to. */
 export const hot = (ex: Executor): Statements => carrierOf(ex)?.statements ?? perCall;
 
+/** The dialect hooks of the storage `ex` belongs to, or undefined for a bare Kysely instance. */
+export const hooksIfAny = (ex: Executor): DialectHooks | undefined => carrierOf(ex)?.hooks;
+
 /** The dialect hooks of the storage `ex` belongs to. */
 export function hooksOf(ex: Executor): DialectHooks {
   const carrier = carrierOf(ex);

@@ -23,7 +23,9 @@ for (const engine of engines) {
     let other: string;
 
     before(async () => {
-      t = await createTestApp({ engine, wrapStorage: (s) => log.wrap(s) });
+      // The bearer cache off: this pins the token's own statement; test/http/bearer-cache.test.ts
+      // shows a cached token's requests run without it.
+      t = await createTestApp({ engine, wrapStorage: (s) => log.wrap(s), deps: { bearerCache: { ttlSeconds: 0 } } });
       userId = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'ada@x.example' })).id);
       other = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'bob@x.example' })).id);
       groupId = String(json(await t.request('POST', '/v2/scim/Groups', { displayName: 'Eng', members: [{ value: userId }] })).id);

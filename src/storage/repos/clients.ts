@@ -1,4 +1,10 @@
-/** OAuth clients: service-wide rows; the secret is kept only as its SHA-256 hash. */
+/**
+ * OAuth clients: service-wide rows; the secret is kept only as its SHA-256 hash. Deleting a
+ * client or replacing its secret is announced (revocations.ts), for the caches that hold a
+ * verified client or its tokens.
+ */
+import { announceRevocation } from '../revocations.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { Executor, OAuthClientsTable } from '../types.ts';
 
 export type ClientRow = OAuthClientsTable;
@@ -7,8 +13,11 @@ export async function insertClient(ex: Executor, row: ClientRow): Promise<void> 
   await ex.insertInto('oauth_clients').values(row).execute();
 }
 
+/** Every token request authenticates its client by id: compiled once. */
+const CLIENT_BY_ID = defineStatement<{ id: string }, ClientRow>('clientById', ['id'], (db, p) => db.selectFrom('oauth_clients').selectAll().where('id', '=', p.id));
+
 export async function clientById(ex: Executor, id: string): Promise<ClientRow | undefined> {
-  return ex.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+  return hot(ex).first(ex, CLIENT_BY_ID, { id });
 }
 
 export async function listClients(ex: Executor): Promise<ClientRow[]> {
@@ -18,10 +27,12 @@ export async function listClients(ex: Executor): Promise<ClientRow[]> {
 export async function deleteClient(ex: Executor, id: string): Promise<boolean> {
   await ex.deleteFrom('oauth_codes').where('client_id', '=', id).execute();
   const result = await ex.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
+  await announceRevocation(ex, { kind: 'client', id });
   return Number(result.numDeletedRows) === 1;
 }
 
 export async function setClientSecret(ex: Executor, id: string, secretHash: string, at: string): Promise<boolean> {
   const result = await ex.updateTable('oauth_clients').set({ secret_hash: secretHash, updated_at: at }).where('id', '=', id).executeTakeFirst();
+  await announceRevocation(ex, { kind: 'client', id });
   return Number(result.numUpdatedRows) === 1;
 }

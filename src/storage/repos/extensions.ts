@@ -5,6 +5,7 @@
  * team's resource types on its next request. Unique values are claimed inside a resource's write
  * transaction: the primary key refuses a second holder, also when two creates race.
  */
+import { announceRevocation } from '../revocations.ts';
 import type { Executor, SchemaExtensionsTable } from '../types.ts';
 
 export type ExtensionRow = SchemaExtensionsTable;
@@ -48,6 +49,8 @@ async function bumpSchemaVersion(ex: Executor, teamId: string): Promise<void> {
     .set((eb) => ({ schema_version: eb('schema_version', '+', 1) }))
     .where('id', '=', teamId)
     .execute();
+  // The bearer cache holds the team row (its schema version) with each token.
+  await announceRevocation(ex, { kind: 'team', id: teamId });
 }
 
 /** One claimed value: `attribute` is `<schema URN>:<name>` lower-cased, `valueKey` the compared form. */

@@ -1,4 +1,8 @@
-/** Teams: the tenant boundary. Names are unique case-insensitively. */
+/**
+ * Teams: the tenant boundary. Names are unique case-insensitively. A change to a team's row is
+ * announced (revocations.ts): the bearer cache keeps the team row with each token.
+ */
+import { announceRevocation } from '../revocations.ts';
 import type { Executor, TeamsTable } from '../types.ts';
 
 export type TeamRow = TeamsTable;
@@ -21,8 +25,10 @@ export async function listTeams(ex: Executor): Promise<TeamRow[]> {
 
 export async function setDeactivatedUsers(ex: Executor, id: string, mode: TeamRow['deactivated_users']): Promise<void> {
   await ex.updateTable('teams').set({ deactivated_users: mode }).where('id', '=', id).execute();
+  await announceRevocation(ex, { kind: 'team', id });
 }
 
 export async function setTeamName(ex: Executor, id: string, name: string): Promise<void> {
   await ex.updateTable('teams').set({ name, name_key: name.toLowerCase() }).where('id', '=', id).execute();
+  await announceRevocation(ex, { kind: 'team', id });
 }

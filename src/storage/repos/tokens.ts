@@ -1,7 +1,11 @@
 /**
  * Access and refresh tokens, stored only as SHA-256 hashes (DESIGN.md section 5). The lookups
- * of every request (the bearer check with its team, a token by hash) are compiled once.
+ * of every request (the bearer check with its team, a token by hash) are compiled once. Every
+ * function here that takes an access token's access away announces it (revocations.ts), so
+ * that no instance keeps serving it from its bearer cache; retiring a refresh token for its
+ * rotation announces nothing (refresh tokens are never cached).
  */
+import { announceRevocation } from '../revocations.ts';
 import { defineStatement, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
 
@@ -28,8 +32,32 @@ const TOKEN_WITH_TEAM = defineStatement<{ hash: string }, TokenTeamRow>('tokenWi
     .where('t.hash', '=', p.hash),
 );
 
+const TOKEN_COLUMNS = ['hash', 'kind', 'family_id', 'client_id', 'user_id', 'team_id', 'scope', 'created_at', 'expires_at', 'revoked_at'] as const;
+
+const INSERT_TOKEN = defineStatement<TokenRow, unknown>('insertToken', TOKEN_COLUMNS, (db, row) => db.insertInto('oauth_tokens').values(row));
+
+/** A grant's access and refresh token as one statement (one round trip on PostgreSQL). */
+type TokenPair = { [K in keyof TokenRow as `a_${K}` | `r_${K}`]: TokenRow[K] };
+const pick = (p: TokenPair, prefix: 'a_' | 'r_'): TokenRow =>
+  Object.fromEntries(TOKEN_COLUMNS.map((c) => [c, p[`${prefix}${c}` as keyof TokenPair]])) as unknown as TokenRow;
+const INSERT_TOKEN_PAIR = defineStatement<TokenPair, unknown>(
+  'insertTokenPair',
+  TOKEN_COLUMNS.flatMap((c) => [`a_${c}`, `r_${c}`] as (keyof TokenPair)[]),
+  (db, p) => db.insertInto('oauth_tokens').values([pick(p, 'a_'), pick(p, 'r_')]),
+);
+
 export async function insertToken(ex: Executor, row: TokenRow): Promise<void> {
-  await ex.insertInto('oauth_tokens').values(row).execute();
+  await hot(ex).run(ex, INSERT_TOKEN, row);
+}
+
+/** Inserts an access token and its refresh token in one statement. */
+export async function insertTokenPair(ex: Executor, access: TokenRow, refresh: TokenRow): Promise<void> {
+  const pair = {} as Record<string, unknown>;
+  for (const c of TOKEN_COLUMNS) {
+    pair[`a_${c}`] = access[c];
+    pair[`r_${c}`] = refresh[c];
+  }
+  await hot(ex).run(ex, INSERT_TOKEN_PAIR, pair as TokenPair);
 }
 
 export async function tokenByHash(ex: Executor, hash: string): Promise<TokenRow | undefined> {
@@ -54,21 +82,42 @@ export async function revokeTokensOfUser(ex: Executor, userId: string, at: strin
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const revoked = Number(result.numUpdatedRows);
+  if (revoked > 0) await announceRevocation(ex, { kind: 'user', id: userId });
+  return revoked;
 }
 
+const RETIRE_REFRESH_TOKEN = defineStatement<{ hash: string; at: string }, TokenRow>('retireRefreshToken', ['hash', 'at'], (db, p) =>
+  db
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: p.at })
+    .where('hash', '=', p.hash)
+    .where('kind', '=', 'refresh')
+    .where('revoked_at', 'is', null)
+    .returningAll(),
+);
+
 /**
- * Rotates a refresh token: marks it revoked if it still is not. False when someone used it
- * first (the caller treats that as reuse).
+ * Rotates a refresh token (RFC 9700 4.14.2): one conditional UPDATE ... RETURNING marks it
+ * revoked if it still is not and answers its row; undefined when it is unknown, not a refresh
+ * token, or someone used it first (the caller tells these apart). Only refresh tokens: no
+ * cache holds them, so nothing is announced.
  */
-export async function retireToken(ex: Executor, hash: string, at: string): Promise<boolean> {
+export async function retireRefreshToken(ex: Executor, hash: string, at: string): Promise<TokenRow | undefined> {
+  return hot(ex).first(ex, RETIRE_REFRESH_TOKEN, { hash, at });
+}
+
+/** Revokes one token (RFC 7009, a provisioning token's revocation). False when it already was. */
+export async function revokeToken(ex: Executor, hash: string, at: string): Promise<boolean> {
   const result = await ex
     .updateTable('oauth_tokens')
     .set({ revoked_at: at })
     .where('hash', '=', hash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const revoked = Number(result.numUpdatedRows) === 1;
+  if (revoked) await announceRevocation(ex, { kind: 'token', id: hash });
+  return revoked;
 }
 
 /** Revokes every live token of a grant (a refresh family, or what one code issued). */
@@ -79,7 +128,9 @@ export async function revokeFamily(ex: Executor, familyId: string, at: string): 
     .where('family_id', '=', familyId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const revoked = Number(result.numUpdatedRows);
+  if (revoked > 0) await announceRevocation(ex, { kind: 'family', id: familyId });
+  return revoked;
 }
 
 export async function revokeTokensOfClient(ex: Executor, clientId: string, at: string): Promise<number> {
@@ -89,5 +140,7 @@ export async function revokeTokensOfClient(ex: Executor, clientId: string, at: s
     .where('client_id', '=', clientId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const revoked = Number(result.numUpdatedRows);
+  if (revoked > 0) await announceRevocation(ex, { kind: 'client', id: clientId });
+  return revoked;
 }
