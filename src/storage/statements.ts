@@ -64,6 +64,56 @@ export interface Statements {
   first<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<R | undefined>;
   /** Runs a write; answers how many rows it changed. */
   run<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<number>;
+  /** The rows of a dynamic query, compiled once per shape (see `Shaped`). */
+  shaped(ex: Executor, query: Shaped): Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * A dynamic query (a list page, its count) described by its shape: `key` names everything that
+ * decides its SQL text (the table, the filter's structure with its columns, JSON keys, case
+ * folding and operators, the order, the paging), and `values` its parameters, in the order of
+ * the stand-ins `build` was given. `build(db, false)` builds the query with `shapeParam(i)` in
+ * place of `values[i]`; `build(db, true)` builds it with the values themselves (an executor
+ * without compiled statements, or a shape that cannot be compiled once, see compileShape).
+ */
+export interface Shaped {
+  readonly name: string;
+  readonly key: string;
+  readonly values: readonly unknown[];
+  readonly build: (db: Db, withValues: boolean) => Compilable<unknown>;
+}
+
+/** The stand-in of a shaped query's i-th parameter (a control character, as MARK). */
+export const shapeParam = (i: number): string => `\u0001RC-SHAPE:${i}\u0001`;
+
+/** Compiled shapes kept per database: a bounded LRU (a list paged by offset makes one per page). */
+export const SHAPE_CACHE_SIZE = 256;
+
+/**
+ * `query` compiled over its stand-ins, or undefined when its SQL is not a function of the shape
+ * alone: a stand-in that reached the SQL text, was transformed on its way to a parameter, or was
+ * dropped (a value computed on while building) would make two queries of one key share a wrong
+ * statement, so such a shape is built per call.
+ */
+function compileShape(db: Db, query: Shaped): Template | undefined {
+  const compiled = query.build(db, false).compile();
+  if (compiled.sql.includes('\u0001')) return undefined;
+  const standIns = new Map(query.values.map((_, i) => [shapeParam(i), String(i)]));
+  const seen = new Set<string>();
+  const slots: Slot[] = [];
+  for (const value of compiled.parameters) {
+    const param = standIns.get(value as string);
+    if (param !== undefined) {
+      seen.add(param);
+      slots.push({ param });
+    } else if (typeof value === 'string' && value.includes('\u0001')) {
+      return undefined;
+    } else {
+      slots.push({ constant: value });
+    }
+  }
+  if (seen.size !== standIns.size) return undefined;
+  return { name: query.name, compiled, slots };
 }
 
 /**
@@ -106,6 +156,19 @@ export function createStatements(db: Db, engine: StatementEngine): Statements {
   };
   const bind = (template: Template, params: Params): unknown[] =>
     template.slots.map((slot) => ('param' in slot ? (params as Record<string, unknown>)[slot.param] : slot.constant));
+  // Most recently used last; null marks a shape that is built per call.
+  const shapes = new Map<string, Template | null>();
+  const shapeOf = (query: Shaped): Template | null => {
+    let template = shapes.get(query.key);
+    if (template !== undefined) {
+      shapes.delete(query.key);
+    } else {
+      template = compileShape(db, query) ?? null;
+      if (shapes.size >= SHAPE_CACHE_SIZE) shapes.delete(shapes.keys().next().value!);
+    }
+    shapes.set(query.key, template);
+    return template;
+  };
   return {
     all: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
       const template = templateOf(def as StatementDef<Params, unknown>);
@@ -118,6 +181,11 @@ export function createStatements(db: Db, engine: StatementEngine): Statements {
     run: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
       const template = templateOf(def as StatementDef<Params, unknown>);
       return engine.changes(ex, template, bind(template, params));
+    },
+    shaped: async (ex, query) => {
+      const template = shapeOf(query);
+      if (!template) return (await ex.executeQuery(query.build(ex as Db, true).compile())).rows as Record<string, unknown>[];
+      return engine.rows(ex, template, bind(template, query.values));
     },
   };
 }
@@ -179,6 +247,7 @@ const perCall: Statements = {
   all: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows,
   first: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows[0],
   run: async (ex, def, params) => Number((await ex.executeQuery(def.build(ex as Db, params).compile())).numAffectedRows ?? 0n),
+  shaped: async (ex, query) => (await ex.executeQuery(query.build(ex as Db, true).compile())).rows as Record<string, unknown>[],
 };
 
 /** The hot statements of the storage `ex` belongs to. */

@@ -3,7 +3,8 @@
  * check is one statement that reads the token with its team; reads by id, a create, a member
  * added to a group and the group read without members run only statements compiled once
  * (src/storage/statements.ts), never a query built per call; a new user's (empty) groups are
- * not looked up; a `userName eq` lookup is one list query, not a count and then the page.
+ * not looked up; a `userName eq` lookup is one list query, not a count and then the page, compiled
+ * once for its shape.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -68,11 +69,15 @@ for (const engine of engines) {
       assert.deepEqual(get.built, []);
     });
 
-    it('RFC 7644 3.4.2: a userName eq lookup is one query (the page tells totalResults), plus the groups of what it found', async () => {
-      const { res, statements, built } = await run('GET', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "ada@x.example"')}`);
-      assert.equal(json(res).totalResults, 1);
-      assert.deepEqual(statements, ['tokenWithTeam', 'groupsOfUser']);
-      assert.deepEqual(built, ['SelectQueryNode']);
+    it('RFC 7644 3.4.2: a userName eq lookup is one query compiled once for its shape (the page tells totalResults), plus the groups of what it found', async () => {
+      for (const name of ['ada@x.example', 'bob@x.example', 'nobody@x.example']) {
+        const { res, statements, built } = await run('GET', `/v2/scim/Users?filter=${encodeURIComponent(`userName eq "${name}"`)}`);
+        const found = name === 'nobody@x.example' ? 0 : 1;
+        assert.equal(json(res).totalResults, found);
+        assert.deepEqual((json(res).Resources as { userName: string }[]).map((r) => r.userName), found ? [name] : []);
+        assert.deepEqual(statements, ['tokenWithTeam', 'users page', ...(found ? ['groupsOfUser'] : [])]);
+        assert.deepEqual(built, []);
+      }
     });
   });
 }

@@ -12,11 +12,13 @@
  * ones), with the resource row aliased `r` as predicate-sql.ts expects.
  */
 import { sql } from 'kysely';
-import type { Expression, OrderByModifiers, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { Compilable, Expression, OrderByModifiers, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { DialectHooks } from '../dialect.ts';
+import { withParams } from '../predicate.ts';
 import type { OrderKey, Predicate } from '../predicate.ts';
 import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
-import { hooksOf } from '../statements.ts';
+import { hooksOf, hot, shapeParam } from '../statements.ts';
 import type { Database, Executor } from '../types.ts';
 
 /** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
@@ -201,9 +203,57 @@ export function listedRows(ex: Executor, table: ResourceTable, teamId: string, o
   return q as unknown as Listed;
 }
 
+/** A window's parameters replaced by stand-ins (statements.ts `shapeParam`), and the values in their order. */
+interface StandIns {
+  readonly teamId: string;
+  readonly where: Predicate | undefined;
+  readonly seek: Seek | undefined;
+  readonly values: unknown[];
+}
+
+function standIns(teamId: string, where: Predicate | undefined, seek: Seek | undefined): StandIns {
+  const values: unknown[] = [];
+  const param = (value: unknown): string => shapeParam(values.push(value) - 1);
+  const team = param(teamId);
+  const shapedWhere = where ? withParams(where, param) : undefined;
+  const from = seek?.from;
+  // A position's NULL (or absent) sort key changes the SQL (seekCondition): it stays in the shape.
+  const key = from?.key === undefined || from.key === null ? {} : { key: param(from.key) };
+  const shapedSeek = seek && { direction: seek.direction, ...(from ? { from: { ...(from.key === null ? { key: null } : key), createdAt: param(from.createdAt), id: param(from.id) } } : {}) };
+  return { teamId: team, where: shapedWhere, seek: shapedSeek, values };
+}
+
+type Built = { readonly teamId: string; readonly where: Predicate | undefined; readonly seek: Seek | undefined };
+
+/** The rows a window lists before ordering and paging. */
+function baseOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window: ListWindow, p: Built): Listed {
+  const base = listedRows(db, table, p.teamId, window.onlyActive === true);
+  return p.where ? base.where(predicateSql(hooks, table, p.where)) : base;
+}
+
+function countOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window: ListWindow, p: Built): Compilable<unknown> {
+  return baseOf(db, hooks, table, window, p).select((eb) => eb.fn.countAll<number | string>().as('n'));
+}
+
+/** A page's query: ordered, then offset or seek (one row more than the limit when seeking). */
+function pageQueryOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window: ListWindow, p: Built): Compilable<unknown> {
+  const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
+  let query = baseOf(db, hooks, table, window, p).selectAll(ROW);
+  const w = { ...window, ...(p.seek ? { seek: p.seek } : {}) };
+  for (const term of orderTerms(ROW, w, orderBy)) query = query.orderBy(term.expr, term.modifiers);
+  if (!p.seek) return query.limit(rowCount(window.limit)).offset(rowCount(window.offset ?? 0));
+  const seek = seekCondition(ROW, w, orderBy);
+  if (seek) query = query.where(seek);
+  const keyed = orderBy ? query.select(sql<unknown>`${orderBy}`.as(SORT_KEY_COLUMN)) : query;
+  return keyed.limit(rowCount(window.limit + 1));
+}
+
 /**
  * A page of a team's rows of `table` that satisfy `window.where`, in the window's order, by
- * offset or by seek: the one list routine of Users and Groups.
+ * offset or by seek: the one list routine of Users and Groups. Its queries are compiled once per
+ * shape (statements.ts `Shaped`): the key holds everything that decides the SQL text (the
+ * predicate with its literals taken out, the order, the limit and offset written into the SQL,
+ * the seek's form), the values are bound per call.
  */
 export async function listRows<R extends { readonly id: string; readonly created_at: string }>(
   ex: Executor,
@@ -212,22 +262,25 @@ export async function listRows<R extends { readonly id: string; readonly created
   window: ListWindow,
 ): Promise<ListPage<R>> {
   const hooks = hooksOf(ex);
-  let base = listedRows(ex, table, teamId, window.onlyActive === true);
-  if (window.where) base = base.where(predicateSql(hooks, table, window.where));
-  const count = async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+  const run = (kind: 'page' | 'count', seek: Seek | undefined, key: readonly unknown[], of: typeof pageQueryOf) => {
+    const shaped = standIns(teamId, window.where, seek);
+    const real: Built = { teamId, where: window.where, seek };
+    return hot(ex).shaped(ex, {
+      name: `${table} ${kind}`,
+      key: JSON.stringify([kind, table, window.onlyActive === true, shaped.where ?? null, ...key, shaped.seek ?? null]),
+      values: shaped.values,
+      build: (db, withValues) => of(db, hooks, table, window, withValues ? real : shaped),
+    });
+  };
+  const count = async () => Number((await run('count', undefined, [], countOf))[0]!.n);
   // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
   if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
-  const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
-  let query = base.selectAll(ROW);
-  for (const term of orderTerms(ROW, window, orderBy)) query = query.orderBy(term.expr, term.modifiers);
+  const key = [window.sort ?? null, window.descending, window.limit, window.seek ? null : (window.offset ?? 0)];
   if (!window.seek) {
     const offset = window.offset ?? 0;
-    const rows = (await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute()) as unknown as R[];
+    const rows = (await run('page', undefined, key, pageQueryOf)) as unknown as R[];
     return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
   }
-  const seek = seekCondition(ROW, window, orderBy);
-  if (seek) query = query.where(seek);
-  const keyed = orderBy ? query.select(sql<unknown>`${orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  const raw = (await keyed.limit(rowCount(window.limit + 1)).execute()) as unknown as (R & { readonly [SORT_KEY_COLUMN]?: unknown })[];
+  const raw = (await run('page', window.seek, key, pageQueryOf)) as unknown as (R & { readonly [SORT_KEY_COLUMN]?: unknown })[];
   return pageOf<R>(raw, window);
 }
