@@ -83,8 +83,8 @@ export interface Shaped {
   readonly build: (db: Db, withValues: boolean) => Compilable<unknown>;
 }
 
-/** The stand-in of a shaped query's i-th parameter (a control character, as MARK). */
-export const shapeParam = (i: number): string => `\u0001RC-SHAPE:${i}\u0001`;
+/** The stand-in of a shaped query's i-th parameter: a control character and both cases, so a value upper- or lower-cased on its way is caught. */
+export const shapeParam = (i: number): string => `\u0001rc-Shape:${i}\u0001`;
 
 /** Compiled shapes kept per database: a bounded LRU (a list paged by offset makes one per page). */
 export const SHAPE_CACHE_SIZE = 256;
