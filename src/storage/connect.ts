@@ -14,7 +14,8 @@ import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
-import { createStatements, kyselyEngine, StorageCarrier } from './statements.ts';
+import { pgStatementEngine } from './pg-statements.ts';
+import { createStatements, StorageCarrier } from './statements.ts';
 import type { Database, Db } from './types.ts';
 
 export interface Storage {
@@ -110,7 +111,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const bare = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, kyselyEngine), postgresHooks));
+  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool)), postgresHooks));
   return {
     db,
     hooks: postgresHooks,

@@ -47,6 +47,8 @@ export interface Template {
   readonly name: string;
   readonly compiled: CompiledQuery;
   readonly slots: readonly Slot[];
+  /** A statement defined once (a bounded set), not a list shape: PostgreSQL prepares it by name (pg-statements.ts). */
+  readonly fixed: boolean;
 }
 
 /** How one engine runs a compiled template on an executor (a database or a transaction). */
@@ -113,7 +115,7 @@ function compileShape(db: Db, query: Shaped): Template | undefined {
     }
   }
   if (seen.size !== standIns.size) return undefined;
-  return { name: query.name, compiled, slots };
+  return { name: query.name, compiled, slots, fixed: false };
 }
 
 /**
@@ -140,7 +142,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     }
     return { constant: value };
   });
-  return { name: def.name, compiled, slots };
+  return { name: def.name, compiled, slots, fixed: true };
 }
 
 /** The engine-neutral part of the hot statements: compile once per database, bind, run. */

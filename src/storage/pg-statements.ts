@@ -1,0 +1,43 @@
+/**
+ * Runs compiled templates (statements.ts) on PostgreSQL. Outside a transaction a template goes
+ * straight to the pool, skipping Kysely's executor (its connection provider and promise hops),
+ * and a statement compiled once (`Template.fixed`: the bounded set of every request's hot
+ * statements) runs as a named prepared statement: each pooled connection parses and plans it on
+ * first use, then only binds and executes it (node-postgres keeps the names per connection). The
+ * name is derived from the SQL text, so two texts never share one. List shapes are many and come
+ * and go (statements.ts `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep
+ * every shape it ever saw. Inside a transaction the template runs on the transaction's connection,
+ * through Kysely's executor.
+ */
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { kyselyEngine } from './statements.ts';
+import type { StatementEngine, Template } from './statements.ts';
+
+export function pgStatementEngine(pool: pg.Pool): StatementEngine {
+  const names = new WeakMap<Template, string>();
+  const nameOf = (template: Template): string => {
+    let name = names.get(template);
+    if (name === undefined) {
+      name = `rc_${template.name.replace(/\W/g, '_').slice(0, 30)}_${createHash('sha256').update(template.compiled.sql).digest('hex').slice(0, 16)}`;
+      names.set(template, name);
+    }
+    return name;
+  };
+  const query = (template: Template, values: unknown[]) =>
+    pool.query<Record<string, unknown>>(template.fixed ? { name: nameOf(template), text: template.compiled.sql, values } : { text: template.compiled.sql, values });
+  return {
+    async rows(ex, template, values) {
+      if (ex.isTransaction) return kyselyEngine.rows(ex, template, values);
+      return (await query(template, values)).rows;
+    },
+    async row(ex, template, values) {
+      if (ex.isTransaction) return kyselyEngine.row(ex, template, values);
+      return (await query(template, values)).rows[0];
+    },
+    async changes(ex, template, values) {
+      if (ex.isTransaction) return kyselyEngine.changes(ex, template, values);
+      return (await query(template, values)).rowCount ?? 0;
+    },
+  };
+}
