@@ -18,7 +18,7 @@ import { HashingBusy, signInPasswordProblem } from '../oauth/passwords.ts';
 import { endSessionsOfUser } from '../sessions.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
-import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey } from '../storage/repos/users.ts';
+import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey, userWithGroups } from '../storage/repos/users.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
@@ -214,8 +214,11 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
 }
 
 export async function getUser(ctx: ScimContext, id: string, projection: Projection = {}): Promise<Versioned> {
-  const row = await visibleRow(ctx, ctx.storage.db, id);
-  return render(ctx, ctx.storage.db, row, projection);
+  if (!wantsAttribute(typesOf(ctx).User, projection, 'groups')) return render(ctx, ctx.storage.db, await visibleRow(ctx, ctx.storage.db, id), projection);
+  // The user and its groups in one statement (one round trip on PostgreSQL).
+  const found = await userWithGroups(ctx.storage.db, ctx.team.id, id);
+  if (!found || !holdsName(ctx.team.deactivated_users, found.row)) throw notFound(`User ${id} not found`);
+  return render(ctx, ctx.storage.db, found.row, projection, found.groups.map((g) => ({ groupId: g.group_id, displayName: g.display_name })));
 }
 
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {

@@ -80,7 +80,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
       throw explainStorageError(error, path, true);
     }
     const bare = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-    const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database)), sqliteHooks));
+    const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database), sqliteHooks), sqliteHooks));
     const checkpointer = memory
       ? undefined
       : startCheckpointer({
@@ -111,7 +111,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const bare = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool)), postgresHooks));
+  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool), postgresHooks), postgresHooks));
   return {
     db,
     hooks: postgresHooks,

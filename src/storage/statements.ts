@@ -30,13 +30,13 @@ export interface StatementDef<P extends Params, R> {
   readonly name: string;
   readonly params: readonly (keyof P & string)[];
   /** Builds the query; `p` holds stand-ins at compile time, so values must not be computed on. */
-  readonly build: (db: Db, p: P) => Compilable<R>;
+  readonly build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>;
 }
 
 export const defineStatement = <P extends Params, R>(
   name: string,
   params: readonly (keyof P & string)[],
-  build: (db: Db, p: P) => Compilable<R>,
+  build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>,
 ): StatementDef<P, R> => Object.freeze({ name, params, build });
 
 /** A parameter of the compiled SQL: the statement's parameter of that name, or a constant. */
@@ -125,7 +125,7 @@ function compileShape(db: Db, query: Shaped): Template | undefined {
 const MARK = '\u0001RC-PARAM:';
 
 /** Compiles `def` on `db` with a stand-in string per parameter, then maps them to slots. */
-export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<P, R>): Template {
+export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<P, R>, hooks: DialectHooks = hooksOf(db)): Template {
   const standIns: Record<string, string> = {};
   const names = new Map<unknown, string>();
   for (const name of def.params) {
@@ -133,7 +133,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     standIns[name] = standIn;
     names.set(standIn, name);
   }
-  const compiled = def.build(db, standIns as unknown as P).compile();
+  const compiled = def.build(db, standIns as unknown as P, hooks).compile();
   const slots = compiled.parameters.map((value): Slot => {
     const param = names.get(value);
     if (param !== undefined) return { param };
@@ -146,12 +146,12 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
 }
 
 /** The engine-neutral part of the hot statements: compile once per database, bind, run. */
-export function createStatements(db: Db, engine: StatementEngine): Statements {
+export function createStatements(db: Db, engine: StatementEngine, hooks: DialectHooks): Statements {
   const templates = new Map<StatementDef<Params, unknown>, Template>();
   const templateOf = (def: StatementDef<Params, unknown>): Template => {
     let template = templates.get(def);
     if (!template) {
-      template = compileStatement(db, def);
+      template = compileStatement(db, def, hooks);
       templates.set(def, template);
     }
     return template;
@@ -244,11 +244,18 @@ function carrierOf(ex: Executor): StorageCarrier | undefined {
   return undefined;
 }
 
+/** No carrier, no dialect hooks: a statement that uses them fails there, one that does not runs. */
+const NO_HOOKS = new Proxy({} as DialectHooks, {
+  get() {
+    throw new Error('this executor does not belong to a Storage built by connect()');
+  },
+});
+
 /** Statements built and run per call: what an executor without a carrier gets. */
 const perCall: Statements = {
-  all: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows,
-  first: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows[0],
-  run: async (ex, def, params) => Number((await ex.executeQuery(def.build(ex as Db, params).compile())).numAffectedRows ?? 0n),
+  all: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).rows,
+  first: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).rows[0],
+  run: async (ex, def, params) => Number((await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).numAffectedRows ?? 0n),
   shaped: async (ex, query) => (await ex.executeQuery(query.build(ex as Db, true).compile())).rows as Record<string, unknown>[],
 };
 

@@ -7,7 +7,8 @@
  * statements of every request (reads by id and userName, insert, update, the member check) are
  * compiled once (statements.ts); lists are built per request.
  */
-import { defineStatement, hot } from '../statements.ts';
+import { sql } from 'kysely';
+import { defineStatement, hooksOf, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
 import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
@@ -30,6 +31,25 @@ const USER_BY_NAME_KEY = defineStatement<{ teamId: string; key: string }, UserRo
   db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('user_name_claim', '=', p.key),
 );
 
+// A user with its groups (group id, displayName; the order of groupsOfUser) in one statement:
+// what a read by id shows, in one round trip.
+const USER_WITH_GROUPS = defineStatement<{ teamId: string; id: string }, UserRow & { rc_groups: unknown }>('userWithGroups', ['teamId', 'id'], (db, p, hooks) =>
+  db
+    .selectFrom('users as u')
+    .selectAll('u')
+    .select((eb) =>
+      eb
+        .selectFrom('group_members as m')
+        .innerJoin('groups as g', 'g.id', 'm.group_id')
+        .select(hooks.jsonRows([sql.ref('m.group_id'), sql.ref('g.display_name')], [sql.ref('g.display_name_key'), sql.ref('g.id')]).as('groups'))
+        .whereRef('m.user_id', '=', 'u.id')
+        .where('m.team_id', '=', p.teamId)
+        .as('rc_groups'),
+    )
+    .where('u.team_id', '=', p.teamId)
+    .where('u.id', '=', p.id),
+);
+
 const UPDATE_USER = defineStatement<UserRow & { expectedVersion: number }, unknown>('updateUser', [...USER_COLUMNS, 'expectedVersion'], (db, p) => {
   const { id, team_id, created_at, expectedVersion, ...changes } = p;
   return db.updateTable('users').set(changes).where('id', '=', id).where('team_id', '=', team_id).where('version', '=', expectedVersion);
@@ -45,6 +65,15 @@ export async function insertUser(ex: Executor, row: UserRow): Promise<void> {
 
 export async function userById(ex: Executor, teamId: string, id: string): Promise<UserRow | undefined> {
   return hot(ex).first(ex, USER_BY_ID, { teamId, id });
+}
+
+/** The user and its groups (id, displayName; ordered as groupsOfUsers orders them), in one statement. */
+export async function userWithGroups(ex: Executor, teamId: string, id: string): Promise<{ row: UserRow; groups: { group_id: string; display_name: string }[] } | undefined> {
+  const found = await hot(ex).first(ex, USER_WITH_GROUPS, { teamId, id });
+  if (!found) return undefined;
+  const { rc_groups, ...row } = found;
+  const pairs = (rc_groups === null ? [] : hooksOf(ex).parseJson(rc_groups)) as unknown as [string, string][];
+  return { row, groups: pairs.map(([group_id, display_name]) => ({ group_id, display_name })) };
 }
 
 /** The user of the team that holds the userName whose lower-cased form is `key`. */
