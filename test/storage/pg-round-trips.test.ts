@@ -74,15 +74,14 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
     assert.ok(rest.every((s) => s.named));
   });
 
-  it('GET /Users?filter=userName eq: no transaction, no count; the page and the found user\'s groups (named)', async () => {
+  it('GET /Users?filter=userName eq: no transaction, no count; one statement, the page with its users\' groups', async () => {
     for (const name of ['ada@x.example', 'nobody@x.example']) {
       const { res, bearer, rest } = await count(`/v2/scim/Users?filter=${encodeURIComponent(`userName eq "${name}"`)}`);
       const found = name === 'ada@x.example' ? 1 : 0;
       assert.equal(json(res).totalResults, found);
       noTransaction([...bearer, ...rest]);
-      assert.equal(rest.length, 1 + found, rest.map((s) => s.text).join('\n'));
+      assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
       assert.ok(!rest.some((s) => /count\(\*\)/i.test(s.text)), 'the page tells the total');
-      assert.ok(rest.slice(1).every((s) => s.named));
     }
   });
 });

@@ -41,6 +41,11 @@ export interface ListWindow {
   readonly where?: Predicate;
   /** Users only: deactivated users are left out (a team that hides them). */
   readonly onlyActive?: boolean;
+  /**
+   * Users only: each row also carries its groups, as `rc_groups` (dialect `jsonRows` of group id
+   * and displayName, in the order of groupsOfUsers), read in the page's own statement.
+   */
+  readonly withGroups?: boolean;
   /** The sort key (RFC 7644 3.4.2.3); resources without one come last whatever the direction. */
   readonly sort?: OrderKey;
   readonly descending: boolean;
@@ -203,6 +208,19 @@ export function listedRows(ex: Executor, table: ResourceTable, teamId: string, o
   return q as unknown as Listed;
 }
 
+/** The column a users page carries each row's groups in (`ListWindow.withGroups`). */
+export const GROUPS_COLUMN = 'rc_groups';
+
+/** The groups of the listed row `r` (a correlated subquery over the member index by user). */
+function groupsOfRow(db: Executor, hooks: DialectHooks, teamId: string) {
+  return db
+    .selectFrom('group_members as m')
+    .innerJoin('groups as g', 'g.id', 'm.group_id')
+    .select(hooks.jsonRows([sql.ref('m.group_id'), sql.ref('g.display_name')], [sql.ref('g.display_name_key'), sql.ref('g.id')]).as('groups'))
+    .where('m.team_id', '=', teamId)
+    .whereRef('m.user_id', '=', sql.ref(`${ROW}.id`));
+}
+
 /** A window's parameters replaced by stand-ins (statements.ts `shapeParam`), and the values in their order. */
 interface StandIns {
   readonly teamId: string;
@@ -239,6 +257,7 @@ function countOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window
 function pageQueryOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window: ListWindow, p: Built): Compilable<unknown> {
   const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
   let query = baseOf(db, hooks, table, window, p).selectAll(ROW);
+  if (window.withGroups && table === 'users') query = query.select(groupsOfRow(db, hooks, p.teamId).as(GROUPS_COLUMN));
   const w = { ...window, ...(p.seek ? { seek: p.seek } : {}) };
   for (const term of orderTerms(ROW, w, orderBy)) query = query.orderBy(term.expr, term.modifiers);
   if (!p.seek) return query.limit(rowCount(window.limit)).offset(rowCount(window.offset ?? 0));
@@ -267,7 +286,7 @@ export async function listRows<R extends { readonly id: string; readonly created
     const real: Built = { teamId, where: window.where, seek };
     return hot(ex).shaped(ex, {
       name: `${table} ${kind}`,
-      key: JSON.stringify([kind, table, window.onlyActive === true, shaped.where ?? null, ...key, shaped.seek ?? null]),
+      key: JSON.stringify([kind, table, window.onlyActive === true, shaped.where ?? null, ...key, shaped.seek ?? null, window.withGroups === true]),
       values: shaped.values,
       build: (db, withValues) => of(db, hooks, table, window, withValues ? real : shaped),
     });

@@ -10,7 +10,7 @@
 import { sql } from 'kysely';
 import { defineStatement, hooksOf, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
-import { listRows } from './paging.ts';
+import { GROUPS_COLUMN, listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type UserRow = UsersTable;
@@ -68,12 +68,11 @@ export async function userById(ex: Executor, teamId: string, id: string): Promis
 }
 
 /** The user and its groups (id, displayName; ordered as groupsOfUsers orders them), in one statement. */
-export async function userWithGroups(ex: Executor, teamId: string, id: string): Promise<{ row: UserRow; groups: { group_id: string; display_name: string }[] } | undefined> {
+export async function userWithGroups(ex: Executor, teamId: string, id: string): Promise<{ row: UserRow; groups: UserGroup[] } | undefined> {
   const found = await hot(ex).first(ex, USER_WITH_GROUPS, { teamId, id });
   if (!found) return undefined;
   const { rc_groups, ...row } = found;
-  const pairs = (rc_groups === null ? [] : hooksOf(ex).parseJson(rc_groups)) as unknown as [string, string][];
-  return { row, groups: pairs.map(([group_id, display_name]) => ({ group_id, display_name })) };
+  return { row, groups: groupsFrom(ex, rc_groups) };
 }
 
 /** The user of the team that holds the userName whose lower-cased form is `key`. */
@@ -86,8 +85,24 @@ export async function updateUser(ex: Executor, row: UserRow, expectedVersion: nu
   return (await hot(ex).run(ex, UPDATE_USER, { ...row, expectedVersion })) === 1;
 }
 
-/** A page of the team's listed users (repos/paging.ts `listRows`). */
-export const listUsers = (ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> => listRows<UserRow>(ex, 'users', teamId, window);
+/** A user's group as a read shows it. */
+export interface UserGroup {
+  readonly group_id: string;
+  readonly display_name: string;
+}
+
+/** A listed user; with `withGroups`, its groups read with it. */
+export type ListedUser = UserRow & { readonly groups?: readonly UserGroup[] };
+
+const groupsFrom = (ex: Executor, json: unknown): UserGroup[] =>
+  ((json === null || json === undefined ? [] : hooksOf(ex).parseJson(json)) as unknown as [string, string][]).map(([group_id, display_name]) => ({ group_id, display_name }));
+
+/** A page of the team's listed users (repos/paging.ts `listRows`); with `withGroups`, each with its groups, in the same statement. */
+export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<ListedUser>> {
+  const page = await listRows<UserRow & { [GROUPS_COLUMN]?: unknown }>(ex, 'users', teamId, window);
+  if (!window.withGroups) return page;
+  return { ...page, rows: page.rows.map(({ [GROUPS_COLUMN]: groups, ...row }) => ({ ...row, groups: groupsFrom(ex, groups) })) };
+}
 
 /** The ids among `ids` that are users of the team. */
 export async function existingUserIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
