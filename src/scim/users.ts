@@ -226,14 +226,14 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
   const window = pageWindow(ctx, rt, query);
   const where = query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {};
   const sort = query.sortBy ? { sort: lowerSort(query.sortBy) } : {};
-  const { page, resources } = await budgetedPage(
+  const { page, resources, serialized } = await budgetedPage(
     window,
     query.count,
     (slice, limit) =>
       listUserRows(ctx.storage.db, ctx.team.id, { ...where, ...sort, onlyActive: hidesDeactivated(ctx), withGroups: wantsAttribute(rt, query.projection, 'groups'), descending: query.descending, limit, ...slice }),
     (rows) => renderUserRows(ctx, rows, query.projection),
   );
-  return listResult(ctx, rt, query, window, page, resources);
+  return listResult(ctx, rt, query, window, page, resources, serialized);
 }
 
 /**
