@@ -7,7 +7,8 @@
  * name is derived from the SQL text, so two texts never share one. List shapes are many and come
  * and go (statements.ts `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep
  * every shape it ever saw. Inside a transaction the template runs on the transaction's connection,
- * through Kysely's executor.
+ * through Kysely's executor. Should a migration change a table under a prepared statement (another
+ * instance upgraded the schema), the statement runs unnamed from then on.
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -24,8 +25,21 @@ export function pgStatementEngine(pool: pg.Pool): StatementEngine {
     }
     return name;
   };
-  const query = (template: Template, values: unknown[]) =>
-    pool.query<Record<string, unknown>>(template.fixed ? { name: nameOf(template), text: template.compiled.sql, values } : { text: template.compiled.sql, values });
+  // Statements whose prepared form a schema change invalidated run unnamed from then on.
+  const unnamed = new WeakSet<Template>();
+  const query = async (template: Template, values: unknown[]) => {
+    const text = template.compiled.sql;
+    if (!template.fixed || unnamed.has(template)) return pool.query<Record<string, unknown>>({ text, values });
+    try {
+      return await pool.query<Record<string, unknown>>({ name: nameOf(template), text, values });
+    } catch (error) {
+      // "cached plan must not change result type": a migration run by another instance changed a
+      // table under a prepared `select *`; PostgreSQL keeps refusing that name on this connection.
+      if ((error as { code?: unknown }).code !== '0A000') throw error;
+      unnamed.add(template);
+      return pool.query<Record<string, unknown>>({ text, values });
+    }
+  };
   return {
     async rows(ex, template, values) {
       if (ex.isTransaction) return kyselyEngine.rows(ex, template, values);

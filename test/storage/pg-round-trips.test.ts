@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
@@ -83,5 +84,16 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
       assert.ok(!rest.some((s) => /count\(\*\)/i.test(s.text)), 'the page tells the total');
     }
+  });
+
+  it('a migration that changes a table under a prepared statement (another instance upgraded) does not break reads', async () => {
+    assert.equal((await t.request('GET', `/v2/scim/Users/${userId}`)).statusCode, 200);
+    await sql`alter table users add column rc_test_extra text`.execute(t.storage.db);
+    for (let i = 0; i < 3; i++) {
+      const res = await t.request('GET', `/v2/scim/Users/${userId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(json(res).id, userId);
+    }
+    await sql`alter table users drop column rc_test_extra`.execute(t.storage.db);
   });
 });
