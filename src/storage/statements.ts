@@ -6,10 +6,12 @@
  * SQL text and a list of parameter slots, and afterwards only bound and run. The SQL is still
  * written with Kysely's builder (so the dialect's compiler produces the placeholders) and lives
  * with its repository; the compiled templates hang off the Storage that connect() builds (never
- * module state), and the engine decides how a template runs (`StatementEngine`): PostgreSQL
- * through Kysely's executor, SQLite straight on a prepared node:sqlite statement
- * (sqlite-adapter.ts). Only fixed-shape queries belong here; dynamic ones (filters, paging)
- * stay with the query builder.
+ * module state), and the engine decides how a template runs (`StatementEngine`): SQLite straight
+ * on a prepared node:sqlite statement (sqlite-adapter.ts), PostgreSQL outside a transaction on
+ * the pool as a named prepared statement (pg-statements.ts).
+ * Dynamic queries (a list page with its filter, order and paging) are compiled once per shape
+ * (`Shaped`): built with the query builder the first time their shape is seen, over stand-ins,
+ * then only bound; the shapes sit in a bounded LRU.
  *
  * The templates are an internal detail of storage: connect() hangs them (with the dialect
  * hooks) on its Kysely instance as a pass-through plugin (`StorageCarrier`), which every
