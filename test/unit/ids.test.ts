@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newId } from '../../src/ids.ts';
+import { newId, timeOrderedId } from '../../src/ids.ts';
 
 describe('newId', () => {
   it('20 characters of [A-Z0-9], distinct, and no character or position favoured', () => {
@@ -21,5 +21,15 @@ describe('newId', () => {
       const chi = [...counts.values()].reduce((s, c) => s + (c - n / 36) ** 2 / (n / 36), 0);
       assert.ok(chi < 80, `position ${pos}: chi-square ${chi.toFixed(1)}`);
     }
+  });
+
+  it('time-ordered ids: the same shape, sorted as their times are, distinct within one millisecond', () => {
+    const times = [0, 1, 35, 36, Date.parse('2026-01-01T00:00:00.000Z'), Date.parse('2026-01-01T00:00:00.001Z'), Date.parse('2999-12-31T23:59:59.999Z')];
+    const ids = times.map((t) => timeOrderedId(t));
+    for (const id of ids) assert.match(id, /^[A-Z0-9]{20}$/);
+    assert.deepEqual([...ids].sort(), ids);
+    const same = Array.from({ length: 1000 }, () => timeOrderedId(times[4]!));
+    assert.equal(new Set(same).size, 1000);
+    assert.ok(same.every((id) => id < ids[5]!));
   });
 });
