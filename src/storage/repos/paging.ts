@@ -215,8 +215,11 @@ export const GROUPS_COLUMN = 'rc_groups';
 function groupsOfRow(db: Executor, hooks: DialectHooks, teamId: string) {
   return db
     .selectFrom('group_members as m')
-    .innerJoin('groups as g', 'g.id', 'm.group_id')
+    // CROSS JOIN: SQLite then reads the user's memberships first (group_members_user) whatever
+    // its statistics say (with no membership rows analyzed it would scan every group instead).
+    .crossJoin('groups as g')
     .select(hooks.jsonRows([sql.ref('m.group_id'), sql.ref('g.display_name')], [sql.ref('g.display_name_key'), sql.ref('g.id')]).as('groups'))
+    .whereRef('g.id', '=', 'm.group_id')
     .where('m.team_id', '=', teamId)
     .whereRef('m.user_id', '=', sql.ref(`${ROW}.id`));
 }

@@ -40,8 +40,10 @@ const USER_WITH_GROUPS = defineStatement<{ teamId: string; id: string }, UserRow
     .select((eb) =>
       eb
         .selectFrom('group_members as m')
-        .innerJoin('groups as g', 'g.id', 'm.group_id')
+        // CROSS JOIN: SQLite reads the user's memberships first, whatever its statistics say.
+        .crossJoin('groups as g')
         .select(hooks.jsonRows([sql.ref('m.group_id'), sql.ref('g.display_name')], [sql.ref('g.display_name_key'), sql.ref('g.id')]).as('groups'))
+        .whereRef('g.id', '=', 'm.group_id')
         .whereRef('m.user_id', '=', 'u.id')
         .where('m.team_id', '=', p.teamId)
         .as('rc_groups'),
