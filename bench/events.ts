@@ -40,6 +40,7 @@ function withoutFeed(storage: Storage): Storage {
     all: (ex, def, params) => st.all(ex, def, params),
     first: (ex, def, params) => (def.name === 'nextEventSeq' ? Promise.resolve({ seq: 0 } as never) : st.first(ex, def, params)),
     run: (ex, def, params) => (def.name === 'insertEvent' ? Promise.resolve(1) : st.run(ex, def, params)),
+    shaped: (ex, query) => st.shaped(ex, query),
   };
   // The last carrier added is the one the repositories find (statements.ts).
   return { ...storage, db: storage.db.withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };

@@ -12,7 +12,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
-import { newId } from '../ids.ts';
+import { timeOrderedId } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import { insertRequestLog, pruneRequestLog } from '../storage/repos/request-log.ts';
 import type { RequestLogRow } from '../storage/repos/request-log.ts';
@@ -125,10 +125,11 @@ export class RequestJournal {
       this.#dropped++;
       return;
     }
+    const now = this.#clock.now();
     this.#pending.push({
-      id: newId(),
+      id: timeOrderedId(now.getTime()),
       team_id: caller.teamId,
-      at: this.#clock.now().toISOString(),
+      at: now.toISOString(),
       method: request.method.slice(0, 10),
       path: redactUrl(request.url).slice(0, 1024),
       status: reply.statusCode,

@@ -161,13 +161,13 @@ export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<Li
     descending: query.descending,
   };
   // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage).
-  const { page, resources } = await budgetedPage(
+  const { page, resources, serialized } = await budgetedPage(
     window,
     query.count,
     (slice, limit) => listGroupRows(ctx.storage.db, ctx.team.id, { ...options, limit, ...slice }),
     (rows) => renderGroupRows(ctx, rows, query.projection),
   );
-  return listResult(ctx, rt, query, window, page, resources);
+  return listResult(ctx, rt, query, window, page, resources, serialized);
 }
 
 /** Groups rows of a list or search page as the response shows them (members' heads read in one query). */

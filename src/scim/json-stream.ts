@@ -7,7 +7,8 @@
  *
  * Between two chunks it lets the event loop turn (issue 13 item 3): reading, shaping and
  * serializing 100,000 members back to back (SQLite answers synchronously) held every other
- * request for about 2 s; now the longest hold is one chunk's work. Arrays may nest: a list page's
+ * request for about 2 s; now the longest hold is one chunk's work. Elements serialized before
+ * (SerializedArray) are spliced in as they are. Arrays may nest: a list page's
  * Resources streamed in chunks, each group in it streaming its members.
  */
 import { randomUUID } from 'node:crypto';
@@ -46,16 +47,40 @@ export class StreamedArray {
   }
 }
 
+/**
+ * A JSON array whose elements are already serialized (a list page's resources, serialized once
+ * to weigh them against the page's byte budget): spliced into the body's text as it is, so they
+ * are not serialized twice. Only for texts that hold no StreamedArray (see holdsStreamedArray).
+ */
+export class SerializedArray {
+  readonly texts: readonly string[];
+  readonly marker: string;
+
+  constructor(texts: readonly string[]) {
+    this.texts = texts;
+    this.marker = `${MARKER_PREFIX}${randomUUID()}`;
+  }
+
+  toJSON(): string {
+    return this.marker;
+  }
+}
+
+/** Whether a serialized value still holds StreamedArrays to expand (its text is not final). */
+export const holdsStreamedArray = (text: string): boolean => text.includes(QUOTED_PREFIX);
+
 export type JsonBody = { readonly bytes: Buffer } | { readonly pieces: AsyncIterable<Buffer> };
 
-/** Every StreamedArray in `value`, by marker. */
-function collect(value: unknown, found: Map<string, StreamedArray>): void {
+/** Every StreamedArray (and SerializedArray, when asked) in `value`, by quoted marker. */
+function collect(value: unknown, found: Map<string, StreamedArray>, serialized?: Map<string, SerializedArray>): void {
   if (value instanceof StreamedArray) {
     found.set(JSON.stringify(value.marker), value);
+  } else if (value instanceof SerializedArray) {
+    serialized?.set(JSON.stringify(value.marker), value);
   } else if (Array.isArray(value)) {
-    for (const v of value) collect(v, found);
+    for (const v of value) collect(v, found, serialized);
   } else if (value !== null && typeof value === 'object') {
-    for (const v of Object.values(value)) collect(v, found);
+    for (const v of Object.values(value)) collect(v, found, serialized);
   }
 }
 
@@ -119,10 +144,13 @@ async function* textPieces(text: string, arrays: Map<string, StreamedArray>): As
 
 /** A body as bytes, or as pieces when it holds arrays still to be read. */
 export function jsonBody(body: unknown): JsonBody {
-  const text = JSON.stringify(body);
+  let text = JSON.stringify(body);
   if (!text.includes(QUOTED_PREFIX)) return { bytes: Buffer.from(text) };
   const arrays = new Map<string, StreamedArray>();
-  collect(body, arrays);
+  const serialized = new Map<string, SerializedArray>();
+  collect(body, arrays, serialized);
+  // Each marker stands once in the body's own text, before anything is spliced in.
+  for (const [quoted, array] of serialized) text = text.replace(quoted, () => `[${array.texts.join(',')}]`);
   if (arrays.size === 0) return { bytes: Buffer.from(text) };
   return { pieces: textPieces(text, arrays) };
 }

@@ -32,6 +32,8 @@ export interface ListResult {
   readonly nextCursor?: string;
   readonly previousCursor?: string;
   readonly resources: Resource[];
+  /** `resources` serialized (JSON.stringify of each), when the page weighed them: sent as they are. */
+  readonly serialized?: readonly string[];
 }
 
 const bindingOf = (ctx: ScimContext, rt: ResourceTypeDef, query: ListQuery): string =>
@@ -54,10 +56,12 @@ export function listResult<R>(
   window: { offset: number } | { seek: Seek },
   page: ListPage<R>,
   resources: Resource[],
+  serialized?: readonly string[],
 ): ListResult {
+  const texts = serialized ? { serialized } : {};
   if (!('seek' in window)) {
     if (page.total === undefined) throw new Error('an index page always knows its total');
-    return { totalResults: page.total, startIndex: window.offset + 1, resources };
+    return { totalResults: page.total, startIndex: window.offset + 1, resources, ...texts };
   }
   const first = page.positions[0];
   const last = page.positions[page.positions.length - 1];
@@ -76,6 +80,7 @@ export function listResult<R>(
     ...(last && hasNext ? { nextCursor: issueCursor(ctx.cursorSecret, binding, { direction: 'after', position: last }, now) } : {}),
     ...(first && hasPrevious ? { previousCursor: issueCursor(ctx.cursorSecret, binding, { direction: 'before', position: first }, now) } : {}),
     resources,
+    ...texts,
   };
 }
 
@@ -100,12 +105,14 @@ export async function budgetedPage<R>(
   limit: number,
   read: SliceReader<R>,
   shape: (rows: R[]) => Promise<Resource[]>,
-): Promise<{ page: ListPage<R>; resources: Resource[] }> {
-  if (limit === 0) return { page: await read(window, 0), resources: [] };
+): Promise<{ page: ListPage<R>; resources: Resource[]; serialized: string[] }> {
+  if (limit === 0) return { page: await read(window, 0), resources: [], serialized: [] };
   const backward = 'seek' in window && window.seek.direction === 'before';
   const rows: R[] = [];
   const positions: Position[] = [];
   const resources: Resource[] = [];
+  // Each resource's JSON, made to weigh it, kept so that the response need not make it again.
+  const serialized: string[] = [];
   let bytes = 0;
   let more = false;
   let ended = false;
@@ -119,7 +126,8 @@ export async function budgetedPage<R>(
     if (backward) order.reverse();
     let cut = false;
     for (const i of order) {
-      const size = Buffer.byteLength(JSON.stringify(shaped[i]));
+      const text = JSON.stringify(shaped[i]);
+      const size = Buffer.byteLength(text);
       if (resources.length > 0 && bytes + size > PAGE_BYTE_BUDGET) {
         cut = true;
         break;
@@ -128,6 +136,7 @@ export async function budgetedPage<R>(
       const put = backward ? 'unshift' : 'push';
       rows[put](slice.rows[i]!);
       resources[put](shaped[i]!);
+      serialized[put](text);
       const position = slice.positions[i];
       if (position) positions[put](position);
     }
@@ -155,5 +164,5 @@ export async function budgetedPage<R>(
     // As repos/paging.ts totalOf: a page that ran into the end of the list tells the total.
     total = ended && (window.offset === 0 || rows.length > 0) ? window.offset + rows.length : (await read(window, 0)).total;
   }
-  return { page: { rows, positions, total, more }, resources };
+  return { page: { rows, positions, total, more }, resources, serialized };
 }

@@ -8,7 +8,7 @@ import type { GroupRow, MemberRow } from '../storage/repos/groups.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
 import { preconditionFailed } from './errors.ts';
-import { StreamedArray } from './json-stream.ts';
+import { holdsStreamedArray, SerializedArray, StreamedArray } from './json-stream.ts';
 import type { ListResult } from './paging.ts';
 import { GROUP_SCHEMA, LIST_RESPONSE } from './schema/urns.ts';
 
@@ -128,7 +128,17 @@ export function listResponse(result: ListResult): Resource {
     itemsPerPage: result.resources.length,
     ...(result.previousCursor !== undefined ? { previousCursor: result.previousCursor } : {}),
     ...(result.nextCursor !== undefined ? { nextCursor: result.nextCursor } : {}),
-    // Sent a chunk at a time, the event loop turning in between (scim/json-stream.ts).
-    Resources: result.resources.length > LIST_CHUNK ? StreamedArray.inChunks(result.resources, LIST_CHUNK) : result.resources,
+    Resources: resourcesOf(result),
   };
+}
+
+/**
+ * A page's Resources as the body carries them: sent a chunk at a time, the event loop turning in
+ * between, when many; spliced in as already serialized when few and final (scim/json-stream.ts).
+ */
+function resourcesOf(result: ListResult): unknown {
+  const { resources, serialized } = result;
+  if (resources.length > LIST_CHUNK) return StreamedArray.inChunks(resources, LIST_CHUNK);
+  if (serialized?.length === resources.length && !serialized.some(holdsStreamedArray)) return new SerializedArray(serialized);
+  return resources;
 }

@@ -14,9 +14,10 @@ import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
-import { createStatements, kyselyEngine, StorageCarrier } from './statements.ts';
+import { pgStatementEngine } from './pg-statements.ts';
 import { pgListener, Revocations, sqlitePoller, withRevocationNotices } from './revocations.ts';
 import type { ListenOptions, RevocationFeed } from './revocations.ts';
+import { createStatements, StorageCarrier } from './statements.ts';
 import type { Database, Db } from './types.ts';
 
 export interface Storage {
@@ -87,7 +88,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     // Another process on the same file (the CLI) announces nothing here: its commits are polled.
     const revocations = new Revocations(memory ? undefined : sqlitePoller(() => database.dataVersion()), true);
     const bare = new Kysely<Database>({ dialect: withRevocationNotices(new SqliteDialect({ database }), revocations, sqliteHooks.revocationNoticeSql) });
-    const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database)), sqliteHooks));
+    const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database), sqliteHooks), sqliteHooks));
     const checkpointer = memory
       ? undefined
       : startCheckpointer({
@@ -121,7 +122,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   pool.on('error', () => {});
   const revocations = new Revocations(pgListener(parsed.url, options.listen));
   const bare = new Kysely<Database>({ dialect: withRevocationNotices(new PostgresDialect({ pool }), revocations, postgresHooks.revocationNoticeSql) });
-  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, kyselyEngine), postgresHooks));
+  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool), postgresHooks), postgresHooks));
   return {
     db,
     hooks: postgresHooks,

@@ -49,6 +49,12 @@ export interface DialectHooks {
    * transaction commits; SQLite has one process and only needs it to pass the driver.
    */
   readonly revocationNoticeSql: string;
+  /**
+   * An aggregate: a JSON array holding, per row, the JSON array of `items`, in `orderBy`'s order;
+   * `[]` for no rows. Read back with parseJson (text on SQLite; pg parses json itself). It lets a
+   * read by id bring its related rows in the same statement (one round trip on PostgreSQL).
+   */
+  jsonRows(items: readonly Expression<unknown>[], orderBy: readonly Expression<unknown>[]): RawBuilder<unknown>;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -85,6 +91,8 @@ export const sqliteHooks: DialectHooks = {
   contains: (expr, value) => sql<SqlBool>`instr(${expr}, ${value}) > 0`,
   startsWith: (expr, value) => sql<SqlBool>`substr(${expr}, 1, length(${value})) = ${value}`,
   endsWith: (expr, value) => sql<SqlBool>`(length(${expr}) >= length(${value}) and substr(${expr}, length(${expr}) - length(${value}) + 1) = ${value})`,
+  // ORDER BY inside an aggregate: SQLite 3.44 and later.
+  jsonRows: (items, orderBy) => sql`json_group_array(json_array(${sql.join([...items])}) order by ${sql.join([...orderBy])})`,
 };
 
 export const postgresHooks: DialectHooks = {
@@ -111,6 +119,7 @@ export const postgresHooks: DialectHooks = {
   contains: (expr, value) => sql<SqlBool>`strpos(${expr}, ${value}::text) > 0`,
   startsWith: (expr, value) => sql<SqlBool>`left(${expr}, length(${value}::text)) = ${value}::text`,
   endsWith: (expr, value) => sql<SqlBool>`right(${expr}, length(${value}::text)) = ${value}::text`,
+  jsonRows: (items, orderBy) => sql`coalesce(json_agg(json_build_array(${sql.join([...items])}) order by ${sql.join([...orderBy])}), '[]'::json)`,
 };
 
 /**

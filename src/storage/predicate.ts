@@ -71,3 +71,31 @@ export type OrderKey =
     };
 
 export const ALWAYS: Predicate = Object.freeze({ kind: 'always' });
+
+/**
+ * `p` with each literal it compares with (a text or a number, which SQL receives as bound
+ * parameters) replaced by `param(value)`, everything else kept: what decides the predicate's SQL
+ * text, used as the key of its compiled form (statements.ts `Shaped`). A flag's value stays,
+ * since its SQL computes on it.
+ */
+export function withParams(p: Predicate, param: (value: unknown) => string): Predicate {
+  switch (p.kind) {
+    case 'always':
+    case 'known':
+    case 'flag':
+      return p;
+    case 'and':
+    case 'or':
+      return { kind: p.kind, left: withParams(p.left, param), right: withParams(p.right, param) };
+    case 'not':
+      return { kind: 'not', predicate: withParams(p.predicate, param) };
+    case 'text':
+      return { ...p, value: param(p.value) };
+    case 'number':
+      // The stand-in only ever reaches SQL as a bound parameter, where the number takes its place.
+      return { ...p, value: param(p.value) as unknown as number };
+    case 'anyElement':
+    case 'related':
+      return { ...p, where: withParams(p.where, param) };
+  }
+}

@@ -171,7 +171,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
  * executor, which waits. The node:sqlite statement of each template is prepared once.
  */
 export function sqliteStatementEngine(database: NodeSqliteDatabase): StatementEngine {
-  const prepared = new Map<Template, PreparedStatement>();
+  // Weak: the templates of list shapes leave their bounded cache (statements.ts), and their statements with them.
+  const prepared = new WeakMap<Template, PreparedStatement>();
   const statementOf = (template: Template): PreparedStatement => {
     let stmt = prepared.get(template);
     if (!stmt) {

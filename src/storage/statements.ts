@@ -6,10 +6,12 @@
  * SQL text and a list of parameter slots, and afterwards only bound and run. The SQL is still
  * written with Kysely's builder (so the dialect's compiler produces the placeholders) and lives
  * with its repository; the compiled templates hang off the Storage that connect() builds (never
- * module state), and the engine decides how a template runs (`StatementEngine`): PostgreSQL
- * through Kysely's executor, SQLite straight on a prepared node:sqlite statement
- * (sqlite-adapter.ts). Only fixed-shape queries belong here; dynamic ones (filters, paging)
- * stay with the query builder.
+ * module state), and the engine decides how a template runs (`StatementEngine`): SQLite straight
+ * on a prepared node:sqlite statement (sqlite-adapter.ts), PostgreSQL outside a transaction on
+ * the pool as a named prepared statement (pg-statements.ts).
+ * Dynamic queries (a list page with its filter, order and paging) are compiled once per shape
+ * (`Shaped`): built with the query builder the first time their shape is seen, over stand-ins,
+ * then only bound; the shapes sit in a bounded LRU.
  *
  * The templates are an internal detail of storage: connect() hangs them (with the dialect
  * hooks) on its Kysely instance as a pass-through plugin (`StorageCarrier`), which every
@@ -30,13 +32,13 @@ export interface StatementDef<P extends Params, R> {
   readonly name: string;
   readonly params: readonly (keyof P & string)[];
   /** Builds the query; `p` holds stand-ins at compile time, so values must not be computed on. */
-  readonly build: (db: Db, p: P) => Compilable<R>;
+  readonly build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>;
 }
 
 export const defineStatement = <P extends Params, R>(
   name: string,
   params: readonly (keyof P & string)[],
-  build: (db: Db, p: P) => Compilable<R>,
+  build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>,
 ): StatementDef<P, R> => Object.freeze({ name, params, build });
 
 /** A parameter of the compiled SQL: the statement's parameter of that name, or a constant. */
@@ -47,6 +49,8 @@ export interface Template {
   readonly name: string;
   readonly compiled: CompiledQuery;
   readonly slots: readonly Slot[];
+  /** A statement defined once (a bounded set), not a list shape: PostgreSQL prepares it by name (pg-statements.ts). */
+  readonly fixed: boolean;
 }
 
 /** How one engine runs a compiled template on an executor (a database or a transaction). */
@@ -64,6 +68,56 @@ export interface Statements {
   first<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<R | undefined>;
   /** Runs a write; answers how many rows it changed. */
   run<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<number>;
+  /** The rows of a dynamic query, compiled once per shape (see `Shaped`). */
+  shaped(ex: Executor, query: Shaped): Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * A dynamic query (a list page, its count) described by its shape: `key` names everything that
+ * decides its SQL text (the table, the filter's structure with its columns, JSON keys, case
+ * folding and operators, the order, the paging), and `values` its parameters, in the order of
+ * the stand-ins `build` was given. `build(db, false)` builds the query with `shapeParam(i)` in
+ * place of `values[i]`; `build(db, true)` builds it with the values themselves (an executor
+ * without compiled statements, or a shape that cannot be compiled once, see compileShape).
+ */
+export interface Shaped {
+  readonly name: string;
+  readonly key: string;
+  readonly values: readonly unknown[];
+  readonly build: (db: Db, withValues: boolean) => Compilable<unknown>;
+}
+
+/** The stand-in of a shaped query's i-th parameter: a control character and both cases, so a value upper- or lower-cased on its way is caught. */
+export const shapeParam = (i: number): string => `\u0001rc-Shape:${i}\u0001`;
+
+/** Compiled shapes kept per database: a bounded LRU (a list paged by offset makes one per page). */
+export const SHAPE_CACHE_SIZE = 256;
+
+/**
+ * `query` compiled over its stand-ins, or undefined when its SQL is not a function of the shape
+ * alone: a stand-in that reached the SQL text, was transformed on its way to a parameter, or was
+ * dropped (a value computed on while building) would make two queries of one key share a wrong
+ * statement, so such a shape is built per call.
+ */
+function compileShape(db: Db, query: Shaped): Template | undefined {
+  const compiled = query.build(db, false).compile();
+  if (compiled.sql.includes('\u0001')) return undefined;
+  const standIns = new Map(query.values.map((_, i) => [shapeParam(i), String(i)]));
+  const seen = new Set<string>();
+  const slots: Slot[] = [];
+  for (const value of compiled.parameters) {
+    const param = standIns.get(value as string);
+    if (param !== undefined) {
+      seen.add(param);
+      slots.push({ param });
+    } else if (typeof value === 'string' && value.includes('\u0001')) {
+      return undefined;
+    } else {
+      slots.push({ constant: value });
+    }
+  }
+  if (seen.size !== standIns.size) return undefined;
+  return { name: query.name, compiled, slots, fixed: false };
 }
 
 /**
@@ -73,7 +127,7 @@ export interface Statements {
 const MARK = '\u0001RC-PARAM:';
 
 /** Compiles `def` on `db` with a stand-in string per parameter, then maps them to slots. */
-export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<P, R>): Template {
+export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<P, R>, hooks: DialectHooks = hooksOf(db)): Template {
   const standIns: Record<string, string> = {};
   const names = new Map<unknown, string>();
   for (const name of def.params) {
@@ -81,7 +135,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     standIns[name] = standIn;
     names.set(standIn, name);
   }
-  const compiled = def.build(db, standIns as unknown as P).compile();
+  const compiled = def.build(db, standIns as unknown as P, hooks).compile();
   const slots = compiled.parameters.map((value): Slot => {
     const param = names.get(value);
     if (param !== undefined) return { param };
@@ -90,22 +144,35 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     }
     return { constant: value };
   });
-  return { name: def.name, compiled, slots };
+  return { name: def.name, compiled, slots, fixed: true };
 }
 
 /** The engine-neutral part of the hot statements: compile once per database, bind, run. */
-export function createStatements(db: Db, engine: StatementEngine): Statements {
+export function createStatements(db: Db, engine: StatementEngine, hooks: DialectHooks): Statements {
   const templates = new Map<StatementDef<Params, unknown>, Template>();
   const templateOf = (def: StatementDef<Params, unknown>): Template => {
     let template = templates.get(def);
     if (!template) {
-      template = compileStatement(db, def);
+      template = compileStatement(db, def, hooks);
       templates.set(def, template);
     }
     return template;
   };
   const bind = (template: Template, params: Params): unknown[] =>
     template.slots.map((slot) => ('param' in slot ? (params as Record<string, unknown>)[slot.param] : slot.constant));
+  // Most recently used last; null marks a shape that is built per call.
+  const shapes = new Map<string, Template | null>();
+  const shapeOf = (query: Shaped): Template | null => {
+    let template = shapes.get(query.key);
+    if (template !== undefined) {
+      shapes.delete(query.key);
+    } else {
+      template = compileShape(db, query) ?? null;
+      if (shapes.size >= SHAPE_CACHE_SIZE) shapes.delete(shapes.keys().next().value!);
+    }
+    shapes.set(query.key, template);
+    return template;
+  };
   return {
     all: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
       const template = templateOf(def as StatementDef<Params, unknown>);
@@ -118,6 +185,11 @@ export function createStatements(db: Db, engine: StatementEngine): Statements {
     run: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
       const template = templateOf(def as StatementDef<Params, unknown>);
       return engine.changes(ex, template, bind(template, params));
+    },
+    shaped: async (ex, query) => {
+      const template = shapeOf(query);
+      if (!template) return (await ex.executeQuery(query.build(ex as Db, true).compile())).rows as Record<string, unknown>[];
+      return engine.rows(ex, template, bind(template, query.values));
     },
   };
 }
@@ -174,11 +246,19 @@ function carrierOf(ex: Executor): StorageCarrier | undefined {
   return undefined;
 }
 
+/** No carrier, no dialect hooks: a statement that uses them fails there, one that does not runs. */
+const NO_HOOKS = new Proxy({} as DialectHooks, {
+  get() {
+    throw new Error('this executor does not belong to a Storage built by connect()');
+  },
+});
+
 /** Statements built and run per call: what an executor without a carrier gets. */
 const perCall: Statements = {
-  all: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows,
-  first: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params).compile())).rows[0],
-  run: async (ex, def, params) => Number((await ex.executeQuery(def.build(ex as Db, params).compile())).numAffectedRows ?? 0n),
+  all: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).rows,
+  first: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).rows[0],
+  run: async (ex, def, params) => Number((await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).numAffectedRows ?? 0n),
+  shaped: async (ex, query) => (await ex.executeQuery(query.build(ex as Db, true).compile())).rows as Record<string, unknown>[],
 };
 
 /** The hot statements of the storage `ex` belongs to. */

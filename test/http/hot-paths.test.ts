@@ -3,7 +3,8 @@
  * check is one statement that reads the token with its team; reads by id, a create, a member
  * added to a group and the group read without members run only statements compiled once
  * (src/storage/statements.ts), never a query built per call; a new user's (empty) groups are
- * not looked up; a `userName eq` lookup is one list query, not a count and then the page.
+ * not looked up; a `userName eq` lookup is one list query, not a count and then the page, compiled
+ * once for its shape.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -39,11 +40,29 @@ for (const engine of engines) {
       return { res, statements: log.statements, built: log.built };
     };
 
-    it('GET /Users/{id}: the token with its team, the user, its groups; nothing built per call', async () => {
+    it('GET /Users/{id}: the token with its team, then the user with its groups in one statement; nothing built per call', async () => {
       const { res, statements, built } = await run('GET', `/v2/scim/Users/${userId}`);
-      assert.deepEqual(statements, ['tokenWithTeam', 'userById', 'groupsOfUser']);
+      assert.deepEqual(statements, ['tokenWithTeam', 'userWithGroups']);
       assert.deepEqual(built, []);
       assert.deepEqual((json(res).groups as { value: string }[]).map((g) => g.value), [groupId]);
+      // Without groups in the answer, the user alone; a user in no group shows an empty list.
+      const bare = await run('GET', `/v2/scim/Users/${userId}?excludedAttributes=groups`);
+      assert.deepEqual(bare.statements, ['tokenWithTeam', 'userById']);
+      assert.equal('groups' in json(bare.res), false);
+      const lonely = await run('GET', `/v2/scim/Users/${other}`);
+      assert.deepEqual(json(lonely.res).groups, []);
+    });
+
+    it('a user\'s groups read in the user\'s statement come in the order a list shows them (displayName folded, then id)', async () => {
+      for (const name of ['beta', 'Alpha', 'gamma', 'delta']) {
+        const res = await t.request('POST', '/v2/scim/Groups', { displayName: name, members: [{ value: other }] });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      const one = json(await t.request('GET', `/v2/scim/Users/${other}`)).groups as { display: string; value: string }[];
+      const listed = ((json(await t.request('GET', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "bob@x.example"')}`)).Resources as { groups: unknown }[])[0]!).groups;
+      assert.deepEqual(one, listed);
+      assert.deepEqual(one.map((g) => g.display), ['Alpha', 'beta', 'delta', 'gamma']);
+      for (const g of one) assert.equal((await t.request('DELETE', `/v2/scim/Groups/${g.value}`)).statusCode, 204);
     });
 
     it('an unknown token is 401 after that one statement', async () => {
@@ -70,11 +89,15 @@ for (const engine of engines) {
       assert.deepEqual(get.built, []);
     });
 
-    it('RFC 7644 3.4.2: a userName eq lookup is one query (the page tells totalResults), plus the groups of what it found', async () => {
-      const { res, statements, built } = await run('GET', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "ada@x.example"')}`);
-      assert.equal(json(res).totalResults, 1);
-      assert.deepEqual(statements, ['tokenWithTeam', 'groupsOfUser']);
-      assert.deepEqual(built, ['SelectQueryNode']);
+    it('RFC 7644 3.4.2: a userName eq lookup is one query compiled once for its shape, the groups of what it finds included (the page tells totalResults)', async () => {
+      for (const name of ['ada@x.example', 'bob@x.example', 'nobody@x.example']) {
+        const { res, statements, built } = await run('GET', `/v2/scim/Users?filter=${encodeURIComponent(`userName eq "${name}"`)}`);
+        const found = name === 'nobody@x.example' ? 0 : 1;
+        assert.equal(json(res).totalResults, found);
+        assert.deepEqual((json(res).Resources as { userName: string }[]).map((r) => r.userName), found ? [name] : []);
+        assert.deepEqual(statements, ['tokenWithTeam', 'users page']);
+        assert.deepEqual(built, []);
+      }
     });
   });
 }

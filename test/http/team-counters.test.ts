@@ -62,6 +62,7 @@ for (const engine of engines) {
       const statements: Statements = {
         all: (ex, def, params) => (failing.names.push(def.name), inner.all(ex, def, params)),
         first: (ex, def, params) => (failing.names.push(def.name), inner.first(ex, def, params)),
+        shaped: (ex, query) => inner.shaped(ex, query),
         run: (ex, def, params) => {
           failing.names.push(def.name);
           return failing.on && def.name === 'insertEvent' ? Promise.reject(new Error('injected failure of the feed insert')) : inner.run(ex, def, params);

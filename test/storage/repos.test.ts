@@ -13,7 +13,9 @@ import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { revokeTokensOfUser, insertToken, tokenByHash } from '../../src/storage/repos/tokens.ts';
 import { existingUserIds, insertUser, listUsers, updateUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
-import type { KyselyPlugin } from 'kysely';
+import { hooksOf, hot, StorageCarrier } from '../../src/storage/statements.ts';
+import type { Statements } from '../../src/storage/statements.ts';
+import type { Db } from '../../src/storage/types.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
@@ -118,11 +120,10 @@ for (const engine of engines) {
         await addCounts(db.storage.db, other, { usersActive: 1 }, created_at);
       }
       const texts: string[] = [];
-      const capture: KyselyPlugin = {
-        transformQuery: (args) => (texts.push(db.storage.db.getExecutor().compileQuery(args.node, args.queryId).sql), args.node),
-        transformResult: async (args) => args.result,
-      };
-      const watched = db.storage.db.withPlugin(capture);
+      // The SQL a list runs is compiled once per shape (statements.ts `Shaped`): read it there.
+      const inner = hot(db.storage.db);
+      const statements: Statements = { ...inner, shaped: (ex, query) => (texts.push(query.build(ex as Db, false).compile().sql), inner.shaped(ex, query)) };
+      const watched = db.storage.db.withPlugin(new StorageCarrier(statements, hooksOf(db.storage.db)));
       const page = await listUsers(watched, other, { onlyActive: true, descending: false, offset: 2, limit: 2 });
       assert.deepEqual(page.rows.map((r) => r.user_name), ['lit2@x.example', 'lit3@x.example']);
       const seek = await listUsers(watched, other, { onlyActive: true, descending: false, limit: 3, seek: { direction: 'after', from: { createdAt: `2026-01-01T00:00:00.000Z`, id: page.rows[0]!.id } } });

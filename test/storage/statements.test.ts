@@ -3,7 +3,8 @@
  * same Kysely query answers when built per call; they run inside the caller's transaction; a
  * statement on the database never joins or reads another request's open transaction (SQLite's
  * one connection: the direct path must wait for it); a definition that computes on a parameter
- * is refused when compiled.
+ * is refused when compiled. Dynamic queries compiled once per shape: bound per call, bounded, and
+ * built per call when their SQL is not a function of their shape.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,7 +13,8 @@ import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { insertUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
-import { compileStatement, defineStatement, hooksOf, hot } from '../../src/storage/statements.ts';
+import { compileStatement, defineStatement, hooksOf, hot, SHAPE_CACHE_SIZE, shapeParam } from '../../src/storage/statements.ts';
+import type { Shaped } from '../../src/storage/statements.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
@@ -125,6 +127,49 @@ for (const engine of engines) {
         kdb.selectFrom('users').select('id').where('id', '=', p.id).where('active', '=', 1),
       );
       assert.deepEqual(compileStatement(db.storage.db, constant).slots, [{ param: 'id' }, { constant: 1 }]);
+    });
+
+    /** A shaped query over users' names, counting how often it is compiled over its stand-ins. */
+    const namesLike = (key: string, names: readonly string[], compiles: { n: number }, transform?: (s: string) => string): Shaped => ({
+      name: 'names',
+      key,
+      values: names,
+      build: (kdb, withValues) => {
+        if (!withValues) compiles.n++;
+        const vs = names.map((v, i) => (withValues ? v : shapeParam(i)));
+        return kdb.selectFrom('users').select('user_name').where('team_id', '=', teamId).where('user_name', 'in', vs.map((v) => (transform ? transform(v) : v))).orderBy('user_name');
+      },
+    });
+    const userNames = async (query: Shaped) => (await hot(db.storage.db).shaped(db.storage.db, query)).map((r) => r.user_name);
+
+    it('shaped queries: compiled once per key, bound per call; the cache is bounded, least recently used out first', async () => {
+      for (const name of ['ann', 'ben', 'cat']) await insertUser(db.storage.db, userRow(teamId, name));
+      const compiles = { n: 0 };
+      assert.deepEqual(await userNames(namesLike('two', ['ann', 'ben'], compiles)), ['ann', 'ben']);
+      assert.deepEqual(await userNames(namesLike('two', ['cat', 'nobody'], compiles)), ['cat']);
+      assert.equal(compiles.n, 1, 'the second call bound its own values to the first call\'s SQL');
+      // 'two' is kept in use while more shapes than the cache holds go through it.
+      for (let i = 0; i < SHAPE_CACHE_SIZE + 10; i++) {
+        assert.deepEqual(await userNames(namesLike(`one ${i}`, [i % 2 === 0 ? 'ann' : 'ben'], compiles)), [i % 2 === 0 ? 'ann' : 'ben']);
+        if (i % 100 === 0) await userNames(namesLike('two', ['ann', 'cat'], compiles));
+      }
+      assert.equal(compiles.n, 1 + SHAPE_CACHE_SIZE + 10);
+      const before = compiles.n;
+      await userNames(namesLike('two', ['ann', 'ben'], compiles));
+      assert.equal(compiles.n, before, 'a shape in use stays');
+      await userNames(namesLike('one 0', ['ann'], compiles));
+      assert.equal(compiles.n, before + 1, 'the least recently used shape was dropped (the bound) and is compiled again');
+    });
+
+    it('shaped queries whose values are computed on while building are built per call with their own values, never shared', async () => {
+      const compiles = { n: 0 };
+      const upper = (s: string) => s.toUpperCase();
+      await insertUser(db.storage.db, userRow(teamId, 'DAN'));
+      await insertUser(db.storage.db, userRow(teamId, 'EVE'));
+      assert.deepEqual(await userNames(namesLike('upper', ['dan'], compiles, upper)), ['DAN']);
+      assert.deepEqual(await userNames(namesLike('upper', ['eve'], compiles, upper)), ['EVE']);
+      assert.deepEqual(await userNames(namesLike('dropped', ['dan'], compiles, () => 'EVE')), ['EVE']);
+      assert.equal(compiles.n, 2, 'each key tried once, found not to be a function of its shape');
     });
   });
 }

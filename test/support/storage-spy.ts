@@ -8,6 +8,7 @@ import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs,
 import type { Storage } from '../../src/storage/connect.ts';
 import { hot, hooksOf, StorageCarrier } from '../../src/storage/statements.ts';
 import type { Statements } from '../../src/storage/statements.ts';
+import type { Db } from '../../src/storage/types.ts';
 
 export class TableReads implements KyselyPlugin {
   readonly #needle: string;
@@ -43,7 +44,19 @@ export class TableReads implements KyselyPlugin {
 
   /** `storage` with every query going through this plugin. */
   wrap(storage: Storage): Storage {
-    return { ...storage, db: storage.db.withPlugin(this) };
+    const inner = hot(storage.db);
+    const statements: Statements = {
+      all: inner.all,
+      first: inner.first,
+      run: inner.run,
+      // A list query compiled once per shape runs as SQL that plugins never see: built once more
+      // here, through this plugin, so that it is counted (and failed when asked) like any other.
+      shaped: async (ex, query) => {
+        query.build(ex as Db, true).compile();
+        return inner.shaped(ex, query);
+      },
+    };
+    return { ...storage, db: storage.db.withPlugin(this).withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
   }
 }
 
@@ -80,6 +93,7 @@ export class StatementLog implements KyselyPlugin {
       all: (ex, def, params) => (this.statements.push(def.name), inner.all(ex, def, params)),
       first: (ex, def, params) => (this.statements.push(def.name), inner.first(ex, def, params)),
       run: (ex, def, params) => (this.statements.push(def.name), inner.run(ex, def, params)),
+      shaped: (ex, query) => (this.statements.push(query.name), inner.shaped(ex, query)),
     };
     return { ...storage, db: storage.db.withPlugin(this).withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
   }

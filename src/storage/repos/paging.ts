@@ -12,11 +12,13 @@
  * ones), with the resource row aliased `r` as predicate-sql.ts expects.
  */
 import { sql } from 'kysely';
-import type { Expression, OrderByModifiers, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { Compilable, Expression, OrderByModifiers, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { DialectHooks } from '../dialect.ts';
+import { withParams } from '../predicate.ts';
 import type { OrderKey, Predicate } from '../predicate.ts';
 import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
-import { hooksOf } from '../statements.ts';
+import { hooksOf, hot, shapeParam } from '../statements.ts';
 import { teamCounts } from './counters.ts';
 import type { Database, Executor } from '../types.ts';
 
@@ -40,6 +42,11 @@ export interface ListWindow {
   readonly where?: Predicate;
   /** Users only: deactivated users are left out (a team that hides them). */
   readonly onlyActive?: boolean;
+  /**
+   * Users only: each row also carries its groups, as `rc_groups` (dialect `jsonRows` of group id
+   * and displayName, in the order of groupsOfUsers), read in the page's own statement.
+   */
+  readonly withGroups?: boolean;
   /** The sort key (RFC 7644 3.4.2.3); resources without one come last whatever the direction. */
   readonly sort?: OrderKey;
   readonly descending: boolean;
@@ -208,6 +215,76 @@ export function listedRows(ex: Executor, table: ResourceTable, teamId: string, o
   return q as unknown as Listed;
 }
 
+/** The column a users page carries each row's groups in (`ListWindow.withGroups`). */
+export const GROUPS_COLUMN = 'rc_groups';
+
+/** The groups of the listed row `alias` (a correlated subquery over the member index by user). */
+function groupsOfRow(db: Executor, hooks: DialectHooks, teamId: string, alias: string = ROW) {
+  return db
+    .selectFrom('group_members as m')
+    // CROSS JOIN: SQLite then reads the user's memberships first (group_members_user) whatever
+    // its statistics say (with no membership rows analyzed it would scan every group instead).
+    .crossJoin('groups as g')
+    .select(hooks.jsonRows([sql.ref('m.group_id'), sql.ref('g.display_name')], [sql.ref('g.display_name_key'), sql.ref('g.id')]).as('groups'))
+    .whereRef('g.id', '=', 'm.group_id')
+    .where('m.team_id', '=', teamId)
+    .whereRef('m.user_id', '=', sql.ref(`${alias}.id`));
+}
+
+/** A window's parameters replaced by stand-ins (statements.ts `shapeParam`), and the values in their order. */
+interface StandIns {
+  readonly teamId: string;
+  readonly where: Predicate | undefined;
+  readonly seek: Seek | undefined;
+  readonly values: unknown[];
+}
+
+function standIns(teamId: string, where: Predicate | undefined, seek: Seek | undefined): StandIns {
+  const values: unknown[] = [];
+  const param = (value: unknown): string => shapeParam(values.push(value) - 1);
+  const team = param(teamId);
+  const shapedWhere = where ? withParams(where, param) : undefined;
+  const from = seek?.from;
+  // A position's NULL (or absent) sort key changes the SQL (seekCondition): it stays in the shape.
+  const key = from?.key === undefined || from.key === null ? {} : { key: param(from.key) };
+  const shapedSeek = seek && { direction: seek.direction, ...(from ? { from: { ...(from.key === null ? { key: null } : key), createdAt: param(from.createdAt), id: param(from.id) } } : {}) };
+  return { teamId: team, where: shapedWhere, seek: shapedSeek, values };
+}
+
+type Built = { readonly teamId: string; readonly where: Predicate | undefined; readonly seek: Seek | undefined };
+
+/** The rows a window lists before ordering and paging. */
+function baseOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window: ListWindow, p: Built): Listed {
+  const base = listedRows(db, table, p.teamId, window.onlyActive === true);
+  return p.where ? base.where(predicateSql(hooks, table, p.where)) : base;
+}
+
+function countOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window: ListWindow, p: Built): Compilable<unknown> {
+  return baseOf(db, hooks, table, window, p).select((eb) => eb.fn.countAll<number | string>().as('n'));
+}
+
+/** A page's query: ordered, then offset or seek (one row more than the limit when seeking). */
+function pageQueryOf(db: Executor, hooks: DialectHooks, table: ResourceTable, window: ListWindow, p: Built): Compilable<unknown> {
+  const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
+  let query = baseOf(db, hooks, table, window, p).selectAll(ROW);
+  if (window.withGroups && table === 'users') query = query.select(groupsOfRow(db, hooks, p.teamId).as(GROUPS_COLUMN));
+  const w = { ...window, ...(p.seek ? { seek: p.seek } : {}) };
+  for (const term of orderTerms(ROW, w, orderBy)) query = query.orderBy(term.expr, term.modifiers);
+  if (!p.seek) return query.limit(rowCount(window.limit)).offset(rowCount(window.offset ?? 0));
+  const seek = seekCondition(ROW, w, orderBy);
+  if (seek) query = query.where(seek);
+  const keyed = orderBy ? query.select(sql<unknown>`${orderBy}`.as(SORT_KEY_COLUMN)) : query;
+  return keyed.limit(rowCount(window.limit + 1));
+}
+
+/** The slice after `after` in creation order (`ListWindow.resumeAfter`): a seek, built per call. */
+function resumedPage(ex: Executor, hooks: DialectHooks, table: ResourceTable, teamId: string, window: ListWindow, after: Position): { execute(): Promise<unknown[]> } {
+  let query = baseOf(ex, hooks, table, window, { teamId, where: window.where, seek: undefined }).selectAll(ROW);
+  if (window.withGroups && table === 'users') query = query.select(groupsOfRow(ex, hooks, teamId).as(GROUPS_COLUMN));
+  for (const term of orderTerms(ROW, window, undefined)) query = query.orderBy(term.expr, term.modifiers);
+  return query.where(tiesBeyond(ROW, after, !window.descending)).limit(rowCount(window.limit));
+}
+
 /** Offsets below this are walked from the start whatever the list's length (a short walk; no counters read). */
 export const FROM_END_AFTER = 1000;
 
@@ -231,7 +308,7 @@ async function listedCount(ex: Executor, table: ResourceTable, teamId: string, o
  * the statement sees, whatever commits meanwhile (the counters change in the writes' own
  * transactions). Both engines take a scalar subquery in LIMIT and OFFSET.
  */
-function offsetByIndex(ex: Executor, table: ResourceTable, teamId: string, window: ListWindow, offset: number, fromEnd: boolean): { execute(): Promise<unknown[]> } {
+function offsetByIndex(ex: Executor, hooks: DialectHooks, table: ResourceTable, teamId: string, window: ListWindow, offset: number, fromEnd: boolean): { execute(): Promise<unknown[]> } {
   const d = direction(window.descending);
   const walk = fromEnd ? direction(!window.descending) : d;
   const limit = rowCount(window.limit);
@@ -250,10 +327,12 @@ function offsetByIndex(ex: Executor, table: ResourceTable, teamId: string, windo
       .limit(sql<number>`(case when ${rest} <= 0 then 0 when ${rest} < ${limit} then ${rest} else ${limit} end)`)
       .offset(sql<number>`(case when ${rest} > ${limit} then ${rest} - ${limit} else 0 end)`);
   }
-  return ex
+  let page = ex
     // Users and groups alike: the rows are typed by the caller (listRows' R).
     .selectFrom(`${table as 'users'} as p`)
-    .selectAll('p')
+    .selectAll('p');
+  if (window.withGroups && table === 'users') page = page.select(groupsOfRow(ex, hooks, teamId, 'p').as(GROUPS_COLUMN));
+  return page
     .where('p.team_id', '=', teamId)
     .where('p.id', 'in', ids)
     .orderBy('p.created_at', d)
@@ -271,7 +350,7 @@ function offsetByIndex(ex: Executor, table: ResourceTable, teamId: string, windo
  * of walking half a million index entries). The counters are read in the same statement as the
  * rows, so they agree with the rows it sees (both change only in the writes' transactions).
  */
-function offsetByBuckets(ex: Executor, teamId: string, window: ListWindow, offset: number): { execute(): Promise<unknown[]> } {
+function offsetByBuckets(ex: Executor, hooks: DialectHooks, teamId: string, window: ListWindow, offset: number): { execute(): Promise<unknown[]> } {
   const listed = window.onlyActive ? sql`users_active` : sql`users_active + users_deactivated`;
   const onlyActive = window.onlyActive ? sql`and r.active = 1` : sql``;
   const n = rowCount(offset);
@@ -287,7 +366,7 @@ function offsetByBuckets(ex: Executor, teamId: string, window: ListWindow, offse
     ), sp as (
       select bucket, upto - n as before from s where upto > ${n} order by bucket limit 1
     )
-    select p.* from users p where p.team_id = ${teamId} and p.id in (
+    select p.*${window.withGroups ? sql`, (${groupsOfRow(ex, hooks, teamId, 'p')}) as ${sql.ref(GROUPS_COLUMN)}` : sql``} from users p where p.team_id = ${teamId} and p.id in (
       select r.id from users r
       where r.team_id = ${teamId} and r.deleted_at is null ${onlyActive} and r.created_at >= (select bucket from sp)
       order by r.created_at, r.id
@@ -298,7 +377,10 @@ function offsetByBuckets(ex: Executor, teamId: string, window: ListWindow, offse
 
 /**
  * A page of a team's rows of `table` that satisfy `window.where`, in the window's order, by
- * offset or by seek: the one list routine of Users and Groups.
+ * offset or by seek: the one list routine of Users and Groups. Its queries are compiled once per
+ * shape (statements.ts `Shaped`): the key holds everything that decides the SQL text (the
+ * predicate with its literals taken out, the order, the limit and offset written into the SQL,
+ * the seek's form), the values are bound per call.
  */
 export async function listRows<R extends { readonly id: string; readonly created_at: string }>(
   ex: Executor,
@@ -307,33 +389,36 @@ export async function listRows<R extends { readonly id: string; readonly created
   window: ListWindow,
 ): Promise<ListPage<R>> {
   const hooks = hooksOf(ex);
-  let base = listedRows(ex, table, teamId, window.onlyActive === true);
-  if (window.where) base = base.where(predicateSql(hooks, table, window.where));
+  const run = (kind: 'page' | 'count', seek: Seek | undefined, key: readonly unknown[], of: typeof pageQueryOf) => {
+    const shaped = standIns(teamId, window.where, seek);
+    const real: Built = { teamId, where: window.where, seek };
+    return hot(ex).shaped(ex, {
+      name: `${table} ${kind}`,
+      key: JSON.stringify([kind, table, window.onlyActive === true, shaped.where ?? null, ...key, shaped.seek ?? null, window.withGroups === true]),
+      values: shaped.values,
+      build: (db, withValues) => of(db, hooks, table, window, withValues ? real : shaped),
+    });
+  };
   // Every listed row (no filter): the team's counters, kept by the writes (repos/counters.ts).
   let counted: number | undefined;
   const count = window.where
-    ? async () => Number((await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n)
+    ? async () => Number((await run('count', undefined, [], countOf))[0]!.n)
     : async () => (counted ??= await listedCount(ex, table, teamId, window.onlyActive === true));
   // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
   if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
-  const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
-  let query = base.selectAll(ROW);
-  for (const term of orderTerms(ROW, window, orderBy)) query = query.orderBy(term.expr, term.modifiers);
+  const key = [window.sort ?? null, window.descending, window.limit, window.seek ? null : (window.offset ?? 0)];
   if (!window.seek) {
     const offset = window.offset ?? 0;
-    let page: { execute(): Promise<unknown[]> };
-    if (window.resumeAfter && !orderBy) page = query.where(tiesBeyond(ROW, window.resumeAfter, !window.descending)).limit(rowCount(window.limit));
-    else if (!window.where && !orderBy && table === 'users' && !window.descending && offset >= FROM_END_AFTER) page = offsetByBuckets(ex, teamId, window, offset);
-    else if (!window.where && !orderBy && offset > 0) page = offsetByIndex(ex, table, teamId, window, offset, offset >= FROM_END_AFTER && offset * 2 > (await count()));
-    else page = query.limit(rowCount(window.limit)).offset(rowCount(offset));
-    const rows = (await page.execute()) as unknown as R[];
+    const sorted = window.sort !== undefined;
+    let page: { execute(): Promise<unknown[]> } | undefined;
+    if (window.resumeAfter && !sorted) page = resumedPage(ex, hooks, table, teamId, window, window.resumeAfter);
+    else if (!window.where && !sorted && table === 'users' && !window.descending && offset >= FROM_END_AFTER) page = offsetByBuckets(ex, hooks, teamId, window, offset);
+    else if (!window.where && !sorted && offset > 0) page = offsetByIndex(ex, hooks, table, teamId, window, offset, offset >= FROM_END_AFTER && offset * 2 > (await count()));
+    const rows = (page ? await page.execute() : await run('page', undefined, key, pageQueryOf)) as unknown as R[];
     // In creation order a row's position lets the next slice seek instead of counting off (resumeAfter).
-    const positions = orderBy ? [] : rows.map((r) => ({ createdAt: r.created_at, id: r.id }));
+    const positions = sorted ? [] : rows.map((r) => ({ createdAt: r.created_at, id: r.id }));
     return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions, more: false };
   }
-  const seek = seekCondition(ROW, window, orderBy);
-  if (seek) query = query.where(seek);
-  const keyed = orderBy ? query.select(sql<unknown>`${orderBy}`.as(SORT_KEY_COLUMN)) : query;
-  const raw = (await keyed.limit(rowCount(window.limit + 1)).execute()) as unknown as (R & { readonly [SORT_KEY_COLUMN]?: unknown })[];
+  const raw = (await run('page', window.seek, key, pageQueryOf)) as unknown as (R & { readonly [SORT_KEY_COLUMN]?: unknown })[];
   return pageOf<R>(raw, window);
 }

@@ -7,9 +7,10 @@
  * statements of every request (reads by id and userName, insert, update, the member check) are
  * compiled once (statements.ts); lists are built per request.
  */
-import { defineStatement, hot } from '../statements.ts';
+import { sql } from 'kysely';
+import { defineStatement, hooksOf, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
-import { listRows } from './paging.ts';
+import { GROUPS_COLUMN, listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type UserRow = UsersTable;
@@ -30,6 +31,27 @@ const USER_BY_NAME_KEY = defineStatement<{ teamId: string; key: string }, UserRo
   db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('user_name_claim', '=', p.key),
 );
 
+// A user with its groups (group id, displayName; the order of groupsOfUser) in one statement:
+// what a read by id shows, in one round trip.
+const USER_WITH_GROUPS = defineStatement<{ teamId: string; id: string }, UserRow & { rc_groups: unknown }>('userWithGroups', ['teamId', 'id'], (db, p, hooks) =>
+  db
+    .selectFrom('users as u')
+    .selectAll('u')
+    .select((eb) =>
+      eb
+        .selectFrom('group_members as m')
+        // CROSS JOIN: SQLite reads the user's memberships first, whatever its statistics say.
+        .crossJoin('groups as g')
+        .select(hooks.jsonRows([sql.ref('m.group_id'), sql.ref('g.display_name')], [sql.ref('g.display_name_key'), sql.ref('g.id')]).as('groups'))
+        .whereRef('g.id', '=', 'm.group_id')
+        .whereRef('m.user_id', '=', 'u.id')
+        .where('m.team_id', '=', p.teamId)
+        .as('rc_groups'),
+    )
+    .where('u.team_id', '=', p.teamId)
+    .where('u.id', '=', p.id),
+);
+
 const UPDATE_USER = defineStatement<UserRow & { expectedVersion: number }, unknown>('updateUser', [...USER_COLUMNS, 'expectedVersion'], (db, p) => {
   const { id, team_id, created_at, expectedVersion, ...changes } = p;
   return db.updateTable('users').set(changes).where('id', '=', id).where('team_id', '=', team_id).where('version', '=', expectedVersion);
@@ -47,6 +69,14 @@ export async function userById(ex: Executor, teamId: string, id: string): Promis
   return hot(ex).first(ex, USER_BY_ID, { teamId, id });
 }
 
+/** The user and its groups (id, displayName; ordered as groupsOfUsers orders them), in one statement. */
+export async function userWithGroups(ex: Executor, teamId: string, id: string): Promise<{ row: UserRow; groups: UserGroup[] } | undefined> {
+  const found = await hot(ex).first(ex, USER_WITH_GROUPS, { teamId, id });
+  if (!found) return undefined;
+  const { rc_groups, ...row } = found;
+  return { row, groups: groupsFrom(ex, rc_groups) };
+}
+
 /** The user of the team that holds the userName whose lower-cased form is `key`. */
 export async function userByNameKey(ex: Executor, teamId: string, key: string): Promise<UserRow | undefined> {
   return hot(ex).first(ex, USER_BY_NAME_KEY, { teamId, key });
@@ -57,8 +87,24 @@ export async function updateUser(ex: Executor, row: UserRow, expectedVersion: nu
   return (await hot(ex).run(ex, UPDATE_USER, { ...row, expectedVersion })) === 1;
 }
 
-/** A page of the team's listed users (repos/paging.ts `listRows`). */
-export const listUsers = (ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<UserRow>> => listRows<UserRow>(ex, 'users', teamId, window);
+/** A user's group as a read shows it. */
+export interface UserGroup {
+  readonly group_id: string;
+  readonly display_name: string;
+}
+
+/** A listed user; with `withGroups`, its groups read with it. */
+export type ListedUser = UserRow & { readonly groups?: readonly UserGroup[] };
+
+const groupsFrom = (ex: Executor, json: unknown): UserGroup[] =>
+  ((json === null || json === undefined ? [] : hooksOf(ex).parseJson(json)) as unknown as [string, string][]).map(([group_id, display_name]) => ({ group_id, display_name }));
+
+/** A page of the team's listed users (repos/paging.ts `listRows`); with `withGroups`, each with its groups, in the same statement. */
+export async function listUsers(ex: Executor, teamId: string, window: ListWindow): Promise<ListPage<ListedUser>> {
+  const page = await listRows<UserRow & { [GROUPS_COLUMN]?: unknown }>(ex, 'users', teamId, window);
+  if (!window.withGroups) return page;
+  return { ...page, rows: page.rows.map(({ [GROUPS_COLUMN]: groups, ...row }) => ({ ...row, groups: groupsFrom(ex, groups) })) };
+}
 
 /** The ids among `ids` that are users of the team. */
 export async function existingUserIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {

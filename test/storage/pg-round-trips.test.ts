@@ -1,0 +1,99 @@
+/**
+ * PostgreSQL round trips of the read paths (issue 14 item 4), counted at node-postgres's
+ * Client#query, which sends one statement and waits for its answer: a read by id or a
+ * `userName eq` lookup opens no transaction (no BEGIN / COMMIT), runs each statement it needs
+ * once, and runs its statements compiled once as named prepared statements (parsed and planned
+ * once per connection). The bearer check's own statements (oauth_tokens) are counted apart, since
+ * a token cache may answer them from memory.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { createTestApp, json } from '../support/app.ts';
+import type { TestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+
+interface Sent {
+  readonly text: string;
+  readonly named: boolean;
+}
+
+const postgres = engines.find((e) => e.name === 'postgres');
+
+describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 'TEST_DATABASE_URL is not set' }, () => {
+  let t: TestApp;
+  let userId: string;
+  let groupId: string;
+  let sent: Sent[] | undefined;
+  const original = pg.Client.prototype.query;
+
+  before(async () => {
+    // Every statement any pooled connection sends, while a request is being counted.
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const config = args[0] as string | { text: string; name?: string };
+      sent?.push(typeof config === 'string' ? { text: config, named: false } : { text: config.text, named: config.name !== undefined });
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    t = await createTestApp({ engine: postgres! });
+    userId = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'ada@x.example' })).id);
+    groupId = String(json(await t.request('POST', '/v2/scim/Groups', { displayName: 'Eng', members: [{ value: userId }] })).id);
+  });
+  after(async () => {
+    pg.Client.prototype.query = original;
+    await t?.close();
+  });
+
+  /** What a request sends, the bearer check's statements apart; the request log's background writes left out. */
+  const count = async (url: string) => {
+    sent = [];
+    const res = await t.request('GET', url);
+    const all = sent.filter((s) => !/request_log|provisioning_tokens/.test(s.text));
+    sent = undefined;
+    assert.equal(res.statusCode, 200, res.body);
+    const bearer = all.filter((s) => /oauth_tokens/.test(s.text));
+    return { res, bearer, rest: all.filter((s) => !bearer.includes(s)) };
+  };
+  const noTransaction = (statements: readonly Sent[]) =>
+    assert.deepEqual(statements.filter((s) => /^\s*(begin|commit|rollback|start transaction)/i.test(s.text)), []);
+
+  it('GET /Users/{id}: no transaction; the user with its groups, one named statement; the bearer check at most one more', async () => {
+    for (let i = 0; i < 2; i++) {
+      const { res, bearer, rest } = await count(`/v2/scim/Users/${userId}`);
+      assert.equal(json(res).id, userId);
+      noTransaction([...bearer, ...rest]);
+      assert.ok(bearer.length <= 1);
+      assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
+      assert.ok(rest.every((s) => s.named), 'statements compiled once run prepared by name');
+    }
+  });
+
+  it('GET /Groups/{id}?excludedAttributes=members: no transaction, one named statement', async () => {
+    const { bearer, rest } = await count(`/v2/scim/Groups/${groupId}?excludedAttributes=members`);
+    noTransaction([...bearer, ...rest]);
+    assert.equal(rest.length, 1);
+    assert.ok(rest.every((s) => s.named));
+  });
+
+  it('GET /Users?filter=userName eq: no transaction, no count; one statement, the page with its users\' groups', async () => {
+    for (const name of ['ada@x.example', 'nobody@x.example']) {
+      const { res, bearer, rest } = await count(`/v2/scim/Users?filter=${encodeURIComponent(`userName eq "${name}"`)}`);
+      const found = name === 'ada@x.example' ? 1 : 0;
+      assert.equal(json(res).totalResults, found);
+      noTransaction([...bearer, ...rest]);
+      assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
+      assert.ok(!rest.some((s) => /count\(\*\)/i.test(s.text)), 'the page tells the total');
+    }
+  });
+
+  it('a migration that changes a table under a prepared statement (another instance upgraded) does not break reads', async () => {
+    assert.equal((await t.request('GET', `/v2/scim/Users/${userId}`)).statusCode, 200);
+    await sql`alter table users add column rc_test_extra text`.execute(t.storage.db);
+    for (let i = 0; i < 3; i++) {
+      const res = await t.request('GET', `/v2/scim/Users/${userId}`);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(json(res).id, userId);
+    }
+    await sql`alter table users drop column rc_test_extra`.execute(t.storage.db);
+  });
+});
