@@ -198,9 +198,9 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
   return runWrite(ctx, async (trx) => {
-    // Only the holder of the name counts: users that released it never block a new one.
-    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.team.id, row.user_name_claim);
-    if (clash) throw await uniquenessError(ctx, trx, row.user_name);
+    // No look-up first: the unique index on (team, claim) refuses a name another user holds
+    // (only holders count: users that released it never block a new one), the transaction
+    // rolls back, and runWrite turns the violation into the 409 below, naming the holder.
     await insertUser(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     await audit(ctx, trx, 'create', row.id, {

@@ -53,10 +53,21 @@ for (const engine of engines) {
 
     it('POST /Users: a new user\'s groups are not looked up (it has none), and the answer still shows them empty', async () => {
       const { res, statements, built } = await run('POST', '/v2/scim/Users', { userName: 'cy@x.example' });
+      // No look-up of the userName first: the unique index on the claim refuses a taken one.
       // The change feed's two statements (issue 10) end every write.
-      assert.deepEqual(statements, ['tokenWithTeam', 'userByNameKey', 'insertUser', 'insertAuditEvent', 'nextEventSeq', 'insertEvent']);
+      assert.deepEqual(statements, ['tokenWithTeam', 'insertUser', 'insertAuditEvent', 'nextEventSeq', 'insertEvent']);
       assert.deepEqual(built, []);
       assert.deepEqual(json(res).groups, []);
+    });
+
+    it('RFC 7643 4.1.1: a taken userName (told by the unique index, not a look-up first) is 409 uniqueness naming its holder; one user keeps it', async () => {
+      log.reset();
+      const res = await t.request('POST', '/v2/scim/Users', { userName: 'ADA@x.example' });
+      assert.equal(res.statusCode, 409);
+      assert.equal(json(res).scimType, 'uniqueness');
+      assert.match(String(json(res).detail), new RegExp(`already taken by user ${userId}`));
+      const listed = json(await t.request('GET', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "ada@x.example"')}`));
+      assert.equal(listed.totalResults, 1);
     });
 
     it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
