@@ -24,7 +24,8 @@ import type { Storage } from '../storage/connect.ts';
 import { eventsAfter } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
-import type { SubscriptionRow } from '../storage/repos/subscriptions.ts';
+import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
+import type { Executor } from '../storage/types.ts';
 import { setClaims } from './set.ts';
 import type { SetSigner } from './set.ts';
 import { receiverProblem } from './subscriptions.ts';
@@ -147,7 +148,7 @@ export class DeliveryWorker {
       if (this.#running.has(sub.id)) continue;
       const now = clock.now();
       if (!(await claimLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) continue;
-      const run = this.#deliver(sub)
+      const run = this.#deliver(sub, now.getTime() + settings.leaseMs)
         .catch((error: unknown) => this.#deps.log.warn({ err: error, subscription: sub.id }, 'event delivery failed; the events stay pending'))
         .finally(async () => {
           await releaseLease(storage.db, sub.id, this.#owner).catch(() => {});
@@ -157,39 +158,61 @@ export class DeliveryWorker {
     }
   }
 
-  /** Delivers the subscription's pending events in order until it is caught up, fails, or loses its lease. */
-  async #deliver(sub: SubscriptionRow): Promise<void> {
-    const { storage, clock } = this.#deps;
+  /**
+   * Delivers the subscription's pending events in order until it is caught up, fails, is paused,
+   * or loses its lease. Each accepted event costs one transaction: its attempt logged, the cursor
+   * moved and the lease extended by one conditional UPDATE that also answers the state. The
+   * lease is renewed on its own only when less than a send's timeout of it is left, so a send
+   * never outlives it.
+   */
+  async #deliver(sub: SubscriptionRow, claimedUntil: number): Promise<void> {
+    const { storage, clock, settings } = this.#deps;
     const wanted = sub.events === null ? undefined : new Set(JSON.parse(sub.events) as string[]);
     let cursor = sub.cursor;
+    // The lease as #tick claimed it: renewed below before it could run out.
+    let leaseUntil = claimedUntil;
+    const advance = async (ex: Executor, to: number): Promise<boolean> => {
+      const now = clock.now();
+      const state = await advanceCursor(ex, { id: sub.id, owner: this.#owner, from: cursor, to, now: now.toISOString(), until: this.#leaseUntil(now) });
+      if (state === undefined) return false;
+      leaseUntil = now.getTime() + settings.leaseMs;
+      cursor = to;
+      return state === 'active';
+    };
     for (;;) {
       const rows = await eventsAfter(storage.db, sub.team_id, cursor, BATCH);
       if (rows.length === 0) return;
       for (const row of rows) {
         if (this.#stop.signal.aborted) return;
         const now = clock.now();
-        if (!(await renewLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return;
+        if (leaseUntil - now.getTime() <= settings.timeoutMs * 1.5) {
+          if (!(await renewLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return;
+          leaseUntil = now.getTime() + settings.leaseMs;
+        }
         if (wanted && !wanted.has(row.type)) {
           // Not asked for: the cursor moves past it without a request.
-          if (!(await advanceCursor(storage.db, sub.id, this.#owner, cursor, row.seq, now.toISOString()))) return;
-          cursor = row.seq;
+          if (!(await advance(storage.db, row.seq))) return;
           continue;
         }
-        const outcome = await this.#send(sub, row);
-        if (this.#stop.signal.aborted && !outcome.delivered) return;
+        const { outcome, attempt } = await this.#send(sub, row);
         if (!outcome.delivered) {
-          await this.#failed(sub, outcome);
+          await insertAttempt(storage.db, attempt);
+          if (!this.#stop.signal.aborted) await this.#failed(sub, outcome);
           return;
         }
-        if (!(await advanceCursor(storage.db, sub.id, this.#owner, cursor, row.seq, clock.now().toISOString()))) return;
-        cursor = row.seq;
+        const active = await storage.db.transaction().execute(async (trx) => {
+          await insertAttempt(trx, attempt);
+          return advance(trx, row.seq);
+        });
+        if (!active) return;
         sub = { ...sub, failures: 0, failing_since: null };
       }
     }
   }
 
-  async #send(sub: SubscriptionRow, row: EventRow): Promise<Outcome> {
-    const { clock, settings, signer, issuer, storage } = this.#deps;
+  /** One POST of the event's SET; answers the outcome and the attempt to log. */
+  async #send(sub: SubscriptionRow, row: EventRow): Promise<{ outcome: Outcome; attempt: AttemptRow }> {
+    const { clock, settings, signer, issuer } = this.#deps;
     const started = performance.now();
     const at = clock.now().toISOString();
     let outcome: Outcome;
@@ -223,8 +246,8 @@ export class DeliveryWorker {
         outcome = { delivered: false, status: null, error: message };
       }
     }
-    await insertAttempt(storage.db, { id: newId(), subscription_id: sub.id, seq: row.seq, at, status: outcome.status, latency_ms: Math.round(performance.now() - started), error: outcome.error });
-    return outcome;
+    const attempt = { id: newId(), subscription_id: sub.id, seq: row.seq, at, status: outcome.status, latency_ms: Math.round(performance.now() - started), error: outcome.error };
+    return { outcome, attempt };
   }
 
   async #failed(sub: SubscriptionRow, outcome: Outcome): Promise<void> {
