@@ -196,8 +196,12 @@ export class DeliveryWorker {
         }
         const { outcome, attempt } = await this.#send(sub, row);
         if (!outcome.delivered) {
-          await insertAttempt(storage.db, attempt);
-          if (!this.#stop.signal.aborted) await this.#failed(sub, outcome);
+          // The attempt and the retry state it leads to, together (one commit; readers never see one without the other).
+          const stopping = this.#stop.signal.aborted;
+          await storage.db.transaction().execute(async (trx) => {
+            await insertAttempt(trx, attempt);
+            if (!stopping) await this.#failed(trx, sub, outcome);
+          });
           return;
         }
         const active = await storage.db.transaction().execute(async (trx) => {
@@ -250,18 +254,18 @@ export class DeliveryWorker {
     return { outcome, attempt };
   }
 
-  async #failed(sub: SubscriptionRow, outcome: Outcome): Promise<void> {
-    const { storage, clock, settings } = this.#deps;
+  async #failed(ex: Executor, sub: SubscriptionRow, outcome: Outcome): Promise<void> {
+    const { clock, settings } = this.#deps;
     const now = clock.now();
     const failures = sub.failures + 1;
     const failingSince = sub.failing_since ?? now.toISOString();
     if (now.getTime() - Date.parse(failingSince) >= settings.giveUpAfterMs) {
       const reason = `paused after failing since ${failingSince} (${failures} attempts); last error: ${outcome.error ?? 'unknown'}`;
-      await recordFailure(storage.db, sub.id, this.#owner, { state: 'paused', paused_reason: reason, failures, failing_since: failingSince, updated_at: now.toISOString() });
+      await recordFailure(ex, sub.id, this.#owner, { state: 'paused', paused_reason: reason, failures, failing_since: failingSince, updated_at: now.toISOString() });
       this.#deps.log.warn({ subscription: sub.id, team: sub.team_id }, reason);
       return;
     }
     const next = new Date(now.getTime() + backoffMs(settings, failures)).toISOString();
-    await recordFailure(storage.db, sub.id, this.#owner, { failures, failing_since: failingSince, next_attempt_at: next, updated_at: now.toISOString() });
+    await recordFailure(ex, sub.id, this.#owner, { failures, failing_since: failingSince, next_attempt_at: next, updated_at: now.toISOString() });
   }
 }

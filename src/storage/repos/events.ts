@@ -1,5 +1,5 @@
 /**
- * The change feed's rows (issue 10 item 1; migration 007): the per-team counter, the events, and
+ * The change feed's rows (issue 10 item 1; migrations 007 and 011): the per-team counter, the events, and
  * their pruning. The two statements every SCIM write runs (bump the counter, insert the event)
  * are compiled once (statements.ts); the rest uses the query builder. bigint columns come back
  * as strings from PostgreSQL and are turned into numbers here.
@@ -60,15 +60,25 @@ export async function firstKeptSeq(ex: Executor, teamId: string): Promise<number
   return row?.seq === null || row?.seq === undefined ? undefined : Number(row.seq);
 }
 
-/** Deletes up to `batch` events older than `before`; answers how many went. */
+/**
+ * Deletes up to `batch` events older than `before`, team by team: a team's events are appended
+ * in seq order, so those past the retention are a prefix of its feed, found by walking its
+ * primary key from the start (migration 011 dropped the index on `at`) and deleted as one seq
+ * range. The prefix ends at the first event still kept, so what remains has no holes.
+ */
 export async function pruneEvents(ex: Executor, before: string, batch: number): Promise<number> {
-  const victims = await ex.selectFrom('events').select(['team_id', 'seq']).where('at', '<', before).orderBy('at').limit(batch).execute();
-  if (victims.length === 0) return 0;
-  const byTeam = new Map<string, number[]>();
-  for (const v of victims) (byTeam.get(v.team_id) ?? byTeam.set(v.team_id, []).get(v.team_id)!).push(Number(v.seq));
+  const teams = await ex.selectFrom('event_counters').select('team_id').orderBy('team_id').execute();
   let deleted = 0;
-  for (const [teamId, seqs] of byTeam) {
-    const result = await ex.deleteFrom('events').where('team_id', '=', teamId).where('seq', 'in', seqs).executeTakeFirst();
+  for (const { team_id } of teams) {
+    if (deleted >= batch) break;
+    const oldest = await ex.selectFrom('events').select(['seq', 'at']).where('team_id', '=', team_id).orderBy('seq').limit(batch - deleted).execute();
+    let last: number | undefined;
+    for (const e of oldest) {
+      if (e.at >= before) break;
+      last = Number(e.seq);
+    }
+    if (last === undefined) continue;
+    const result = await ex.deleteFrom('events').where('team_id', '=', team_id).where('seq', '<=', last).executeTakeFirst();
     deleted += Number(result.numDeletedRows);
   }
   return deleted;
