@@ -43,6 +43,12 @@ export interface DialectHooks {
   contains(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   startsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   endsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  /**
+   * Whether a WITH may hold an INSERT/UPDATE whose RETURNING feeds the statement after it, so
+   * two dependent writes go in one statement (one round trip). PostgreSQL: yes; SQLite's WITH
+   * takes SELECTs only (and a statement there costs no round trip).
+   */
+  readonly writableCtes: boolean;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -55,6 +61,7 @@ const jsonPathSqlite = (keys: readonly string[]): string =>
 
 export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
+  writableCtes: false,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) =>
@@ -82,6 +89,7 @@ export const sqliteHooks: DialectHooks = {
 
 export const postgresHooks: DialectHooks = {
   name: 'postgres',
+  writableCtes: true,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) => codeOf(error) === '23505',

@@ -30,6 +30,10 @@ for (const engine of engines) {
     });
     after(() => t.close());
 
+    // The change feed (issue 10) ends every write: the counter bump and the event insert, one
+    // statement on PostgreSQL (a writable WITH: one round trip), two on SQLite.
+    const feed = engine.name === 'postgres' ? ['appendEvent'] : ['nextEventSeq', 'insertEvent'];
+
     const run = async (method: string, url: string, body?: unknown) => {
       log.reset();
       const res = await t.request(method, url, body);
@@ -54,8 +58,7 @@ for (const engine of engines) {
     it('POST /Users: a new user\'s groups are not looked up (it has none), and the answer still shows them empty', async () => {
       const { res, statements, built } = await run('POST', '/v2/scim/Users', { userName: 'cy@x.example' });
       // No look-up of the userName first: the unique index on the claim refuses a taken one.
-      // The change feed's two statements (issue 10) end every write.
-      assert.deepEqual(statements, ['tokenWithTeam', 'insertUser', 'insertAuditEvent', 'nextEventSeq', 'insertEvent']);
+      assert.deepEqual(statements, ['tokenWithTeam', 'insertUser', 'insertAuditEvent', ...feed]);
       assert.deepEqual(built, []);
       assert.deepEqual(json(res).groups, []);
     });
@@ -72,7 +75,7 @@ for (const engine of engines) {
 
     it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
       const add = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
-      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', 'insertAuditEvent', 'nextEventSeq', 'insertEvent']);
+      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', 'insertAuditEvent', ...feed]);
       assert.deepEqual(add.built, []);
       const get = await run('GET', `/v2/scim/Groups/${groupId}?excludedAttributes=members`);
       assert.deepEqual(get.statements, ['tokenWithTeam', 'groupById']);

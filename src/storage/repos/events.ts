@@ -4,7 +4,7 @@
  * are compiled once (statements.ts); the rest uses the query builder. bigint columns come back
  * as strings from PostgreSQL and are turned into numbers here.
  */
-import { defineStatement, hot } from '../statements.ts';
+import { defineStatement, hooksOf, hot } from '../statements.ts';
 import type { EventsTable, Executor } from '../types.ts';
 
 export interface EventRow extends Omit<EventsTable, 'seq'> {
@@ -30,9 +30,37 @@ const INSERT_EVENT = defineStatement<EventsTable, unknown>(
   (db, row) => db.insertInto('events').values(row),
 );
 
+/**
+ * The same two writes as one statement where the engine takes an INSERT inside WITH: the
+ * counter bump feeds the event's seq through a scalar subquery (a data-modifying WITH runs
+ * exactly once). One round trip instead of two on PostgreSQL, and the counter row's lock, which
+ * the team's next writer waits on, is taken one round trip before the commit instead of two.
+ */
+const APPEND_EVENT = defineStatement<EventsTable, { seq: number | string }>(
+  'appendEvent',
+  ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'],
+  (db, row) =>
+    db
+      .with('next_seq', (w) =>
+        w
+          .insertInto('event_counters')
+          .values({ team_id: row.team_id, seq: 1 })
+          .onConflict((oc) => oc.column('team_id').doUpdateSet((eb) => ({ seq: eb('event_counters.seq', '+', 1) })))
+          .returning('seq'),
+      )
+      .insertInto('events')
+      .values((eb) => ({ ...row, seq: eb.selectFrom('next_seq').select('next_seq.seq') }))
+      .returning('seq'),
+);
+
 /** Appends one event with the team's next seq (in the caller's transaction); answers the seq. */
 export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): Promise<number> {
   const st = hot(ex);
+  if (hooksOf(ex).writableCtes) {
+    const appended = await st.first(ex, APPEND_EVENT, { ...row, seq: 0 });
+    if (!appended) throw new Error('the event insert did not answer');
+    return Number(appended.seq);
+  }
   const counter = await st.first(ex, NEXT_SEQ, { team_id: row.team_id });
   if (!counter) throw new Error('event counter did not answer');
   const seq = Number(counter.seq);
