@@ -298,6 +298,8 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
   if (revokes) await endSessionsOfUser(trx, current.id);
   const changed = changedAttributes(parseData(ctx, current), parseData(ctx, next));
+  // The answer (its groups read) before the feed: nothing may follow the counter bump but the commit.
+  const rendered = await render(ctx, trx, next, projection);
   await audit(ctx, trx, action, current.id, {
     changed,
     ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
@@ -305,7 +307,7 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   });
   // Last: on PostgreSQL the team's counter row stays locked from here to the commit.
   await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
-  return render(ctx, trx, next, projection);
+  return rendered;
 }
 
 export async function replaceUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
