@@ -108,6 +108,7 @@ function post(url: string, body: string, agents: { http: HttpAgent; https: Https
       let size = 0;
       let done = false;
       const finish = () => {
+        if (done) return;
         done = true;
         resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, ANSWER_BYTES).toString('utf8') });
       };
