@@ -25,7 +25,7 @@ import { newId } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import { eventsAfter } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
-import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
+import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordDelivered, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Executor } from '../storage/types.ts';
 import { setClaims } from './set.ts';
@@ -197,8 +197,9 @@ export class DeliveryWorker {
 
   /**
    * Delivers the subscription's pending events in order until it is caught up, fails, is paused,
-   * or loses its lease. Each accepted event costs one transaction: its attempt logged, the cursor
-   * moved and the lease extended by one conditional UPDATE that also answers the state. The
+   * or loses its lease. Each accepted event costs one transaction (one statement on PostgreSQL):
+   * its attempt logged, the cursor moved and the lease extended by one conditional UPDATE that
+   * also answers the state. The
    * lease is renewed on its own only when less than a send's timeout of it is left, so a send
    * never outlives it.
    */
@@ -208,9 +209,11 @@ export class DeliveryWorker {
     let cursor = sub.cursor;
     // The lease as #tick claimed it: renewed below before it could run out.
     let leaseUntil = claimedUntil;
-    const advance = async (ex: Executor, to: number): Promise<boolean> => {
+    // Moves the cursor past `to` (with the attempt that delivered it, if any); false to stop.
+    const advance = async (to: number, attempt?: AttemptRow): Promise<boolean> => {
       const now = clock.now();
-      const state = await advanceCursor(ex, { id: sub.id, owner: this.#owner, from: cursor, to, now: now.toISOString(), until: this.#leaseUntil(now) });
+      const move = { owner: this.#owner, from: cursor, to, now: now.toISOString(), until: this.#leaseUntil(now) };
+      const state = attempt ? await recordDelivered(storage.db, attempt, move) : await advanceCursor(storage.db, { ...move, id: sub.id });
       if (state === undefined) return false;
       leaseUntil = now.getTime() + settings.leaseMs;
       cursor = to;
@@ -228,7 +231,7 @@ export class DeliveryWorker {
         }
         if (wanted && !wanted.has(row.type)) {
           // Not asked for: the cursor moves past it without a request.
-          if (!(await advance(storage.db, row.seq))) return;
+          if (!(await advance(row.seq))) return;
           continue;
         }
         const { outcome, attempt } = await this.#send(sub, row);
@@ -241,11 +244,7 @@ export class DeliveryWorker {
           });
           return;
         }
-        const active = await storage.db.transaction().execute(async (trx) => {
-          await insertAttempt(trx, attempt);
-          return advance(trx, row.seq);
-        });
-        if (!active) return;
+        if (!(await advance(row.seq, attempt))) return;
         sub = { ...sub, failures: 0, failing_since: null };
       }
     }

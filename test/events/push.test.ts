@@ -78,7 +78,7 @@ for (const engine of engines) {
       assert.equal((view.attempts as { status: number }[]).every((a) => a.status === 202), true);
     });
 
-    it('each accepted event is one transaction (its attempt, the cursor move that extends the lease), no lease renewal per event', async () => {
+    it('each accepted event is one transaction, one statement on PostgreSQL (its attempt, the cursor move that extends the lease), no lease renewal per event', async () => {
       const log = new StatementLog();
       t = await createTestApp({ engine, deps: { delivery: FAST }, wrapStorage: (s) => log.wrap(s) });
       await t.app.ready();
@@ -92,8 +92,14 @@ for (const engine of engines) {
       await rx.waitFor(10);
       await new Promise((r) => setTimeout(r, 50));
       const times = (name: string) => log.statements.filter((n) => n === name).length;
-      assert.equal(times('insertAttempt'), 10);
-      assert.equal(times('advanceCursor'), 10);
+      if (engine.name === 'postgres') {
+        // One statement (a writable WITH): one round trip per event.
+        assert.equal(times('recordDelivered'), 10);
+        assert.equal(times('insertAttempt') + times('advanceCursor'), 0);
+      } else {
+        assert.equal(times('insertAttempt'), 10);
+        assert.equal(times('advanceCursor'), 10);
+      }
       // The resume, one claim and its release: nothing per event beyond the two statements above.
       assert.ok(log.built.filter((k) => k === 'UpdateQueryNode').length <= 4, JSON.stringify(log.built));
       const view = json(await app.request('GET', `/v2/events/subscriptions/${String(sub.id)}`));

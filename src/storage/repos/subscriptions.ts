@@ -5,8 +5,8 @@
  * lease (owner, until) is taken by a conditional UPDATE that succeeds for one instance only,
  * on both engines; an expired lease (its instance died) is taken over the same way.
  */
-import { defineStatement, hot } from '../statements.ts';
-import type { EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
+import { defineStatement, hooksOf, hot } from '../statements.ts';
+import type { Db, EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
 
 export interface SubscriptionRow extends Omit<EventSubscriptionsTable, 'cursor'> {
   cursor: number;
@@ -114,6 +114,37 @@ const ADVANCE_CURSOR = defineStatement<Advance, { state: string }>('advanceCurso
     .where('cursor', '=', p.from)
     .returning('state'),
 );
+
+// The attempt logged and the cursor moved in one statement where a WITH may write (PostgreSQL):
+// one round trip, atomic as one statement is.
+const DELIVERED = defineStatement<AttemptRow & Advance, { state: string }>(
+  'recordDelivered',
+  ['id', 'subscription_id', 'seq', 'at', 'status', 'latency_ms', 'error', 'to', 'now', 'until', 'owner', 'from'],
+  (db, p) =>
+    db
+      .with('attempt', (w) =>
+        w.insertInto('event_attempts').values({ id: p.id, subscription_id: p.subscription_id, seq: p.seq, at: p.at, status: p.status, latency_ms: p.latency_ms, error: p.error }),
+      )
+      .updateTable('event_subscriptions')
+      .set({ cursor: p.to, failures: 0, failing_since: null, updated_at: p.now, lease_until: p.until })
+      .where('id', '=', p.subscription_id)
+      .where('lease_owner', '=', p.owner)
+      .where('lease_until', '>=', p.now)
+      .where('cursor', '=', p.from)
+      .returning('state'),
+);
+
+/**
+ * A delivered event: its attempt logged and the cursor advanced (advanceCursor) together, in one
+ * statement on PostgreSQL, in one transaction on SQLite. Answers what advanceCursor answers.
+ */
+export async function recordDelivered(db: Db, attempt: AttemptRow, advance: Omit<Advance, 'id'>): Promise<string | undefined> {
+  if (hooksOf(db).writableCtes) return (await hot(db).first(db, DELIVERED, { ...attempt, ...advance }))?.state;
+  return db.transaction().execute(async (trx) => {
+    await insertAttempt(trx, attempt);
+    return advanceCursor(trx, { ...advance, id: attempt.subscription_id });
+  });
+}
 
 /**
  * Moves the cursor from `from` to `to` while `owner` holds an unexpired lease, and extends the
