@@ -4,19 +4,17 @@
  *
  * 1. Write throughput with the change feed on vs off: POST /Users and PATCH /Users/{id} against
  *    two servers on two fresh databases of one engine, in alternating slices. "Off" is the same
- *    app with the feed's two statements (counter bump, event insert) answered without touching
+ *    app with the feed's statements (counter bump, event insert; one statement on PostgreSQL) answered without touching
  *    the database (a bench-only wrapper of `storage.statements`; Rollcall itself has no switch
  *    to turn the feed off), so the difference is exactly what the feed costs a write.
  * 2. Delivery throughput: a team's feed of N events replayed to a push subscription whose
- *    receiver (node:http on 127.0.0.1, answering 202 at once) counts them; events per second
+ *    receiver (bench/receiver.ts: node:http on 127.0.0.1, answering 202 at once) counts them; events per second
  *    from the replay to the last SET received.
  *
  * Servers, receiver and load generator share this process (and the machine's 2 cores), so
  * absolute numbers are lower than `bench/run.ts`'s separate processes; the on/off ratio is what
  * the issue's target (feed cost <= 10% of POST/PATCH throughput) is about.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import type { Request } from 'autocannon';
 import { createTeam, createTeamUser, issueToken } from '../src/admin.ts';
@@ -28,17 +26,18 @@ import type { Statements } from '../src/storage/statements.ts';
 import { createBenchDatabase } from './database.ts';
 import { drive, summarize } from './load.ts';
 import type { Slice } from './load.ts';
+import { startReceiver } from './receiver.ts';
 import { rate, ratio, renderTable } from './table.ts';
 
 const SECRET_KEY = 'bench-instance-secret-0123456789abcdef-0123456789';
 const CONFIG = { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent' as const, accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: false, redisUrl: undefined, secretKey: SECRET_KEY };
 
-/** `storage` with the change feed's two statements answered without the database. */
+/** `storage` with the change feed's statements (two, or one on PostgreSQL) answered without the database. */
 function withoutFeed(storage: Storage): Storage {
   const st = hot(storage.db);
   const statements: Statements = {
     all: (ex, def, params) => st.all(ex, def, params),
-    first: (ex, def, params) => (def.name === 'nextEventSeq' ? Promise.resolve({ seq: 0 } as never) : st.first(ex, def, params)),
+    first: (ex, def, params) => (def.name === 'nextEventSeq' || def.name === 'appendEvent' ? Promise.resolve({ seq: 0 } as never) : st.first(ex, def, params)),
     run: (ex, def, params) => (def.name === 'insertEvent' ? Promise.resolve(1) : st.run(ex, def, params)),
     shaped: (ex, query) => st.shaped(ex, query),
   };
@@ -136,19 +135,8 @@ async function deliveryThroughput(postgres: string | undefined, smoke: boolean):
   const events = smoke ? 200 : 5000;
   const database = await createBenchDatabase({ label: 'events_delivery', ...(postgres ? { postgres } : {}) });
   const storage = await database.open();
-  let received = 0;
-  let total = Number.POSITIVE_INFINITY;
-  const done = Promise.withResolvers<void>();
-  const receiver = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      response.writeHead(202).end();
-      received += 1;
-      if (received >= total) done.resolve();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
+  const receiver = await startReceiver();
+  const receiverUrl = receiver.url;
   try {
     const deps = { storage, clock: systemClock, baseUrl: 'http://127.0.0.1' };
     await createTeam(deps, 'bench');
@@ -165,19 +153,18 @@ async function deliveryThroughput(postgres: string | undefined, smoke: boolean):
       }
       const sub = (await (await fetch(`${url}/v2/events/subscriptions`, { method: 'POST', headers, body: JSON.stringify({ url: receiverUrl }) })).json()) as { id: string; cursor: number };
       // Every event of the feed (the seeded admin's too) is delivered again.
-      total = sub.cursor;
+      const total = sub.cursor;
       await fetch(`${url}/v2/events/subscriptions/${sub.id}/pause`, { method: 'POST', headers, body: '{}' });
       await fetch(`${url}/v2/events/subscriptions/${sub.id}/replay`, { method: 'POST', headers, body: JSON.stringify({ from: 1 }) });
       const started = performance.now();
       await fetch(`${url}/v2/events/subscriptions/${sub.id}/resume`, { method: 'POST', headers, body: '{}' });
-      await done.promise;
+      await receiver.waitFor(total);
       return { events: total, seconds: (performance.now() - started) / 1000 };
     } finally {
       await app.close();
     }
   } finally {
-    receiver.closeAllConnections();
-    await new Promise<void>((r) => receiver.close(() => r()));
+    await receiver.close();
     await storage.close();
     await database.dispose();
   }

@@ -5,12 +5,15 @@
  * never change what reads look up), a few groups, and a pool of unused refresh tokens. Each
  * refresh token is a grant of its own, minted by the same `issueGrant` the token endpoint uses,
  * so the refresh scenario never presents a token twice (which would revoke its family) and never
- * goes through the rate-limited, scrypt-bound password grant.
+ * goes through the rate-limited, scrypt-bound password grant. The team has one active push
+ * subscription to every event (created through the events service, as the API creates one) when
+ * a receiver URL is given, so each write pays the feed and the delivery work a live team pays.
  */
 import { randomBytes } from 'node:crypto';
 import { createClient, createTeam, createTeamUser, issueToken } from '../src/admin.ts';
 import type { AdminDeps } from '../src/admin.ts';
 import { systemClock } from '../src/clock.ts';
+import { createSubscription } from '../src/events/subscriptions.ts';
 import { issueGrant } from '../src/oauth/tokens.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { loadGroup, loadUsers } from './scale-loader.ts';
@@ -22,6 +25,11 @@ export interface FixtureSizes {
   readonly memberUsers: number;
   readonly groups: number;
   readonly refreshTokens: number;
+}
+
+export interface FixtureOptions {
+  /** The push receiver of the team's one subscription (bench/receiver.ts); none when undefined. */
+  readonly receiverUrl?: string;
 }
 
 export interface ThroughputFixture {
@@ -37,6 +45,8 @@ export interface ThroughputFixture {
   readonly groupIds: readonly string[];
   /** Unused refresh tokens, each its own grant. */
   readonly refreshTokens: readonly string[];
+  /** The team's push subscription, when one was created. */
+  readonly subscriptionId: string | undefined;
 }
 
 export const BENCH_DOMAIN = 'bench.example';
@@ -69,7 +79,7 @@ async function mintRefreshTokens(storage: Storage, grant: { teamId: string; user
   return tokens;
 }
 
-export async function seedThroughputFixture(storage: Storage, sizes: FixtureSizes): Promise<ThroughputFixture> {
+export async function seedThroughputFixture(storage: Storage, sizes: FixtureSizes, options: FixtureOptions = {}): Promise<ThroughputFixture> {
   const deps: AdminDeps = { storage, clock: systemClock, baseUrl: BASE_URL };
   const team = await createTeam(deps, 'bench');
   const adminName = `admin@${BENCH_DOMAIN}`;
@@ -84,6 +94,8 @@ export async function seedThroughputFixture(storage: Storage, sizes: FixtureSize
   for (let g = 0; g < sizes.groups; g++) {
     groupIds.push(await loadGroup(storage, team, `bench group ${String(g).padStart(2, '0')}`, []));
   }
+  // Last, so that it starts at the end of the seeded feed: it receives what the scenarios write.
+  const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription(deps, team.id, { method: 'push', url: options.receiverUrl })).subscription;
   const refreshTokens = await mintRefreshTokens(storage, { teamId: team.id, userId: String(admin.id), clientId: client.client_id }, sizes.refreshTokens);
   return {
     accessToken: access.token,
@@ -94,5 +106,6 @@ export async function seedThroughputFixture(storage: Storage, sizes: FixtureSize
     memberIds,
     groupIds,
     refreshTokens,
+    subscriptionId: subscription?.id,
   };
 }

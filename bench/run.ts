@@ -7,6 +7,9 @@
  * table (req/s, p50/p99, the ratio Rollcall / reference, server CPU time per request and its
  * ratio, which a busy machine disturbs less than req/s, errors) and the targets; exits 1 when any
  * request failed or a probe found a wrong answer. `--smoke` is the seconds-long version CI runs.
+ * The change feed is on (it always is) and the team has one active push subscription whose
+ * receiver (bench/receiver.ts, in this process, answering 202) counts the SETs delivered, so
+ * every scenario pays what a team with a live subscription pays.
  * Then the events benchmark (bench/events.ts): write throughput with the change feed on vs off,
  * and push delivery throughput.
  * Flags: --duration S, --rounds N, --warmup S, --connections N, --only TEXT, --cpu-prof DIR.
@@ -21,6 +24,7 @@ import type { FixtureSizes } from './fixture.ts';
 import { drive, probeOnce, summarize } from './load.ts';
 import type { Measurement, Slice } from './load.ts';
 import { Servers } from './processes.ts';
+import { startReceiver } from './receiver.ts';
 import type { ServerProcess } from './processes.ts';
 import { throughputScenarios } from './scenarios.ts';
 import type { Scenario } from './scenarios.ts';
@@ -191,6 +195,7 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
   const started = performance.now();
   const database = await createBenchDatabase({ label: 'rps', ...(options.postgres !== undefined ? { postgres: options.postgres } : {}) });
   const servers = new Servers();
+  const receiver = await startReceiver();
   const stopOnSignal = () => {
     void servers.stopAll().finally(() => database.dispose().finally(() => process.exit(130)));
   };
@@ -200,7 +205,8 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
     const storage = await database.open();
     const sizes = sizesFor(options);
     log(`seeding: ${sizes.readUsers + sizes.writeUsers + sizes.memberUsers} users, ${sizes.groups} groups, ${sizes.refreshTokens} refresh tokens`);
-    const fixture = await seedThroughputFixture(storage, sizes).finally(() => storage.close());
+    const fixture = await seedThroughputFixture(storage, sizes, { receiverUrl: receiver.url }).finally(() => storage.close());
+    process.stdout.write(`events: change feed on; one push subscription active (${fixture.subscriptionId}, every event) delivering to ${receiver.url} (answers 202)\n`);
     const nodeArgs = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
     const rollcall: ServerProcess[] = [];
     const reference: ServerProcess[] = [];
@@ -220,6 +226,7 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
     await servers.stopAll();
 
     process.stdout.write(`${resultsTable(rows)}\n\n`);
+    process.stdout.write(`events: the push subscription received ${count(receiver.received())} SETs during the run\n\n`);
     const ratios = new Map(rows.map((r) => [r.scenario, r.rollcall.rps / r.reference.rps]));
     process.stdout.write(`Targets (SQLite; reported, not asserted${engine === 'SQLite' ? '' : '; this run is on PostgreSQL'}):\n\n${ratioTargetsTable(ratios)}\n\n`);
     const problems = describeErrors(rows);
@@ -229,6 +236,7 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
   } finally {
     await servers.stopAll();
     await database.dispose();
+    await receiver.close();
     process.removeListener('SIGINT', stopOnSignal);
     process.removeListener('SIGTERM', stopOnSignal);
   }

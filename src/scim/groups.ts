@@ -137,11 +137,14 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
     await insertGroup(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
+    // The answer before the feed: on PostgreSQL the team's counter row stays locked from the
+    // feed's statement to the commit, so nothing else may come between them.
+    const rendered = await render(ctx, trx, row, projection);
     await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
     // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
     await addCounts(trx, ctx.team.id, { groups: 1 });
     await change(ctx, trx, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
-    return render(ctx, trx, row, projection);
+    return rendered;
   }, async () => displayNameTaken(row.display_name));
 }
 
@@ -193,9 +196,10 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
     // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
     await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
     const changed = changedAttributes(parseData(ctx, current), validated.document);
+    const rendered = await render(ctx, trx, next, projection);
     await audit(ctx, trx, 'replace', id, { changed, members: validated.members?.length ?? 0 });
     await change(ctx, trx, 'put', next, [...changed, 'members'].sort(), { cleared: true, added: validated.members ?? [] });
-    return render(ctx, trx, next, projection);
+    return rendered;
   }, async () => conflict('a group with that displayName already exists in this team'));
 }
 
@@ -234,13 +238,14 @@ export async function patchGroup(
     }
     if (patched.members) await applyMembers(ctx, trx, id, patched.members, now);
     const changed = changedAttributes(original, parseData(ctx, row));
+    const resource = projection ? await render(ctx, trx, row, projection) : undefined;
     await audit(ctx, trx, changed.length > 0 ? 'patch' : 'members', id, {
       ...(changed.length > 0 ? { changed } : {}),
       ...(patched.members ? memberSummary(patched.members) : {}),
     });
     await change(ctx, trx, 'patch', row, patched.members ? [...changed, 'members'].sort() : changed, patched.members ? membersDelta(patched.members) : undefined);
     const etag = etagOf(version);
-    return projection ? { etag, resource: await render(ctx, trx, row, projection) } : { etag };
+    return resource ? { etag, resource } : { etag };
   }, async () => conflict('a group with that displayName already exists in this team'));
 }
 

@@ -199,9 +199,9 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
   return runWrite(ctx, async (trx) => {
-    // Only the holder of the name counts: users that released it never block a new one.
-    const clash = row.user_name_claim === null ? undefined : await userByNameKey(trx, ctx.team.id, row.user_name_claim);
-    if (clash) throw await uniquenessError(ctx, trx, row.user_name);
+    // No look-up first: the unique index on (team, claim) refuses a name another user holds
+    // (only holders count: users that released it never block a new one), the transaction
+    // rolls back, and runWrite turns the violation into the 409 below, naming the holder.
     await insertUser(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     await audit(ctx, trx, 'create', row.id, {
@@ -309,6 +309,8 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
   if (revokes) await endSessionsOfUser(trx, current.id);
   const changed = changedAttributes(parseData(ctx, current), parseData(ctx, next));
+  // The answer (its groups read) before the feed: nothing may follow the counter bump but the commit.
+  const rendered = await render(ctx, trx, next, projection);
   await audit(ctx, trx, action, current.id, {
     changed,
     ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
@@ -317,7 +319,7 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
   await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
   await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
-  return render(ctx, trx, next, projection);
+  return rendered;
 }
 
 export async function replaceUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {

@@ -55,6 +55,12 @@ export interface DialectHooks {
    * read by id bring its related rows in the same statement (one round trip on PostgreSQL).
    */
   jsonRows(items: readonly Expression<unknown>[], orderBy: readonly Expression<unknown>[]): RawBuilder<unknown>;
+  /**
+   * Whether a WITH may hold an INSERT/UPDATE whose RETURNING feeds the statement after it, so
+   * two dependent writes go in one statement (one round trip). PostgreSQL: yes; SQLite's WITH
+   * takes SELECTs only (and a statement there costs no round trip).
+   */
+  readonly writableCtes: boolean;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -68,6 +74,7 @@ const jsonPathSqlite = (keys: readonly string[]): string =>
 export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
   revocationNoticeSql: 'select ? as rollcall_revocation',
+  writableCtes: false,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) =>
@@ -98,6 +105,7 @@ export const sqliteHooks: DialectHooks = {
 export const postgresHooks: DialectHooks = {
   name: 'postgres',
   revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
+  writableCtes: true,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) => codeOf(error) === '23505',

@@ -87,6 +87,11 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   constructor(path: string, options: SqliteOptions = { backgroundCheckpoints: false }) {
     this.raw = new DatabaseSync(path);
     this.raw.exec('PRAGMA journal_mode = WAL');
+    // NORMAL, not FULL (issue 14, measured: FULL fsyncs the WAL at every commit, 4x fewer
+    // creates per second and twice the CPU per create). A killed process loses nothing either
+    // way (the WAL is in the OS's cache; test/crash/ kills the server mid-stream); a power loss
+    // or kernel crash can lose the last commits since the WAL was last synced (at each
+    // checkpoint), never corrupt the file or split a transaction.
     this.raw.exec('PRAGMA synchronous = NORMAL');
     this.raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.raw.exec('PRAGMA foreign_keys = ON');

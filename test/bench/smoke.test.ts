@@ -50,6 +50,10 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     // scenario | Rollcall req/s | p50 | p99 | reference req/s | ratio | CPU | ref CPU | CPU ratio | errors
     assertTable(run.stdout, Object.values(SCENARIO_NAMES), 9);
     assert.match(run.stdout, /Targets/);
+    // Every scenario runs with the feed on and one push subscription delivering to a local receiver.
+    assert.match(run.stdout, /^events: change feed on; one push subscription active \(\w+, every event\) delivering to http:\/\/127\.0\.0\.1:\d+\/events/m);
+    const received = /^events: the push subscription received ([\d,]+) SETs during the run$/m.exec(run.stdout);
+    assert.ok(received && Number(received[1]!.replaceAll(',', '')) > 0, `the subscription received nothing:\n${run.stdout}`);
     // Issue 10: the events benchmark follows (feed on vs off, push delivery).
     const events = run.stdout.slice(run.stdout.indexOf('Events: write throughput'));
     assert.ok(events.length > 0 && run.stdout.includes('Events: write throughput'), run.stdout);

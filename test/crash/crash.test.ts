@@ -89,6 +89,13 @@ for (const target of targets) {
         assert.equal(Number(orphans.rows[0]!.n), 0, 'no membership without its user');
         const unaudited = await sql<{ n: string | number }>`select count(*) as n from users u where not exists (select 1 from audit_events a where a.resource_id = u.id and a.action = 'create')`.execute(storage.db);
         assert.equal(Number(unaudited.rows[0]!.n), 0, 'no user without its create event');
+        // DESIGN.md section 8: every user has its feed event, and the feed that survived is
+        // gap-free: seq 1..N with N the counter's value.
+        const unfed = await sql<{ n: string | number }>`select count(*) as n from users u where not exists (select 1 from events e where e.resource_id = u.id and e.type = 'create')`.execute(storage.db);
+        assert.equal(Number(unfed.rows[0]!.n), 0, 'no user without its feed event');
+        const feed = await sql<{ n: string | number; lo: string | number; hi: string | number; last: string | number }>`select count(*) as n, min(e.seq) as lo, max(e.seq) as hi, max(c.seq) as last from events e join event_counters c on c.team_id = e.team_id`.execute(storage.db);
+        const f = feed.rows[0]!;
+        assert.deepEqual([Number(f.lo), Number(f.hi), Number(f.last)], [1, Number(f.n), Number(f.n)], 'seq 1..N, no gap, the counter at N');
       } finally {
         await storage.close();
       }

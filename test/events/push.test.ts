@@ -14,6 +14,7 @@ import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { startReceiver, verifyAll } from '../support/receiver.ts';
+import { StatementLog } from '../support/storage-spy.ts';
 import type { Receiver } from '../support/receiver.ts';
 
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
@@ -75,6 +76,52 @@ for (const engine of engines) {
       const view = json(await app.request('GET', `/v2/events/subscriptions/${String(sub.id)}`));
       assert.equal(view.cursor, 16);
       assert.equal((view.attempts as { status: number }[]).every((a) => a.status === 202), true);
+    });
+
+    it('each accepted event is one transaction, one statement on PostgreSQL (its attempt, the cursor move that extends the lease), no lease renewal per event', async () => {
+      const log = new StatementLog();
+      t = await createTestApp({ engine, deps: { delivery: FAST }, wrapStorage: (s) => log.wrap(s) });
+      await t.app.ready();
+      const app = t;
+      const rx = await receiver();
+      const sub = await subscribe(app, { url: rx.url });
+      await app.request('POST', `/v2/events/subscriptions/${String(sub.id)}/pause`, {}, { 'content-type': 'application/json' });
+      await users(app, 10);
+      log.reset();
+      await app.request('POST', `/v2/events/subscriptions/${String(sub.id)}/resume`, {}, { 'content-type': 'application/json' });
+      await rx.waitFor(10);
+      await new Promise((r) => setTimeout(r, 50));
+      const times = (name: string) => log.statements.filter((n) => n === name).length;
+      if (engine.name === 'postgres') {
+        // One statement (a writable WITH): one round trip per event.
+        assert.equal(times('recordDelivered'), 10);
+        assert.equal(times('insertAttempt') + times('advanceCursor'), 0);
+      } else {
+        assert.equal(times('insertAttempt'), 10);
+        assert.equal(times('advanceCursor'), 10);
+      }
+      // The resume, one claim and its release: nothing per event beyond the two statements above.
+      assert.ok(log.built.filter((k) => k === 'UpdateQueryNode').length <= 4, JSON.stringify(log.built));
+      const view = json(await app.request('GET', `/v2/events/subscriptions/${String(sub.id)}`));
+      assert.equal(view.cursor, 10);
+    });
+
+    it('an administrator\'s pause stops delivery once the SET in flight is answered; resume goes on from there, in order', async () => {
+      const app = await open();
+      const rx = await receiver(() => ({ status: 202, delayMs: 60 }));
+      const sub = await subscribe(app, { url: rx.url });
+      await users(app, 8);
+      await rx.waitFor(1);
+      await app.request('POST', `/v2/events/subscriptions/${String(sub.id)}/pause`, {}, { 'content-type': 'application/json' });
+      const atPause = rx.received.length;
+      await new Promise((r) => setTimeout(r, 400));
+      assert.ok(rx.received.length <= atPause + 1, `at most the SET in flight after the pause: ${atPause} then ${rx.received.length}`);
+      const paused = json(await app.request('GET', `/v2/events/subscriptions/${String(sub.id)}`));
+      assert.equal(paused.state, 'paused');
+      assert.equal(paused.cursor, rx.received.length, 'every SET answered moved the cursor');
+      await app.request('POST', `/v2/events/subscriptions/${String(sub.id)}/resume`, {}, { 'content-type': 'application/json' });
+      await rx.waitFor(8);
+      assert.deepEqual(seqs(await verifyAll(rx.received, await jwks(app), { issuer: BASE_URL, audience: rx.url })), range(1, 8));
     });
 
     it('a receiver down for a while, then back: every event arrives, in order, none twice; the attempts are logged', async () => {

@@ -33,6 +33,10 @@ for (const engine of engines) {
     });
     after(() => t.close());
 
+    // The change feed (issue 10) ends every write: the counter bump and the event insert, one
+    // statement on PostgreSQL (a writable WITH: one round trip), two on SQLite.
+    const feed = engine.name === 'postgres' ? ['appendEvent'] : ['nextEventSeq', 'insertEvent'];
+
     const run = async (method: string, url: string, body?: unknown) => {
       log.reset();
       const res = await t.request(method, url, body);
@@ -74,15 +78,26 @@ for (const engine of engines) {
 
     it('POST /Users: a new user\'s groups are not looked up (it has none), and the answer still shows them empty', async () => {
       const { res, statements, built } = await run('POST', '/v2/scim/Users', { userName: 'cy@x.example' });
-      // The team's counters (one upsert, issue 14) and the change feed's two statements (issue 10) end every write.
-      assert.deepEqual(statements, ['tokenWithTeam', 'userByNameKey', 'insertUser', 'insertAuditEvent', 'addTeamCounts', 'nextEventSeq', 'insertEvent']);
+      // No look-up of the userName first (the unique index on the claim refuses a taken one); the
+      // team's counters (one upsert) and the change feed end every write.
+      assert.deepEqual(statements, ['tokenWithTeam', 'insertUser', 'insertAuditEvent', 'addTeamCounts', ...feed]);
       assert.deepEqual(built, []);
       assert.deepEqual(json(res).groups, []);
     });
 
+    it('RFC 7643 4.1.1: a taken userName (told by the unique index, not a look-up first) is 409 uniqueness naming its holder; one user keeps it', async () => {
+      log.reset();
+      const res = await t.request('POST', '/v2/scim/Users', { userName: 'ADA@x.example' });
+      assert.equal(res.statusCode, 409);
+      assert.equal(json(res).scimType, 'uniqueness');
+      assert.match(String(json(res).detail), new RegExp(`already taken by user ${userId}`));
+      const listed = json(await t.request('GET', `/v2/scim/Users?filter=${encodeURIComponent('userName eq "ada@x.example"')}`));
+      assert.equal(listed.totalResults, 1);
+    });
+
     it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
       const add = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
-      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', 'insertAuditEvent', 'nextEventSeq', 'insertEvent']);
+      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', 'insertAuditEvent', ...feed]);
       assert.deepEqual(add.built, []);
       const get = await run('GET', `/v2/scim/Groups/${groupId}?excludedAttributes=members`);
       assert.deepEqual(get.statements, ['tokenWithTeam', 'groupById']);

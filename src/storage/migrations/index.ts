@@ -17,6 +17,7 @@ import { migration007 } from './007_events.ts';
 import { migration008 } from './008_provisioning_tokens.ts';
 import { migration009 } from './009_schema_extensions.ts';
 import { migration010 } from './010_team_counters.ts';
+import { migration011 } from './011_feed_btrees.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -30,6 +31,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '008_provisioning_tokens': migration008(),
     '009_schema_extensions': migration009(),
     '010_team_counters': migration010(),
+    '011_feed_btrees': migration011(storage.hooks.name),
   };
 }
 

@@ -5,7 +5,8 @@
  * lease (owner, until) is taken by a conditional UPDATE that succeeds for one instance only,
  * on both engines; an expired lease (its instance died) is taken over the same way.
  */
-import type { EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
+import { defineStatement, hooksOf, hot } from '../statements.ts';
+import type { Db, EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
 
 export interface SubscriptionRow extends Omit<EventSubscriptionsTable, 'cursor'> {
   cursor: number;
@@ -92,16 +93,66 @@ export async function releaseLease(ex: Executor, id: string, owner: string): Pro
   await ex.updateTable('event_subscriptions').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
 }
 
-/** Moves the cursor from `from` to `to` while `owner` holds the lease; false if anything moved it meanwhile. */
-export async function advanceCursor(ex: Executor, id: string, owner: string, from: number, to: number, updatedAt: string): Promise<boolean> {
-  const result = await ex
+interface Advance {
+  readonly id: string;
+  readonly owner: string;
+  readonly from: number;
+  readonly to: number;
+  readonly now: string;
+  readonly until: string;
+}
+
+// One statement per delivered event: the cursor moves, the lease is extended, and the answer
+// tells whether the subscription is still active (an administrator may have paused it meanwhile).
+const ADVANCE_CURSOR = defineStatement<Advance, { state: string }>('advanceCursor', ['to', 'now', 'until', 'id', 'owner', 'from'], (db, p) =>
+  db
     .updateTable('event_subscriptions')
-    .set({ cursor: to, failures: 0, failing_since: null, updated_at: updatedAt })
-    .where('id', '=', id)
-    .where('lease_owner', '=', owner)
-    .where('cursor', '=', from)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .set({ cursor: p.to, failures: 0, failing_since: null, updated_at: p.now, lease_until: p.until })
+    .where('id', '=', p.id)
+    .where('lease_owner', '=', p.owner)
+    .where('lease_until', '>=', p.now)
+    .where('cursor', '=', p.from)
+    .returning('state'),
+);
+
+// The attempt logged and the cursor moved in one statement where a WITH may write (PostgreSQL):
+// one round trip, atomic as one statement is.
+const DELIVERED = defineStatement<AttemptRow & Advance, { state: string }>(
+  'recordDelivered',
+  ['id', 'subscription_id', 'seq', 'at', 'status', 'latency_ms', 'error', 'to', 'now', 'until', 'owner', 'from'],
+  (db, p) =>
+    db
+      .with('attempt', (w) =>
+        w.insertInto('event_attempts').values({ id: p.id, subscription_id: p.subscription_id, seq: p.seq, at: p.at, status: p.status, latency_ms: p.latency_ms, error: p.error }),
+      )
+      .updateTable('event_subscriptions')
+      .set({ cursor: p.to, failures: 0, failing_since: null, updated_at: p.now, lease_until: p.until })
+      .where('id', '=', p.subscription_id)
+      .where('lease_owner', '=', p.owner)
+      .where('lease_until', '>=', p.now)
+      .where('cursor', '=', p.from)
+      .returning('state'),
+);
+
+/**
+ * A delivered event: its attempt logged and the cursor advanced (advanceCursor) together, in one
+ * statement on PostgreSQL, in one transaction on SQLite. Answers what advanceCursor answers.
+ */
+export async function recordDelivered(db: Db, attempt: AttemptRow, advance: Omit<Advance, 'id'>): Promise<string | undefined> {
+  if (hooksOf(db).writableCtes) return (await hot(db).first(db, DELIVERED, { ...attempt, ...advance }))?.state;
+  return db.transaction().execute(async (trx) => {
+    await insertAttempt(trx, attempt);
+    return advanceCursor(trx, { ...advance, id: attempt.subscription_id });
+  });
+}
+
+/**
+ * Moves the cursor from `from` to `to` while `owner` holds an unexpired lease, and extends the
+ * lease to `until`. Answers the subscription's state ('active', 'paused'), or undefined when the
+ * owner lost the lease or something else moved the cursor meanwhile (a replay).
+ */
+export async function advanceCursor(ex: Executor, advance: Advance): Promise<string | undefined> {
+  return (await hot(ex).first(ex, ADVANCE_CURSOR, advance))?.state;
 }
 
 /** Moves a poll subscription's cursor from `from` to `to` (acknowledgements). */
@@ -117,8 +168,12 @@ export async function recordFailure(ex: Executor, id: string, owner: string, cha
 
 export type AttemptRow = Omit<EventAttemptsTable, 'seq'> & { seq: number };
 
+const INSERT_ATTEMPT = defineStatement<AttemptRow, unknown>('insertAttempt', ['id', 'subscription_id', 'seq', 'at', 'status', 'latency_ms', 'error'], (db, row) =>
+  db.insertInto('event_attempts').values(row),
+);
+
 export async function insertAttempt(ex: Executor, row: AttemptRow): Promise<void> {
-  await ex.insertInto('event_attempts').values(row).execute();
+  await hot(ex).run(ex, INSERT_ATTEMPT, row);
 }
 
 /** The latest attempts of a subscription, newest first. */
