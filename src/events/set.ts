@@ -10,14 +10,12 @@
  * `:notice` variants name the changed attributes; `:full` variants (only when the subscription
  * asked) carry the resource as stored (never a password: the stored document has none) or, for
  * a PATCH, a PatchOp that turns the previous state into the new one. Signed ES256 (RFC 7518
- * 3.4) as a compact JWS (RFC 7515 section 7.1), `kid` naming the key, `typ` secevent+jwt (RFC 8417
- * section 2.3): node:crypto signs on the calling thread (`dsaEncoding: 'ieee-p1363'` gives the
- * r || s form JWS wants), one delivery per write, without jose's WebCrypto round trip through
- * the thread pool; receivers (and the tests) verify with jose against the JWKS, which jose builds.
+ * 3.4) with `jose` (issue 10: a well-kept JOSE library, no hand-built JWS), `kid` naming the key,
+ * `typ` secevent+jwt (RFC 8417 section 2.3).
  */
-import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { exportJWK } from 'jose';
+import { exportJWK, SignJWT } from 'jose';
 import type { JWK } from 'jose';
 import type { KeyStore } from '../keys/store.ts';
 import type { EventRow } from '../storage/repos/events.ts';
@@ -158,9 +156,6 @@ export class SetSigner {
   /** `claims` as a compact JWS. */
   async sign(claims: Record<string, unknown>): Promise<string> {
     const { signing } = await this.#current();
-    const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: signing.kid, typ: 'secevent+jwt' })).toString('base64url');
-    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    const signature = sign('sha256', Buffer.from(input), { key: signing.key, dsaEncoding: 'ieee-p1363' });
-    return `${input}.${signature.toString('base64url')}`;
+    return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'secevent+jwt' }).sign(signing.key);
   }
 }
