@@ -37,14 +37,17 @@ export type AuditAction =
   | 'client_secret_rotated'
   | 'client_deleted'
   | 'team_updated'
-  | 'password_changed';
+  | 'password_changed'
+  // A team's schema extensions registered, replaced or removed (rollcall schema, /v2/admin/Schemas).
+  | 'schema_added'
+  | 'schema_removed';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Schema';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

@@ -16,6 +16,7 @@ import { migration006 } from './006_user_name_claims.ts';
 import { migration007 } from './007_events.ts';
 import { migration008 } from './008_provisioning_tokens.ts';
 import { migration009 } from './009_schema_extensions.ts';
+import { migration012 } from './012_text_search.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -28,6 +29,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '007_events': migration007(),
     '008_provisioning_tokens': migration008(),
     '009_schema_extensions': migration009(),
+    '012_text_search': migration012(storage.hooks.name, (line) => process.stderr.write(`${line}\n`)),
   };
 }
 
