@@ -37,7 +37,7 @@ try {
   await setUserPassword(deps, values.team, ADMIN, PASSWORD);
 }
 const app = await buildApp({
-  config: { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent', accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: true, redisUrl: undefined },
+  config: { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent', accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: true, redisUrl: undefined, ...(process.env.SECRET_KEY ? { secretKey: process.env.SECRET_KEY } : {}) },
   storage,
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
@@ -85,6 +85,11 @@ const pages: [string, string][] = [
   ['Users, first page', '/console/users'],
   ['Users, next page (cursor)', next ?? '/console/users'],
   ['Users, search', '/console/users?q=user500000'],
+  ['Users, search (one userName)', '/console/users?q=user0500000'],
+  ['Users, search (a given name: 125,000 users)', '/console/users?q=ada'],
+  ['Users, search (userName prefix: 100,000 users, none early)', '/console/users?q=user05'],
+  ['Users, search (a family name: 62,500 users)', '/console/users?q=lovelace'],
+  ['Users, search (an externalId)', '/console/users?q=userext-0123456'],
   ['Users, SCIM filter', `/console/users?filter=${encodeURIComponent('userName eq "user123456@scale.example"')}`],
   ['A user', `/console/users/${userId ?? 'none'}`],
   ['Groups', '/console/groups'],

@@ -9,7 +9,9 @@
  *   create it), the migration logs one line and goes on: the filters still answer, by scanning.
  * - SQLite: `sw` is a range of the existing (team_id, user_name_key) index; `ew` is a range of the
  *   reversed key under the expression indexes created here (`rc_reverse`, registered on every
- *   connection by sqlite-adapter.ts). `co` has no index on SQLite (see docs/PERFORMANCE notes).
+ *   connection by sqlite-adapter.ts). `co` has no index on SQLite (docs/ARCHITECTURE.md).
+ * - Both: the case-folded given and family names are indexed for the console's word search
+ *   (src/console/directory.ts: a prefix of the userName or of a name part, or the externalId).
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
@@ -17,8 +19,12 @@ import type { Migration } from 'kysely/migration';
 import type { EngineName } from '../dialect.ts';
 
 const TRIGRAM_INDEXES = [
-  { name: 'users_user_name_trgm', table: 'users', column: 'user_name_key' },
-  { name: 'groups_display_name_trgm', table: 'groups', column: 'display_name_key' },
+  { name: 'users_user_name_trgm', table: 'users', expression: sql`user_name_key` },
+  { name: 'groups_display_name_trgm', table: 'groups', expression: sql`display_name_key` },
+  // The console's word search (src/console/directory.ts): name parts, case-folded as
+  // dialect.ts lower() folds them.
+  { name: 'users_given_name_trgm', table: 'users', expression: sql`(lower(given_name collate "und-x-icu"))` },
+  { name: 'users_family_name_trgm', table: 'users', expression: sql`(lower(family_name collate "und-x-icu"))` },
 ] as const;
 
 async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
@@ -52,12 +58,14 @@ export function migration012(engine: EngineName, warn: (line: string) => void): 
       if (engine === 'sqlite') {
         await sql`create index users_team_user_name_rev on users (team_id, rc_reverse(user_name_key))`.execute(db);
         await sql`create index groups_team_display_name_rev on groups (team_id, rc_reverse(display_name_key))`.execute(db);
+        await sql`create index users_team_given_name_folded on users (team_id, rc_lower(given_name))`.execute(db);
+        await sql`create index users_team_family_name_folded on users (team_id, rc_lower(family_name))`.execute(db);
         return;
       }
       const schema = await ensureTrigrams(db, warn);
       if (schema === undefined) return;
       for (const index of TRIGRAM_INDEXES) {
-        await sql`create index ${sql.id(index.name)} on ${sql.table(index.table)} using gin (${sql.ref(index.column)} ${sql.id(schema, 'gin_trgm_ops')})`.execute(db);
+        await sql`create index ${sql.id(index.name)} on ${sql.table(index.table)} using gin (${index.expression} ${sql.id(schema, 'gin_trgm_ops')})`.execute(db);
       }
     },
   };
