@@ -10,7 +10,7 @@
 import type { Request } from 'autocannon';
 import { PATCH_OP } from '../src/scim/schema/urns.ts';
 import { progressBar } from './progress.ts';
-import { externalIdOf, userNameOf } from './scale-loader.ts';
+import { badgeOf, BENCH_EXTENSION, externalIdOf, userNameOf } from './scale-loader.ts';
 import type { UserNaming } from './scale-loader.ts';
 import type { Probe } from './scenarios.ts';
 
@@ -38,6 +38,7 @@ export const SCALE_SCENARIO_NAMES = {
   co: 'GET /Users?filter=userName co',
   sw: 'GET /Users?filter=userName sw',
   ew: 'GET /Users?filter=userName ew',
+  extensionEq: 'GET /Users?filter=<extension>:badge eq',
   pageFirst: 'GET /Users first page of 100 (index)',
   pageMiddle: 'GET /Users middle page of 100 (index)',
   pageLast: 'GET /Users last page of 100 (index)',
@@ -193,6 +194,13 @@ export function scaleScenarios(fixture: ScaleFixture): ScaleScenario[] {
       expectStatus: 200,
       probe: findsTen,
       build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`userName ew "${fiveDigits(n, users)}@${naming.domain}"`) }))],
+    },
+    {
+      // Issue 11 item 4: an extension attribute declared uniqueness: server, looked up case-insensitively.
+      name: SCALE_SCENARIO_NAMES.extensionEq,
+      expectStatus: 200,
+      probe: findsOne((b) => b.Resources?.[0]?.userName === userNameOf(naming, scatter(0, users))),
+      build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`${BENCH_EXTENSION}:badge eq "${badgeOf(scatter(n, users)).toLowerCase()}"`) }))],
     },
     page(SCALE_SCENARIO_NAMES.pageFirst, 1),
     page(SCALE_SCENARIO_NAMES.pageMiddle, middle),

@@ -42,6 +42,11 @@ export interface DialectHooks {
   elementIndex(): RawBuilder<unknown>;
   /** Lower-cases text the way JavaScript's toLowerCase does (full Unicode case folding). */
   lower(expr: Expression<unknown>): RawBuilder<string>;
+  /**
+   * Whether a `co` test can be answered by an index (PostgreSQL's trigram indexes, migration
+   * 012); on SQLite it is a scan, best done in the list's own order (repos/paging.ts).
+   */
+  readonly substringIndexed: boolean;
   /** Text made to compare by code point, as SQLite does by default (PostgreSQL: COLLATE "C"). */
   ordered(expr: Expression<unknown>): RawBuilder<unknown>;
   /**
@@ -95,6 +100,7 @@ export const sqliteHooks: DialectHooks = {
   elementIndex: () => sql`e.key`,
   // rc_lower is registered on every connection by sqlite-adapter.ts (SQLite's lower() is ASCII only).
   lower: (expr) => sql<string>`rc_lower(${expr})`,
+  substringIndexed: false,
   ordered: (expr) => sql`${expr}`,
   contains: (expr, value) => sql<SqlBool>`instr(${expr}, ${value}) > 0`,
   // Every text starting with v lies in [v, prefixUpperBound(v)) of the binary order: a range of
@@ -128,12 +134,16 @@ export const postgresHooks: DialectHooks = {
   // οδοσ, İ -> i; nothing beyond ASCII under "C"); ICU's root locale applies Unicode's full,
   // context-sensitive mapping as toLowerCase does (ΟΔΟΣ -> οδος, İ -> i̇), whatever the database.
   lower: (expr) => sql<string>`lower(${expr} collate "und-x-icu")`,
+  substringIndexed: true,
   ordered: (expr) => sql`(${expr} collate "C")`,
-  // LIKE (with `\\` escaping the wildcards) rather than strpos/left/right: a pg_trgm GIN index
-  // answers all three (migration 012), and a B-tree never could the others.
+  // LIKE (with `\\` escaping the wildcards) rather than strpos/left/right: pg_trgm GIN indexes
+  // answer all three (migration 012); a prefix is also a range of the text_pattern_ops B-trees
+  // on the folded keys, and a suffix of a folded key a prefix of its reverse(), indexed so too
+  // (trigrams common to many rows make GIN slow where a B-tree range is not).
   contains: (expr, value) => sql<SqlBool>`${expr} like ${`%${escapeLike(value)}%`}`,
   startsWith: (expr, value) => sql<SqlBool>`${expr} like ${`${escapeLike(value)}%`}`,
-  endsWith: (expr, value) => sql<SqlBool>`${expr} like ${`%${escapeLike(value)}`}`,
+  endsWith: (expr, value, indexed) =>
+    indexed ? sql<SqlBool>`reverse(${expr}) like ${`${escapeLike(reverseCodePoints(value))}%`}` : sql<SqlBool>`${expr} like ${`%${escapeLike(value)}`}`,
 };
 
 /**

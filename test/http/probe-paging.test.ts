@@ -1,15 +1,16 @@
 /**
- * A filtered page first walks the creation order (repos/paging.ts probeFirst, at most
- * PROBE_ROWS rows), then, when the walk did not hold the whole page, runs the filtered query an
- * index range answers. Whichever answers, pages are those of the full ordered listing filtered
- * (RFC 7644 3.4.2.4 index paging, RFC 9865 cursors), also when a page's matches straddle the
- * end of the walk. 6,000 users, so that both ways are taken; on every engine.
+ * A page filtered by sw / ew / co is found in up to three steps (repos/paging.ts): from every
+ * match when there are at most FEW_MATCHES, from a walk of PROBE_ROWS rows of the creation order
+ * when it holds the page, else by the filtered query. Whichever answers, pages are those of the
+ * full ordered listing filtered (RFC 7644 3.4.2.4 index paging with its totalResults, RFC 9865
+ * cursors), also when a page's matches straddle the end of the walk. 6,000 users, so that every
+ * step is taken; on every engine.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadUsers, userNameOf } from '../../bench/scale-loader.ts';
 import type { UserNaming } from '../../bench/scale-loader.ts';
-import { PROBE_ROWS } from '../../src/storage/repos/paging.ts';
+import { FEW_MATCHES, PROBE_ROWS } from '../../src/storage/repos/paging.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -41,19 +42,25 @@ for (const engine of engines) {
     const cases: [string, (userName: string) => boolean][] = [
       // Every user: the walk holds every page.
       ['userName sw "user00"', (u) => u.startsWith('user00')],
-      // Only users beyond the walk: the filtered query answers.
+      // A few matches, all beyond the walk: read from the matches.
       ['userName sw "user00055"', (u) => u.startsWith('user00055')],
-      // One in ten.
+      // One in ten: the walk.
       ['userName ew "7@probe.example"', (u) => u.endsWith('7@probe.example')],
-      // 100 inside the walk and 100 beyond it: the second page straddles its end.
+      // 100 inside the walk and 100 beyond it: from the matches.
       ['userName sw "user00001" or userName sw "user00055"', (u) => u.startsWith('user00001') || u.startsWith('user00055')],
+      // 1,000 matches beyond the walk: the filtered query.
+      ['userName sw "user0005"', (u) => u.startsWith('user0005')],
+      // 100 inside the walk, 1,000 beyond: the second page straddles the walk's end; the filtered query.
+      ['userName sw "user00049" or userName sw "user0005"', (u) => u.startsWith('user00049') || u.startsWith('user0005')],
+      // None.
+      ['userName co "nobody"', () => false],
     ];
 
-    it(`index pages equal the filtered full listing (walk of ${PROBE_ROWS} rows, then the filtered query)`, async () => {
-      assert.ok(USERS > PROBE_ROWS);
+    it(`index pages equal the filtered full listing, totalResults too (from the matches, a walk of ${PROBE_ROWS} rows, or the filtered query)`, async () => {
+      assert.ok(USERS > PROBE_ROWS && all.filter(cases[4]![1]).length > FEW_MATCHES);
       for (const [filter, holds] of cases) {
         const expected = all.filter(holds);
-        for (const startIndex of [1, 101, 301]) {
+        for (const startIndex of [1, 101, 301, 1101]) {
           const body = await page(filter, `startIndex=${startIndex}&count=100`);
           assert.deepEqual(names(body), expected.slice(startIndex - 1, startIndex - 1 + 100), `${filter} from ${startIndex}`);
           assert.equal(body.totalResults, expected.length, filter);

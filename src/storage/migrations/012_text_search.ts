@@ -7,6 +7,9 @@
  *   when it is not there yet, so that no Rollcall schema owns it and dropping one never drops
  *   another's indexes). Where the extension cannot be created (no `pg_trgm` package, no right to
  *   create it), the migration logs one line and goes on: the filters still answer, by scanning.
+ * - PostgreSQL also: B-trees with text_pattern_ops on (team_id, user_name_key) and on the reverse()
+ *   of the folded keys: `sw` and `ew` on userName as ranges (a trigram common to many rows makes
+ *   a GIN scan read them all).
  * - SQLite: `sw` is a range of the existing (team_id, user_name_key) index; `ew` is a range of the
  *   reversed key under the expression indexes created here (`rc_reverse`, registered on every
  *   connection by sqlite-adapter.ts). `co` has no index on SQLite (docs/ARCHITECTURE.md).
@@ -62,6 +65,11 @@ export function migration012(engine: EngineName, warn: (line: string) => void): 
         await sql`create index users_team_family_name_folded on users (team_id, rc_lower(family_name))`.execute(db);
         return;
       }
+      // Prefix ranges whatever the trigrams: LIKE 'v%' on a text_pattern_ops B-tree, and `ew` on a
+      // folded key as a prefix of its reverse() (dialect.ts).
+      await sql`create index users_team_user_name_pattern on users (team_id, user_name_key text_pattern_ops)`.execute(db);
+      await sql`create index users_team_user_name_reverse on users (team_id, reverse(user_name_key) text_pattern_ops)`.execute(db);
+      await sql`create index groups_team_display_name_reverse on groups (team_id, reverse(display_name_key) text_pattern_ops)`.execute(db);
       const schema = await ensureTrigrams(db, warn);
       if (schema === undefined) return;
       for (const index of TRIGRAM_INDEXES) {

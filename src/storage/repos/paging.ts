@@ -17,6 +17,7 @@ import type { OrderKey, Predicate } from '../predicate.ts';
 import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
 import { hooksOf } from '../statements.ts';
+import type { DialectHooks } from '../dialect.ts';
 import type { Database, Executor } from '../types.ts';
 
 /** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
@@ -202,35 +203,89 @@ export function listedRows(ex: Executor, table: ResourceTable, teamId: string, o
 }
 
 /**
- * How many rows of the creation order a filtered page first looks at (see probeFirst). A filter
- * an index range answers costs what its matches cost to sort; one that matches a large part of
- * the team is cheaper found by walking the creation order. Neither planner can tell which from
- * a bound value (SQLite keeps no histograms), so both are tried, the walk first and bounded:
- * 5,000 rows read take about 20 ms at a million users, and a filter that matches fewer than one
- * row in a hundred leaves its index range few enough matches to sort.
+ * A page filtered by `sw`, `ew` or `co` (mayMatchMany) is found in up to three steps, because a
+ * filter an index range answers costs what its matches cost to sort, while one that matches a
+ * large part of the team is cheaper found by walking the creation order, and neither planner
+ * can tell which from a bound value (SQLite keeps no histograms):
+ *
+ * 1. fromFewMatches: at most FEW_MATCHES + 1 matches, read the cheapest way (an index range, no
+ *    order), sorted and paged; enough when there are no more (a person's name: ~1 ms);
+ * 2. probeFirst: the first PROBE_ROWS rows of the creation order, filtered; enough when they
+ *    hold the page (a common prefix: 5,000 rows read take about 20 ms at a million users);
+ * 3. the filtered query, ordered (between the two: matches fewer than one row in a hundred of
+ *    the walk, so few enough to sort).
  */
+export const FEW_MATCHES = 500;
 export const PROBE_ROWS = 5_000;
 
+/** The column fromFewMatches counts the matches in. */
+const MATCH_COUNT = 'rc_matches';
+
 /**
- * Whether the planners may answer `p` with an index range that a broad value fills: a `sw` or
- * `ew` (B-tree ranges on SQLite, trigram bitmaps on PostgreSQL) or a `co` (trigrams). An `eq`, a
- * flag or a presence test never is (an equality lookup, or no index at all), so those lists
- * never pay for a walk.
+ * The text columns an index answers a prefix test on, on both engines (migrations 006 and 012:
+ * the folded userName and displayName, the folded given and family names), and among them those
+ * whose suffix test is indexed on both (the reversed folded keys on SQLite; trigrams serve every
+ * one of them on PostgreSQL).
  */
-function mayMatchMany(p: Predicate): boolean {
+const PREFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = {
+  users: new Set(['user_name', 'given_name', 'family_name']),
+  groups: new Set(['display_name']),
+};
+const SUFFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = { users: new Set(['user_name']), groups: new Set(['display_name']) };
+
+/**
+ * Whether the planners may answer `p` with an index range that a broad value fills: a `sw`, an
+ * `ew` or a `co` on a column an index answers it for (B-tree ranges on SQLite, trigram bitmaps on
+ * PostgreSQL, hooks.substringIndexed). An `eq`, a flag or a presence test never is (an equality
+ * lookup, or no index at all), so those lists never pay for the steps; neither does a test that
+ * is a scan anyway, which the list's own order serves best (it stops at the page's last match,
+ * and reads the rows in the order they were written).
+ */
+function mayMatchMany(p: Predicate, table: ResourceTable, hooks: DialectHooks): boolean {
   switch (p.kind) {
-    case 'text':
-      return p.op === 'sw' || p.op === 'ew' || p.op === 'co';
+    case 'text': {
+      if (p.scalar.at !== 'column' || !PREFIX_INDEXED[table].has(p.scalar.column)) return false;
+      if (p.op === 'sw') return true;
+      if (p.op === 'ew') return hooks.substringIndexed || SUFFIX_INDEXED[table].has(p.scalar.column);
+      return p.op === 'co' && hooks.substringIndexed;
+    }
     case 'and':
     case 'or':
-      return mayMatchMany(p.left) || mayMatchMany(p.right);
+      return mayMatchMany(p.left, table, hooks) || mayMatchMany(p.right, table, hooks);
     case 'not':
-      return mayMatchMany(p.predicate);
-    case 'anyElement':
-      return mayMatchMany(p.where);
+      return mayMatchMany(p.predicate, table, hooks);
     default:
       return false;
   }
+}
+
+/**
+ * The page from every match, when there are at most FEW_MATCHES (after the seek position, when
+ * seeking): the matches are read without an order, so the planner takes its index range, then
+ * ordered and paged, and counted on the way (`total` for index pages). Undefined when there are
+ * more, or when an offset page comes back empty (nothing tells how many there were).
+ */
+async function fromFewMatches<R extends { readonly id: string; readonly created_at: string }>(
+  ex: Executor,
+  table: ResourceTable,
+  teamId: string,
+  window: ListWindow,
+): Promise<{ rows: R[]; matches: number } | undefined> {
+  if (!window.where || window.sort || !mayMatchMany(window.where, table, hooksOf(ex))) return undefined;
+  let matches = listedRows(ex, table, teamId, window.onlyActive === true).where(predicateSql(hooksOf(ex), table, window.where)).selectAll(ROW);
+  const seek = seekCondition(ROW, window, undefined);
+  if (seek) matches = matches.where(seek);
+  let query = ex
+    .selectFrom(matches.limit(rowCount(FEW_MATCHES + 1)).as(ROW))
+    .selectAll(ROW)
+    .select(sql<number | string>`count(*) over ()`.as(MATCH_COUNT)) as unknown as SelectQueryBuilder<Database, never, {}>;
+  for (const term of orderTerms(ROW, window, undefined)) query = query.orderBy(term.expr, term.modifiers);
+  const offset = window.seek ? 0 : (window.offset ?? 0);
+  const raw = (await query.limit(rowCount(window.limit + (window.seek ? 1 : 0))).offset(rowCount(offset)).execute()) as unknown as (R & { readonly [MATCH_COUNT]: number | string })[];
+  if (raw.length === 0) return offset === 0 ? { rows: [], matches: 0 } : undefined;
+  const found = Number(raw[0]![MATCH_COUNT]);
+  if (found > FEW_MATCHES) return undefined;
+  return { rows: raw.map(({ [MATCH_COUNT]: _, ...row }) => row as unknown as R), matches: found };
 }
 
 /**
@@ -248,7 +303,7 @@ async function probeFirst<R extends { readonly id: string; readonly created_at: 
 ): Promise<R[] | undefined> {
   const offset = window.seek ? 0 : (window.offset ?? 0);
   const wanted = offset + window.limit + (window.seek ? 1 : 0);
-  if (!window.where || window.sort || wanted * 10 > PROBE_ROWS || !mayMatchMany(window.where)) return undefined;
+  if (!window.where || window.sort || wanted * 10 > PROBE_ROWS || !mayMatchMany(window.where, table, hooksOf(ex))) return undefined;
   let walk = listedRows(ex, table, teamId, window.onlyActive === true).selectAll(ROW);
   const seek = seekCondition(ROW, window, undefined);
   if (seek) walk = walk.where(seek);
@@ -279,13 +334,15 @@ export async function listRows<R extends { readonly id: string; readonly created
   // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
   if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
   const orderBy = window.sort ? sortKeySql(hooks, table, window.sort) : undefined;
-  const probed = await probeFirst<R>(ex, table, teamId, window);
+  const few = await fromFewMatches<R>(ex, table, teamId, window);
+  const probed = few ? few.rows : await probeFirst<R>(ex, table, teamId, window);
   let query = base.selectAll(ROW);
   for (const term of orderTerms(ROW, window, orderBy)) query = query.orderBy(term.expr, term.modifiers);
   if (!window.seek) {
     const offset = window.offset ?? 0;
     const rows = probed ?? ((await query.limit(rowCount(window.limit)).offset(rowCount(offset)).execute()) as unknown as R[]);
-    return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, offset, window.limit, count), positions: [], more: false };
+    const total = window.countTotal === false ? undefined : few ? few.matches : await totalOf(rows, offset, window.limit, count);
+    return { rows, total, positions: [], more: false };
   }
   const seek = seekCondition(ROW, window, orderBy);
   if (seek) query = query.where(seek);
