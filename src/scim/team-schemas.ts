@@ -45,6 +45,14 @@ async function syncIndexes(trx: Executor): Promise<void> {
   await syncExpressionIndexes(trx, 'groups', wanted('Group'));
 }
 
+/**
+ * Builds the expression indexes every team's extensions want, in one transaction (after `rollcall
+ * copy`, whose target has the tables' rows but none of these indexes).
+ */
+export async function rebuildExtensionIndexes(storage: Storage): Promise<void> {
+  await storage.db.transaction().execute(syncIndexes);
+}
+
 const indexedNames = (decl: ExtensionDecl): string[] => decl.schema.attributes.filter((a) => indexedKeys({ ...decl.schema, attributes: [a] }).length > 0).map((a) => a.name);
 
 /** A registered extension as `schema list` shows it. */
