@@ -259,6 +259,10 @@ function mayMatchMany(p: Predicate, table: ResourceTable, hooks: DialectHooks): 
   }
 }
 
+/** Whether a page is found in steps (see FEW_MATCHES): unsorted, filtered by an indexed sw/ew/co. */
+const stepped = (ex: Executor, table: ResourceTable, window: ListWindow): boolean =>
+  window.where !== undefined && !window.sort && mayMatchMany(window.where, table, hooksOf(ex));
+
 /**
  * The page from every match, when there are at most FEW_MATCHES (after the seek position, when
  * seeking): the matches are read without an order, so the planner takes its index range, then
@@ -271,7 +275,7 @@ async function fromFewMatches<R extends { readonly id: string; readonly created_
   teamId: string,
   window: ListWindow,
 ): Promise<{ rows: R[]; matches: number } | undefined> {
-  if (!window.where || window.sort || !mayMatchMany(window.where, table, hooksOf(ex))) return undefined;
+  if (!window.where || !stepped(ex, table, window)) return undefined;
   let matches = listedRows(ex, table, teamId, window.onlyActive === true).where(predicateSql(hooksOf(ex), table, window.where)).selectAll(ROW);
   const seek = seekCondition(ROW, window, undefined);
   if (seek) matches = matches.where(seek);
@@ -337,6 +341,16 @@ export async function listRows<R extends { readonly id: string; readonly created
   const few = await fromFewMatches<R>(ex, table, teamId, window);
   const probed = few ? few.rows : await probeFirst<R>(ex, table, teamId, window);
   let query = base.selectAll(ROW);
+  if (!probed && stepped(ex, table, window)) {
+    // Step 3: more than FEW_MATCHES matches, too sparse early in the creation order for the walk:
+    // every match is read by its index and sorted. Written as a subquery neither planner flattens
+    // (it has a LIMIT), since a planner that walked the creation order here, hoping to meet the
+    // page soon, would read half a million rows for matches that only begin there (3 s).
+    let matches = base.selectAll(ROW);
+    const after = seekCondition(ROW, window, undefined);
+    if (after) matches = matches.where(after);
+    query = ex.selectFrom(matches.limit(rowCount(Number.MAX_SAFE_INTEGER)).as(ROW)).selectAll(ROW) as unknown as typeof query;
+  }
   for (const term of orderTerms(ROW, window, orderBy)) query = query.orderBy(term.expr, term.modifiers);
   if (!window.seek) {
     const offset = window.offset ?? 0;
@@ -345,7 +359,7 @@ export async function listRows<R extends { readonly id: string; readonly created
     return { rows, total, positions: [], more: false };
   }
   const seek = seekCondition(ROW, window, orderBy);
-  if (seek) query = query.where(seek);
+  if (seek && !(!probed && stepped(ex, table, window))) query = query.where(seek);
   const keyed = orderBy ? query.select(sql<unknown>`${orderBy}`.as(SORT_KEY_COLUMN)) : query;
   const raw = probed ?? ((await keyed.limit(rowCount(window.limit + 1)).execute()) as unknown as (R & { readonly [SORT_KEY_COLUMN]?: unknown })[]);
   return pageOf<R>(raw, window);
