@@ -70,7 +70,7 @@ for (const engine of engines) {
       try {
         await before006(storage);
         await seed(storage);
-        assert.deepEqual(await migrate(storage), ['006_user_name_claims', '007_events', '008_provisioning_tokens', '009_schema_extensions']);
+        assert.deepEqual(await migrate(storage), ['006_user_name_claims', '007_events', '008_provisioning_tokens', '009_schema_extensions', '012_text_search']);
         const users = await storage.db.selectFrom('users').select(['id', 'user_name_claim', 'deleted_at']).orderBy('id').execute();
         assert.deepEqual(users, [
           { id: 'USERHACTIVE000000000', user_name_claim: 'a@x', deleted_at: null },
