@@ -8,17 +8,20 @@
  * to make a database of a million users in minutes.
  */
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { CLI_ACTOR } from '../src/audit/events.ts';
 import { iso, systemClock } from '../src/clock.ts';
 import { newId } from '../src/ids.ts';
 import { PasswordHasher } from '../src/oauth/passwords.ts';
 import { createGroup } from '../src/scim/groups.ts';
+import { addSchema } from '../src/scim/team-schemas.ts';
 import { userRowOf } from '../src/scim/users.ts';
 import { userResourceType } from '../src/scim/schema/registry.ts';
 import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from '../src/scim/schema/urns.ts';
 import { validateResource } from '../src/scim/validate.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { addCounts } from '../src/storage/repos/counters.ts';
+import { extensionByKey } from '../src/storage/repos/extensions.ts';
 import { addMembers } from '../src/storage/repos/groups.ts';
 import { ensureSetting } from '../src/storage/repos/settings.ts';
 import type { TeamRow } from '../src/storage/repos/teams.ts';
@@ -140,4 +143,36 @@ export async function loadGroup(
   }
   progress?.done();
   return created.id;
+}
+
+/** The extension the scale team registers (issue 11 item 4): one `uniqueness: server` attribute. */
+export const BENCH_EXTENSION = 'urn:rollcall:params:scim:schemas:extension:Bench:2.0:User';
+
+/** User `n`'s badge: what the extension `eq` scenario looks up (folded: `b-...` finds `B-...`). */
+export const badgeOf = (n: number): string => `B-${String(n).padStart(7, '0')}`;
+
+/**
+ * Gives every user of the team a badge under BENCH_EXTENSION (with its uniqueness claim, as the
+ * Users service would), then registers the extension through the operation the CLI uses, which
+ * builds the badge's expression index over the loaded values. Nothing when it is registered
+ * already. Returns how long the registration (the index build) took, in seconds.
+ */
+export async function loadBadges(storage: Storage, team: TeamRow, naming: UserNaming): Promise<number | undefined> {
+  if (await extensionByKey(storage.db, team.id, BENCH_EXTENSION.toLowerCase())) return undefined;
+  // user_name is `${prefix}${7 digits}@${domain}`: the badge is B- and those digits.
+  const digits = sql`substr(user_name, ${naming.prefix.length + 1}, 7)`;
+  const attribute = `${BENCH_EXTENSION}:badge`.toLowerCase();
+  await storage.db.transaction().execute(async (trx) => {
+    if (storage.hooks.name === 'postgres') {
+      await sql`update users set data = jsonb_set(data, ${sql.val([BENCH_EXTENSION])}::text[], jsonb_build_object('badge', 'B-' || ${digits})) where team_id = ${team.id}`.execute(trx);
+    } else {
+      await sql`update users set data = json_set(data, ${`$."${BENCH_EXTENSION}"`}, json_object('badge', 'B-' || ${digits})) where team_id = ${team.id}`.execute(trx);
+    }
+    await sql`insert into extension_unique_values (team_id, resource_type, attribute, value_key, resource_id)
+      select team_id, 'User', ${attribute}, 'b-' || ${digits}, id from users where team_id = ${team.id}`.execute(trx);
+  });
+  const started = performance.now();
+  const schema = { id: BENCH_EXTENSION, name: 'Bench', attributes: [{ name: 'badge', type: 'string', uniqueness: 'server' }] };
+  await addSchema({ storage, clock: systemClock }, team, { resourceType: 'User', required: false, schema }, { actor: CLI_ACTOR });
+  return (performance.now() - started) / 1000;
 }

@@ -12,7 +12,7 @@ import { summarize } from './load.ts';
 import type { Measurement } from './load.ts';
 import { PATCH_OP } from '../src/scim/schema/urns.ts';
 import { progressBar } from './progress.ts';
-import { externalIdOf, userNameOf } from './scale-loader.ts';
+import { badgeOf, BENCH_EXTENSION, externalIdOf, userNameOf } from './scale-loader.ts';
 import type { UserNaming } from './scale-loader.ts';
 import type { Probe } from './scenarios.ts';
 
@@ -38,6 +38,9 @@ export const SCALE_SCENARIO_NAMES = {
   userNameEq: 'GET /Users?filter=userName eq',
   externalIdEq: 'GET /Users?filter=externalId eq',
   co: 'GET /Users?filter=userName co',
+  sw: 'GET /Users?filter=userName sw',
+  ew: 'GET /Users?filter=userName ew',
+  extensionEq: 'GET /Users?filter=<extension>:badge eq',
   pageFirst: 'GET /Users first page of 100 (index)',
   pageMiddle: 'GET /Users middle page of 100 (index)',
   pageLast: 'GET /Users last page of 100 (index)',
@@ -65,6 +68,16 @@ interface ListBody {
 const findsOne = (expectedUserName: (body: ListBody) => boolean): Probe => (_status, text) => {
   const body = JSON.parse(text) as ListBody;
   return body.totalResults === 1 && expectedUserName(body) ? undefined : `expected exactly the looked-up user, got totalResults ${String(body.totalResults)}`;
+};
+
+/** Five digits for `sw` / `ew` lookups, spread like the others (ten matches each at 1,000,000 users). */
+const fiveDigits = (n: number, users: number): string => String(scatter(n, Math.max(1, Math.floor(users / 10)))).padStart(5, '0');
+
+/** At 1,000,000 users a five-digit `sw` or `ew` finds ten users (fewer when the run has fewer users). */
+const findsTen: Probe = (_status, text) => {
+  const body = JSON.parse(text) as ListBody;
+  const n = body.Resources?.length ?? 0;
+  return n >= 1 && n <= 10 && body.totalResults === n ? undefined : `expected 1 to 10 users, got ${n} (totalResults ${String(body.totalResults)})`;
 };
 
 /** A page of 100 must start with user number `first` (index paging orders by creation). */
@@ -169,6 +182,27 @@ export function scaleScenarios(fixture: ScaleFixture): ScaleScenario[] {
       name: SCALE_SCENARIO_NAMES.co,
       expectStatus: 200,
       build: () => [{ method: 'GET', headers: bearer, path: list('userName co "77777"') }],
+    },
+    {
+      // "user0" and five digits: the ten users whose 7-digit number starts with them.
+      name: SCALE_SCENARIO_NAMES.sw,
+      expectStatus: 200,
+      probe: findsTen,
+      build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`userName sw "${naming.prefix}0${fiveDigits(n, users)}"`) }))],
+    },
+    {
+      // Five digits and the domain: the ten users whose 7-digit number ends with them.
+      name: SCALE_SCENARIO_NAMES.ew,
+      expectStatus: 200,
+      probe: findsTen,
+      build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`userName ew "${fiveDigits(n, users)}@${naming.domain}"`) }))],
+    },
+    {
+      // Issue 11 item 4: an extension attribute declared uniqueness: server, looked up case-insensitively.
+      name: SCALE_SCENARIO_NAMES.extensionEq,
+      expectStatus: 200,
+      probe: findsOne((b) => b.Resources?.[0]?.userName === userNameOf(naming, scatter(0, users))),
+      build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`${BENCH_EXTENSION}:badge eq "${badgeOf(scatter(n, users)).toLowerCase()}"`) }))],
     },
     page(SCALE_SCENARIO_NAMES.pageFirst, 1),
     page(SCALE_SCENARIO_NAMES.pageMiddle, middle),

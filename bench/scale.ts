@@ -23,7 +23,7 @@ import { drive, probeOnce, summarize } from './load.ts';
 import type { Measurement } from './load.ts';
 import { Servers } from './processes.ts';
 import { progressBar } from './progress.ts';
-import { loadGroup, loadUsers } from './scale-loader.ts';
+import { loadBadges, loadGroup, loadUsers } from './scale-loader.ts';
 import type { UserNaming } from './scale-loader.ts';
 import { CURSOR_SCENARIO_NAMES, cursorPagingScenarios, FIRST_BYTE_SCENARIO, firstByte, scaleScenarios } from './scale-scenarios.ts';
 import type { ScaleFixture, ScaleScenario } from './scale-scenarios.ts';
@@ -185,6 +185,9 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
     let loadSeconds: number;
     try {
       loadSeconds = await ensureLoaded(storage, options);
+      const team = await teamByName(storage.db, TEAM);
+      const indexSeconds = team ? await loadBadges(storage, team, NAMING) : undefined;
+      if (indexSeconds !== undefined) log(`extension registered, badge index built in ${indexSeconds.toFixed(1)} s`);
       fixture = await readFixture(storage);
     } finally {
       await storage.close();

@@ -43,14 +43,17 @@ export type AuditAction =
   | 'subscription_paused'
   | 'subscription_resumed'
   | 'subscription_replayed'
-  | 'subscription_deleted';
+  | 'subscription_deleted'
+  // A team's schema extensions registered, replaced or removed (rollcall schema, /v2/admin/Schemas).
+  | 'schema_added'
+  | 'schema_removed';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

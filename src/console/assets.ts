@@ -41,6 +41,7 @@ td.wrap, td code { overflow-wrap: anywhere; word-break: break-word; }
 tr:last-child td { border-bottom: none; }
 form.filters { display: flex; flex-wrap: wrap; gap: .5rem .75rem; align-items: flex-end; margin-bottom: 1rem; }
 form.filters > div { display: flex; flex-direction: column; min-width: 9rem; flex: 1 1 9rem; }
+form.filters small { color: var(--muted); font-size: .8rem; margin-top: .2rem; }
 label { font-weight: 600; font-size: .9rem; margin: .5rem 0 .25rem; display: block; }
 input[type=text], input[type=password], input[type=search], select { width: 100%; padding: .5rem .65rem; font: inherit; color: var(--text); background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 button { font: inherit; cursor: pointer; border-radius: 8px; padding: .5rem 1rem; border: 1px solid transparent; }

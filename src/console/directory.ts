@@ -37,7 +37,14 @@ export interface ListPage {
 }
 
 export interface DirectoryQuery {
-  /** Plain words: matched against userName, name, email and externalId (displayName for groups). */
+  /**
+   * Plain words (case-insensitive): a user whose userName, given name or family name starts with
+   * them, or whose externalId is exactly them. Groups: displayName starts with them, or
+   * externalId is them. Every branch is an index range at any size (migration 012), and a search
+   * that matches many users finds its page by walking the creation order (repos/paging.ts
+   * probeFirst); anything else (emails, `co`, a given and a family name together) takes a SCIM
+   * filter.
+   */
   readonly q?: string;
   /** A SCIM filter, for those who know the grammar; wins over `q`. */
   readonly filter?: string;
@@ -61,9 +68,14 @@ function filterOf(query: DirectoryQuery, words: (q: string) => string): string |
   return words(q);
 }
 
+/** The SCIM filter of a plain-word user search (DirectoryQuery.q). */
+export function userWords(q: string): string {
+  return [`userName sw ${quoted(q)}`, `name.givenName sw ${quoted(q)}`, `name.familyName sw ${quoted(q)}`, `externalId eq ${quoted(q)}`].join(' or ');
+}
+
 /** One page of a team's users (RFC 9865 cursors: fast at any depth). */
 export async function searchUsers(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const filter = filterOf(query, (q) => `userName sw ${quoted(q)} or name.formatted co ${quoted(q)} or name.familyName sw ${quoted(q)} or emails.value sw ${quoted(q)} or externalId eq ${quoted(q)}`);
+  const filter = filterOf(query, userWords);
   const list = parseListQuery(userResourceType, {
     ...(filter !== undefined ? { filter } : {}),
     ...sortParams(query.sortBy, USER_SORTS, query.descending),

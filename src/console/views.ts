@@ -143,7 +143,7 @@ export interface ListForm {
 function searchForm(kind: 'users' | 'groups', form: ListForm): string {
   const options = SORTS[kind].map(([v, l]) => `<option value="${e(v)}"${v === form.sortBy ? ' selected' : ''}>${e(l)}</option>`).join('');
   return `<form method="get" action="/console/${kind}" class="filters" role="search">
-<div><label for="q">Search</label><input id="q" name="q" type="search" value="${e(form.q)}" placeholder="${kind === 'users' ? 'userName, name, email or externalId' : 'displayName or externalId'}"></div>
+<div><label for="q">Search</label><input id="q" name="q" type="search" value="${e(form.q)}" placeholder="${kind === 'users' ? 'start of userName or name, or externalId' : 'start of displayName, or externalId'}" aria-describedby="q-hint"><small id="q-hint">${kind === 'users' ? 'Finds users whose userName, given name or family name starts with the words (any case), or whose externalId is exactly them. Emails and other attributes: use a SCIM filter.' : 'Finds groups whose displayName starts with the words (any case), or whose externalId is exactly them.'}</small></div>
 <div><label for="filter">SCIM filter</label><input id="filter" name="filter" type="text" value="${e(form.filter)}" placeholder='${kind === 'users' ? 'userName sw "a" and active eq true' : 'displayName eq "Admins"'}' spellcheck="false"></div>
 <div><label for="sortBy">Sort by</label><select id="sortBy" name="sortBy">${options}</select></div>
 <div><label for="order">Order</label><select id="order" name="order"><option value="asc"${form.descending ? '' : ' selected'}>ascending</option><option value="desc"${form.descending ? ' selected' : ''}>descending</option></select></div>

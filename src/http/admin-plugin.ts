@@ -8,6 +8,7 @@
  * scim/team-schemas.ts, and reply.
  */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { signsIn } from '../oauth/accounts.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
@@ -29,6 +30,7 @@ const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
   const teams = new WeakMap<FastifyRequest, TeamRow>();
+  const actors = new WeakMap<FastifyRequest, Actor>();
   const deps = { storage: options.storage, clock: options.clock };
 
   app.removeAllContentTypeParsers();
@@ -53,6 +55,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     const needed = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) throw new ScimError(403, `This request needs the "${needed}" scope`);
     teams.set(request, bearer.team);
+    actors.set(request, { via: 'scim', clientId: bearer.clientId, userId: bearer.userId });
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -68,6 +71,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     if (!found) throw new ScimError(401, 'Authentication required');
     return found;
   };
+  const change = (request: FastifyRequest) => ({ actor: actors.get(request) ?? { via: 'scim' as const, clientId: null, userId: null }, requestId: request.id });
   const json = 'application/scim+json; charset=utf-8';
 
   app.get('/Schemas', async (request, reply) => {
@@ -81,11 +85,11 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     const body = request.body;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ScimError(400, 'The body must be {"resourceType": "User" | "Group", "required": boolean, "schema": {RFC 7643 section 7 schema}}', 'invalidSyntax');
     const b = body as Record<string, unknown>;
-    const view = await addSchema(deps, team(request), { resourceType: b.resourceType ?? 'User', required: b.required, schema: b.schema });
+    const view = await addSchema(deps, team(request), { resourceType: b.resourceType ?? 'User', required: b.required, schema: b.schema }, change(request));
     return reply.code(201).header('content-type', json).send(view);
   });
   app.delete<{ Params: { id: string } }>('/Schemas/:id', async (request, reply) => {
-    await removeSchema(deps, team(request), request.params.id);
+    await removeSchema(deps, team(request), request.params.id, change(request));
     return reply.code(204).send();
   });
 }

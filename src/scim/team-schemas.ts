@@ -4,23 +4,56 @@
  * evolution rule of schema/extensions.ts), list, show, remove. And the per-app cache of each
  * team's resource types, rebuilt when the team's `schema_version` (read with the bearer token)
  * moved. It owns these rules; it writes no SQL (repos/extensions.ts) and parses no HTTP.
+ *
+ * Every change writes an audit row (`schema_added`, `schema_removed`) and brings the expression
+ * indexes of extension attributes (lower.ts `indexedKeys`: `uniqueness: server` ones) in line
+ * with every team's extensions, in the change's transaction: a removed attribute or extension
+ * loses its index unless another team's extension still wants the same one.
  */
+import type { Actor } from '../audit/events.ts';
+import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { Executor } from '../storage/types.ts';
-import { extensionByKey, extensionsOf, removeExtension, saveExtension } from '../storage/repos/extensions.ts';
+import { syncExpressionIndexes } from '../storage/repos/expression-indexes.ts';
+import { activeExtensions, extensionByKey, extensionsOf, removeExtension, saveExtension } from '../storage/repos/extensions.ts';
 import type { ExtensionRow } from '../storage/repos/extensions.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { schemaDocument } from './discovery.ts';
 import { badRequest, notFound } from './errors.ts';
 import { checkEvolution, CORE_TYPES, readExtension, teamTypes } from './schema/extensions.ts';
 import type { ExtensionDecl, TeamTypes } from './schema/extensions.ts';
+import { indexedKeys } from './filter/lower.ts';
 
 export interface SchemaDeps {
   readonly storage: Storage;
   readonly clock: Clock;
 }
+
+/** Who changes a team's schemas (the CLI, or an administrator's token through the admin API). */
+export interface SchemaChange {
+  readonly actor: Actor;
+  readonly requestId?: string | null;
+}
+
+/** Makes the expression indexes those of every team's current extensions (lower.ts indexedKeys). */
+async function syncIndexes(trx: Executor): Promise<void> {
+  const decls = (await activeExtensions(trx)).map(declOf);
+  const wanted = (type: 'User' | 'Group') => decls.filter((d) => d.resourceType === type).flatMap((d) => indexedKeys(d.schema));
+  await syncExpressionIndexes(trx, 'users', wanted('User'));
+  await syncExpressionIndexes(trx, 'groups', wanted('Group'));
+}
+
+/**
+ * Builds the expression indexes every team's extensions want, in one transaction (after `rollcall
+ * copy`, whose target has the tables' rows but none of these indexes).
+ */
+export async function rebuildExtensionIndexes(storage: Storage): Promise<void> {
+  await storage.db.transaction().execute(syncIndexes);
+}
+
+const indexedNames = (decl: ExtensionDecl): string[] => decl.schema.attributes.filter((a) => indexedKeys({ ...decl.schema, attributes: [a] }).length > 0).map((a) => a.name);
 
 /** A registered extension as `schema list` shows it. */
 export interface ExtensionView {
@@ -28,6 +61,8 @@ export interface ExtensionView {
   readonly resourceType: 'User' | 'Group';
   readonly required: boolean;
   readonly attributes: number;
+  /** Attributes with an expression index (`uniqueness: server`): fast `eq` filters. */
+  readonly indexed: string[];
   readonly updated: string;
 }
 
@@ -35,7 +70,7 @@ const declOf = (row: ExtensionRow): ExtensionDecl => readExtension(row.resource_
 
 const viewOf = (row: ExtensionRow): ExtensionView => {
   const decl = declOf(row);
-  return { id: decl.schema.id, resourceType: decl.resourceType, required: decl.required, attributes: decl.schema.attributes.length, updated: row.updated_at };
+  return { id: decl.schema.id, resourceType: decl.resourceType, required: decl.required, attributes: decl.schema.attributes.length, indexed: indexedNames(decl), updated: row.updated_at };
 };
 
 /** The team's resource types, read from storage. */
@@ -68,7 +103,7 @@ export class TeamTypesCache {
  * stay stored, hidden, and come back if declared again); a type never changes. The id may not be
  * registered for the other resource type.
  */
-export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resourceType: unknown; required?: unknown; schema: unknown }): Promise<ExtensionView> {
+export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resourceType: unknown; required?: unknown; schema: unknown }, change: SchemaChange): Promise<ExtensionView> {
   const decl = readExtension(input.resourceType, input.required, input.schema);
   const key = decl.schema.id.toLowerCase();
   const now = iso(deps.clock);
@@ -91,6 +126,16 @@ export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resour
       removed_at: null,
     };
     await saveExtension(trx, row);
+    await syncIndexes(trx);
+    await recordEvent(trx, deps.clock, {
+      teamId: team.id,
+      actor: change.actor,
+      requestId: change.requestId ?? null,
+      action: 'schema_added',
+      resourceType: 'Schema',
+      resourceId: null,
+      detail: { schema: decl.schema.id, resourceType: decl.resourceType, replaced: existing !== undefined && existing.removed_at === null, attributes: decl.schema.attributes.map((a) => a.name), indexed: indexedNames(decl) },
+    });
     return viewOf(row);
   });
 }
@@ -107,7 +152,21 @@ export async function showSchema(deps: SchemaDeps, team: TeamRow, id: string, ba
 }
 
 /** Removes the extension: its values stay stored, hidden, until it is added again. */
-export async function removeSchema(deps: SchemaDeps, team: TeamRow, id: string): Promise<void> {
-  const removed = await deps.storage.db.transaction().execute((trx) => removeExtension(trx, team.id, id.toLowerCase(), iso(deps.clock)));
+export async function removeSchema(deps: SchemaDeps, team: TeamRow, id: string, change: SchemaChange): Promise<void> {
+  const removed = await deps.storage.db.transaction().execute(async (trx) => {
+    const row = await extensionByKey(trx, team.id, id.toLowerCase());
+    if (!row || !(await removeExtension(trx, team.id, id.toLowerCase(), iso(deps.clock)))) return false;
+    await syncIndexes(trx);
+    await recordEvent(trx, deps.clock, {
+      teamId: team.id,
+      actor: change.actor,
+      requestId: change.requestId ?? null,
+      action: 'schema_removed',
+      resourceType: 'Schema',
+      resourceId: null,
+      detail: { schema: row.schema_id, resourceType: row.resource_type },
+    });
+    return true;
+  });
   if (!removed) throw notFound(`Team ${team.name} has no schema extension ${id}`);
 }

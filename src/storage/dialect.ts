@@ -3,10 +3,14 @@
  * one object of named hooks. Nothing else in Rollcall asks which engine it runs on.
  */
 import { sql } from 'kysely';
-import type { Expression, Kysely, RawBuilder, SqlBool } from 'kysely';
+import type { Expression, Kysely, QueryExecutorProvider, RawBuilder, SqlBool } from 'kysely';
+import { escapeLike, prefixUpperBound, reverseCodePoints } from './text-range.ts';
 
-/** Where a JSON scalar is read from: a document column, or the current array element. */
-export type JsonBase = { readonly table: string; readonly column: string } | 'element';
+/**
+ * Where a JSON scalar is read from: a document column (of the table alias `table`, or unqualified
+ * in an index definition), or the current array element.
+ */
+export type JsonBase = { readonly table?: string; readonly column: string } | 'element';
 
 export type EngineName = 'sqlite' | 'postgres';
 
@@ -25,7 +29,8 @@ export interface DialectHooks {
    * alias `table`, or (base `element`) inside the current element of `elements(...)`. `text`
    * gives strings as text; `bool` gives JSON true/false as 1/0; `number` gives a JSON number as
    * a number (NULL for any other JSON type, so a string never compares as one). Keys are stored
-   * attribute names.
+   * attribute names, written into the SQL as literals (never bound), so that an expression
+   * index over the same read (migration 012, extension-indexes.ts) matches the query's expression.
    */
   json(base: JsonBase, keys: readonly string[], as: 'text' | 'bool' | 'number'): RawBuilder<unknown>;
   /**
@@ -37,12 +42,22 @@ export interface DialectHooks {
   elementIndex(): RawBuilder<unknown>;
   /** Lower-cases text the way JavaScript's toLowerCase does (full Unicode case folding). */
   lower(expr: Expression<unknown>): RawBuilder<string>;
+  /**
+   * Whether a `co` test can be answered by an index (PostgreSQL's trigram indexes, migration
+   * 012); on SQLite it is a scan, best done in the list's own order (repos/paging.ts).
+   */
+  readonly substringIndexed: boolean;
   /** Text made to compare by code point, as SQLite does by default (PostgreSQL: COLLATE "C"). */
   ordered(expr: Expression<unknown>): RawBuilder<unknown>;
-  /** Case-sensitive substring tests that need no LIKE escaping. */
+  /**
+   * Case-sensitive substring tests (`co`, `sw`, `ew`), written so that an index can answer them
+   * (migration 012): PostgreSQL's LIKE (escaped) under a pg_trgm GIN index; on SQLite `sw` as a
+   * range of the binary order beside the exact test, and, when `indexed` says the expression has
+   * a reversed-text index (`rc_reverse`), `ew` as a range of the reversed text.
+   */
   contains(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   startsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
-  endsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  endsWith(expr: Expression<unknown>, value: string, indexed: boolean): RawBuilder<SqlBool>;
   /**
    * The statement a revocation notice runs in the write's transaction, its one parameter the
    * notice (revocations.ts): PostgreSQL hands it to every instance LISTENing when the
@@ -71,6 +86,16 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 const jsonPathSqlite = (keys: readonly string[]): string =>
   '$' + keys.map((k) => `."${k.replace(/"/g, '""')}"`).join('');
 
+/** A PostgreSQL text[] literal's body: each key double-quoted, `"` and `\` escaped. */
+const textArrayPostgres = (keys: readonly string[]): string => `{${keys.map((k) => `"${k.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+
+const documentColumn = (base: { readonly table?: string; readonly column: string }) =>
+  sql.ref(base.table === undefined ? base.column : `${base.table}.${base.column}`);
+
+/** `lo <= x < hi` (hi absent: open above), beside which the caller keeps its exact test. */
+const range = (x: Expression<unknown>, lo: string, hi: string | undefined): RawBuilder<SqlBool> =>
+  hi === undefined ? sql<SqlBool>`${x} >= ${lo}` : sql<SqlBool>`${x} >= ${lo} and ${x} < ${hi}`;
+
 export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
   revocationNoticeSql: 'select ? as rollcall_revocation',
@@ -86,18 +111,27 @@ export const sqliteHooks: DialectHooks = {
     // The element itself (a multi-valued simple attribute): json_each's value is already SQL
     // (text, a number, 1/0), and json_extract would read a string element as malformed JSON.
     if (base === 'element' && keys.length === 0) return as === 'number' ? sql`(case when e.type in ('integer', 'real') then e.value end)` : sql`e.value`;
-    const source = base === 'element' ? sql`e.value` : sql.ref(`${base.table}.${base.column}`);
-    const value = sql`json_extract(${source}, ${jsonPathSqlite(keys)})`;
-    return as === 'number' ? sql`(case when json_type(${source}, ${jsonPathSqlite(keys)}) in ('integer', 'real') then ${value} end)` : value;
+    const source = base === 'element' ? sql`e.value` : documentColumn(base);
+    const path = sql.lit(jsonPathSqlite(keys));
+    const value = sql`json_extract(${source}, ${path})`;
+    return as === 'number' ? sql`(case when json_type(${source}, ${path}) in ('integer', 'real') then ${value} end)` : value;
   },
   elements: (table, column, keys) => sql`json_each(${sql.ref(`${table}.${column}`)}, ${jsonPathSqlite(keys)}) as e`,
   elementIndex: () => sql`e.key`,
   // rc_lower is registered on every connection by sqlite-adapter.ts (SQLite's lower() is ASCII only).
   lower: (expr) => sql<string>`rc_lower(${expr})`,
+  substringIndexed: false,
   ordered: (expr) => sql`${expr}`,
   contains: (expr, value) => sql<SqlBool>`instr(${expr}, ${value}) > 0`,
-  startsWith: (expr, value) => sql<SqlBool>`substr(${expr}, 1, length(${value})) = ${value}`,
-  endsWith: (expr, value) => sql<SqlBool>`(length(${expr}) >= length(${value}) and substr(${expr}, length(${expr}) - length(${value}) + 1) = ${value})`,
+  // Every text starting with v lies in [v, prefixUpperBound(v)) of the binary order: a range of
+  // an index on the expression ((team_id, user_name_key) for userName).
+  startsWith: (expr, value) => sql<SqlBool>`(${range(expr, value, prefixUpperBound(value))} and substr(${expr}, 1, length(${value})) = ${value})`,
+  endsWith: (expr, value, indexed) => {
+    const exact = sql<SqlBool>`(length(${expr}) >= length(${value}) and substr(${expr}, length(${expr}) - length(${value}) + 1) = ${value})`;
+    if (!indexed) return exact;
+    const reversed = reverseCodePoints(value);
+    return sql<SqlBool>`(${range(sql`rc_reverse(${expr})`, reversed, prefixUpperBound(reversed))} and ${exact})`;
+  },
   // ORDER BY inside an aggregate: SQLite 3.44 and later.
   jsonRows: (items, orderBy) => sql`json_group_array(json_array(${sql.join([...items])}) order by ${sql.join([...orderBy])})`,
 };
@@ -111,9 +145,10 @@ export const postgresHooks: DialectHooks = {
   isUniqueViolation: (error) => codeOf(error) === '23505',
   isRetryable: (error) => codeOf(error) === '40001' || codeOf(error) === '40P01',
   json: (base, keys, as) => {
-    const source = base === 'element' ? sql`e.v` : sql.ref(`${base.table}.${base.column}`);
-    const text = sql`(${source} #>> ${sql.val(keys)}::text[])`;
-    if (as === 'number') return sql`(case when jsonb_typeof(${source} #> ${sql.val(keys)}::text[]) = 'number' then ${text}::numeric end)`;
+    const source = base === 'element' ? sql`e.v` : documentColumn(base);
+    const path = sql`${sql.lit(textArrayPostgres(keys))}::text[]`;
+    const text = sql`(${source} #>> ${path})`;
+    if (as === 'number') return sql`(case when jsonb_typeof(${source} #> ${path}) = 'number' then ${text}::numeric end)`;
     return as === 'bool' ? sql`(case ${text} when 'true' then 1 when 'false' then 0 end)` : text;
   },
   elements: (table, column, keys) =>
@@ -123,10 +158,16 @@ export const postgresHooks: DialectHooks = {
   // οδοσ, İ -> i; nothing beyond ASCII under "C"); ICU's root locale applies Unicode's full,
   // context-sensitive mapping as toLowerCase does (ΟΔΟΣ -> οδος, İ -> i̇), whatever the database.
   lower: (expr) => sql<string>`lower(${expr} collate "und-x-icu")`,
+  substringIndexed: true,
   ordered: (expr) => sql`(${expr} collate "C")`,
-  contains: (expr, value) => sql<SqlBool>`strpos(${expr}, ${value}::text) > 0`,
-  startsWith: (expr, value) => sql<SqlBool>`left(${expr}, length(${value}::text)) = ${value}::text`,
-  endsWith: (expr, value) => sql<SqlBool>`right(${expr}, length(${value}::text)) = ${value}::text`,
+  // LIKE (with `\\` escaping the wildcards) rather than strpos/left/right: pg_trgm GIN indexes
+  // answer all three (migration 012); a prefix is also a range of the text_pattern_ops B-trees
+  // on the folded keys, and a suffix of a folded key a prefix of its reverse(), indexed so too
+  // (trigrams common to many rows make GIN slow where a B-tree range is not).
+  contains: (expr, value) => sql<SqlBool>`${expr} like ${`%${escapeLike(value)}%`}`,
+  startsWith: (expr, value) => sql<SqlBool>`${expr} like ${`${escapeLike(value)}%`}`,
+  endsWith: (expr, value, indexed) =>
+    indexed ? sql<SqlBool>`reverse(${expr}) like ${`${escapeLike(reverseCodePoints(value))}%`}` : sql<SqlBool>`${expr} like ${`%${escapeLike(value)}`}`,
   jsonRows: (items, orderBy) => sql`coalesce(json_agg(json_build_array(${sql.join([...items])}) order by ${sql.join([...orderBy])}), '[]'::json)`,
 };
 
@@ -157,3 +198,12 @@ export async function tablesOf(db: Kysely<unknown>, engine: EngineName): Promise
   }));
 }
 
+
+/** The names of the indexes on `table` (the connection's schema on PostgreSQL). */
+export async function indexNames(db: QueryExecutorProvider, engine: EngineName, table: string): Promise<string[]> {
+  const rows =
+    engine === 'sqlite'
+      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table}`.execute(db)).rows
+      : (await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = ${table}`.execute(db)).rows;
+  return rows.map((r) => r.name);
+}

@@ -17,12 +17,15 @@ export type ResourceTable = 'users' | 'groups';
 /** The resource row's alias in every list and search query. */
 export const ROW = 'r';
 
-const DOCUMENT: JsonBase = { table: ROW, column: 'data' };
-
 interface Scope {
   readonly hooks: DialectHooks;
   readonly table: ResourceTable;
+  /** Columns unqualified (an index definition) rather than of the row alias `r`. */
+  readonly unqualified?: boolean;
 }
+
+const documentOf = (scope: Scope): JsonBase => (scope.unqualified ? { column: 'data' } : { table: ROW, column: 'data' });
+const columnOf = (scope: Scope, column: string) => sql.ref(scope.unqualified ? column : `${ROW}.${column}`);
 
 /** The related row's columns: a group's member user, or a user's group. */
 const RELATED = {
@@ -34,9 +37,9 @@ function read(scope: Scope, scalar: Scalar, as: ReadAs): RawBuilder<unknown> {
   const { hooks } = scope;
   switch (scalar.at) {
     case 'column':
-      return sql`${sql.ref(`${ROW}.${scalar.column}`)}`;
+      return sql`${columnOf(scope, scalar.column)}`;
     case 'document':
-      return hooks.json(DOCUMENT, scalar.keys, as === 'flag' ? 'bool' : as);
+      return hooks.json(documentOf(scope), scalar.keys, as === 'flag' ? 'bool' : as);
     case 'element':
       return hooks.json('element', scalar.keys, as === 'flag' ? 'bool' : as);
     case 'related':
@@ -46,7 +49,7 @@ function read(scope: Scope, scalar: Scalar, as: ReadAs): RawBuilder<unknown> {
 
 /** The scalar's text case-folded: its folded column when it has one, else folded in SQL. */
 function folded(scope: Scope, scalar: Scalar): RawBuilder<unknown> {
-  if (scalar.at === 'column' && scalar.folded !== undefined) return sql`${sql.ref(`${ROW}.${scalar.folded}`)}`;
+  if (scalar.at === 'column' && scalar.folded !== undefined) return sql`${columnOf(scope, scalar.folded)}`;
   if (scalar.at === 'related' && scalar.field === 'name') return sql`${sql.ref(RELATED[scope.table].foldedName)}`;
   return scope.hooks.lower(read(scope, scalar, 'text'));
 }
@@ -84,7 +87,8 @@ function compile(scope: Scope, p: Predicate): RawBuilder<SqlBool> {
         case 'sw':
           return sql<SqlBool>`(${known} and ${hooks.startsWith(x, v)})`;
         case 'ew':
-          return sql<SqlBool>`(${known} and ${hooks.endsWith(x, v)})`;
+          // A folded column (userName, a group's displayName) has a reversed-text index (migration 012).
+          return sql<SqlBool>`(${known} and ${hooks.endsWith(x, v, p.folded && p.scalar.at === 'column' && p.scalar.folded !== undefined)})`;
         case 'gt':
         case 'ge':
         case 'lt':
@@ -126,4 +130,14 @@ export function sortKeySql(hooks: DialectHooks, table: ResourceTable, key: Order
   const value = orderedValue(scope, key.scalar, key.as, key.folded);
   const preference = key.preferred ? sql`coalesce(${hooks.json('element', key.preferred, 'bool')}, 0) desc, ` : sql``;
   return sql`(select ${value} from ${hooks.elements(ROW, 'data', key.array)} order by ${preference}${hooks.elementIndex()} limit 1)`;
+}
+
+/**
+ * The expression a text test of `key` compares (its folded form when `key.folded`), written
+ * unqualified for an index definition: the very expression `predicateSql` writes for an `eq` on
+ * that scalar, so that an expression index over it answers the filter (extension-indexes.ts).
+ */
+export function indexedExpressionSql(hooks: DialectHooks, table: ResourceTable, key: OrderKey & { kind: 'scalar' }): RawBuilder<unknown> {
+  const scope: Scope = { hooks, table, unqualified: true };
+  return key.folded ? folded(scope, key.scalar) : read(scope, key.scalar, key.as);
 }

@@ -11,6 +11,7 @@ import type { StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
+import { reverseCodePoints } from './text-range.ts';
 
 type Param = null | number | bigint | string | NodeJS.ArrayBufferView;
 
@@ -107,6 +108,11 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     // way the in-memory evaluator (and PostgreSQL's lower()) do.
     this.raw.function('rc_lower', { deterministic: true }, (value) =>
       typeof value === 'string' ? value.toLowerCase() : value,
+    );
+    // Text reversed by code point: `ew` on userName is a prefix range of the reversed key under
+    // an expression index (migration 012, dialect.ts endsWith).
+    this.raw.function('rc_reverse', { deterministic: true }, (value) =>
+      typeof value === 'string' ? reverseCodePoints(value) : value,
     );
   }
 

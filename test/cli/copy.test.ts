@@ -12,7 +12,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { contextFor, createClient, createTeam, createTeamUser, issueToken, requireTeam } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
+import { CLI_ACTOR } from '../../src/audit/events.ts';
 import { createGroup } from '../../src/scim/groups.ts';
+import { addSchema } from '../../src/scim/team-schemas.ts';
+import { indexNames } from '../../src/storage/dialect.ts';
 import { connect } from '../../src/storage/connect.ts';
 import { migrate } from '../../src/storage/migrations/index.ts';
 import { insertUser } from '../../src/storage/repos/users.ts';
@@ -63,6 +66,8 @@ describe('rollcall copy', { skip: postgresUrl ? false : 'needs TEST_DATABASE_URL
       await createGroup(ctx, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Everyone 😀', members: ids.slice(0, 1500).map((value) => ({ value })) });
       await createGroup(ctx, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Few', members: ids.slice(0, 3).map((value) => ({ value })) });
       await createClient(deps, { name: 'Okta', redirectUris: [], team: 'acme' });
+      // An extension attribute with an expression index (uniqueness: server): the target gets the index too.
+      await addSchema({ storage, clock: systemClock }, team, { resourceType: 'User', schema: { id: 'urn:acme:copy:2.0:User', attributes: [{ name: 'badge', type: 'string', uniqueness: 'server' }] } }, { actor: CLI_ACTOR });
       token = (await issueToken(deps, 'acme', 'admin@acme.example', { scope: ['read'], ttlSeconds: 3600, name: 'Entra' })).token;
     } finally {
       await storage.close();
@@ -82,6 +87,12 @@ describe('rollcall copy', { skip: postgresUrl ? false : 'needs TEST_DATABASE_URL
     assert.equal(rows.provisioning_tokens, 1);
     assert.ok(rows.audit_events! >= 4);
     assert.deepEqual(result.notCopied, ['sessions', 'keys']);
+    const target = connect(pg.url);
+    try {
+      assert.equal((await indexNames(target.db, 'postgres', 'users')).filter((n) => n.startsWith('rc_x_users_')).length, 1, 'the extension index is built on the target');
+    } finally {
+      await target.close();
+    }
 
     // The copied token hash works against a server on PostgreSQL.
     const server = await startServer(pg.url);

@@ -127,6 +127,13 @@ describe('console (HTTP)', () => {
       const found = await page.get('/console/users?q=zoe');
       assert.match(found.body, /zoe@acme\.example/);
       assert.doesNotMatch(found.body, /admin@acme\.example<\/a>/);
+      // The words match the start of the userName or of a name part (any case), or the externalId exactly.
+      await createTeamUser(adminDeps(t), 'acme', 'x1@acme.example', {});
+      const ada = await t.request('POST', '/v2/scim/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'al@acme.example', name: { givenName: 'Ada', familyName: 'Lovelace' }, externalId: 'HR-77' });
+      assert.equal(ada.statusCode, 201, ada.body);
+      for (const q of ['ADA', 'love', 'al@', 'HR-77']) assert.match((await page.get(`/console/users?q=${encodeURIComponent(q)}`)).body, /al@acme\.example<\/a>/, q);
+      for (const q of ['lace', 'hr-77', 'acme.example', 'HR-7']) assert.doesNotMatch((await page.get(`/console/users?q=${encodeURIComponent(q)}`)).body, /al@acme\.example<\/a>/, q);
+      assert.match(found.body, /whose userName, given name or family name starts with the words/);
       const filtered = await page.get(`/console/users?filter=${encodeURIComponent('userName eq "admin@acme.example"')}`);
       assert.match(filtered.body, /admin@acme\.example<\/a>/);
       const bad = await page.get(`/console/users?filter=${encodeURIComponent('userName zz 1')}`);

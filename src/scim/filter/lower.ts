@@ -9,6 +9,7 @@
  * no SQL and imports nothing of Kysely or the dialect: storage compiles what it returns.
  */
 import type { Predicate, ReadAs, RelatedUsers, Scalar, OrderKey } from '../../storage/predicate.ts';
+import type { SchemaDef } from '../schema/types.ts';
 import { ALWAYS } from '../../storage/predicate.ts';
 import type { AttributeDef } from '../schema/types.ts';
 import type { BoundFilter, BoundSort, FilterTarget } from './bind.ts';
@@ -136,4 +137,16 @@ export function lowerSort(sort: BoundSort): OrderKey {
     return { kind: 'firstElement', array: docKeys(target), scalar, as, folded, ...(target.sub ? { preferred: ['primary'] } : {}) };
   }
   return { kind: 'scalar', scalar: scalarOfLeaf(target), as, folded };
+}
+
+/**
+ * The values of an extension schema that get an expression index (issue 11 item 4; docs/
+ * SCHEMA-EXTENSIONS.md "Fast filters"): its single-valued string or reference attributes declared
+ * `uniqueness: server`, the ones identity providers look resources up by. Each is the scalar an
+ * `eq` on it lowers to (folded unless caseExact), so the index answers exactly that filter.
+ */
+export function indexedKeys(extension: SchemaDef): (OrderKey & { kind: 'scalar' })[] {
+  return extension.attributes
+    .filter((a) => a.uniqueness === 'server' && !a.multiValued && (a.type === 'string' || a.type === 'reference'))
+    .map((a) => ({ kind: 'scalar', scalar: { at: 'document', keys: [extension.id, a.name] }, as: 'text', folded: isCaseInsensitive(a) }));
 }

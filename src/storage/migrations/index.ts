@@ -18,6 +18,7 @@ import { migration008 } from './008_provisioning_tokens.ts';
 import { migration009 } from './009_schema_extensions.ts';
 import { migration010 } from './010_team_counters.ts';
 import { migration011 } from './011_feed_btrees.ts';
+import { migration012 } from './012_text_search.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -32,6 +33,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '009_schema_extensions': migration009(),
     '010_team_counters': migration010(),
     '011_feed_btrees': migration011(storage.hooks.name),
+    '012_text_search': migration012(storage.hooks.name, (line) => process.stderr.write(`${line}\n`)),
   };
 }
 

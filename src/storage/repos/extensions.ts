@@ -17,6 +17,11 @@ export async function extensionsOf(ex: Executor, teamId: string, withRemoved = f
   return q.orderBy('created_at').orderBy('schema_key').execute();
 }
 
+/** Every team's extensions that are not removed (the expression indexes serve them all). */
+export async function activeExtensions(ex: Executor): Promise<ExtensionRow[]> {
+  return ex.selectFrom('schema_extensions').selectAll().where('removed_at', 'is', null).orderBy('team_id').orderBy('schema_key').execute();
+}
+
 export async function extensionByKey(ex: Executor, teamId: string, key: string): Promise<ExtensionRow | undefined> {
   return ex.selectFrom('schema_extensions').selectAll().where('team_id', '=', teamId).where('schema_key', '=', key).executeTakeFirst();
 }
