@@ -188,7 +188,8 @@ export function createStatements(db: Db, engine: StatementEngine, hooks: Dialect
     },
     shaped: async (ex, query) => {
       const template = shapeOf(query);
-      if (!template) return (await ex.executeQuery(query.build(ex as Db, true).compile())).rows as Record<string, unknown>[];
+      // Built per call: compiled without the executor's plugins (they see the statement once, as a whole, when it runs).
+      if (!template) return (await ex.executeQuery(query.build(ex.withoutPlugins() as Db, true).compile())).rows as Record<string, unknown>[];
       return engine.rows(ex, template, bind(template, query.values));
     },
   };

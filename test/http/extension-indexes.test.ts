@@ -12,6 +12,8 @@ import { CompiledQuery, sql } from 'kysely';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Storage } from '../../src/storage/connect.ts';
 import { indexNames } from '../../src/storage/dialect.ts';
+import { hooksOf, hot, StorageCarrier } from '../../src/storage/statements.ts';
+import type { Statements } from '../../src/storage/statements.ts';
 import { listAuditEvents } from '../../src/storage/repos/audit.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
@@ -50,7 +52,17 @@ class LastUsersSelect implements KyselyPlugin {
 
   wrap(storage: Storage): Storage {
     this.#storage = storage;
-    return { ...storage, db: storage.db.withPlugin(this) };
+    const db = storage.db.withPlugin(this);
+    // List pages compiled once per shape (statements.ts `shaped`) are compiled here again with
+    // their values, so the plugin sees each one as sent.
+    const inner = hot(storage.db);
+    const statements: Statements = {
+      all: (ex, def, params) => inner.all(ex, def, params),
+      first: (ex, def, params) => inner.first(ex, def, params),
+      run: (ex, def, params) => inner.run(ex, def, params),
+      shaped: (ex, query) => (query.build(db, true).compile(), inner.shaped(ex, query)),
+    };
+    return { ...storage, db: db.withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
   }
 }
 

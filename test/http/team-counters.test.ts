@@ -61,11 +61,15 @@ for (const engine of engines) {
       const inner = hot(storage.db);
       const statements: Statements = {
         all: (ex, def, params) => (failing.names.push(def.name), inner.all(ex, def, params)),
-        first: (ex, def, params) => (failing.names.push(def.name), inner.first(ex, def, params)),
+        first: (ex, def, params) => {
+          failing.names.push(def.name);
+          // PostgreSQL bumps the feed's counter and inserts the event in one statement (appendEvent).
+          return failing.on && def.name === 'appendEvent' ? Promise.reject(new Error('injected failure of the feed insert')) : inner.first(ex, def, params);
+        },
         shaped: (ex, query) => inner.shaped(ex, query),
         run: (ex, def, params) => {
           failing.names.push(def.name);
-          return failing.on && def.name === 'insertEvent' ? Promise.reject(new Error('injected failure of the feed insert')) : inner.run(ex, def, params);
+          return failing.on && (def.name === 'insertEvent' || def.name === 'appendEvent') ? Promise.reject(new Error('injected failure of the feed insert')) : inner.run(ex, def, params);
         },
       };
       return { ...storage, db: storage.db.withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };

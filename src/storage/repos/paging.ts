@@ -449,7 +449,8 @@ async function fromFewMatches<R extends { readonly id: string; readonly created_
   window: ListWindow,
 ): Promise<{ rows: R[]; matches: number } | undefined> {
   if (!window.where || !stepped(ex, table, window)) return undefined;
-  let matches = listedRows(ex, table, teamId, window.onlyActive === true).where(predicateSql(hooksOf(ex), table, window.where)).selectAll(ROW);
+  // Subqueries without the executor's plugins: they see the statement once, as a whole.
+  let matches = listedRows(ex.withoutPlugins(), table, teamId, window.onlyActive === true).where(predicateSql(hooksOf(ex), table, window.where)).selectAll(ROW);
   const seek = seekCondition(ROW, window, undefined);
   if (seek) matches = matches.where(seek);
   let query = ex
@@ -459,7 +460,8 @@ async function fromFewMatches<R extends { readonly id: string; readonly created_
   query = withGroupsOf(ex, table, teamId, window, query);
   for (const term of orderTerms(ROW, window, undefined)) query = query.orderBy(term.expr, term.modifiers);
   const offset = window.seek ? 0 : (window.offset ?? 0);
-  const raw = (await query.limit(rowCount(window.limit + (window.seek ? 1 : 0))).offset(rowCount(offset)).execute()) as unknown as (R & { readonly [MATCH_COUNT]: number | string })[];
+  const limited = query.limit(rowCount(window.limit + (window.seek ? 1 : 0)));
+  const raw = (await (offset > 0 ? limited.offset(rowCount(offset)) : limited).execute()) as unknown as (R & { readonly [MATCH_COUNT]: number | string })[];
   if (raw.length === 0) return offset === 0 ? { rows: [], matches: 0 } : undefined;
   const found = Number(raw[0]![MATCH_COUNT]);
   if (found > FEW_MATCHES) return undefined;
@@ -482,7 +484,7 @@ async function probeFirst<R extends { readonly id: string; readonly created_at: 
   const offset = window.seek ? 0 : (window.offset ?? 0);
   const wanted = offset + window.limit + (window.seek ? 1 : 0);
   if (!window.where || window.sort || wanted * 10 > PROBE_ROWS || !mayMatchMany(window.where, table, hooksOf(ex))) return undefined;
-  let walk = listedRows(ex, table, teamId, window.onlyActive === true).selectAll(ROW);
+  let walk = listedRows(ex.withoutPlugins(), table, teamId, window.onlyActive === true).selectAll(ROW);
   const seek = seekCondition(ROW, window, undefined);
   if (seek) walk = walk.where(seek);
   for (const term of orderTerms(ROW, window, undefined)) walk = walk.orderBy(term.expr, term.modifiers);
@@ -492,14 +494,15 @@ async function probeFirst<R extends { readonly id: string; readonly created_at: 
     .where(predicateSql(hooksOf(ex), table, window.where)) as unknown as SelectQueryBuilder<Database, never, {}>;
   query = withGroupsOf(ex, table, teamId, window, query);
   for (const term of orderTerms(ROW, window, undefined)) query = query.orderBy(term.expr, term.modifiers);
-  const rows = (await query.limit(rowCount(wanted - offset)).offset(rowCount(offset)).execute()) as unknown as R[];
+  const limited = query.limit(rowCount(wanted - offset));
+  const rows = (await (offset > 0 ? limited.offset(rowCount(offset)) : limited).execute()) as unknown as R[];
   return rows.length === wanted - offset ? rows : undefined;
 }
 
 /** `query` (over rows aliased `r`) with each user's groups (`ListWindow.withGroups`), as pageQueryOf adds them. */
 function withGroupsOf<Q extends SelectQueryBuilder<Database, never, {}>>(ex: Executor, table: ResourceTable, teamId: string, window: ListWindow, query: Q): Q {
   if (!window.withGroups || table !== 'users') return query;
-  return (query as unknown as SelectQueryBuilder<Database & { r: { id: string } }, 'r', {}>).select(groupsOfRow(ex, hooksOf(ex), teamId).as(GROUPS_COLUMN)) as unknown as Q;
+  return (query as unknown as SelectQueryBuilder<Database & { r: { id: string } }, 'r', {}>).select(groupsOfRow(ex.withoutPlugins(), hooksOf(ex), teamId).as(GROUPS_COLUMN)) as unknown as Q;
 }
 
 /**
@@ -514,6 +517,13 @@ async function steppedPage<R extends { readonly id: string; readonly created_at:
   window: ListWindow,
   count: () => Promise<number>,
 ): Promise<ListPage<R>> {
+  if (window.resumeAfter && !window.seek) {
+    // A later slice of an index page: the rows after the previous slice's last, found as a seek.
+    const { resumeAfter, offset, ...rest } = window;
+    const page = await steppedPage<R>(ex, hooks, table, teamId, { ...rest, seek: { direction: 'after', from: resumeAfter } }, count);
+    const total = window.countTotal === false ? undefined : await totalOf(page.rows, offset ?? 0, window.limit, count);
+    return { rows: page.rows, total, positions: page.positions, more: false };
+  }
   const few = await fromFewMatches<R>(ex, table, teamId, window);
   const probed = few ? few.rows : await probeFirst<R>(ex, table, teamId, window);
   const run = async (limit: number, offset: number): Promise<R[]> => {
@@ -521,12 +531,13 @@ async function steppedPage<R extends { readonly id: string; readonly created_at:
     // every match is read by its index and sorted. Written as a subquery neither planner flattens
     // (it has a LIMIT), since a planner that walked the creation order here, hoping to meet the
     // page soon, would read half a million rows for matches that only begin there (3 s).
-    let matches = listedRows(ex, table, teamId, window.onlyActive === true).where(predicateSql(hooks, table, window.where!)).selectAll(ROW);
+    let matches = listedRows(ex.withoutPlugins(), table, teamId, window.onlyActive === true).where(predicateSql(hooks, table, window.where!)).selectAll(ROW);
     const after = seekCondition(ROW, window, undefined);
     if (after) matches = matches.where(after);
     let query = withGroupsOf(ex, table, teamId, window, ex.selectFrom(matches.limit(rowCount(Number.MAX_SAFE_INTEGER)).as(ROW)).selectAll(ROW) as unknown as SelectQueryBuilder<Database, never, {}>);
     for (const term of orderTerms(ROW, window, undefined)) query = query.orderBy(term.expr, term.modifiers);
-    return (await query.limit(rowCount(limit)).offset(rowCount(offset)).execute()) as unknown as R[];
+    const limited = query.limit(rowCount(limit));
+    return (await (offset > 0 ? limited.offset(rowCount(offset)) : limited).execute()) as unknown as R[];
   };
   if (!window.seek) {
     const offset = window.offset ?? 0;
