@@ -1,10 +1,10 @@
 /**
  * Events benchmark (issue 10 item 8), run by `npm run bench` after the throughput table (or alone:
- * `node bench/events.ts [--smoke] [--postgres URL]`):
+ * `node bench/events.ts [--smoke] [--postgres URL] [--no-sqlite] [--rounds N] [--seconds S]`):
  *
  * 1. Write throughput with the change feed on vs off: POST /Users and PATCH /Users/{id} against
  *    two servers on two fresh databases of one engine, in alternating slices. "Off" is the same
- *    app with the feed's statements (counter bump, event insert; one statement on PostgreSQL) answered without touching
+ *    app with the feed's statements (SQLite: counter bump, event insert; PostgreSQL: the event's part of the one statement that inserts the audit row and the event, numbered at COMMIT by migration 013's trigger) answered without touching
  *    the database (a bench-only wrapper of `storage.statements`; Rollcall itself has no switch
  *    to turn the feed off), so the difference is exactly what the feed costs a write.
  * 2. Delivery throughput: a team's feed of N events replayed to a push subscription whose
@@ -21,6 +21,8 @@ import { createTeam, createTeamUser, issueToken } from '../src/admin.ts';
 import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
 import type { Storage } from '../src/storage/connect.ts';
+import { insertAuditEvent } from '../src/storage/repos/audit.ts';
+import type { AuditRow } from '../src/storage/repos/audit.ts';
 import { hooksOf, hot, StorageCarrier } from '../src/storage/statements.ts';
 import type { Statements } from '../src/storage/statements.ts';
 import { createBenchDatabase } from './database.ts';
@@ -32,13 +34,22 @@ import { rate, ratio, renderTable } from './table.ts';
 const SECRET_KEY = 'bench-instance-secret-0123456789abcdef-0123456789';
 const CONFIG = { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent' as const, accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: false, redisUrl: undefined, secretKey: SECRET_KEY };
 
+/** The audit row of appendAuditedEvent's parameters (its `audit_` keys). */
+const auditPart = (params: Record<string, unknown>): AuditRow =>
+  Object.fromEntries(Object.entries(params).filter(([k]) => k.startsWith('audit_')).map(([k, v]) => [k.slice('audit_'.length), v])) as unknown as AuditRow;
+
 /** `storage` with the change feed's statements (two, or one on PostgreSQL) answered without the database. */
 function withoutFeed(storage: Storage): Storage {
   const st = hot(storage.db);
   const statements: Statements = {
     all: (ex, def, params) => st.all(ex, def, params),
-    first: (ex, def, params) => (def.name === 'nextEventSeq' || def.name === 'appendEvent' ? Promise.resolve({ seq: 0 } as never) : st.first(ex, def, params)),
-    run: (ex, def, params) => (def.name === 'insertEvent' ? Promise.resolve(1) : st.run(ex, def, params)),
+    first: (ex, def, params) => (def.name === 'nextEventSeq' ? Promise.resolve({ seq: 0 } as never) : st.first(ex, def, params)),
+    run: (ex, def, params) => {
+      if (def.name === 'insertEvent' || def.name === 'appendEvent') return Promise.resolve(1);
+      // PostgreSQL's audit row and event in one statement: the audit row alone.
+      if (def.name === 'appendAuditedEvent') return insertAuditEvent(ex, auditPart(params as Record<string, unknown>)).then(() => 1);
+      return st.run(ex, def, params);
+    },
     shaped: (ex, query) => st.shaped(ex, query),
   };
   // The last carrier added is the one the repositories find (statements.ts).
@@ -102,9 +113,9 @@ function patchUsers(side: Side): Request[] {
   }];
 }
 
-async function writeThroughput(postgres: string | undefined, smoke: boolean): Promise<string[][]> {
-  const seconds = smoke ? 0.5 : 4;
-  const rounds = smoke ? 1 : 3;
+async function writeThroughput(postgres: string | undefined, smoke: boolean, shape: Shape): Promise<string[][]> {
+  const seconds = smoke ? 0.5 : shape.seconds;
+  const rounds = smoke ? 1 : shape.rounds;
   const connections = 16;
   const on = await startSide('events_on', postgres, true, smoke ? 50 : 500);
   const off = await startSide('events_off', postgres, false, smoke ? 50 : 500);
@@ -170,10 +181,16 @@ async function deliveryThroughput(postgres: string | undefined, smoke: boolean):
   }
 }
 
-export async function runEventsBench(options: { smoke: boolean; postgres: string | undefined }): Promise<void> {
-  const engines: [string, string | undefined][] = [['SQLite', undefined], ...(options.postgres ? [['PostgreSQL', options.postgres] as [string, string]] : [])];
+/** How long the on/off comparison runs: `rounds` pairs of slices of `seconds` each. */
+interface Shape {
+  readonly rounds: number;
+  readonly seconds: number;
+}
+
+export async function runEventsBench(options: { smoke: boolean; postgres: string | undefined; sqlite?: boolean; shape?: Shape }): Promise<void> {
+  const engines: [string, string | undefined][] = [...(options.sqlite === false ? [] : [['SQLite', undefined] as [string, undefined]]), ...(options.postgres ? [['PostgreSQL', options.postgres] as [string, string]] : [])];
   for (const [engine, postgres] of engines) {
-    const rows = await writeThroughput(postgres, options.smoke);
+    const rows = await writeThroughput(postgres, options.smoke, options.shape ?? { rounds: 3, seconds: 4 });
     process.stdout.write(`\nEvents: write throughput with the change feed on vs off (${engine}, 16 connections, in-process)\n`);
     process.stdout.write(`${renderTable([{ title: 'scenario', align: 'left' }, ...['events on (req/s)', 'events off (req/s)', 'on / off', 'feed cost', 'errors'].map((title) => ({ title, align: 'right' as const }))], rows)}\n`);
     const delivered = await deliveryThroughput(postgres, options.smoke);
@@ -182,6 +199,8 @@ export async function runEventsBench(options: { smoke: boolean; postgres: string
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { smoke: { type: 'boolean', default: false }, postgres: { type: 'string' } } });
-  await runEventsBench({ smoke: values.smoke === true, postgres: values.postgres });
+  const { values } = parseArgs({
+    options: { smoke: { type: 'boolean', default: false }, postgres: { type: 'string' }, 'no-sqlite': { type: 'boolean', default: false }, rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '4' } },
+  });
+  await runEventsBench({ smoke: values.smoke === true, postgres: values.postgres, sqlite: !values['no-sqlite'], shape: { rounds: Number(values.rounds), seconds: Number(values.seconds) } });
 }

@@ -9,6 +9,7 @@
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { insertAuditEvent } from '../storage/repos/audit.ts';
+import type { AuditRow } from '../storage/repos/audit.ts';
 import type { Executor } from '../storage/types.ts';
 
 export interface Actor {
@@ -59,7 +60,12 @@ export interface AuditEvent {
 }
 
 export async function recordEvent(ex: Executor, clock: Clock, event: AuditEvent): Promise<void> {
-  await insertAuditEvent(ex, {
+  await insertAuditEvent(ex, auditRow(clock, event));
+}
+
+/** The stored row of `event`, stamped now (also written beside a feed event: events/feed.ts recordAuditedChange). */
+export function auditRow(clock: Clock, event: AuditEvent): AuditRow {
+  return {
     id: newId(),
     team_id: event.teamId,
     at: clock.now().toISOString(),
@@ -69,7 +75,7 @@ export async function recordEvent(ex: Executor, clock: Clock, event: AuditEvent)
     resource_type: event.resourceType,
     resource_id: event.resourceId,
     detail: JSON.stringify(event.detail),
-  });
+  };
 }
 
 /**

@@ -1,17 +1,18 @@
 /**
  * The change feed (issue 10 item 1; DESIGN.md section 8): what every SCIM write calls, next to its
  * audit event and with the same executor, so the event commits or rolls back with the change.
- * One counter bump and one insert, both compiled statements. The event names the change's kind
+ * One compiled insert (and, on SQLite, the counter bump before it). The event names the change's kind
  * (RFC 9967 section 2.2's provisioning events: create, put, patch, delete, activate, deactivate),
  * the resource, its new version, the attribute names that changed, the actor, and what the
  * `:full` renderings need: the stored document (which never holds a password: validate.ts takes
  * it out) and the membership delta. It owns no SQL and no HTTP.
  */
-import type { Actor } from '../audit/events.ts';
+import { auditRow } from '../audit/events.ts';
+import type { Actor, AuditEvent } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
-import { appendEvent } from '../storage/repos/events.ts';
-import type { Executor } from '../storage/types.ts';
+import { appendAuditedEvent, appendEvent } from '../storage/repos/events.ts';
+import type { EventsTable, Executor } from '../storage/types.ts';
 
 export const CHANGE_TYPES = ['create', 'put', 'patch', 'delete', 'activate', 'deactivate'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
@@ -42,10 +43,22 @@ export interface FeedDeps {
   readonly clock: Clock;
 }
 
-/** Appends `change` to its team's feed in the caller's transaction; answers its seq. */
-export async function recordChange(deps: FeedDeps, ex: Executor, change: Change): Promise<number> {
+/** Appends `change` to its team's feed in the caller's transaction (numbered when it commits: repos/events.ts appendEvent). */
+export async function recordChange(deps: FeedDeps, ex: Executor, change: Change): Promise<void> {
+  await appendEvent(ex, eventRow(deps, change));
+}
+
+/**
+ * A SCIM write's audit event and its feed event, in the caller's transaction: one statement on
+ * PostgreSQL (repos/events.ts appendAuditedEvent), so the feed adds no round trip to a write.
+ */
+export async function recordAuditedChange(deps: FeedDeps, ex: Executor, audit: AuditEvent, change: Change): Promise<void> {
+  await appendAuditedEvent(ex, auditRow(deps.clock, audit), eventRow(deps, change));
+}
+
+function eventRow(deps: FeedDeps, change: Change): Omit<EventsTable, 'seq'> {
   const members = change.members && (change.members.cleared || change.members.added?.length || change.members.removed?.length) ? change.members : undefined;
-  return appendEvent(ex, {
+  return {
     team_id: change.teamId,
     at: iso(deps.clock),
     type: change.type,
@@ -58,7 +71,7 @@ export async function recordChange(deps: FeedDeps, ex: Executor, change: Change)
     external_id: change.externalId,
     data: change.data ?? null,
     members: members ? JSON.stringify(members) : null,
-  });
+  };
 }
 
 /** Who writes, as a SCIM request's context carries it. */
@@ -76,27 +89,42 @@ export interface ChangedRow {
   readonly data: unknown;
 }
 
-/** Appends the change of a stored user or group row (the writes of scim/users.ts and groups.ts). */
-export const recordRowChange = (
+/** What a write's audit event says beyond who wrote what: its action and detail. */
+export interface AuditNote {
+  readonly action: AuditEvent['action'];
+  readonly detail: AuditEvent['detail'];
+}
+
+/**
+ * Records a write to a stored user or group row (scim/users.ts and groups.ts): its audit event
+ * and its feed event, together (recordAuditedChange).
+ */
+export const recordRowWrite = (
   origin: WriteOrigin,
   ex: Executor,
+  note: AuditNote,
   type: ChangeType,
   resourceType: Change['resourceType'],
   row: ChangedRow,
   changed: readonly string[],
   members?: MembersDelta,
-): Promise<number> =>
-  recordChange(origin, ex, {
-    teamId: origin.team.id,
-    type,
-    resourceType,
-    resourceId: row.id,
-    version: row.version,
-    changed,
-    actor: origin.actor,
-    txn: origin.requestId,
-    externalId: row.external_id,
-    // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
-    data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
-    ...(members ? { members } : {}),
-  });
+): Promise<void> =>
+  recordAuditedChange(
+    origin,
+    ex,
+    { teamId: origin.team.id, actor: origin.actor, requestId: origin.requestId, action: note.action, resourceType, resourceId: row.id, detail: note.detail },
+    {
+      teamId: origin.team.id,
+      type,
+      resourceType,
+      resourceId: row.id,
+      version: row.version,
+      changed,
+      actor: origin.actor,
+      txn: origin.requestId,
+      externalId: row.external_id,
+      // The stored JSON as it is (text on SQLite): no parse and re-serialisation on the write path.
+      data: typeof row.data === 'string' ? row.data : JSON.stringify(row.data),
+      ...(members ? { members } : {}),
+    },
+  );

@@ -6,11 +6,10 @@
  * active) go through the optimistic version check. A response that shows `members` reads them
  * in chunks and streams them (members.ts); one that does not never reads a membership row.
  */
-import { changedAttributes, recordEvent } from '../audit/events.ts';
-import type { AuditAction } from '../audit/events.ts';
+import { changedAttributes } from '../audit/events.ts';
 import { iso } from '../clock.ts';
-import { recordRowChange } from '../events/feed.ts';
-import type { ChangeType, MembersDelta } from '../events/feed.ts';
+import { recordRowWrite } from '../events/feed.ts';
+import type { AuditNote, ChangeType, MembersDelta } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import {
   addMembers,
@@ -96,13 +95,9 @@ async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly 
   }
 }
 
-/** The audit event of a write to a group, in the write's transaction. */
-const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
-  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'Group', resourceId: id, detail });
-
-/** The feed event of a write to a group (RFC 9967), in the write's transaction. */
-const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: GroupRow, changed: readonly string[], members?: MembersDelta): Promise<number> =>
-  recordRowChange(ctx, trx, type, 'Group', row, changed, members);
+/** The audit event and the feed event (RFC 9967) of a write to a group, in the write's transaction. */
+const write = (ctx: ScimContext, trx: Executor, note: AuditNote, type: ChangeType, row: GroupRow, changed: readonly string[], members?: MembersDelta): Promise<void> =>
+  recordRowWrite(ctx, trx, note, type, 'Group', row, changed, members);
 
 /** Member ids in an audit summary: the first hundred, and how many there were. */
 const idList = (ids: readonly string[]) => (ids.length <= 100 ? ids : { first: ids.slice(0, 100), count: ids.length });
@@ -137,13 +132,12 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
     await insertGroup(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
-    // The answer before the feed: on PostgreSQL the team's counter row stays locked from the
-    // feed's statement to the commit, so nothing else may come between them.
+    // The answer before the counters: on PostgreSQL the team's counter rows stay locked from
+    // their bump to the commit, so nothing else may come between them.
     const rendered = await render(ctx, trx, row, projection);
-    await audit(ctx, trx, 'create', row.id, { displayName: row.display_name, members: validated.members?.length ?? 0 });
-    // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
+    const note = { action: 'create', detail: { displayName: row.display_name, members: validated.members?.length ?? 0 } } as const;
+    await write(ctx, trx, note, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
     await addCounts(trx, ctx.team.id, { groups: 1 });
-    await change(ctx, trx, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
     return rendered;
   }, async () => displayNameTaken(row.display_name));
 }
@@ -197,8 +191,8 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
     await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
     const changed = changedAttributes(parseData(ctx, current), validated.document);
     const rendered = await render(ctx, trx, next, projection);
-    await audit(ctx, trx, 'replace', id, { changed, members: validated.members?.length ?? 0 });
-    await change(ctx, trx, 'put', next, [...changed, 'members'].sort(), { cleared: true, added: validated.members ?? [] });
+    const note = { action: 'replace', detail: { changed, members: validated.members?.length ?? 0 } } as const;
+    await write(ctx, trx, note, 'put', next, [...changed, 'members'].sort(), { cleared: true, added: validated.members ?? [] });
     return rendered;
   }, async () => conflict('a group with that displayName already exists in this team'));
 }
@@ -239,11 +233,11 @@ export async function patchGroup(
     if (patched.members) await applyMembers(ctx, trx, id, patched.members, now);
     const changed = changedAttributes(original, parseData(ctx, row));
     const resource = projection ? await render(ctx, trx, row, projection) : undefined;
-    await audit(ctx, trx, changed.length > 0 ? 'patch' : 'members', id, {
-      ...(changed.length > 0 ? { changed } : {}),
-      ...(patched.members ? memberSummary(patched.members) : {}),
-    });
-    await change(ctx, trx, 'patch', row, patched.members ? [...changed, 'members'].sort() : changed, patched.members ? membersDelta(patched.members) : undefined);
+    const note: AuditNote = {
+      action: changed.length > 0 ? 'patch' : 'members',
+      detail: { ...(changed.length > 0 ? { changed } : {}), ...(patched.members ? memberSummary(patched.members) : {}) },
+    };
+    await write(ctx, trx, note, 'patch', row, patched.members ? [...changed, 'members'].sort() : changed, patched.members ? membersDelta(patched.members) : undefined);
     const etag = etagOf(version);
     return resource ? { etag, resource } : { etag };
   }, async () => conflict('a group with that displayName already exists in this team'));
@@ -258,8 +252,7 @@ export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditio
     // A concurrent delete won (PostgreSQL): the group is gone, and its count with it.
     if (!(await deleteGroupRow(trx, ctx.team.id, id))) throw notFound(`Group ${id} not found`);
     await releaseExtensionValues(ctx, trx, rt, id);
-    await audit(ctx, trx, 'delete', id, { displayName: current.display_name });
+    await write(ctx, trx, { action: 'delete', detail: { displayName: current.display_name } }, 'delete', { ...current, version: current.version + 1 }, []);
     await addCounts(trx, ctx.team.id, { groups: -1 });
-    await change(ctx, trx, 'delete', { ...current, version: current.version + 1 }, []);
   });
 }

@@ -7,11 +7,11 @@
  * from every read, RFC 7644 3.6, and `activate` restores it while the name is free).
  * It owns the rules; it does not parse HTTP or write SQL.
  */
-import { changedAttributes, recordEvent } from '../audit/events.ts';
+import { changedAttributes } from '../audit/events.ts';
 import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
-import { recordRowChange } from '../events/feed.ts';
-import type { ChangeType } from '../events/feed.ts';
+import { recordRowWrite } from '../events/feed.ts';
+import type { AuditNote, ChangeType } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import { signsIn } from '../oauth/accounts.ts';
 import { HashingBusy, signInPasswordProblem } from '../oauth/passwords.ts';
@@ -204,13 +204,10 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
     // rolls back, and runWrite turns the violation into the 409 below, naming the holder.
     await insertUser(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
-    await audit(ctx, trx, 'create', row.id, {
-      userName: row.user_name,
-      attributes: Object.keys(parseData(ctx, row)).sort(),
-      ...(row.password_hash !== null ? { password: 'set' } : {}),
-    });
+    const attributes = Object.keys(parseData(ctx, row)).sort();
+    await write(ctx, trx, { action: 'create', detail: { userName: row.user_name, attributes, ...(row.password_hash !== null ? { password: 'set' } : {}) } }, 'create', row, attributes);
+    // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
     await addCounts(trx, ctx.team.id, userDelta(undefined, userStateOf(row)), row.created_at);
-    await change(ctx, trx, 'create', row, Object.keys(parseData(ctx, row)).sort());
     return render(ctx, trx, row, projection, []);
   }, () => uniquenessError(ctx, ctx.storage.db, row.user_name));
 }
@@ -273,18 +270,14 @@ function assertWritable(ctx: ScimContext, row: UserRow | undefined, id: string, 
   return row;
 }
 
-/** The feed event of a write to a user (RFC 9967), in the write's transaction. */
-const change = (ctx: ScimContext, trx: Executor, type: ChangeType, row: UserRow, changed: readonly string[]): Promise<number> =>
-  recordRowChange(ctx, trx, type, 'User', row, changed);
+/** The audit event and the feed event (RFC 9967) of a write to a user, in the write's transaction. */
+const write = (ctx: ScimContext, trx: Executor, note: AuditNote, type: ChangeType, row: UserRow, changed: readonly string[]): Promise<void> =>
+  recordRowWrite(ctx, trx, note, type, 'User', row, changed);
 
 /** The feed's name for a user write's audit action (the others are not user writes). */
 const CHANGE_OF: Partial<Record<AuditAction, ChangeType>> = {
   create: 'create', replace: 'put', patch: 'patch', deactivate: 'deactivate', activate: 'activate', delete: 'delete',
 };
-
-/** The audit event of a write to a user, in the write's transaction. */
-const audit = (ctx: ScimContext, trx: Executor, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
-  recordEvent(trx, ctx.clock, { teamId: ctx.team.id, actor: ctx.actor, requestId: ctx.requestId, action, resourceType: 'User', resourceId: id, detail });
 
 async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
   // A rename, a reactivation or a restore claims the name: another holder makes it a 409 and
@@ -309,16 +302,12 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
   if (revokes) await endSessionsOfUser(trx, current.id);
   const changed = changedAttributes(parseData(ctx, current), parseData(ctx, next));
-  // The answer (its groups read) before the feed: nothing may follow the counter bump but the commit.
+  // The answer (its groups read) before the counters: nothing may follow their bump but the commit.
   const rendered = await render(ctx, trx, next, projection);
-  await audit(ctx, trx, action, current.id, {
-    changed,
-    ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}),
-    ...(revoked > 0 ? { tokensRevoked: revoked } : {}),
-  });
+  const detail = { changed, ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}) };
+  await write(ctx, trx, { action, detail }, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
   await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
-  await change(ctx, trx, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   return rendered;
 }
 

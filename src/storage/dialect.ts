@@ -76,6 +76,13 @@ export interface DialectHooks {
    * takes SELECTs only (and a statement there costs no round trip).
    */
   readonly writableCtes: boolean;
+  /**
+   * Whether the change feed's events are numbered at COMMIT by the database (migration 013: a
+   * deferred trigger bumps the team's counter): PostgreSQL, where a bump in the write held the
+   * counter row's lock, and with it the team's other writers, until the commit. SQLite has one
+   * writer at a time and bumps the counter in the write (repos/events.ts appendEvent).
+   */
+  readonly feedNumberedAtCommit: boolean;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -100,6 +107,7 @@ export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
   revocationNoticeSql: 'select ? as rollcall_revocation',
   writableCtes: false,
+  feedNumberedAtCommit: false,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) =>
@@ -140,6 +148,7 @@ export const postgresHooks: DialectHooks = {
   name: 'postgres',
   revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
   writableCtes: true,
+  feedNumberedAtCommit: true,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) => codeOf(error) === '23505',

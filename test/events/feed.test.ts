@@ -8,11 +8,12 @@ import { describe, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { connect } from '../../src/storage/connect.ts';
 import { migrate } from '../../src/storage/migrations/index.ts';
-import { eventsAfter } from '../../src/storage/repos/events.ts';
+import { appendEvent, eventsAfter, lastSeq } from '../../src/storage/repos/events.ts';
 import { pruneOnce } from '../../src/events/retention.ts';
 import type { EventRow } from '../../src/storage/repos/events.ts';
 import { createTestApp, json, TEST_CONFIG } from '../support/app.ts';
 import { engines, createPgSchema, postgresUrl } from '../support/engines.ts';
+import type { TestEngine } from '../support/engines.ts';
 import { issueAccessToken } from '../../src/oauth/tokens.ts';
 
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
@@ -114,6 +115,55 @@ for (const engine of engines) {
     });
   });
 }
+
+const pgEngine = engines.find((e): e is TestEngine => e.name === 'postgres');
+
+describe('change feed: numbered at commit on PostgreSQL', { skip: pgEngine ? false : 'TEST_DATABASE_URL is not set' }, () => {
+  const TEAM = 'TEAMC000000000000000';
+  const event = (resource: string) => ({
+    team_id: TEAM, at: '2026-01-01T00:00:00.000Z', type: 'create', resource_type: 'User', resource_id: resource, version: 1,
+    changed: '[]', actor: '{}', txn: null, external_id: null, data: null, members: null,
+  });
+
+  it("a writer of the team is not held by another still open after its event: seq follows the commits, a transaction's events stay in order", async () => {
+    const { storage, dispose } = await pgEngine!.open();
+    try {
+      let releaseFirst!: () => void;
+      const secondDone = new Promise<void>((r) => (releaseFirst = r));
+      let firstAppended!: () => void;
+      const appended = new Promise<void>((r) => (firstAppended = r));
+      // The first transaction appends, then stays open until the second has committed (or 3 s:
+      // a second that waits on the first's lock would otherwise hold this test for ever).
+      const first = storage.db.transaction().execute(async (trx) => {
+        await appendEvent(trx, event('FIRST000000000000000'));
+        firstAppended();
+        await Promise.race([secondDone, new Promise((r) => setTimeout(r, 3000))]);
+      });
+      await appended;
+      const started = performance.now();
+      await storage.db.transaction().execute(async (trx) => {
+        await appendEvent(trx, event('SECOND00000000000000'));
+        await appendEvent(trx, event('SECOND00000000000001'));
+      });
+      const waited = performance.now() - started;
+      releaseFirst();
+      await first;
+      assert.ok(waited < 1500, `the second writer waited ${Math.round(waited)} ms for the first one's transaction`);
+      const events = await eventsAfter(storage.db, TEAM, 0, 10);
+      assert.deepEqual(events.map((e) => [e.seq, e.resource_id]), [[1, 'SECOND00000000000000'], [2, 'SECOND00000000000001'], [3, 'FIRST000000000000000']]);
+      assert.equal(await lastSeq(storage.db, TEAM), 3);
+      // A rolled-back transaction takes no number.
+      await assert.rejects(storage.db.transaction().execute(async (trx) => {
+        await appendEvent(trx, event('ROLLEDBACK0000000000'));
+        throw new Error('rolled back');
+      }), /rolled back/);
+      await storage.db.transaction().execute((trx) => appendEvent(trx, event('AFTER000000000000000')));
+      assert.deepEqual((await eventsAfter(storage.db, TEAM, 3, 10)).map((e) => [e.seq, e.resource_id]), [[4, 'AFTER000000000000000']]);
+    } finally {
+      await dispose();
+    }
+  });
+});
 
 describe('change feed: two instances on one PostgreSQL', { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set' }, () => {
   it('concurrent writes through two apps with their own pools give a gap-free, strictly increasing seq in commit order', async () => {

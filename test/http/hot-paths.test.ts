@@ -33,9 +33,10 @@ for (const engine of engines) {
     });
     after(() => t.close());
 
-    // The change feed (issue 10) ends every write: the counter bump and the event insert, one
-    // statement on PostgreSQL (a writable WITH: one round trip), two on SQLite.
-    const feed = engine.name === 'postgres' ? ['appendEvent'] : ['nextEventSeq', 'insertEvent'];
+    // Every write records its audit event and its change feed event (issue 10): one statement on
+    // PostgreSQL (a writable WITH, the event numbered at COMMIT by migration 013's trigger), the
+    // audit insert, the feed counter's bump and the event insert on SQLite.
+    const audited = engine.name === 'postgres' ? ['appendAuditedEvent'] : ['insertAuditEvent', 'nextEventSeq', 'insertEvent'];
 
     const run = async (method: string, url: string, body?: unknown) => {
       log.reset();
@@ -79,8 +80,9 @@ for (const engine of engines) {
     it('POST /Users: a new user\'s groups are not looked up (it has none), and the answer still shows them empty', async () => {
       const { res, statements, built } = await run('POST', '/v2/scim/Users', { userName: 'cy@x.example' });
       // No look-up of the userName first (the unique index on the claim refuses a taken one); the
-      // team's counters (one upsert) and the change feed end every write.
-      assert.deepEqual(statements, ['tokenWithTeam', 'insertUser', 'insertAuditEvent', 'addTeamCounts', ...feed]);
+      // audit and feed events, then the team's counters (one upsert, last: its rows stay locked
+      // to the commit on PostgreSQL).
+      assert.deepEqual(statements, ['tokenWithTeam', 'insertUser', ...audited, 'addTeamCounts']);
       assert.deepEqual(built, []);
       assert.deepEqual(json(res).groups, []);
     });
@@ -97,7 +99,7 @@ for (const engine of engines) {
 
     it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
       const add = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
-      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', 'insertAuditEvent', ...feed]);
+      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', ...audited]);
       assert.deepEqual(add.built, []);
       const get = await run('GET', `/v2/scim/Groups/${groupId}?excludedAttributes=members`);
       assert.deepEqual(get.statements, ['tokenWithTeam', 'groupById']);

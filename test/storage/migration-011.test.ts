@@ -57,7 +57,9 @@ for (const engine of engines) {
         assert.deepEqual((await eventsAfter(storage.db, TEAM, 0, 10)).map((e) => [e.seq, e.resource_id, e.data]), [1, 2, 3].map((n) => [n, event(n).resource_id, '{"userName":"a"}']));
         assert.equal(await lastSeq(storage.db, TEAM), 3);
         const { seq: _unused, ...next } = event(0);
-        assert.equal(await storage.db.transaction().execute((trx) => appendEvent(trx, next)), 4);
+        await storage.db.transaction().execute((trx) => appendEvent(trx, next));
+        assert.deepEqual((await eventsAfter(storage.db, TEAM, 3, 10)).map((e) => e.seq), [4]);
+        assert.equal(await lastSeq(storage.db, TEAM), 4);
         if (storage.hooks.name === 'sqlite') {
           const tables = (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where name in ('events', 'event_counters', 'events_at')`.execute(storage.db)).rows;
           assert.deepEqual(tables.map((t) => t.name).sort(), ['event_counters', 'events']);

@@ -1,11 +1,15 @@
 /**
- * The change feed's rows (issue 10 item 1; migrations 007 and 011): the per-team counter, the events, and
- * their pruning. The two statements every SCIM write runs (bump the counter, insert the event)
- * are compiled once (statements.ts); the rest uses the query builder. bigint columns come back
+ * The change feed's rows (issue 10 item 1; migrations 007, 011 and 013): the per-team counter, the
+ * events, and their pruning. What every SCIM write runs (SQLite: bump the counter, insert the
+ * event; PostgreSQL: insert the event, numbered at COMMIT) is compiled once (statements.ts); the
+ * rest uses the query builder. bigint columns come back
  * as strings from PostgreSQL and are turned into numbers here.
  */
+import { sql } from 'kysely';
 import { defineStatement, hooksOf, hot } from '../statements.ts';
 import type { EventsTable, Executor } from '../types.ts';
+import { insertAuditEvent } from './audit.ts';
+import type { AuditRow } from './audit.ts';
 
 export interface EventRow extends Omit<EventsTable, 'seq'> {
   seq: number;
@@ -31,41 +35,68 @@ const INSERT_EVENT = defineStatement<EventsTable, unknown>(
 );
 
 /**
- * The same two writes as one statement where the engine takes an INSERT inside WITH: the
- * counter bump feeds the event's seq through a scalar subquery (a data-modifying WITH runs
- * exactly once). One round trip instead of two on PostgreSQL, and the counter row's lock, which
- * the team's next writer waits on, is taken one round trip before the commit instead of two.
+ * The event alone, with a placeholder seq (negative, never a real number), where the database
+ * numbers it at COMMIT (migration 013, PostgreSQL): the team's counter row is locked only for
+ * the commit, not from this statement to it.
  */
-const APPEND_EVENT = defineStatement<EventsTable, { seq: number | string }>(
+const INSERT_UNNUMBERED = defineStatement<Omit<EventsTable, 'seq'>, unknown>(
   'appendEvent',
   ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'],
-  (db, row) =>
-    db
-      .with('next_seq', (w) =>
-        w
-          .insertInto('event_counters')
-          .values({ team_id: row.team_id, seq: 1 })
-          .onConflict((oc) => oc.column('team_id').doUpdateSet((eb) => ({ seq: eb('event_counters.seq', '+', 1) })))
-          .returning('seq'),
-      )
-      .insertInto('events')
-      .values((eb) => ({ ...row, seq: eb.selectFrom('next_seq').select('next_seq.seq') }))
-      .returning('seq'),
+  (db, row) => db.insertInto('events').values({ ...row, seq: sql<number>`-nextval('event_placeholders')` }),
 );
 
-/** Appends one event with the team's next seq (in the caller's transaction); answers the seq. */
-export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): Promise<number> {
+/**
+ * Appends one event to the team's feed in the caller's transaction. Its seq is the team's next
+ * one when the transaction commits: taken here on SQLite (one writer at a time), at COMMIT on
+ * PostgreSQL (DialectHooks.feedNumberedAtCommit); read it back with eventsAfter.
+ */
+export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): Promise<void> {
   const st = hot(ex);
-  if (hooksOf(ex).writableCtes) {
-    const appended = await st.first(ex, APPEND_EVENT, { ...row, seq: 0 });
-    if (!appended) throw new Error('the event insert did not answer');
-    return Number(appended.seq);
+  if (hooksOf(ex).feedNumberedAtCommit) {
+    await st.run(ex, INSERT_UNNUMBERED, row);
+    return;
   }
   const counter = await st.first(ex, NEXT_SEQ, { team_id: row.team_id });
   if (!counter) throw new Error('event counter did not answer');
-  const seq = Number(counter.seq);
-  await st.run(ex, INSERT_EVENT, { ...row, seq });
-  return seq;
+  await st.run(ex, INSERT_EVENT, { ...row, seq: Number(counter.seq) });
+}
+
+/** An audit row and a feed event, as appendAuditedEvent takes them in one parameter list. */
+type AuditedEventParams = { [K in keyof AuditRow as `audit_${K}`]: AuditRow[K] } & Omit<EventsTable, 'seq'>;
+
+const AUDIT_KEYS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'] as const;
+const EVENT_KEYS = ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'] as const;
+
+/**
+ * A write's audit row and its feed event in one statement where the event is numbered at COMMIT
+ * and a WITH may hold an INSERT (PostgreSQL): a data-modifying WITH runs whether or not the
+ * statement reads it. One round trip for what took two.
+ */
+const APPEND_AUDITED_EVENT = defineStatement<AuditedEventParams, unknown>(
+  'appendAuditedEvent',
+  [...AUDIT_KEYS.map((k) => `audit_${k}` as const), ...EVENT_KEYS],
+  (db, p) =>
+    db
+      .with('audit', (w) => w.insertInto('audit_events').values(Object.fromEntries(AUDIT_KEYS.map((k) => [k, p[`audit_${k}`]])) as unknown as AuditRow))
+      .insertInto('events')
+      .values({ ...(Object.fromEntries(EVENT_KEYS.map((k) => [k, p[k]])) as unknown as Omit<EventsTable, 'seq'>), seq: sql<number>`-nextval('event_placeholders')` }),
+);
+
+/**
+ * A SCIM write's audit row and its feed event, in the caller's transaction: one statement on
+ * PostgreSQL (APPEND_AUDITED_EVENT), the two inserts (and the counter bump) on SQLite, where a
+ * statement costs no round trip.
+ */
+export async function appendAuditedEvent(ex: Executor, audit: AuditRow, event: Omit<EventsTable, 'seq'>): Promise<void> {
+  const hooks = hooksOf(ex);
+  if (hooks.feedNumberedAtCommit && hooks.writableCtes) {
+    const params = { ...event } as Record<string, unknown>;
+    for (const k of AUDIT_KEYS) params[`audit_${k}`] = audit[k];
+    await hot(ex).run(ex, APPEND_AUDITED_EVENT, params as AuditedEventParams);
+    return;
+  }
+  await insertAuditEvent(ex, audit);
+  await appendEvent(ex, event);
 }
 
 const toRow = (r: EventsTable): EventRow => ({ ...r, seq: Number(r.seq) });
