@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Storage } from './connect.ts';
+import { raiseCountersToFeeds } from './repos/events.ts';
 import { tablesOf } from './dialect.ts';
 
 export const NOT_COPIED = ['sessions', 'keys'] as const;
@@ -150,5 +151,8 @@ export async function copyDatabase(from: Storage, to: Storage, options: { batch:
     }
     copied.push({ table: t.name, ...expected });
   }
+  // Verified as copied; then each team's feed counter is brought up to its newest event, which a
+  // PostgreSQL target numbers on from (SQLite's counters only keep pruned feeds' ends).
+  await raiseCountersToFeeds(to.db);
   return copied;
 }

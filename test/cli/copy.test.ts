@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { contextFor, createClient, createTeam, createTeamUser, issueToken, requireTeam } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { CLI_ACTOR } from '../../src/audit/events.ts';
+import { eventsAfter, lastSeq } from '../../src/storage/repos/events.ts';
 import { createGroup } from '../../src/scim/groups.ts';
 import { addSchema } from '../../src/scim/team-schemas.ts';
 import { indexNames } from '../../src/storage/dialect.ts';
@@ -115,9 +116,25 @@ describe('rollcall copy', { skip: postgresUrl ? false : 'needs TEST_DATABASE_URL
     const back = rollcall(['copy', '--from', pg.url, '--to', `sqlite:${join(dir, 'back.db')}`, '--json']);
     assert.equal(back.code, 0, back.stderr);
     const backTables = (JSON.parse(back.stdout) as { tables: { table: string; rows: number; checksum: string }[] }).tables;
-    // The server above wrote request-log rows and last-used times on PostgreSQL; every other table is as copied.
-    for (const t of result.tables.filter((x) => !['request_log', 'provisioning_tokens', 'audit_events'].includes(x.table))) {
+    // The server above wrote request-log rows and last-used times on PostgreSQL, and the copy
+    // raised the team's feed counter to its newest event there; every other table is as copied.
+    assert.deepEqual(backTables.find((b) => b.table === 'event_counters')?.rows, 1);
+    for (const t of result.tables.filter((x) => !['request_log', 'provisioning_tokens', 'audit_events', 'event_counters'].includes(x.table))) {
       assert.deepEqual(backTables.find((b) => b.table === t.table), t, t.table);
+    }
+
+    // The feed numbers on after the copied events on PostgreSQL, where the team's counter hands
+    // the numbers out (SQLite's writes number from the newest event and leave the counter alone).
+    const onPg = connect(pg.url);
+    try {
+      const deps = { storage: onPg, clock: systemClock, baseUrl: 'http://127.0.0.1' };
+      const team = await requireTeam(deps, 'acme');
+      const copiedEnd = await lastSeq(onPg.db, team.id);
+      assert.ok(copiedEnd >= 3, `the copied feed ends at ${copiedEnd}`);
+      await createGroup(await contextFor(deps, team), { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'After the copy' });
+      assert.deepEqual((await eventsAfter(onPg.db, team.id, 0, 1000)).map((e) => e.seq), Array.from({ length: copiedEnd + 1 }, (_, i) => i + 1));
+    } finally {
+      await onPg.close();
     }
   });
 });

@@ -109,6 +109,13 @@ for (const engine of engines) {
         // The counter is not reset by pruning: the next event continues the sequence.
         await post('newer@acme.example');
         assert.deepEqual((await eventsAfter(t.storage.db, t.team.id, 0, 100)).map((e) => e.seq), [8, 9]);
+        // Nor by pruning the whole feed: the next event still continues it.
+        t.clock.advance(40 * 86_400_000);
+        assert.equal((await pruneOnce(t.storage.db, t.clock, 30, 3)).events, 2);
+        assert.deepEqual(await eventsAfter(t.storage.db, t.team.id, 0, 100), []);
+        assert.equal(await lastSeq(t.storage.db, t.team.id), 9);
+        await post('newest@acme.example');
+        assert.deepEqual((await eventsAfter(t.storage.db, t.team.id, 0, 100)).map((e) => e.seq), [10]);
       } finally {
         await t.close();
       }

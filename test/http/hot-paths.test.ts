@@ -35,8 +35,8 @@ for (const engine of engines) {
 
     // Every write records its audit event and its change feed event (issue 10): one statement on
     // PostgreSQL (a writable WITH, the event numbered at COMMIT by migration 013's trigger), the
-    // audit insert, the feed counter's bump and the event insert on SQLite.
-    const audited = engine.name === 'postgres' ? ['appendAuditedEvent'] : ['insertAuditEvent', 'nextEventSeq', 'insertEvent'];
+    // audit insert and the event insert (numbered in it) on SQLite.
+    const audited = engine.name === 'postgres' ? ['appendAuditedEvent'] : ['insertAuditEvent', 'appendEvent'];
 
     const run = async (method: string, url: string, body?: unknown) => {
       log.reset();

@@ -5,6 +5,8 @@
  *   bumps it (`insert ... on conflict do update ... returning`) in its own transaction, so on
  *   PostgreSQL the row lock orders concurrent writers and a rolled-back write gives its number
  *   back: `seq` is strictly increasing and gap-free in commit order. SQLite has one writer.
+ *   (Since migration 013 PostgreSQL bumps it at COMMIT and SQLite numbers from the newest event:
+ *   repos/events.ts.)
  * - `events`: the feed, one row per change, keyed (team_id, seq); `data` and `members` hold what
  *   the `:full` renderings need (the stored document, which never holds a password, and the
  *   membership delta). Pruned by age (`at`) in small batches.

@@ -1,13 +1,22 @@
 /**
- * The change feed's rows (issue 10 item 1; migrations 007, 011 and 013): the per-team counter, the
- * events, and their pruning. What every SCIM write runs (SQLite: bump the counter, insert the
- * event; PostgreSQL: insert the event, numbered at COMMIT) is compiled once (statements.ts); the
- * rest uses the query builder. bigint columns come back
- * as strings from PostgreSQL and are turned into numbers here.
+ * The change feed's rows (issue 10 item 1; migrations 007, 011 and 013): the events, the per-team
+ * counter, and their pruning. What every SCIM write runs is one compiled insert (statements.ts);
+ * the rest uses the query builder. bigint columns come back as strings from PostgreSQL and are
+ * turned into numbers here.
+ *
+ * A team's next seq (DESIGN.md section 8: strictly increasing, gap-free in commit order):
+ * - PostgreSQL: the event is inserted with a placeholder (negative, never a real number) and
+ *   migration 013's deferred trigger bumps the team's `event_counters` row at COMMIT and numbers
+ *   it; the row lock orders concurrent writers and is held only while the transaction commits.
+ * - SQLite (one writer at a time, so nothing to order): one more than the team's newest event,
+ *   or than its counter row when pruning emptied the feed; the insert reads both and writes
+ *   nothing else. There the counter row only keeps the number past a pruned feed (pruneEvents
+ *   raises it before it deletes), so a commit writes no page for it.
+ * Either way the last seq handed out is the greater of the counter and the newest event (lastSeq).
  */
 import { sql } from 'kysely';
 import { defineStatement, hooksOf, hot } from '../statements.ts';
-import type { EventsTable, Executor } from '../types.ts';
+import type { Db, EventsTable, Executor } from '../types.ts';
 import { insertAuditEvent } from './audit.ts';
 import type { AuditRow } from './audit.ts';
 
@@ -15,58 +24,29 @@ export interface EventRow extends Omit<EventsTable, 'seq'> {
   seq: number;
 }
 
-/**
- * Takes the team's next sequence number: one upsert that creates the counter row at 1 or bumps
- * it. On PostgreSQL the row stays locked until the transaction ends, so the next writer of the
- * team waits and gets the following number only once this one committed or rolled back.
- */
-const NEXT_SEQ = defineStatement<{ team_id: string }, { seq: number | string }>('nextEventSeq', ['team_id'], (db, p) =>
-  db
-    .insertInto('event_counters')
-    .values({ team_id: p.team_id, seq: 1 })
-    .onConflict((oc) => oc.column('team_id').doUpdateSet((eb) => ({ seq: eb('event_counters.seq', '+', 1) })))
-    .returning('seq'),
-);
+const EVENT_KEYS = ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'] as const;
 
-const INSERT_EVENT = defineStatement<EventsTable, unknown>(
-  'insertEvent',
-  ['team_id', 'seq', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'],
-  (db, row) => db.insertInto('events').values(row),
-);
+/** The team's next seq, where the insert takes it (SQLite): past its newest event and its counter. */
+const nextSeqOf = (teamId: string) =>
+  sql<number>`max(coalesce((select max(e.seq) from events as e where e.team_id = ${teamId}), 0), coalesce((select c.seq from event_counters as c where c.team_id = ${teamId}), 0)) + 1`;
 
-/**
- * The event alone, with a placeholder seq (negative, never a real number), where the database
- * numbers it at COMMIT (migration 013, PostgreSQL): the team's counter row is locked only for
- * the commit, not from this statement to it.
- */
-const INSERT_UNNUMBERED = defineStatement<Omit<EventsTable, 'seq'>, unknown>(
-  'appendEvent',
-  ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'],
-  (db, row) => db.insertInto('events').values({ ...row, seq: sql<number>`-nextval('event_placeholders')` }),
+/** The event with its seq: numbered in the insert (SQLite), or a placeholder numbered at COMMIT (PostgreSQL). */
+const APPEND_EVENT = defineStatement<Omit<EventsTable, 'seq'>, unknown>('appendEvent', EVENT_KEYS, (db, row, hooks) =>
+  db.insertInto('events').values({ ...row, seq: hooks.feedNumberedAtCommit ? sql<number>`-nextval('event_placeholders')` : nextSeqOf(row.team_id) }),
 );
 
 /**
  * Appends one event to the team's feed in the caller's transaction. Its seq is the team's next
- * one when the transaction commits: taken here on SQLite (one writer at a time), at COMMIT on
- * PostgreSQL (DialectHooks.feedNumberedAtCommit); read it back with eventsAfter.
+ * one when the transaction commits (see above); read it back with eventsAfter.
  */
 export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): Promise<void> {
-  const st = hot(ex);
-  if (hooksOf(ex).feedNumberedAtCommit) {
-    await st.run(ex, INSERT_UNNUMBERED, row);
-    return;
-  }
-  const counter = await st.first(ex, NEXT_SEQ, { team_id: row.team_id });
-  if (!counter) throw new Error('event counter did not answer');
-  await st.run(ex, INSERT_EVENT, { ...row, seq: Number(counter.seq) });
+  await hot(ex).run(ex, APPEND_EVENT, row);
 }
 
 /** An audit row and a feed event, as appendAuditedEvent takes them in one parameter list. */
 type AuditedEventParams = { [K in keyof AuditRow as `audit_${K}`]: AuditRow[K] } & Omit<EventsTable, 'seq'>;
 
 const AUDIT_KEYS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'] as const;
-const EVENT_KEYS = ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'] as const;
-
 /**
  * A write's audit row and its feed event in one statement where the event is numbered at COMMIT
  * and a WITH may hold an INSERT (PostgreSQL): a data-modifying WITH runs whether or not the
@@ -107,10 +87,15 @@ export async function eventsAfter(ex: Executor, teamId: string, after: number, l
   return rows.map(toRow);
 }
 
-/** The team's last seq handed out (0 before its first event). */
+/** The team's last seq handed out (0 before its first event): its counter or its newest event, whichever is greater. */
 export async function lastSeq(ex: Executor, teamId: string): Promise<number> {
-  const row = await ex.selectFrom('event_counters').select('seq').where('team_id', '=', teamId).executeTakeFirst();
-  return row ? Number(row.seq) : 0;
+  const row = await ex
+    .selectNoFrom((eb) => [
+      eb.selectFrom('event_counters').select('seq').where('team_id', '=', teamId).as('counter'),
+      eb.selectFrom('events').select((e) => e.fn.max('seq').as('seq')).where('team_id', '=', teamId).as('newest'),
+    ])
+    .executeTakeFirst();
+  return Math.max(Number(row?.counter ?? 0), Number(row?.newest ?? 0));
 }
 
 /** The oldest seq still kept for the team (undefined when none is). */
@@ -123,24 +108,51 @@ export async function firstKeptSeq(ex: Executor, teamId: string): Promise<number
  * Deletes up to `batch` events older than `before`, team by team: a team's events are appended
  * in seq order, so those past the retention are a prefix of its feed, found by walking its
  * primary key from the start (migration 011 dropped the index on `at`) and deleted as one seq
- * range. The prefix ends at the first event still kept, so what remains has no holes.
+ * range. The prefix ends at the first event still kept, so what remains has no holes. The
+ * team's counter is raised to the prefix's end in the same transaction, so a feed pruned empty
+ * still continues after its last number (SQLite numbers from the newest event: see above).
  */
-export async function pruneEvents(ex: Executor, before: string, batch: number): Promise<number> {
-  const teams = await ex.selectFrom('event_counters').select('team_id').orderBy('team_id').execute();
+export async function pruneEvents(db: Db, before: string, batch: number): Promise<number> {
+  const teams = await db.selectFrom('teams').select('id').orderBy('id').execute();
   let deleted = 0;
-  for (const { team_id } of teams) {
+  for (const { id: teamId } of teams) {
     if (deleted >= batch) break;
-    const oldest = await ex.selectFrom('events').select(['seq', 'at']).where('team_id', '=', team_id).orderBy('seq').limit(batch - deleted).execute();
+    const oldest = await db.selectFrom('events').select(['seq', 'at']).where('team_id', '=', teamId).orderBy('seq').limit(batch - deleted).execute();
     let last: number | undefined;
     for (const e of oldest) {
       if (e.at >= before) break;
       last = Number(e.seq);
     }
     if (last === undefined) continue;
-    const result = await ex.deleteFrom('events').where('team_id', '=', team_id).where('seq', '<=', last).executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
+    const end = last;
+    deleted += await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('event_counters')
+        .values({ team_id: teamId, seq: end })
+        .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq: end }).where('event_counters.seq', '<', end))
+        .execute();
+      const result = await trx.deleteFrom('events').where('team_id', '=', teamId).where('seq', '<=', end).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
   }
   return deleted;
+}
+
+/**
+ * Brings every team's counter up to its feed's newest event (after `rollcall copy`): a database
+ * copied from SQLite, whose counters only keep pruned feeds' ends, numbers on from the right
+ * seq on PostgreSQL, whose counters hand the numbers out.
+ */
+export async function raiseCountersToFeeds(db: Db): Promise<void> {
+  const ends = await db.selectFrom('events').select((eb) => ['team_id', eb.fn.max('seq').as('seq')]).groupBy('team_id').execute();
+  for (const end of ends) {
+    const seq = Number(end.seq);
+    await db
+      .insertInto('event_counters')
+      .values({ team_id: end.team_id, seq })
+      .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq }).where('event_counters.seq', '<', seq))
+      .execute();
+  }
 }
 
 /** Deletes up to `batch` delivery attempts older than `before`. */

@@ -49,13 +49,13 @@ export async function updateSubscription(ex: Executor, teamId: string, id: strin
 export async function dueSubscriptions(ex: Executor, now: string, limit: number): Promise<SubscriptionRow[]> {
   const rows = await ex
     .selectFrom('event_subscriptions as s')
-    .innerJoin('event_counters as c', 'c.team_id', 's.team_id')
     .selectAll('s')
     .where('s.method', '=', 'push')
     .where('s.state', '=', 'active')
     .where('s.next_attempt_at', '<=', now)
     .where((eb) => eb.or([eb('s.lease_until', 'is', null), eb('s.lease_until', '<', now)]))
-    .whereRef('s.cursor', '<', 'c.seq')
+    // Behind the feed's newest event (one step down the team's primary key).
+    .where((eb) => eb('s.cursor', '<', eb.selectFrom('events as e').select((e) => e.fn.max('e.seq').as('newest')).whereRef('e.team_id', '=', 's.team_id')))
     .orderBy('s.next_attempt_at')
     .limit(limit)
     .execute();
