@@ -22,6 +22,7 @@ import { hooksOf, hot, shapeParam } from '../statements.ts';
 import { teamCounts } from './counters.ts';
 import { direction, GROUPS_COLUMN, groupsOfRow, listedRows, orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, tiesBeyond, totalOf, withGroupsOf } from './list-order.ts';
 import type { Listed } from './list-order.ts';
+import { keyPrefixPage, keyPrefixPlan } from './key-prefix.ts';
 import type { Database, Executor } from '../types.ts';
 
 /** A sort key's value as SQL computed it: folded text, a 1/0 boolean, or NULL when absent. */
@@ -430,6 +431,10 @@ export async function listRows<R extends { readonly id: string; readonly created
   // count=0 asks for totalResults alone (RFC 7644 3.4.2.4), whatever the paging method.
   if (window.limit === 0) return { rows: [], total: await count(), positions: [], more: false };
   if (stepped(ex, table, window)) return steppedPage<R>(ex, hooks, table, teamId, window, count);
+  // Sorted by userName and filtered by `userName sw ... or ...`: from the key's index range.
+  const plan = keyPrefixPlan(table, window);
+  const ranged = plan && (await keyPrefixPage<R>(ex, table, teamId, window, plan, count, { few: FEW_MATCHES, walk: PROBE_ROWS }));
+  if (ranged) return ranged;
   const key = [window.sort ?? null, window.descending, window.limit, window.seek ? null : (window.offset ?? 0)];
   if (!window.seek) {
     const offset = window.offset ?? 0;
