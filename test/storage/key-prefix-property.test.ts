@@ -126,14 +126,15 @@ for (const engine of engines) {
         limit: fc.integer({ min: 1, max: 7 }),
         few: fc.constantFrom(0, 1, 3, 1000),
         walk: fc.constantFrom(1, 10, 30, 80, 10_000),
+        chunk: fc.constantFrom(1, 3, 7, 1000),
       });
       await fc.assert(
-        fc.asyncProperty(request, async ({ q, descending, onlyActive, limit, few, walk }) => {
+        fc.asyncProperty(request, async ({ q, descending, onlyActive, limit, few, walk, chunk }) => {
           const query = parseListQuery(userResourceType, { filter: userWords(q), sortBy: 'userName' });
           const base = { where: lowerFilter(query.filter!, { members: 'active' }), sort: lowerSort(query.sortBy!), descending, onlyActive, limit };
-          const limits = { few, walk };
+          const limits = { few, walk, chunk };
           const want = expected(q, onlyActive, descending);
-          const context = `q=${JSON.stringify(q)} ${descending ? 'descending' : 'ascending'} onlyActive=${onlyActive} limit=${limit} few=${few} walk=${walk} ${label}`;
+          const context = `q=${JSON.stringify(q)} ${descending ? 'descending' : 'ascending'} onlyActive=${onlyActive} limit=${limit} few=${few} walk=${walk} chunk=${chunk} ${label}`;
 
           // Forwards: nextCursor after nextCursor.
           const forward: string[][] = [];

@@ -246,6 +246,11 @@ function offsetByBuckets(ex: Executor, hooks: DialectHooks, teamId: string, wind
  */
 export const FEW_MATCHES = 500;
 export const PROBE_ROWS = 5_000;
+/**
+ * Rows per query of a walk in userName order (repos/key-prefix.ts): a page of 51 where one row
+ * in twenty matches, in one query; sparser matches take more, up to PROBE_ROWS.
+ */
+export const WALK_CHUNK = 1_000;
 
 /** The column fromFewMatches counts the matches in. */
 const MATCH_COUNT = 'rc_matches';
@@ -433,7 +438,7 @@ export async function listRows<R extends { readonly id: string; readonly created
   if (stepped(ex, table, window)) return steppedPage<R>(ex, hooks, table, teamId, window, count);
   // Sorted by userName and filtered by `userName sw ... or ...`: from the key's index range.
   const plan = keyPrefixPlan(table, window);
-  const ranged = plan && (await keyPrefixPage<R>(ex, table, teamId, window, plan, count, { few: FEW_MATCHES, walk: PROBE_ROWS }));
+  const ranged = plan && (await keyPrefixPage<R>(ex, table, teamId, window, plan, count, { few: FEW_MATCHES, walk: PROBE_ROWS, chunk: WALK_CHUNK }));
   if (ranged) return ranged;
   const key = [window.sort ?? null, window.descending, window.limit, window.seek ? null : (window.offset ?? 0)];
   if (!window.seek) {
