@@ -19,6 +19,7 @@ import { migration009 } from './009_schema_extensions.ts';
 import { migration010 } from './010_team_counters.ts';
 import { migration011 } from './011_feed_btrees.ts';
 import { migration012 } from './012_text_search.ts';
+import { migration014 } from './014_user_name_order.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -34,6 +35,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '010_team_counters': migration010(),
     '011_feed_btrees': migration011(storage.hooks.name),
     '012_text_search': migration012(storage.hooks.name, (line) => process.stderr.write(`${line}\n`)),
+    '014_user_name_order': migration014(storage.hooks.name),
   };
 }
 
