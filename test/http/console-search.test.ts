@@ -2,11 +2,11 @@
  * Issue 12 item 2 at the user's level: the console's plain-word user search (a prefix of the
  * userName, given or family name, or the exact externalId) lists its matches by userName, says
  * so, and pages through them by its Next and Previous links: every active match once, none
- * missing, in userName order, whichever way the page is found (repos/key-prefix.ts: a merge of the
- * userName range with few name matches, a walk of the userName order when names match many
- * users, the ordered query when neither holds the page). Another chosen order is kept (creation,
+ * missing, in userName order, whichever way the page is found (repos/key-prefix.ts: the userName
+ * range alone, a walk of the userName order, a merge of the range with few name matches, the
+ * ordered query when neither holds the page). Another chosen order is kept (creation,
  * userName descending). The SCIM API's own list of the same filter stays in creation order.
- * 6,700 users, so that every step is taken; on every engine.
+ * 7,390 users, so that every step is taken; on every engine.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -25,6 +25,8 @@ const GIVEN = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances',
 const FAMILY = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Thompson', 'Hamilton', 'Ritchie', 'Perlman', 'Lamport', 'Wirth', 'Goldwasser', 'Berners-Lee', 'Goldberg'];
 const BASE = 6_000;
 const CLUSTER = 700;
+const RARE = 90;
+const LATER = 600;
 
 interface Shown {
   readonly ids: string[];
@@ -61,6 +63,16 @@ for (const engine of engines) {
           active: n % 97 !== 5,
         };
         users.push(userRowFor(t.storage, t.team.id, body, new Date(start + n * 10).toISOString()));
+      }
+      // A few "Yves"es, their userNames among everyone else's.
+      for (let i = 0; i < RARE; i++) {
+        const body = { schemas: [USER_SCHEMA], userName: `p${String(i * 66).padStart(5, '0')}y@t.example`, name: { givenName: 'Yves', familyName: 'Rare' }, externalId: `yext-${i}` };
+        users.push(userRowFor(t.storage, t.team.id, body, new Date(start + i * 600 + 7).toISOString()));
+      }
+      // Many "Walt"s, none among the first thousand userNames, dense after them.
+      for (let i = 0; i < LATER; i++) {
+        const body = { schemas: [USER_SCHEMA], userName: `p${String(1500 + i * 5).padStart(5, '0')}w@t.example`, name: { givenName: 'Walt', familyName: 'Later' }, externalId: `wext-${i}` };
+        users.push(userRowFor(t.storage, t.team.id, body, new Date(start + i * 100 + 3).toISOString()));
       }
       for (let i = 0; i < CLUSTER; i++) {
         const body = { schemas: [USER_SCHEMA], userName: `zz${String(i).padStart(4, '0')}@t.example`, name: { givenName: 'Zed', familyName: 'Quinn' }, externalId: `zext-${i}` };
@@ -99,13 +111,18 @@ for (const engine of engines) {
       );
     };
     const byUserName = (list: readonly UserRow[]): string[] => list.map((u) => u.user_name).sort();
+    const byCreation = (list: readonly UserRow[]): string[] =>
+      [...list].sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1)).map((u) => u.user_name);
 
     const searches: [string, string][] = [
-      ['p00', 'a userName prefix (1,000 users), no name matches: the range merged with none'],
-      ['ada', `a given name (${BASE / 16} users, at most ${FEW_MATCHES}): the empty userName range merged with them`],
-      ['a', `given and family names (over ${FEW_MATCHES}), dense in userName order: a walk`],
+      ['p05', 'a userName prefix (1,000 users) amid the order: merged with no name match, then the range alone'],
+      ['p00', 'a userName prefix (1,000 users) at the start of the order: the same'],
+      ['yves', `a given name (${RARE} users, one in 67 of the order): merged`],
+      ['ada', `a given name (${BASE / 16} users, one in 16 of the order): walked`],
+      ['a', `given and family names (over ${FEW_MATCHES} users, dense in the order): walked`],
+      ['walt', `a given name (${LATER} users, over ${FEW_MATCHES}) that the first thousand userNames do not hold: a longer walk`],
       ['zed', `a given name (${CLUSTER} users) that the first ${PROBE_ROWS} userNames do not hold: the ordered query, then walks`],
-      ['ext-42', 'an externalId'],
+      ['ext-42', 'an externalId: merged'],
     ];
     for (const [q, what] of searches) {
       it(`q=${q}, ${what}: every match once, by userName, through the Next links; the page says the order`, async () => {
@@ -129,7 +146,7 @@ for (const engine of engines) {
       const descending = await walk('/console/users?q=p00&sortBy=userName&order=desc');
       assert.deepEqual(descending.flatMap((p) => p.names), byUserName(matching('p00')).reverse());
       const created = await walk('/console/users?q=ada&sortBy=created');
-      assert.deepEqual(created.flatMap((p) => p.names), matching('ada').map((u) => u.user_name));
+      assert.deepEqual(created.flatMap((p) => p.names), byCreation(matching('ada')));
       assert.match(created[0]!.body, /<option value="created" selected>/);
     });
 
@@ -137,7 +154,7 @@ for (const engine of engines) {
       const res = await t.request('GET', `/v2/scim/Users?filter=${encodeURIComponent(userWords('p00'))}&attributes=userName&count=100`);
       assert.equal(res.statusCode, 200, res.body);
       const listed = (json(res).Resources as { userName: string }[]).map((r) => r.userName);
-      assert.deepEqual(listed, matching('p00').slice(0, 100).map((u) => u.user_name));
+      assert.deepEqual(listed, byCreation(matching('p00')).slice(0, 100));
     });
   });
 }

@@ -5,20 +5,23 @@
  * is found from the key's index range in order rather than from every match sorted, which costs
  * what the matches cost (a prefix of 100,000 users: every one read and sorted for 51 rows):
  *
- * 1. the other disjuncts (`rest`) are counted after the page's position, up to `few` + 1 (an
- *    index range each, cheap when they match few rows);
- * 2. when they are at most `few`, the page is a merge, in SQL, of the first rows of each prefix's
- *    range after the position, read in the key's order (as many as the page needs), with those
- *    few rows: the page's rows are the first of the union, read back by id;
- * 3. otherwise (the rest match many), the first `walk` listed rows after the position in the
- *    key's order are filtered, which holds the page when matches are dense there;
- * 4. otherwise undefined: the caller runs the filtered query, ordered (as before this module).
+ * 1. a page that starts inside a prefix's range and that the range fills is the range's next
+ *    rows (insidePrefix: a next page, one index range);
+ * 2. a merge, in SQL, of the first rows of each prefix's range after the position (as many as
+ *    the page needs, read in the key's order) with the other disjuncts' (`rest`) matches after
+ *    it, read once and counted: the page when the rest match at most as many users as the page
+ *    holds;
+ * 3. a walk of the first `chunk` listed rows after the position in the key's order, as narrow
+ *    tuples with the filter's verdict: the page when matches are dense there (a common name);
+ * 4. the merge again, reading up to `few` rest matches;
+ * 5. the walk on, up to `walk` rows in all;
+ * 6. otherwise undefined: the caller runs the filtered query, ordered (as before this module).
  *
  * Nothing here changes which rows a page holds or their order (paging.ts orderTerms): only how
  * they are found. Built per call (which step answers depends on the data).
  */
 import { sql } from 'kysely';
-import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { Compilable, Expression, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
 import type { DialectHooks } from '../dialect.ts';
 import type { Predicate } from '../predicate.ts';
 import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
@@ -144,19 +147,31 @@ function inRange(s: Scope, window: ListWindow, prefix?: string, ex: Executor = s
   return q;
 }
 
-/** The rows of `ids` (a subquery or a list), in list order, with the sort key and each user's groups. */
-async function rowsOf<R>(s: Scope, window: ListWindow, ids: SelectQueryBuilder<Database, never, { id: string }> | readonly string[]): Promise<Found<R>[]> {
+/** The merge's common table expression of the rest's matches, and the column it is counted in (at most `few` + 1). */
+const REST = 'rc_rest';
+const REST_COUNT = 'rc_rest_count';
+
+/**
+ * The rows of `ids` (a subquery or a list), in list order, with the sort key and each user's
+ * groups; `rest` (the merge's) is a common table expression of the statement, and its matches
+ * are counted beside each row (REST_COUNT).
+ */
+async function rowsOf<R>(s: Scope, window: ListWindow, ids: SelectQueryBuilder<Database, never, { id: string }> | readonly string[], rest?: Compilable<unknown>): Promise<Found<R>[]> {
   if (Array.isArray(ids) && ids.length === 0) return [];
-  let query = s.ex
-    .selectFrom(`${s.table as 'users'} as ${ROW}`)
+  const from = rest ? s.ex.with(REST, () => rest as never).selectFrom(`${s.table as 'users'} as ${ROW}`) : s.ex.selectFrom(`${s.table as 'users'} as ${ROW}`);
+  let query = from
     .selectAll(ROW)
     .select(sql<unknown>`${s.key}`.as(SORT_KEY_COLUMN))
     .where(`${ROW}.team_id`, '=', s.teamId)
     .where(`${ROW}.id`, 'in', ids as readonly string[]) as unknown as SelectQueryBuilder<Database, never, {}>;
+  if (rest) query = query.select(sql<number>`(select count(*) from ${sql.table(REST)})`.as(REST_COUNT));
   query = withGroupsOf(s.ex, s.table, s.teamId, window, query);
   for (const term of orderTerms(ROW, window, s.key)) query = query.orderBy(term.expr, term.modifiers);
   return (await query.execute()) as unknown as Found<R>[];
 }
+
+/** The (id, key, created_at) tuples of `q`'s rows, which order and merge them. */
+const tuples = (s: Scope, q: Listed) => q.select([`${ROW}.id`, sql<unknown>`${s.key}`.as('k'), `${ROW}.created_at`]);
 
 /**
  * The page of `window` (see the module comment), or undefined when neither a merge nor a walk
@@ -176,13 +191,7 @@ export async function keyPrefixPage<R extends { readonly id: string; readonly cr
   const offset = window.seek ? 0 : (window.offset ?? 0);
   // The rows the page needs from where it starts reading: one more when seeking (it tells `more`).
   const wanted = offset + window.limit + (window.seek ? 1 : 0);
-  let fewRest = true;
-  if (plan.rest) {
-    const rest = inRange(s, window).where(predicateSql(hooks, table, plan.rest)).select(sql<number>`1`.as('one')).limit(rowCount(limits.few + 1));
-    const counted = await ex.selectFrom(rest.as('m')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-    fewRest = Number(counted.n) <= limits.few;
-  }
-  const raw = fewRest ? await merged<R>(s, window, plan, offset, wanted, limits) : await walked<R>(s, window, offset, wanted, limits);
+  const raw = (await insidePrefix<R>(s, window, plan, wanted)) ?? (await mergedOrWalked<R>(s, window, plan, offset, wanted, limits));
   if (raw === undefined) return undefined;
   if (window.seek) return pageOf<R>(raw, window);
   const rows = raw.map(({ [SORT_KEY_COLUMN]: _, ...row }) => row as unknown as R);
@@ -191,26 +200,67 @@ export async function keyPrefixPage<R extends { readonly id: string; readonly cr
 }
 
 /**
- * Step 2: the first `wanted` rows of each prefix's range after the position, in the index's
- * order, and every rest match after it (at most `few`), as (id, key, created_at) in one UNION
- * (not ALL: a row several branches hold is one tuple, kept once); the page is the union's first
- * rows in list order, read back by id in the same statement.
+ * A page that starts inside one prefix's range (a next page of the search, its position's key
+ * starting with the prefix) and that the range fills: its rows are the range's next ones, and no
+ * other disjunct needs reading, since every key between two keys that start with the prefix
+ * starts with it too (the prefix's matches are one contiguous range of the order), so any match
+ * up to the page's last row is in the range. Undefined otherwise (the range ends within the page).
  */
-async function merged<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan, offset: number, wanted: number, limits: KeyPrefixLimits): Promise<Found<R>[]> {
-  const tuple = (q: Listed) => q.select([`${ROW}.id`, sql<unknown>`${s.key}`.as('k'), `${ROW}.created_at`]);
+async function insidePrefix<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan, wanted: number): Promise<Found<R>[] | undefined> {
+  const from = window.seek?.from?.key;
+  const prefix = typeof from === 'string' ? plan.prefixes.find((p) => from.startsWith(p)) : undefined;
+  if (prefix === undefined) return undefined;
+  const ids = indexOrder(inRange(s, window, prefix).select(`${ROW}.id`), window, s.key).limit(rowCount(wanted));
+  const rows = await rowsOf<R>(s, window, ids as unknown as SelectQueryBuilder<Database, never, { id: string }>);
+  return rows.length === wanted ? rows : undefined;
+}
+
+/**
+ * Steps 2 to 5 (see the module comment), cheapest first: a merge that reads at most as many rest
+ * matches as the page has rows (enough when the other disjuncts match few users, and cheap
+ * either way), then the first chunk of a walk (enough when matches are dense), then a merge that
+ * reads up to `few` of them, then the rest of the walk.
+ */
+async function mergedOrWalked<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan, offset: number, wanted: number, limits: KeyPrefixLimits): Promise<Found<R>[] | undefined> {
+  const first = Math.min(wanted, limits.few);
+  const merge = await merged<R>(s, window, plan, offset, wanted, first);
+  if (merge) return merge;
+  // A walk is only worth it near the start (wanted * 10 <= walk); there are other disjuncts here
+  // (without them the merge reads the prefixes' ranges alone, which is all there is).
+  const walk = wanted * 10 <= limits.walk ? new Walk(s, window, wanted) : undefined;
+  if (walk && (await walk.on(Math.min(limits.chunk, limits.walk), limits.chunk))) return rowsOf<R>(s, window, walk.found.slice(offset, wanted));
+  const more = limits.few > first ? await merged<R>(s, window, plan, offset, wanted, limits.few) : undefined;
+  if (more) return more;
+  return walk && (await walk.on(limits.walk, limits.chunk)) ? rowsOf<R>(s, window, walk.found.slice(offset, wanted)) : undefined;
+}
+
+/**
+ * The merge: the first `wanted` rows of each prefix's range after the position, in the index's
+ * order, and the rest's matches after it, up to `few` + 1, read once in a common table
+ * expression that is also counted, as (id, key, created_at) in one UNION (not ALL: a row several
+ * branches hold is one tuple, kept once); the page is the union's first rows in list order, read
+ * back by id in the same statement. Undefined when the rest matched more than `few` (the union
+ * lacked some of them).
+ */
+async function merged<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan, offset: number, wanted: number, few: number): Promise<Found<R>[] | undefined> {
   const branches = [
-    ...plan.prefixes.map((prefix) => indexOrder(tuple(inRange(s, window, prefix)), window, s.key).limit(rowCount(wanted))),
-    ...(plan.rest ? [tuple(inRange(s, window).where(predicateSql(s.hooks, s.table, plan.rest))).limit(rowCount(limits.few))] : []),
+    ...plan.prefixes.map((prefix, i) => sql`select id, k, created_at from (${indexOrder(tuples(s, inRange(s, window, prefix)), window, s.key).limit(rowCount(wanted))}) as ${sql.id(`b${i}`)}`),
+    ...(plan.rest ? [sql`select id, k, created_at from ${sql.table(REST)}`] : []),
   ];
-  const union = sql.join(
-    branches.map((b, i) => sql`select id, k, created_at from (${b}) as ${sql.id(`b${i}`)}`),
-    sql` union `,
-  );
-  let ids = s.ex.withoutPlugins().selectFrom(sql<{ id: string; k: unknown; created_at: string }>`(${union})`.as('u')).select('u.id') as unknown as SelectQueryBuilder<Database, never, {}>;
+  let ids = s.ex.withoutPlugins().selectFrom(sql<{ id: string; k: unknown; created_at: string }>`(${sql.join(branches, sql` union `)})`.as('u')).select('u.id') as unknown as SelectQueryBuilder<Database, never, {}>;
   for (const term of orderTerms('u', window, s.hooks.ordered(sql.ref('u.k')))) ids = ids.orderBy(term.expr, term.modifiers);
   ids = ids.limit(rowCount(wanted - offset));
   if (offset > 0) ids = ids.offset(rowCount(offset));
-  return rowsOf<R>(s, window, ids as unknown as SelectQueryBuilder<Database, never, { id: string }>);
+  const rest = plan.rest ? tuples(s, inRange(s, window).where(predicateSql(s.hooks, s.table, plan.rest))).limit(rowCount(few + 1)) : undefined;
+  const rows = await rowsOf<R & { readonly [REST_COUNT]?: unknown }>(s, window, ids as unknown as SelectQueryBuilder<Database, never, { id: string }>, rest);
+  if (!rest) return rows;
+  // No rows: the union was empty (so was the rest), unless an offset went past its end.
+  let matches = rows.length > 0 ? Number(rows[0]![REST_COUNT]) : 0;
+  if (rows.length === 0 && offset > 0) {
+    const counted = await s.ex.selectFrom(rest.as('m')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    matches = Number(counted.n);
+  }
+  return matches <= few ? rows.map(({ [REST_COUNT]: _, ...row }) => row as unknown as Found<R>) : undefined;
 }
 
 /** A walked row: where it stands in the order, and whether the filter holds it (1 or 0). */
@@ -222,28 +272,42 @@ interface Walked {
 }
 
 /**
- * Step 3: the listed rows after the position in the index's order, up to `walk` of them, read in
- * chunks (each continuing after the last row of the one before) as narrow tuples with the whole
- * filter's verdict, until the page's matches are found; then the page's rows by id. Undefined
- * when `walk` rows do not hold the page (and the list goes on), or when the page is too deep for
- * such a walk. Narrow tuples: reading and sorting whole rows cost SQLite 15 ms for 5,000.
+ * A walk of the listed rows after the page's position in the index's order, in chunks (each
+ * continuing after the last row of the one before) of narrow tuples with the whole filter's
+ * verdict: `found` holds the matches' ids in list order. Narrow tuples, then the page's rows by
+ * id: reading and sorting whole rows cost SQLite 15 ms for 5,000.
  */
-async function walked<R>(s: Scope, window: ListWindow, offset: number, wanted: number, limits: KeyPrefixLimits): Promise<Found<R>[] | undefined> {
-  if (wanted * 10 > limits.walk) return undefined;
-  const matches = sql<number>`case when ${predicateSql(s.hooks, s.table, window.where!)} then 1 else 0 end`;
-  const direction = window.seek?.direction ?? 'after';
-  const found: string[] = [];
-  let at: ListWindow = window;
-  for (let read = 0; found.length < wanted; ) {
-    const size = Math.min(limits.walk - read, limits.chunk);
-    const chunk = indexOrder(inRange(s, at, undefined, s.ex).select([`${ROW}.id`, sql<string>`${s.key}`.as('k'), `${ROW}.created_at`, matches.as('m')]), at, s.key).limit(rowCount(size));
-    const rows = (await chunk.execute()) as unknown as Walked[];
-    for (const row of rows) if (Number(row.m) === 1) found.push(row.id);
-    read += rows.length;
-    const last = rows.at(-1);
-    if (rows.length < size || !last) break; // the list ended
-    if (found.length < wanted && read >= limits.walk) return undefined;
-    at = { ...window, seek: { direction, from: { key: last.k, createdAt: last.created_at, id: last.id } } };
+class Walk {
+  readonly found: string[] = [];
+  readonly #s: Scope;
+  readonly #window: ListWindow;
+  readonly #wanted: number;
+  readonly #matches: RawBuilder<number>;
+  #at: ListWindow;
+  #read = 0;
+  #ended = false;
+
+  constructor(s: Scope, window: ListWindow, wanted: number) {
+    this.#s = s;
+    this.#window = window;
+    this.#wanted = wanted;
+    this.#matches = sql<number>`case when ${predicateSql(s.hooks, s.table, window.where!)} then 1 else 0 end`;
+    this.#at = window;
   }
-  return rowsOf<R>(s, window, found.slice(offset, wanted));
+
+  /** Walks on until `upTo` rows are read in all; whether the page is found (its matches, or the list's end). */
+  async on(upTo: number, chunk: number): Promise<boolean> {
+    const s = this.#s;
+    while (this.found.length < this.#wanted && !this.#ended && this.#read < upTo) {
+      const size = Math.min(upTo - this.#read, chunk);
+      const tuples = inRange(s, this.#at, undefined, s.ex).select([`${ROW}.id`, sql<string>`${s.key}`.as('k'), `${ROW}.created_at`, this.#matches.as('m')]);
+      const rows = (await indexOrder(tuples, this.#at, s.key).limit(rowCount(size)).execute()) as unknown as Walked[];
+      for (const row of rows) if (Number(row.m) === 1) this.found.push(row.id);
+      this.#read += rows.length;
+      const last = rows.at(-1);
+      if (rows.length < size || !last) this.#ended = true;
+      else this.#at = { ...this.#window, seek: { direction: this.#window.seek?.direction ?? 'after', from: { key: last.k, createdAt: last.created_at, id: last.id } } };
+    }
+    return this.found.length >= this.#wanted || this.#ended;
+  }
 }
