@@ -1,14 +1,16 @@
 /**
  * The console's word search sorted by userName (src/console/directory.ts userWords, with
- * sortBy=userName), found from the userName index range (repos/key-prefix.ts) by a merge with the
- * other branches, a walk of the userName order, or, when neither holds the page, the ordered
- * filtered query (repos/paging.ts listRows): on random users (random userNames, given and family
- * names and externalIds in mixed case, with LIKE's wildcards; userNames shared by hidden users;
- * creation times shared), for a random word, direction, page size and the steps' limits made small
- * so that every step answers, the pages return exactly the users the filter matches, each once,
- * in the order RFC 7644 3.4.2.3 sorting promises (the folded userName by code point, then
- * creation time and id): read forwards by cursor, backwards by cursor from the last page, and by
- * offset with totalResults. One seed drives the data; a failure names it, DATA_SEED replays it.
+ * sortBy=userName), and other ORs holding a userName prefix (one or two prefixes alone, a prefix
+ * or a family name), found from the userName index range (repos/key-prefix.ts) by the range alone,
+ * a merge with the other branches, a walk of the userName order, or, when none holds the page,
+ * the ordered filtered query (repos/paging.ts listRows): on random users (random userNames, given
+ * and family names and externalIds in mixed case, with LIKE's wildcards; userNames shared by
+ * hidden users; creation times shared), for a random filter, words, direction, page size and the
+ * steps' limits made small so that every step answers, the pages return exactly the users the
+ * filter matches, each once, in the order RFC 7644 3.4.2.3 sorting promises (the folded userName
+ * by code point, then creation time and id): read forwards by cursor, backwards by cursor from
+ * the last page, and by offset with totalResults. One seed drives the data; a failure names it,
+ * DATA_SEED replays it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -34,7 +36,7 @@ import type { TestDatabase } from '../support/engines.ts';
 /** Set to a seed from a failure message to replay that run. */
 const DATA_SEED: number | undefined = undefined;
 const USERS = 60;
-const RUNS = 60;
+const RUNS = 100;
 
 /** Few letters, so that words match several users; both cases, an accent, LIKE's wildcards. */
 const letter = fc.constantFrom('a', 'b', 'A', 'B', 'é', 'É', '_', '%', 'z');
@@ -96,12 +98,31 @@ for (const engine of engines) {
     });
     after(() => database.dispose());
 
+    /**
+     * The filters: the console's words, and other ORs holding a userName prefix (one prefix
+     * alone, two prefixes, a prefix and a family name), each with what it means, as the oracle.
+     */
+    const filters: Record<string, { text: (q: string, q2: string) => string; holds: (r: UserRow, q: string, q2: string) => boolean }> = {
+      words: {
+        text: (q) => userWords(q),
+        holds: (r, q) => r.user_name_key.startsWith(fold(q)!) || !!fold(r.given_name ?? undefined)?.startsWith(fold(q)!) || !!fold(r.family_name ?? undefined)?.startsWith(fold(q)!) || r.external_id === q,
+      },
+      prefix: { text: (q) => `userName sw ${JSON.stringify(q)}`, holds: (r, q) => r.user_name_key.startsWith(fold(q)!) },
+      'two prefixes': {
+        text: (q, q2) => `userName sw ${JSON.stringify(q)} or userName sw ${JSON.stringify(q2)}`,
+        holds: (r, q, q2) => r.user_name_key.startsWith(fold(q)!) || r.user_name_key.startsWith(fold(q2)!),
+      },
+      'prefix or family name': {
+        text: (q, q2) => `userName sw ${JSON.stringify(q)} or name.familyName sw ${JSON.stringify(q2)}`,
+        holds: (r, q, q2) => r.user_name_key.startsWith(fold(q)!) || !!fold(r.family_name ?? undefined)?.startsWith(fold(q2)!),
+      },
+    };
+
     /** What the search must list, in order: the oracle, over the rows as written. */
-    const expected = (q: string, onlyActive: boolean, descending: boolean): string[] => {
-      const fq = fold(q)!;
+    const expected = (holds: (r: UserRow) => boolean, onlyActive: boolean, descending: boolean): string[] => {
       return rows
         .filter((r) => r.deleted_at === null && (!onlyActive || r.active === 1))
-        .filter((r) => r.user_name_key.startsWith(fq) || fold(r.given_name ?? undefined)?.startsWith(fq) || fold(r.family_name ?? undefined)?.startsWith(fq) || r.external_id === q)
+        .filter(holds)
         .sort((a, b) => {
           const byKey = compareCodePoints(a.user_name_key, b.user_name_key);
           if (byKey !== 0) return descending ? -byKey : byKey;
@@ -120,7 +141,9 @@ for (const engine of engines) {
 
     it('forwards and backwards by cursor, and by offset: every match once, in userName order', async () => {
       const request = fc.record({
+        filter: fc.constantFrom(...Object.keys(filters)),
         q: word(1, 2),
+        q2: word(1, 2),
         descending: fc.boolean(),
         onlyActive: fc.boolean(),
         limit: fc.integer({ min: 1, max: 7 }),
@@ -129,12 +152,13 @@ for (const engine of engines) {
         chunk: fc.constantFrom(1, 3, 7, 1000),
       });
       await fc.assert(
-        fc.asyncProperty(request, async ({ q, descending, onlyActive, limit, few, walk, chunk }) => {
-          const query = parseListQuery(userResourceType, { filter: userWords(q), sortBy: 'userName' });
+        fc.asyncProperty(request, async ({ filter, q, q2, descending, onlyActive, limit, few, walk, chunk }) => {
+          const { text, holds } = filters[filter]!;
+          const query = parseListQuery(userResourceType, { filter: text(q, q2), sortBy: 'userName' });
           const base = { where: lowerFilter(query.filter!, { members: 'active' }), sort: lowerSort(query.sortBy!), descending, onlyActive, limit };
           const limits = { few, walk, chunk };
-          const want = expected(q, onlyActive, descending);
-          const context = `q=${JSON.stringify(q)} ${descending ? 'descending' : 'ascending'} onlyActive=${onlyActive} limit=${limit} few=${few} walk=${walk} chunk=${chunk} ${label}`;
+          const want = expected((r) => holds(r, q, q2), onlyActive, descending);
+          const context = `${text(q, q2)} ${descending ? 'descending' : 'ascending'} onlyActive=${onlyActive} limit=${limit} few=${few} walk=${walk} chunk=${chunk} ${label}`;
 
           // Forwards: nextCursor after nextCursor.
           const forward: string[][] = [];

@@ -18,7 +18,7 @@
  * 5. the walk on, up to `walk` rows in all;
  * 6. otherwise undefined: the caller runs the filtered query, ordered (as before this module).
  *
- * Nothing here changes which rows a page holds or their order (paging.ts orderTerms): only how
+ * Nothing here changes which rows a page holds or their order (list-order.ts orderTerms): only how
  * they are found. Built per call (which step answers depends on the data).
  */
 import { sql } from 'kysely';
@@ -224,8 +224,9 @@ async function insidePrefix<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan
  * there the walk's first chunk goes first, which dense matches fill.
  */
 async function mergedOrWalked<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan, offset: number, wanted: number, limits: KeyPrefixLimits): Promise<Found<R>[] | undefined> {
-  // A walk is only worth it near the start (wanted * 10 <= walk); there are other disjuncts here
-  // (without them the merge reads the prefixes' ranges alone, which is all there is).
+  // Without other disjuncts the merge reads the prefixes' ranges alone, which is all there is.
+  if (!plan.rest) return merged<R>(s, window, plan, offset, wanted, 0);
+  // A walk is only worth it near the start (wanted * 10 <= walk).
   const walk = wanted * 10 <= limits.walk ? new Walk(s, window, wanted) : undefined;
   const found = async (upTo: number) => walk !== undefined && (await walk.on(Math.min(upTo, limits.walk), limits.chunk));
   const walked = () => rowsOf<R>(s, window, walk!.found.slice(offset, wanted));
