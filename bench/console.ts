@@ -92,16 +92,27 @@ const groupId = /href="\/console\/groups\/([A-Z0-9]+)"/.exec(groups.body)?.[1];
 const group = groupId ? await get(`/console/groups/${groupId}`) : undefined;
 const nextMembers = group ? /href="([^"]*after=[^"]+)" rel="next"/.exec(group.body)?.[1]?.replace(/&amp;/g, '&') : undefined;
 
+// Each word search, and the page its "Next page" link leads to (when it has one).
+const searches: [string, string][] = [
+  ['Users, search', '/console/users?q=user500000'],
+  ['Users, search (one userName)', '/console/users?q=user0500000'],
+  ['Users, search (a given name: 62,500 users)', '/console/users?q=ada'],
+  ['Users, search (userName prefix: 100,000 users, none early)', '/console/users?q=user05'],
+  ['Users, search (a family name: 62,500 users)', '/console/users?q=lovelace'],
+  ['Users, search (an externalId)', '/console/users?q=userext-0123456'],
+];
+const searchPages: [string, string][] = [];
+for (const [name, path] of searches) {
+  searchPages.push([name, path]);
+  const link = /href="([^"]*cursor=[^"]+)" rel="next"/.exec((await get(path)).body)?.[1]?.replace(/&amp;/g, '&');
+  if (link) searchPages.push([`${name}, next page`, link]);
+}
+
 const pages: [string, string][] = [
   ['Overview', '/console'],
   ['Users, first page', '/console/users'],
   ['Users, next page (cursor)', next ?? '/console/users'],
-  ['Users, search', '/console/users?q=user500000'],
-  ['Users, search (one userName)', '/console/users?q=user0500000'],
-  ['Users, search (a given name: 125,000 users)', '/console/users?q=ada'],
-  ['Users, search (userName prefix: 100,000 users, none early)', '/console/users?q=user05'],
-  ['Users, search (a family name: 62,500 users)', '/console/users?q=lovelace'],
-  ['Users, search (an externalId)', '/console/users?q=userext-0123456'],
+  ...searchPages,
   ['Users, SCIM filter', `/console/users?filter=${encodeURIComponent('userName eq "user123456@scale.example"')}`],
   ['A user', `/console/users/${userId ?? 'none'}`],
   ['Groups', '/console/groups'],

@@ -34,38 +34,54 @@ export interface ListPage {
   readonly total: number | undefined;
   readonly next: string | undefined;
   readonly previous: string | undefined;
+  /** The order the page is in: CREATED or a sortBy the console offers (descending as asked). */
+  readonly orderedBy: string;
 }
 
 export interface DirectoryQuery {
   /**
    * Plain words (case-insensitive): a user whose userName, given name or family name starts with
    * them, or whose externalId is exactly them. Groups: displayName starts with them, or
-   * externalId is them. Every branch is an index range at any size (migration 012), and a search
-   * that matches many users finds its page by walking the creation order (repos/paging.ts
-   * probeFirst); anything else (emails, `co`, a given and a family name together) takes a SCIM
-   * filter.
+   * externalId is them. Every branch is an index range at any size (migration 012). A user
+   * search lists by userName unless another order is chosen: its page is then the first entries
+   * of the userName range merged with the few name matches, or a short walk of the userName
+   * order when names match many (repos/key-prefix.ts), where creation order would have to sort
+   * every match of a common prefix. Anything else (emails, `co`, a given and a family name
+   * together) takes a SCIM filter.
    */
   readonly q?: string;
   /** A SCIM filter, for those who know the grammar; wins over `q`. */
   readonly filter?: string;
+  /** CREATED, a sort the console offers, or nothing (the list's default order). */
   readonly sortBy?: string;
   readonly descending?: boolean;
   readonly cursor?: string;
 }
 
+/** The creation order, chosen by name (`sortBy=created`): no SCIM sortBy. */
+export const CREATED = 'created';
+
 const USER_SORTS = new Set(['userName', 'name.familyName', 'meta.lastModified']);
 const GROUP_SORTS = new Set(['displayName', 'meta.lastModified']);
 
-/** Without a chosen sort, lists go in creation order: the (team, created, id) index serves it at any size. */
-const sortParams = (sortBy: string | undefined, allowed: ReadonlySet<string>, descending: boolean | undefined): { sortBy?: string; sortOrder?: string } =>
-  sortBy && allowed.has(sortBy) ? { sortBy, sortOrder: descending ? 'descending' : 'ascending' } : {};
+/**
+ * The order a page is listed in: the one chosen when the console offers it, else `byDefault`.
+ * Lists default to creation order (the (team, created, id) index serves it at any size); a
+ * user word search defaults to userName (DirectoryQuery.q).
+ */
+const orderOf = (sortBy: string | undefined, allowed: ReadonlySet<string>, byDefault: string): string =>
+  sortBy === CREATED || (sortBy !== undefined && allowed.has(sortBy)) ? sortBy : byDefault;
 
-function filterOf(query: DirectoryQuery, words: (q: string) => string): string | undefined {
-  if (query.filter !== undefined && query.filter.trim() !== '') return query.filter.trim();
+const sortParams = (orderedBy: string, descending: boolean | undefined): { sortBy?: string; sortOrder?: string } =>
+  orderedBy === CREATED ? {} : { sortBy: orderedBy, sortOrder: descending ? 'descending' : 'ascending' };
+
+/** The filter of a query, and whether it comes from plain words (`q`) rather than a SCIM filter. */
+function filterOf(query: DirectoryQuery, words: (q: string) => string): { filter?: string; words: boolean } {
+  if (query.filter !== undefined && query.filter.trim() !== '') return { filter: query.filter.trim(), words: false };
   const q = query.q?.trim();
-  if (!q) return undefined;
+  if (!q) return { words: false };
   if (q.length > 200) throw new ConsoleInputError('the search is at most 200 characters');
-  return words(q);
+  return { filter: words(q), words: true };
 }
 
 /** The SCIM filter of a plain-word user search (DirectoryQuery.q). */
@@ -75,29 +91,31 @@ export function userWords(q: string): string {
 
 /** One page of a team's users (RFC 9865 cursors: fast at any depth). */
 export async function searchUsers(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const filter = filterOf(query, userWords);
+  const { filter, words } = filterOf(query, userWords);
+  const orderedBy = orderOf(query.sortBy, USER_SORTS, words ? 'userName' : CREATED);
   const list = parseListQuery(userResourceType, {
     ...(filter !== undefined ? { filter } : {}),
-    ...sortParams(query.sortBy, USER_SORTS, query.descending),
+    ...sortParams(orderedBy, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
     attributes: 'userName,name,emails,active,externalId,meta',
   });
   const result = await listUsers(ctx, list);
-  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor };
+  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor, orderedBy };
 }
 
 export async function searchGroups(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const filter = filterOf(query, (q) => `displayName sw ${quoted(q)} or externalId eq ${quoted(q)}`);
+  const { filter } = filterOf(query, (q) => `displayName sw ${quoted(q)} or externalId eq ${quoted(q)}`);
+  const orderedBy = orderOf(query.sortBy, GROUP_SORTS, CREATED);
   const list = parseListQuery(groupResourceType, {
     ...(filter !== undefined ? { filter } : {}),
-    ...sortParams(query.sortBy, GROUP_SORTS, query.descending),
+    ...sortParams(orderedBy, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
     attributes: 'displayName,externalId,meta',
   });
   const result = await listGroups(ctx, list);
-  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor };
+  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor, orderedBy };
 }
 
 export interface UserDetail {

@@ -129,9 +129,17 @@ ${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 ho
 }
 
 const SORTS: Record<'users' | 'groups', readonly [string, string][]> = {
-  users: [['', 'created (fastest)'], ['userName', 'userName'], ['name.familyName', 'family name'], ['meta.lastModified', 'last modified']],
-  groups: [['', 'created (fastest)'], ['displayName', 'displayName'], ['meta.lastModified', 'last modified']],
+  users: [['created', 'created (fastest)'], ['userName', 'userName'], ['name.familyName', 'family name'], ['meta.lastModified', 'last modified']],
+  groups: [['created', 'created (fastest)'], ['displayName', 'displayName'], ['meta.lastModified', 'last modified']],
 };
+
+/** How a word search's page is ordered, in words (the order the domain chose: directory.ts orderOf). */
+function orderNote(kind: 'users' | 'groups', form: ListForm, result: ListPage): string {
+  if (form.q.trim() === '' || form.filter.trim() !== '') return '';
+  const label = SORTS[kind].find(([v]) => v === result.orderedBy)?.[1].replace(' (fastest)', '') ?? result.orderedBy;
+  const by = result.orderedBy === 'created' ? 'creation' : label;
+  return ` Ordered by ${e(by)}${result.orderedBy !== 'created' && form.descending ? ', descending' : ''}.`;
+}
 
 export interface ListForm {
   readonly q: string;
@@ -140,8 +148,8 @@ export interface ListForm {
   readonly descending: boolean;
 }
 
-function searchForm(kind: 'users' | 'groups', form: ListForm): string {
-  const options = SORTS[kind].map(([v, l]) => `<option value="${e(v)}"${v === form.sortBy ? ' selected' : ''}>${e(l)}</option>`).join('');
+function searchForm(kind: 'users' | 'groups', form: ListForm, orderedBy: string): string {
+  const options = SORTS[kind].map(([v, l]) => `<option value="${e(v)}"${v === orderedBy ? ' selected' : ''}>${e(l)}</option>`).join('');
   return `<form method="get" action="/console/${kind}" class="filters" role="search">
 <div><label for="q">Search</label><input id="q" name="q" type="search" value="${e(form.q)}" placeholder="${kind === 'users' ? 'start of userName or name, or externalId' : 'start of displayName, or externalId'}" aria-describedby="q-hint"><small id="q-hint">${kind === 'users' ? 'Finds users whose userName, given name or family name starts with the words (any case), or whose externalId is exactly them. Emails and other attributes: use a SCIM filter.' : 'Finds groups whose displayName starts with the words (any case), or whose externalId is exactly them.'}</small></div>
 <div><label for="filter">SCIM filter</label><input id="filter" name="filter" type="text" value="${e(form.filter)}" placeholder='${kind === 'users' ? 'userName sw "a" and active eq true' : 'displayName eq "Admins"'}' spellcheck="false"></div>
@@ -170,9 +178,9 @@ export function usersBody(form: ListForm, result: ListPage, error?: string): str
       return `<tr><td class="wrap"><a href="/console/users/${encodeURIComponent(str(r.id))}" dir="auto">${e(r.userName)}</a></td><td class="wrap" dir="auto">${e(name.formatted ?? [name.givenName, name.familyName].filter(Boolean).join(' '))}</td><td class="wrap">${e(emails)}</td><td>${r.active === false ? 'deactivated' : 'active'}</td><td class="wrap">${e(r.externalId)}</td></tr>`;
     })
     .join('');
-  return `${searchForm('users', form)}
+  return `${searchForm('users', form, result.orderedBy)}
 ${error ? errorBody(error) : ''}
-<p class="muted">${result.total !== undefined ? `${e(result.total)} users match.` : ''}</p>
+<p class="muted">${result.total !== undefined ? `${e(result.total)} users match.` : ''}${orderNote('users', form, result)}</p>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Name</th><th scope="col">Emails</th><th scope="col">Status</th><th scope="col">externalId</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5" class="muted">No users.</td></tr>'}</tbody></table></div>
 ${pager('/console/users', form, result)}`;
@@ -182,9 +190,9 @@ export function groupsBody(form: ListForm, result: ListPage, error?: string): st
   const rows = result.resources
     .map((r) => `<tr><td class="wrap"><a href="/console/groups/${encodeURIComponent(str(r.id))}" dir="auto">${e(r.displayName)}</a></td><td class="wrap">${e(r.externalId)}</td><td>${e((r.meta as Record<string, unknown> | undefined)?.lastModified)}</td></tr>`)
     .join('');
-  return `${searchForm('groups', form)}
+  return `${searchForm('groups', form, result.orderedBy)}
 ${error ? errorBody(error) : ''}
-<p class="muted">${result.total !== undefined ? `${e(result.total)} groups match.` : ''}</p>
+<p class="muted">${result.total !== undefined ? `${e(result.total)} groups match.` : ''}${orderNote('groups', form, result)}</p>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">displayName</th><th scope="col">externalId</th><th scope="col">Last modified</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="3" class="muted">No groups.</td></tr>'}</tbody></table></div>
 ${pager('/console/groups', form, result)}`;

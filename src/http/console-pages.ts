@@ -204,11 +204,12 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
       throw error;
     }
   }
-  const emptyPage = { resources: [], total: undefined, next: undefined, previous: undefined };
+  /** What a page shows above an error: no rows, the order as asked. */
+  const emptyPage = (form: ListForm) => ({ resources: [], total: undefined, next: undefined, previous: undefined, orderedBy: form.sortBy });
 
   app.get('/console/users', { preHandler: signedIn }, async (request, reply) => {
     const form = listForm(request.query);
-    const { value, error } = await listOrError(() => searchUsers(signed(request).scim, { ...form, ...(form.cursor ? { cursor: form.cursor } : {}) }), emptyPage);
+    const { value, error } = await listOrError(() => searchUsers(signed(request).scim, { ...form, ...(form.cursor ? { cursor: form.cursor } : {}) }), emptyPage(form));
     return show(request, reply, 'users', 'Users', views.usersBody(form, value, error), error ? 400 : 200);
   });
   app.get<{ Params: { id: string } }>('/console/users/:id', { preHandler: signedIn }, async (request, reply) => {
@@ -217,7 +218,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   });
   app.get('/console/groups', { preHandler: signedIn }, async (request, reply) => {
     const form = listForm(request.query);
-    const { value, error } = await listOrError(() => searchGroups(signed(request).scim, { ...form, ...(form.cursor ? { cursor: form.cursor } : {}) }), emptyPage);
+    const { value, error } = await listOrError(() => searchGroups(signed(request).scim, { ...form, ...(form.cursor ? { cursor: form.cursor } : {}) }), emptyPage(form));
     return show(request, reply, 'groups', 'Groups', views.groupsBody(form, value, error), error ? 400 : 200);
   });
   app.get<{ Params: { id: string } }>('/console/groups/:id', { preHandler: signedIn }, async (request, reply) => {

@@ -161,7 +161,7 @@ export async function budgetedPage<R>(
   }
   let total: number | undefined;
   if ('offset' in window) {
-    // As repos/paging.ts totalOf: a page that ran into the end of the list tells the total.
+    // As repos/list-order.ts totalOf: a page that ran into the end of the list tells the total.
     total = ended && (window.offset === 0 || rows.length > 0) ? window.offset + rows.length : (await read(window, 0)).total;
   }
   return { page: { rows, positions, total, more }, resources, serialized };

@@ -170,9 +170,10 @@ export const postgresHooks: DialectHooks = {
   substringIndexed: true,
   ordered: (expr) => sql`(${expr} collate "C")`,
   // LIKE (with `\\` escaping the wildcards) rather than strpos/left/right: pg_trgm GIN indexes
-  // answer all three (migration 012); a prefix is also a range of the text_pattern_ops B-trees
-  // on the folded keys, and a suffix of a folded key a prefix of its reverse(), indexed so too
-  // (trigrams common to many rows make GIN slow where a B-tree range is not).
+  // answer all three (migration 012); a prefix of the folded userName is also a range of its
+  // "C"-collated B-tree (migration 014; PostgreSQL derives the range from the pattern for an index
+  // whose collation is C), and a suffix of a folded key a prefix of its reverse(), indexed with
+  // text_pattern_ops (trigrams common to many rows make GIN slow where a B-tree range is not).
   contains: (expr, value) => sql<SqlBool>`${expr} like ${`%${escapeLike(value)}%`}`,
   startsWith: (expr, value) => sql<SqlBool>`${expr} like ${`${escapeLike(value)}%`}`,
   endsWith: (expr, value, indexed) =>

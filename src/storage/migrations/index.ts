@@ -20,6 +20,7 @@ import { migration010 } from './010_team_counters.ts';
 import { migration011 } from './011_feed_btrees.ts';
 import { migration012 } from './012_text_search.ts';
 import { migration013 } from './013_feed_numbered_at_commit.ts';
+import { migration014 } from './014_user_name_order.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -36,6 +37,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '011_feed_btrees': migration011(storage.hooks.name),
     '012_text_search': migration012(storage.hooks.name, (line) => process.stderr.write(`${line}\n`)),
     '013_feed_numbered_at_commit': migration013(storage.hooks.name),
+    '014_user_name_order': migration014(storage.hooks.name),
   };
 }
 

@@ -7,7 +7,8 @@ import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
 import { defineStatement, hot } from '../statements.ts';
 import type { Executor, GroupsTable } from '../types.ts';
-import { listRows, rowCount } from './paging.ts';
+import { rowCount } from './list-order.ts';
+import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type GroupRow = GroupsTable;

@@ -11,7 +11,7 @@ import { predicateSql, sortKeySql } from '../predicate-sql.ts';
 import { hooksOf } from '../statements.ts';
 import type { Executor } from '../types.ts';
 import type { GroupRow } from './groups.ts';
-import { listedRows, rowCount } from './paging.ts';
+import { listedRows, rowCount } from './list-order.ts';
 import type { UserRow } from './users.ts';
 
 /** One resource type's part of the search; a type with no branch contributes nothing. */

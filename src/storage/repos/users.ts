@@ -10,7 +10,8 @@
 import { sql } from 'kysely';
 import { defineStatement, hooksOf, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
-import { GROUPS_COLUMN, listRows } from './paging.ts';
+import { GROUPS_COLUMN } from './list-order.ts';
+import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
 
 export type UserRow = UsersTable;
