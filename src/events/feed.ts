@@ -1,7 +1,7 @@
 /**
  * The change feed (issue 10 item 1; DESIGN.md section 8): what every SCIM write calls, next to its
  * audit event and with the same executor, so the event commits or rolls back with the change.
- * One compiled insert (and, on SQLite, the counter bump before it). The event names the change's kind
+ * One compiled insert (on PostgreSQL the same statement as the audit row). The event names the change's kind
  * (RFC 9967 section 2.2's provisioning events: create, put, patch, delete, activate, deactivate),
  * the resource, its new version, the attribute names that changed, the actor, and what the
  * `:full` renderings need: the stored document (which never holds a password: validate.ts takes

@@ -80,13 +80,16 @@ export interface DialectHooks {
    * Whether the change feed's events are numbered at COMMIT by the database (migration 013: a
    * deferred trigger bumps the team's counter): PostgreSQL, where a bump in the write held the
    * counter row's lock, and with it the team's other writers, until the commit. SQLite has one
-   * writer at a time and bumps the counter in the write (repos/events.ts appendEvent).
+   * writer at a time and numbers the event in its insert (repos/events.ts appendEvent).
    */
   readonly feedNumberedAtCommit: boolean;
 }
 
 const codeOf = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+
+const constraintOf = (error: unknown): string | undefined =>
+  typeof error === 'object' && error !== null && 'constraint' in error ? String(error.constraint) : undefined;
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -111,9 +114,9 @@ export const sqliteHooks: DialectHooks = {
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) =>
-    /UNIQUE constraint failed|PRIMARY KEY/.test(messageOf(error)) ||
-    codeOf(error) === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    codeOf(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    // Not the feed's key (events.team_id, events.seq): the database's fault, not the request's.
+    !/constraint failed: events\.team_id, events\.seq/.test(messageOf(error)) &&
+    (/UNIQUE constraint failed|PRIMARY KEY/.test(messageOf(error)) || codeOf(error) === 'SQLITE_CONSTRAINT_UNIQUE' || codeOf(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY'),
   isRetryable: (error) => /database is locked|SQLITE_BUSY/.test(messageOf(error)),
   json: (base, keys, as) => {
     // The element itself (a multi-valued simple attribute): json_each's value is already SQL
@@ -151,7 +154,9 @@ export const postgresHooks: DialectHooks = {
   feedNumberedAtCommit: true,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
-  isUniqueViolation: (error) => codeOf(error) === '23505',
+  // The feed's own key (migration 013's trigger numbering at COMMIT past a counter left behind by
+  // a manual restore) is the database's fault, not the request's: a server error, not a 409.
+  isUniqueViolation: (error) => codeOf(error) === '23505' && constraintOf(error) !== 'events_pk',
   isRetryable: (error) => codeOf(error) === '40001' || codeOf(error) === '40P01',
   json: (base, keys, as) => {
     const source = base === 'element' ? sql`e.v` : documentColumn(base);

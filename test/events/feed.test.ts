@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { connect } from '../../src/storage/connect.ts';
 import { migrate } from '../../src/storage/migrations/index.ts';
@@ -168,6 +169,49 @@ describe('change feed: numbered at commit on PostgreSQL', { skip: pgEngine ? fal
       assert.deepEqual((await eventsAfter(storage.db, TEAM, 3, 10)).map((e) => [e.seq, e.resource_id]), [[4, 'AFTER000000000000000']]);
     } finally {
       await dispose();
+    }
+  });
+});
+
+describe('change feed on PostgreSQL: the counter', { skip: pgEngine ? false : 'TEST_DATABASE_URL is not set' }, () => {
+  it('a counter left behind its feed (a manual restore) makes writes a 500 that writes nothing, not a 409', async () => {
+    const t = await createTestApp({ engine: pgEngine! });
+    try {
+      assert.equal((await t.request('POST', '/v2/scim/Groups', { displayName: 'One' })).statusCode, 201);
+      await sql`update event_counters set seq = 0`.execute(t.storage.db);
+      const res = await t.request('POST', '/v2/scim/Groups', { displayName: 'Two' });
+      assert.equal(res.statusCode, 500, res.body);
+      assert.equal(json(await t.request('GET', `/v2/scim/Groups?filter=${encodeURIComponent('displayName eq "Two"')}`)).totalResults, 0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('pruning leaves the counter alone: a transaction holding its row does not hold the pruner', async () => {
+    const t = await createTestApp({ engine: pgEngine! });
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await t.request('POST', '/v2/scim/Users', { userName: `p${i}@acme.example` })).statusCode, 201);
+      t.clock.advance(40 * 86_400_000);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = t.storage.db.transaction().execute(async (trx) => {
+        await sql`select seq from event_counters where team_id = ${t.team.id} for update`.execute(trx);
+        locked();
+        await Promise.race([held, new Promise((r) => setTimeout(r, 3000))]);
+      });
+      await isLocked;
+      const started = performance.now();
+      const pruned = await pruneOnce(t.storage.db, t.clock, 30);
+      const waited = performance.now() - started;
+      release();
+      await holder;
+      assert.ok(pruned.events >= 3);
+      assert.ok(waited < 1500, `the pruner waited ${Math.round(waited)} ms on the counter row`);
+      assert.equal(await lastSeq(t.storage.db, t.team.id), pruned.events);
+    } finally {
+      await t.close();
     }
   });
 });

@@ -17,8 +17,10 @@
  * placeholder: the renumbering happens before the commit makes the rows visible. Rows inserted
  * with their number (`rollcall copy`, tests) are left alone.
  *
- * SQLite has one writer at a time, so its counter bump in the write costs no waiting; it keeps
- * the two statements of repos/events.ts.
+ * SQLite has one writer at a time: its insert takes the next number itself (repos/events.ts).
+ *
+ * The function's table and sequence names resolve through the session's search_path, as every
+ * statement of Rollcall's does (a schema per database in the tests).
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
@@ -38,6 +40,9 @@ export function migration013(engine: EngineName): Migration {
             on conflict (team_id) do update set seq = c.seq + 1
             returning c.seq into next;
           update events set seq = next where team_id = new.team_id and seq = new.seq;
+          if not found then
+            raise exception 'rollcall: event % of team % is gone before its commit', new.seq, new.team_id;
+          end if;
           return null;
         end
       $$`.execute(db);

@@ -64,7 +64,7 @@ const APPEND_AUDITED_EVENT = defineStatement<AuditedEventParams, unknown>(
 
 /**
  * A SCIM write's audit row and its feed event, in the caller's transaction: one statement on
- * PostgreSQL (APPEND_AUDITED_EVENT), the two inserts (and the counter bump) on SQLite, where a
+ * PostgreSQL (APPEND_AUDITED_EVENT), the two inserts on SQLite, where a
  * statement costs no round trip.
  */
 export async function appendAuditedEvent(ex: Executor, audit: AuditRow, event: Omit<EventsTable, 'seq'>): Promise<void> {
@@ -108,9 +108,9 @@ export async function firstKeptSeq(ex: Executor, teamId: string): Promise<number
  * Deletes up to `batch` events older than `before`, team by team: a team's events are appended
  * in seq order, so those past the retention are a prefix of its feed, found by walking its
  * primary key from the start (migration 011 dropped the index on `at`) and deleted as one seq
- * range. The prefix ends at the first event still kept, so what remains has no holes. The
- * team's counter is raised to the prefix's end in the same transaction, so a feed pruned empty
- * still continues after its last number (SQLite numbers from the newest event: see above).
+ * range. The prefix ends at the first event still kept, so what remains has no holes. On SQLite
+ * the team's counter is raised to the prefix's end in the same transaction, so a feed pruned
+ * empty still continues after its last number (it numbers from the newest event: see above).
  */
 export async function pruneEvents(db: Db, before: string, batch: number): Promise<number> {
   const teams = await db.selectFrom('teams').select('id').orderBy('id').execute();
@@ -126,11 +126,15 @@ export async function pruneEvents(db: Db, before: string, batch: number): Promis
     if (last === undefined) continue;
     const end = last;
     deleted += await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('event_counters')
-        .values({ team_id: teamId, seq: end })
-        .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq: end }).where('event_counters.seq', '<', end))
-        .execute();
+      // PostgreSQL's counter is past every event already; raising it would lock it (a no-op
+      // upsert locks the row too) and hold the team's commits through the delete.
+      if (!hooksOf(trx).feedNumberedAtCommit) {
+        await trx
+          .insertInto('event_counters')
+          .values({ team_id: teamId, seq: end })
+          .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq: end }).where('event_counters.seq', '<', end))
+          .execute();
+      }
       const result = await trx.deleteFrom('events').where('team_id', '=', teamId).where('seq', '<=', end).executeTakeFirst();
       return Number(result.numDeletedRows);
     });
@@ -139,20 +143,23 @@ export async function pruneEvents(db: Db, before: string, batch: number): Promis
 }
 
 /**
- * Brings every team's counter up to its feed's newest event (after `rollcall copy`): a database
- * copied from SQLite, whose counters only keep pruned feeds' ends, numbers on from the right
- * seq on PostgreSQL, whose counters hand the numbers out.
+ * Brings every team's counter up to its feed's newest event on PostgreSQL, whose counters hand
+ * the numbers out (after `rollcall copy` from SQLite, whose counters only keep pruned feeds'
+ * ends); nothing on SQLite, which numbers from the newest event.
  */
 export async function raiseCountersToFeeds(db: Db): Promise<void> {
-  const ends = await db.selectFrom('events').select((eb) => ['team_id', eb.fn.max('seq').as('seq')]).groupBy('team_id').execute();
-  for (const end of ends) {
-    const seq = Number(end.seq);
-    await db
-      .insertInto('event_counters')
-      .values({ team_id: end.team_id, seq })
-      .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq }).where('event_counters.seq', '<', seq))
-      .execute();
-  }
+  if (!hooksOf(db).feedNumberedAtCommit) return;
+  await db.transaction().execute(async (trx) => {
+    const ends = await trx.selectFrom('events').select((eb) => ['team_id', eb.fn.max('seq').as('seq')]).groupBy('team_id').execute();
+    for (const end of ends) {
+      const seq = Number(end.seq);
+      await trx
+        .insertInto('event_counters')
+        .values({ team_id: end.team_id, seq })
+        .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq }).where('event_counters.seq', '<', seq))
+        .execute();
+    }
+  });
 }
 
 /** Deletes up to `batch` delivery attempts older than `before`. */
