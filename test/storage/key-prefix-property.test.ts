@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { userRowFor } from '../../bench/scale-loader.ts';
 import { userWords } from '../../src/console/directory.ts';
 import { newId } from '../../src/ids.ts';
-import { compareCodePoints } from '../../src/scim/filter/evaluate.ts';
+import { compareCodePoints } from '../../src/text.ts';
 import { lowerFilter, lowerSort } from '../../src/scim/filter/lower.ts';
 import { parseListQuery } from '../../src/scim/query.ts';
 import { userResourceType } from '../../src/scim/schema/registry.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { compareCodePoints } from '../../src/scim/filter/evaluate.ts';
+import { compareCodePoints } from '../../src/text.ts';
 import { escapeLike, prefixUpperBound, reverseCodePoints } from '../../src/storage/text-range.ts';
 
 /** Text from pieces that meet the edges: U+D7FF before the surrogates, outside the BMP, U+10FFFF. */

@@ -9,6 +9,7 @@
 import type { AttributeDef } from '../schema/types.ts';
 import type { BoundFilter, BoundLiteral, FilterTarget } from './bind.ts';
 import type { CompareOp } from './ast.ts';
+import { compareCodePoints } from '../../text.ts';
 
 type Json = Record<string, unknown>;
 
@@ -25,17 +26,6 @@ export function isPresent(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0;
   if (isObject(value)) return Object.keys(value).length > 0;
   return true;
-}
-
-/** Compares by Unicode code point, as SQLite and PostgreSQL's "C" collation do on UTF-8. */
-export function compareCodePoints(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
 }
 
 function compareScalar(leaf: AttributeDef, actual: unknown, node: { readonly op: CompareOp; readonly value: BoundLiteral }): boolean {
