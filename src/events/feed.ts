@@ -1,17 +1,17 @@
 /**
  * The change feed (issue 10 item 1; DESIGN.md section 8): what every SCIM write calls, next to its
  * audit event and with the same executor, so the event commits or rolls back with the change.
- * One compiled insert (on PostgreSQL the same statement as the audit row). The event names the change's kind
- * (RFC 9967 section 2.2's provisioning events: create, put, patch, delete, activate, deactivate),
- * the resource, its new version, the attribute names that changed, the actor, and what the
- * `:full` renderings need: the stored document (which never holds a password: validate.ts takes
- * it out) and the membership delta. It owns no SQL and no HTTP.
+ * One compiled insert (on PostgreSQL the same statement as the audit row). The event names the
+ * change's kind (RFC 9967 section 2.2's provisioning events: create, put, patch, delete,
+ * activate, deactivate), the resource, its new version, the attribute names that changed, the
+ * actor, and what the `:full` renderings need: the stored document (which never holds a
+ * password: validate.ts takes it out) and the membership delta. It owns no SQL and no HTTP.
  */
 import { auditRow } from '../audit/events.ts';
 import type { Actor, AuditEvent } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
-import { appendAuditedEvent, appendEvent } from '../storage/repos/events.ts';
+import { appendAuditedEvent } from '../storage/repos/events.ts';
 import type { EventsTable, Executor } from '../storage/types.ts';
 
 export const CHANGE_TYPES = ['create', 'put', 'patch', 'delete', 'activate', 'deactivate'] as const;
@@ -43,14 +43,10 @@ export interface FeedDeps {
   readonly clock: Clock;
 }
 
-/** Appends `change` to its team's feed in the caller's transaction (numbered when it commits: repos/events.ts appendEvent). */
-export async function recordChange(deps: FeedDeps, ex: Executor, change: Change): Promise<void> {
-  await appendEvent(ex, eventRow(deps, change));
-}
-
 /**
  * A SCIM write's audit event and its feed event, in the caller's transaction: one statement on
  * PostgreSQL (repos/events.ts appendAuditedEvent), so the feed adds no round trip to a write.
+ * The event's seq is the team's next when the transaction commits (repos/events.ts).
  */
 export async function recordAuditedChange(deps: FeedDeps, ex: Executor, audit: AuditEvent, change: Change): Promise<void> {
   await appendAuditedEvent(ex, auditRow(deps.clock, audit), eventRow(deps, change));
