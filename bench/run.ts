@@ -45,7 +45,7 @@ interface RunOptions {
 }
 
 /** Refresh tokens used per second of Rollcall load, at most (sizes the pool; the run stops early if it runs dry). */
-const REFRESH_RATE_CEILING = 4000;
+const REFRESH_RATE_CEILING = 6000;
 
 function parseOptions(argv: readonly string[]): RunOptions {
   const { values } = parseArgs({
