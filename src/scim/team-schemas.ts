@@ -37,6 +37,10 @@ export interface SchemaChange {
   readonly requestId?: string | null;
 }
 
+/** The audit event of a change to the team's schema extensions, in the change's transaction. */
+const auditSchema = (deps: SchemaDeps, trx: Executor, team: TeamRow, change: SchemaChange, action: 'schema_added' | 'schema_removed', detail: Record<string, unknown>): Promise<void> =>
+  recordEvent(trx, deps.clock, { teamId: team.id, actor: change.actor, requestId: change.requestId ?? null, action, resourceType: 'Schema', resourceId: null, detail });
+
 /** Makes the expression indexes those of every team's current extensions (lower.ts indexedKeys). */
 async function syncIndexes(trx: Executor): Promise<void> {
   const decls = (await activeExtensions(trx)).map(declOf);
@@ -127,14 +131,12 @@ export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resour
     };
     await saveExtension(trx, row);
     await syncIndexes(trx);
-    await recordEvent(trx, deps.clock, {
-      teamId: team.id,
-      actor: change.actor,
-      requestId: change.requestId ?? null,
-      action: 'schema_added',
-      resourceType: 'Schema',
-      resourceId: null,
-      detail: { schema: decl.schema.id, resourceType: decl.resourceType, replaced: existing !== undefined && existing.removed_at === null, attributes: decl.schema.attributes.map((a) => a.name), indexed: indexedNames(decl) },
+    await auditSchema(deps, trx, team, change, 'schema_added', {
+      schema: decl.schema.id,
+      resourceType: decl.resourceType,
+      replaced: existing !== undefined && existing.removed_at === null,
+      attributes: decl.schema.attributes.map((a) => a.name),
+      indexed: indexedNames(decl),
     });
     return viewOf(row);
   });
@@ -157,15 +159,7 @@ export async function removeSchema(deps: SchemaDeps, team: TeamRow, id: string, 
     const row = await extensionByKey(trx, team.id, id.toLowerCase());
     if (!row || !(await removeExtension(trx, team.id, id.toLowerCase(), iso(deps.clock)))) return false;
     await syncIndexes(trx);
-    await recordEvent(trx, deps.clock, {
-      teamId: team.id,
-      actor: change.actor,
-      requestId: change.requestId ?? null,
-      action: 'schema_removed',
-      resourceType: 'Schema',
-      resourceId: null,
-      detail: { schema: row.schema_id, resourceType: row.resource_type },
-    });
+    await auditSchema(deps, trx, team, change, 'schema_removed', { schema: row.schema_id, resourceType: row.resource_type });
     return true;
   });
   if (!removed) throw notFound(`Team ${team.name} has no schema extension ${id}`);
