@@ -8,21 +8,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
-import { connect } from '../../src/storage/connect.ts';
 import type { Storage } from '../../src/storage/connect.ts';
-import { migrate, migrationsFor } from '../../src/storage/migrations/index.ts';
+import { migrate } from '../../src/storage/migrations/index.ts';
 import { teamCounts } from '../../src/storage/repos/counters.ts';
-import { createPgSchema, postgresUrl } from '../support/engines.ts';
+import { migrateTo, unmigratedEngines } from '../support/migrations.ts';
 
 const T = '2026-01-01T00:00:00.000Z';
-
-async function before006(storage: Storage): Promise<void> {
-  const schema = storage.hooks.name === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s : undefined;
-  const migrator = new Migrator({ db: storage.db, provider: { getMigrations: async () => migrationsFor(storage) }, ...(schema ? { migrationTableSchema: schema } : {}) });
-  const result = await migrator.migrateTo('005_sessions_keys');
-  assert.equal(result.error, undefined);
-}
 
 async function seed(storage: Storage): Promise<void> {
   const db = storage.db as unknown as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
@@ -49,27 +40,12 @@ async function seed(storage: Storage): Promise<void> {
   ]).execute();
 }
 
-const engines: { name: string; open(): Promise<{ storage: Storage; dispose(): Promise<void> }> }[] = [
-  { name: 'sqlite', async open() { const storage = connect('sqlite::memory:'); return { storage, dispose: () => storage.close() }; } },
-];
-if (postgresUrl) {
-  const url = postgresUrl;
-  engines.push({
-    name: 'postgres',
-    async open() {
-      const created = await createPgSchema(url);
-      const storage = connect(created.url, { poolSize: 2 });
-      return { storage, async dispose() { await storage.close(); await created.drop(); } };
-    },
-  });
-}
-
-for (const engine of engines) {
+for (const engine of unmigratedEngines) {
   describe(`migration 006 on ${engine.name}`, () => {
     it('keeps rows, memberships, indexes and foreign keys; backfills claims by the team setting; enforces one holder', async () => {
       const { storage, dispose } = await engine.open();
       try {
-        await before006(storage);
+        await migrateTo(storage, '005_sessions_keys');
         await seed(storage);
         assert.deepEqual(await migrate(storage), ['006_user_name_claims', '007_events', '008_provisioning_tokens', '009_schema_extensions', '010_team_counters', '011_feed_btrees', '012_text_search', '013_feed_numbered_at_commit', '014_user_name_order']);
         // Migration 010 back-fills each team's counters from the rows as they are.

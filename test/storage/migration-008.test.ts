@@ -5,43 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { revokeToken, tokens } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { sha256 } from '../../src/ids.ts';
 import { verifyAccessToken } from '../../src/oauth/tokens.ts';
-import { connect } from '../../src/storage/connect.ts';
-import type { Storage } from '../../src/storage/connect.ts';
-import { migrate, migrationsFor } from '../../src/storage/migrations/index.ts';
-import { createPgSchema, postgresUrl } from '../support/engines.ts';
+import { migrate } from '../../src/storage/migrations/index.ts';
+import { migrateTo, unmigratedEngines } from '../support/migrations.ts';
 
 const T = '2026-01-01T00:00:00.000Z';
 const FUTURE = '2099-01-01T00:00:00.000Z';
 
-async function migrateTo(storage: Storage, name: string): Promise<void> {
-  const schema = storage.hooks.name === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s : undefined;
-  const migrator = new Migrator({ db: storage.db, provider: { getMigrations: async () => migrationsFor(storage) }, ...(schema ? { migrationTableSchema: schema } : {}) });
-  assert.equal((await migrator.migrateTo(name)).error, undefined);
-}
-
-const engines: { name: string; open(): Promise<{ storage: Storage; dispose(): Promise<void> }> }[] = [
-  { name: 'sqlite', async open() { const storage = connect('sqlite::memory:'); return { storage, dispose: () => storage.close() }; } },
-];
-if (postgresUrl) {
-  const url = postgresUrl;
-  engines.push({
-    name: 'postgres',
-    async open() {
-      const pg = await createPgSchema(url);
-      const storage = connect(pg.url);
-      return { storage, dispose: async () => { await storage.close(); await pg.drop(); } };
-    },
-  });
-}
-
-for (const engine of engines) {
+for (const engine of unmigratedEngines) {
   describe(`migration 008 on ${engine.name}`, () => {
     it('gives CLI tokens issued before it an id, so they are listed and revoked', async () => {
       const { storage, dispose } = await engine.open();

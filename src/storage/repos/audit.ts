@@ -7,9 +7,12 @@ import type { AuditEventsTable, Executor } from '../types.ts';
 
 export type AuditRow = AuditEventsTable;
 
+/** An audit row's columns, in the order its insert binds them (also repos/events.ts appendAuditedEvent). */
+export const AUDIT_COLUMNS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'] as const;
+
 const INSERT_AUDIT_EVENT = defineStatement<AuditRow, unknown>(
   'insertAuditEvent',
-  ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'],
+  AUDIT_COLUMNS,
   (db, row) => db.insertInto('audit_events').values(row),
 );
 

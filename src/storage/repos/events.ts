@@ -17,7 +17,7 @@
 import { sql } from 'kysely';
 import { defineStatement, hooksOf, hot } from '../statements.ts';
 import type { Db, EventsTable, Executor } from '../types.ts';
-import { insertAuditEvent } from './audit.ts';
+import { AUDIT_COLUMNS, insertAuditEvent } from './audit.ts';
 import type { AuditRow } from './audit.ts';
 
 export interface EventRow extends Omit<EventsTable, 'seq'> {
@@ -46,7 +46,6 @@ export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): 
 /** An audit row and a feed event, as appendAuditedEvent takes them in one parameter list. */
 type AuditedEventParams = { [K in keyof AuditRow as `audit_${K}`]: AuditRow[K] } & Omit<EventsTable, 'seq'>;
 
-const AUDIT_KEYS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'] as const;
 /**
  * A write's audit row and its feed event in one statement where the event is numbered at COMMIT
  * and a WITH may hold an INSERT (PostgreSQL): a data-modifying WITH runs whether or not the
@@ -54,10 +53,10 @@ const AUDIT_KEYS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'res
  */
 const APPEND_AUDITED_EVENT = defineStatement<AuditedEventParams, unknown>(
   'appendAuditedEvent',
-  [...AUDIT_KEYS.map((k) => `audit_${k}` as const), ...EVENT_KEYS],
+  [...AUDIT_COLUMNS.map((k) => `audit_${k}` as const), ...EVENT_KEYS],
   (db, p) =>
     db
-      .with('audit', (w) => w.insertInto('audit_events').values(Object.fromEntries(AUDIT_KEYS.map((k) => [k, p[`audit_${k}`]])) as unknown as AuditRow))
+      .with('audit', (w) => w.insertInto('audit_events').values(Object.fromEntries(AUDIT_COLUMNS.map((k) => [k, p[`audit_${k}`]])) as unknown as AuditRow))
       .insertInto('events')
       .values({ ...(Object.fromEntries(EVENT_KEYS.map((k) => [k, p[k]])) as unknown as Omit<EventsTable, 'seq'>), seq: sql<number>`-nextval('event_placeholders')` }),
 );
@@ -71,7 +70,7 @@ export async function appendAuditedEvent(ex: Executor, audit: AuditRow, event: O
   const hooks = hooksOf(ex);
   if (hooks.feedNumberedAtCommit && hooks.writableCtes) {
     const params = { ...event } as Record<string, unknown>;
-    for (const k of AUDIT_KEYS) params[`audit_${k}`] = audit[k];
+    for (const k of AUDIT_COLUMNS) params[`audit_${k}`] = audit[k];
     await hot(ex).run(ex, APPEND_AUDITED_EVENT, params as AuditedEventParams);
     return;
   }
