@@ -22,7 +22,8 @@ import {
   resumeSubscription,
 } from '../events/subscriptions.ts';
 import type { AttemptView, ChangeOrigin, SubscriptionView } from '../events/subscriptions.ts';
-import { firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
+import { feedEnds as readFeedEnds } from '../storage/repos/events.ts';
+import type { FeedEnds } from '../storage/repos/events.ts';
 import { ConsoleInputError } from './directory.ts';
 
 export const LOG_PAGE_SIZE = 50;
@@ -34,12 +35,7 @@ export interface SubscriptionShown extends SubscriptionView {
   readonly pendingExact: boolean;
 }
 
-export interface FeedEnds {
-  /** The team's last seq (0 before its first event). */
-  readonly lastSeq: number;
-  /** The oldest seq the retention still keeps, if any. */
-  readonly firstKept: number | undefined;
-}
+export type { FeedEnds };
 
 const deps = (ctx: ScimContext) => ({ storage: ctx.storage, clock: ctx.clock });
 const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId });
@@ -48,10 +44,7 @@ async function shown(ctx: ScimContext, list: readonly SubscriptionView[], feed: 
   return list.map((s, i) => ({ ...s, pending: pending[i]!.count, pendingExact: pending[i]!.exact }));
 }
 
-async function feedEnds(ctx: ScimContext): Promise<FeedEnds> {
-  const [last, first] = await Promise.all([lastSeq(ctx.storage.db, ctx.team.id), firstKeptSeq(ctx.storage.db, ctx.team.id)]);
-  return { lastSeq: last, firstKept: first };
-}
+const feedEnds = (ctx: ScimContext): Promise<FeedEnds> => readFeedEnds(ctx.storage.db, ctx.team.id);
 
 /** The team's subscriptions, oldest first, each with its pending count, and the feed's ends. */
 export async function eventSubscriptions(ctx: ScimContext): Promise<{ feed: FeedEnds; subscriptions: SubscriptionShown[] }> {

@@ -1,7 +1,8 @@
 /**
  * Push delivery (issue 10 items 3 and 6; RFC 8935). Every instance runs one DeliveryWorker,
- * owned by its app and stopped when the app closes. A tick finds push subscriptions that are
- * active, due and behind their team's feed, and takes each one's lease (a conditional UPDATE
+ * owned by its app and stopped when the app closes. A tick numbers the feeds' committed events
+ * (PostgreSQL: repos/events.ts numberFeeds), finds push subscriptions that are active, due and
+ * behind their team's feed, and takes each one's lease (a conditional UPDATE
  * that one instance wins, on both engines; a lease whose instance died expires and is taken
  * over). The holder then POSTs the subscription's SETs one per request, in seq order, each only
  * after the previous one was accepted, moving the cursor by compare-and-set after each: so a
@@ -23,7 +24,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
-import { eventsAfter } from '../storage/repos/events.ts';
+import { eventsAfter, numberFeeds } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordDelivered, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
@@ -177,6 +178,9 @@ export class DeliveryWorker {
 
   async #tick(): Promise<void> {
     const { storage, clock, settings } = this.#deps;
+    // Committed events are numbered by the feed's readers on PostgreSQL (migration 015): this
+    // worker numbers every team's, so a subscription is due as soon as its team wrote.
+    await numberFeeds(storage.db);
     const free = settings.maxConcurrent - this.#running.size;
     if (free <= 0) return;
     const due = await dueSubscriptions(storage.db, clock.now().toISOString(), free * 2);

@@ -7,7 +7,7 @@
  * silently skipping changes. It owns no SQL and no HTTP.
  */
 import { badRequest, ScimError } from '../scim/errors.ts';
-import { eventsAfter, firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
+import { eventsAfter, feedEnds } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import type { Executor } from '../storage/types.ts';
 import type { ChangeType } from './feed.ts';
@@ -66,8 +66,8 @@ export function queryInteger(name: string, raw: unknown, fallback: number, min: 
 
 /** Throws 410 when events after `after` were pruned (the client cannot continue from there). */
 export async function assertNotPruned(ex: Executor, teamId: string, after: number): Promise<void> {
-  const first = await firstKeptSeq(ex, teamId);
-  const pruned = first === undefined ? (await lastSeq(ex, teamId)) > after : first > after + 1;
+  const { firstKept: first, lastSeq: last } = await feedEnds(ex, teamId);
+  const pruned = first === undefined ? last > after : first > after + 1;
   if (pruned) {
     throw new ScimError(410, `events after ${after} were pruned by the retention; the oldest kept is ${first ?? 'none'}: read the resources again, then follow from the latest seq`);
   }

@@ -19,7 +19,8 @@ import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { badRequest, notFound, ScimError } from '../scim/errors.ts';
-import { countEventsAfter, firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
+import { countEventsAfter, feedEnds, lastSeq } from '../storage/repos/events.ts';
+import type { FeedEnds } from '../storage/repos/events.ts';
 import { attemptsOf, attemptsPage, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Db, Executor } from '../storage/types.ts';
@@ -242,8 +243,7 @@ export async function replaySubscription(deps: SubscriptionDeps, teamId: string,
     throw badRequest('invalidValue', 'from must be a sequence number (1 or more)');
   }
   return changeSubscription(deps, teamId, id, by, 'subscription_replayed', async (trx, row) => {
-    const first = await firstKeptSeq(trx, teamId);
-    const last = await lastSeq(trx, teamId);
+    const { firstKept: first, lastSeq: last } = await feedEnds(trx, teamId);
     if (from > last + 1) throw badRequest('invalidValue', `from ${from} is past the end of the feed (last seq ${last})`);
     if (first === undefined ? from <= last : from < first) {
       throw new ScimError(410, `events before ${first ?? last + 1} were pruned by the retention; replay from ${first ?? last + 1} or later`);
@@ -278,10 +278,10 @@ export async function pendingCounts(
   teamId: string,
   subscriptions: readonly Pick<SubscriptionView, 'cursor' | 'events'>[],
   /** The feed's ends when the caller has read them already. */
-  ends?: { readonly lastSeq: number; readonly firstKept: number | undefined },
+  ends?: FeedEnds,
 ): Promise<Pending[]> {
   if (subscriptions.length === 0) return [];
-  const [last, first] = ends ? [ends.lastSeq, ends.firstKept] : await Promise.all([lastSeq(deps.storage.db, teamId), firstKeptSeq(deps.storage.db, teamId)]);
+  const { lastSeq: last, firstKept: first } = ends ?? (await feedEnds(deps.storage.db, teamId));
   return Promise.all(
     subscriptions.map(async (s): Promise<Pending> => {
       const after = first === undefined ? 0 : Math.max(0, last - Math.max(s.cursor, first - 1));

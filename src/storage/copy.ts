@@ -17,11 +17,12 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Storage } from './connect.ts';
-import { raiseCountersToFeeds } from './repos/events.ts';
+import { numberFeeds } from './repos/events.ts';
 import { tablesOf } from './dialect.ts';
 
 export const NOT_COPIED = ['sessions', 'keys'] as const;
 const FIRST = ['teams', 'users', 'groups', 'group_members', 'oauth_clients'];
+const NUMBERING_ROUNDS = 1_000;
 
 export class CopyError extends Error {}
 
@@ -124,6 +125,10 @@ export async function copyDatabase(from: Storage, to: Storage, options: { batch:
     if (!target.has(t.name)) throw new CopyError(`the target has no table ${t.name}: are both databases of the same Rollcall version?`);
     if (t.primaryKey.length === 0) throw new CopyError(`table ${t.name} has no primary key`);
   }
+  // A PostgreSQL source's feed events are numbered by their readers (migration 015): number
+  // every committed one first, so the copy holds real numbers (a stopped source has none left
+  // after a few rounds; a source still written to could always have more).
+  for (let round = 0; round < NUMBERING_ROUNDS && (await numberFeeds(from.db)) > 0; round++);
   const copied: TableCopied[] = [];
   for (const t of tables) {
     const total = await countRows(from.db as unknown as Kysely<unknown>, t.name);
@@ -151,8 +156,5 @@ export async function copyDatabase(from: Storage, to: Storage, options: { batch:
     }
     copied.push({ table: t.name, ...expected });
   }
-  // Verified as copied; then each team's feed counter is brought up to its newest event, which a
-  // PostgreSQL target numbers on from (SQLite's counters only keep pruned feeds' ends).
-  await raiseCountersToFeeds(to.db);
   return copied;
 }

@@ -77,12 +77,12 @@ export interface DialectHooks {
    */
   readonly writableCtes: boolean;
   /**
-   * Whether the change feed's events are numbered at COMMIT by the database (migration 013: a
-   * deferred trigger bumps the team's counter): PostgreSQL, where a bump in the write held the
-   * counter row's lock, and with it the team's other writers, until the commit. SQLite has one
-   * writer at a time and numbers the event in its insert (repos/events.ts appendEvent).
+   * Whether the change feed's events are numbered after their commit, by the feed's readers
+   * (migration 015: `rc_number_events` under the team's counter row): PostgreSQL, where numbering
+   * in the write held that row's lock, and with it the team's other writers, through the commit.
+   * SQLite has one writer at a time and numbers the event in its insert (repos/events.ts).
    */
-  readonly feedNumberedAtCommit: boolean;
+  readonly feedNumberedByReaders: boolean;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -110,7 +110,7 @@ export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
   revocationNoticeSql: 'select ? as rollcall_revocation',
   writableCtes: false,
-  feedNumberedAtCommit: false,
+  feedNumberedByReaders: false,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) =>
@@ -151,11 +151,11 @@ export const postgresHooks: DialectHooks = {
   name: 'postgres',
   revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
   writableCtes: true,
-  feedNumberedAtCommit: true,
+  feedNumberedByReaders: true,
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
-  // The feed's own key (migration 013's trigger numbering at COMMIT past a counter left behind by
-  // a manual restore) is the database's fault, not the request's: a server error, not a 409.
+  // The feed's own key (events_pk) is never the request's fault: a clash there is the
+  // database's (a restore gone wrong), a server error, not a 409.
   isUniqueViolation: (error) => codeOf(error) === '23505' && constraintOf(error) !== 'events_pk',
   isRetryable: (error) => codeOf(error) === '40001' || codeOf(error) === '40P01',
   json: (base, keys, as) => {

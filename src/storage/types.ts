@@ -203,9 +203,10 @@ export interface AuditEventsTable {
 export interface EventCountersTable {
   team_id: string;
   /**
-   * PostgreSQL: the last sequence number handed out (bumped at COMMIT, migration 013). SQLite: at
-   * least the end of the pruned prefix (pruneEvents); the newest event tells the rest
-   * (repos/events.ts lastSeq). bigint: a string from PostgreSQL, repos convert.
+   * PostgreSQL: the last sequence number handed out (by its readers' numbering, migration 015;
+   * its row lock orders them). Both engines: at least the end of the pruned prefix (pruneEvents);
+   * the newest event tells the rest (repos/events.ts lastSeq). bigint: a string from
+   * PostgreSQL, repos convert.
    */
   seq: number | string;
 }

@@ -121,12 +121,34 @@ for (const engine of engines) {
         await t.close();
       }
     });
+
+    it('events written while nobody read the feed, then pruned: a reader behind them gets a 410, never silence', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        assert.equal((await t.request('POST', '/v2/scim/Users', { userName: 'seen@acme.example' })).statusCode, 201);
+        const read = json(await t.request('GET', '/v2/events?after=0'));
+        assert.equal(read.next, 1);
+        // Three changes nobody reads (no listing, no poll, no delivery worker in this app).
+        for (let i = 0; i < 3; i++) assert.equal((await t.request('POST', '/v2/scim/Users', { userName: `unread${i}@acme.example` })).statusCode, 201);
+        t.clock.advance(31 * 86_400_000);
+        assert.equal((await pruneOnce(t.storage.db, t.clock, 30)).events, 4);
+        const token = await t.tokenFor(t.team.id, ['read', 'write']);
+        const behind = await t.app.inject({ method: 'GET', url: '/v2/events?after=1', headers: { authorization: `Bearer ${token}` } });
+        assert.equal(behind.statusCode, 410, behind.body);
+        // The numbering goes on after the pruned ones.
+        const r = await t.app.inject({ method: 'POST', url: '/v2/scim/Users', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' }, payload: JSON.stringify({ userName: 'after@acme.example' }) });
+        assert.equal(r.statusCode, 201);
+        assert.deepEqual((await eventsAfter(t.storage.db, t.team.id, 0, 10)).map((e) => e.seq), [5]);
+      } finally {
+        await t.close();
+      }
+    });
   });
 }
 
 const pgEngine = engines.find((e): e is TestEngine => e.name === 'postgres');
 
-describe('change feed: numbered at commit on PostgreSQL', { skip: pgEngine ? false : 'TEST_DATABASE_URL is not set' }, () => {
+describe('change feed: numbered by its readers on PostgreSQL', { skip: pgEngine ? false : 'TEST_DATABASE_URL is not set' }, () => {
   const TEAM = 'TEAMC000000000000000';
   const event = (resource: string) => ({
     team_id: TEAM, at: '2026-01-01T00:00:00.000Z', type: 'create', resource_type: 'User', resource_id: resource, version: 1,
@@ -140,8 +162,8 @@ describe('change feed: numbered at commit on PostgreSQL', { skip: pgEngine ? fal
       const secondDone = new Promise<void>((r) => (releaseFirst = r));
       let firstAppended!: () => void;
       const appended = new Promise<void>((r) => (firstAppended = r));
-      // The first transaction appends, then stays open until the second has committed (or 3 s:
-      // a second that waits on the first's lock would otherwise hold this test for ever).
+      // The first transaction appends, then stays open until the second has committed and been
+      // read (or 3 s: a second that waits on the first's lock would otherwise hold this test for ever).
       const first = storage.db.transaction().execute(async (trx) => {
         await appendEvent(trx, event('FIRST000000000000000'));
         firstAppended();
@@ -154,6 +176,9 @@ describe('change feed: numbered at commit on PostgreSQL', { skip: pgEngine ? fal
         await appendEvent(trx, event('SECOND00000000000001'));
       });
       const waited = performance.now() - started;
+      // A reader while the first is still open sees the second's events, numbered from 1.
+      assert.deepEqual((await eventsAfter(storage.db, TEAM, 0, 10)).map((e) => [e.seq, e.resource_id]), [[1, 'SECOND00000000000000'], [2, 'SECOND00000000000001']]);
+      assert.equal(await lastSeq(storage.db, TEAM), 2);
       releaseFirst();
       await first;
       assert.ok(waited < 1500, `the second writer waited ${Math.round(waited)} ms for the first one's transaction`);
@@ -167,6 +192,10 @@ describe('change feed: numbered at commit on PostgreSQL', { skip: pgEngine ? fal
       }), /rolled back/);
       await storage.db.transaction().execute((trx) => appendEvent(trx, event('AFTER000000000000000')));
       assert.deepEqual((await eventsAfter(storage.db, TEAM, 3, 10)).map((e) => [e.seq, e.resource_id]), [[4, 'AFTER000000000000000']]);
+      // Committed events nobody has read yet are numbered in the order they were written.
+      for (const id of ['LATER000000000000000', 'LATER000000000000001', 'LATER000000000000002']) await storage.db.transaction().execute((trx) => appendEvent(trx, event(id)));
+      assert.deepEqual((await eventsAfter(storage.db, TEAM, 4, 2)).map((e) => [e.seq, e.resource_id]), [[5, 'LATER000000000000000'], [6, 'LATER000000000000001']]);
+      assert.deepEqual((await eventsAfter(storage.db, TEAM, 6, 10)).map((e) => [e.seq, e.resource_id]), [[7, 'LATER000000000000002']]);
     } finally {
       await dispose();
     }
@@ -174,24 +203,24 @@ describe('change feed: numbered at commit on PostgreSQL', { skip: pgEngine ? fal
 });
 
 describe('change feed on PostgreSQL: the counter', { skip: pgEngine ? false : 'TEST_DATABASE_URL is not set' }, () => {
-  it('a counter left behind its feed (a manual restore) makes writes a 500 that writes nothing, not a 409', async () => {
+  it('a counter left behind its feed (a manual restore) is passed, not reused: the next event follows the newest', async () => {
     const t = await createTestApp({ engine: pgEngine! });
     try {
       assert.equal((await t.request('POST', '/v2/scim/Groups', { displayName: 'One' })).statusCode, 201);
+      assert.equal(await lastSeq(t.storage.db, t.team.id), 1);
       await sql`update event_counters set seq = 0`.execute(t.storage.db);
-      const res = await t.request('POST', '/v2/scim/Groups', { displayName: 'Two' });
-      assert.equal(res.statusCode, 500, res.body);
-      assert.equal(json(await t.request('GET', `/v2/scim/Groups?filter=${encodeURIComponent('displayName eq "Two"')}`)).totalResults, 0);
+      assert.equal((await t.request('POST', '/v2/scim/Groups', { displayName: 'Two' })).statusCode, 201);
+      assert.deepEqual((await eventsAfter(t.storage.db, t.team.id, 0, 10)).map((e) => [e.seq, e.resource_type, e.type]), [[1, 'Group', 'create'], [2, 'Group', 'create']]);
     } finally {
       await t.close();
     }
   });
 
-  it('pruning leaves the counter alone: a transaction holding its row does not hold the pruner', async () => {
+  it('no write waits for the counter row: a transaction holding it (a reader numbering, a pruner) holds no writer of the team', async () => {
     const t = await createTestApp({ engine: pgEngine! });
     try {
-      for (let i = 0; i < 3; i++) assert.equal((await t.request('POST', '/v2/scim/Users', { userName: `p${i}@acme.example` })).statusCode, 201);
-      t.clock.advance(40 * 86_400_000);
+      assert.equal((await t.request('POST', '/v2/scim/Users', { userName: 'first@acme.example' })).statusCode, 201);
+      assert.equal(await lastSeq(t.storage.db, t.team.id), 1);
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let locked!: () => void;
@@ -203,13 +232,13 @@ describe('change feed on PostgreSQL: the counter', { skip: pgEngine ? false : 'T
       });
       await isLocked;
       const started = performance.now();
-      const pruned = await pruneOnce(t.storage.db, t.clock, 30);
+      const statuses = await Promise.all([1, 2, 3].map(async (i) => (await t.request('POST', '/v2/scim/Users', { userName: `held${i}@acme.example` })).statusCode));
       const waited = performance.now() - started;
       release();
       await holder;
-      assert.ok(pruned.events >= 3);
-      assert.ok(waited < 1500, `the pruner waited ${Math.round(waited)} ms on the counter row`);
-      assert.equal(await lastSeq(t.storage.db, t.team.id), pruned.events);
+      assert.deepEqual(statuses, [201, 201, 201]);
+      assert.ok(waited < 1500, `the writers waited ${Math.round(waited)} ms on the counter row`);
+      assert.deepEqual((await eventsAfter(t.storage.db, t.team.id, 0, 10)).map((e) => e.seq), [1, 2, 3, 4]);
     } finally {
       await t.close();
     }

@@ -12,7 +12,7 @@ import { systemClock } from '../../src/clock.ts';
 import { CHANGE_TYPES } from '../../src/events/feed.ts';
 import type { ChangeType } from '../../src/events/feed.ts';
 import { PENDING_SCAN, pendingCounts } from '../../src/events/subscriptions.ts';
-import { appendEvent } from '../../src/storage/repos/events.ts';
+import { appendEvent, lastSeq } from '../../src/storage/repos/events.ts';
 import type { Executor } from '../../src/storage/types.ts';
 import { createTestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -21,6 +21,8 @@ async function feed(ex: Executor, teamId: string, types: readonly ChangeType[]):
   for (const type of types) {
     await appendEvent(ex, { team_id: teamId, at: '2026-01-01T00:00:00.000Z', type, resource_type: 'User', resource_id: 'U'.repeat(20), version: 1, changed: '[]', actor: '{}', txn: null, external_id: null, data: null, members: null });
   }
+  // Numbered (PostgreSQL numbers them for their first reader), so the prune below can cut by seq.
+  assert.equal(await lastSeq(ex, teamId), types.length);
 }
 
 const deps = (t: { storage: { db: Executor } }) => ({ storage: { db: t.storage.db as never }, clock: systemClock });

@@ -34,7 +34,7 @@ for (const engine of engines) {
     after(() => t.close());
 
     // Every write records its audit event and its change feed event (issue 10): one statement on
-    // PostgreSQL (a writable WITH, the event numbered at COMMIT by migration 013's trigger), the
+    // PostgreSQL (a writable WITH; the event numbered later by its readers, migration 015), the
     // audit insert and the event insert (numbered in it) on SQLite.
     const audited = engine.name === 'postgres' ? ['appendAuditedEvent'] : ['insertAuditEvent', 'appendEvent'];
 

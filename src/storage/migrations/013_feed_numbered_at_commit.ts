@@ -1,6 +1,7 @@
 /**
  * Issue 10 item 8 (the change feed's cost to writes) on PostgreSQL: the team's counter row is
- * bumped at COMMIT instead of at the write's feed statement.
+ * bumped at COMMIT instead of at the write's feed statement. (Superseded by migration 015,
+ * which drops this trigger: the feed's readers number committed events.)
  *
  * DESIGN.md section 8 takes `seq` from a per-team counter row updated in the write's
  * transaction; the row lock orders a team's concurrent writers, so the numbers follow the

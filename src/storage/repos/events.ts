@@ -1,18 +1,21 @@
 /**
- * The change feed's rows (issue 10 item 1; migrations 007, 011 and 013): the events, the per-team
- * counter, and their pruning. What every SCIM write runs is one compiled insert (statements.ts);
- * the rest uses the query builder. bigint columns come back as strings from PostgreSQL and are
- * turned into numbers here.
+ * The change feed's rows (issue 10 item 1; migrations 007, 011, 013 and 015): the events, the
+ * per-team counter, and their pruning. What every SCIM write runs is one compiled insert
+ * (statements.ts); the rest uses the query builder. bigint columns come back as strings from
+ * PostgreSQL and are turned into numbers here.
  *
- * A team's next seq (DESIGN.md section 8: strictly increasing, gap-free in commit order):
- * - PostgreSQL: the event is inserted with a placeholder (negative, never a real number) and
- *   migration 013's deferred trigger bumps the team's `event_counters` row at COMMIT and numbers
- *   it; the row lock orders concurrent writers and is held only while the transaction commits.
- * - SQLite (one writer at a time, so nothing to order): one more than the team's newest event,
- *   or than its counter row when pruning emptied the feed; the insert reads both and writes
- *   nothing else. There the counter row only keeps the number past a pruned feed (pruneEvents
- *   raises it before it deletes), so a commit writes no page for it.
- * Either way the last seq handed out is the greater of the counter and the newest event (lastSeq).
+ * A team's seq (DESIGN.md section 8: strictly increasing, gap-free in commit order):
+ * - PostgreSQL: the write inserts its event with a placeholder (negative, never a real number)
+ *   and touches nothing else of the feed. Committed placeholders are numbered by migration
+ *   015's `rc_number_events` under the team's `event_counters` row, which the feed's readers
+ *   run before they read (numberFeed: eventsAfter on reaching the feed's end, lastSeq, pruning)
+ *   and the delivery workers run for every team that has placeholders (numberFeeds). Readers
+ *   see numbered events only (every read is of `seq > after`, after >= 0, or says `seq > 0`).
+ * - SQLite (one writer at a time, so nothing to order): the insert takes one more than the
+ *   team's newest event, or than its counter row when pruning emptied the feed, and writes
+ *   nothing else; the counter row only keeps the number past a pruned feed (pruneEvents raises
+ *   it before it deletes), so a commit writes no page for it.
+ * Either way the last seq handed out is the greater of the counter and the newest event.
  */
 import { sql } from 'kysely';
 import { defineStatement, hooksOf, hot } from '../statements.ts';
@@ -30,14 +33,17 @@ const EVENT_KEYS = ['team_id', 'at', 'type', 'resource_type', 'resource_id', 've
 const nextSeqOf = (teamId: string) =>
   sql<number>`max(coalesce((select max(e.seq) from events as e where e.team_id = ${teamId}), 0), coalesce((select c.seq from event_counters as c where c.team_id = ${teamId}), 0)) + 1`;
 
-/** The event with its seq: numbered in the insert (SQLite), or a placeholder numbered at COMMIT (PostgreSQL). */
+/** A placeholder seq (PostgreSQL): unique, negative, later ones lower; numbered once committed. */
+const PLACEHOLDER = sql<number>`-nextval('event_placeholders')`;
+
+/** The event with its seq: numbered in the insert (SQLite), or a placeholder its readers number (PostgreSQL). */
 const APPEND_EVENT = defineStatement<Omit<EventsTable, 'seq'>, unknown>('appendEvent', EVENT_KEYS, (db, row, hooks) =>
-  db.insertInto('events').values({ ...row, seq: hooks.feedNumberedAtCommit ? sql<number>`-nextval('event_placeholders')` : nextSeqOf(row.team_id) }),
+  db.insertInto('events').values({ ...row, seq: hooks.feedNumberedByReaders ? PLACEHOLDER : nextSeqOf(row.team_id) }),
 );
 
 /**
- * Appends one event to the team's feed in the caller's transaction. Its seq is the team's next
- * one when the transaction commits (see above); read it back with eventsAfter.
+ * Appends one event to the team's feed in the caller's transaction. It takes the team's next
+ * seq once committed (see above); read it back with eventsAfter.
  */
 export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): Promise<void> {
   await hot(ex).run(ex, APPEND_EVENT, row);
@@ -47,8 +53,8 @@ export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): 
 type AuditedEventParams = { [K in keyof AuditRow as `audit_${K}`]: AuditRow[K] } & Omit<EventsTable, 'seq'>;
 
 /**
- * A write's audit row and its feed event in one statement where the event is numbered at COMMIT
- * and a WITH may hold an INSERT (PostgreSQL): a data-modifying WITH runs whether or not the
+ * A write's audit row and its feed event in one statement where the event is numbered by its
+ * readers and a WITH may hold an INSERT (PostgreSQL): a data-modifying WITH runs whether or not the
  * statement reads it. One round trip for what took two.
  */
 const APPEND_AUDITED_EVENT = defineStatement<AuditedEventParams, unknown>(
@@ -58,7 +64,7 @@ const APPEND_AUDITED_EVENT = defineStatement<AuditedEventParams, unknown>(
     db
       .with('audit', (w) => w.insertInto('audit_events').values(Object.fromEntries(AUDIT_COLUMNS.map((k) => [k, p[`audit_${k}`]])) as unknown as AuditRow))
       .insertInto('events')
-      .values({ ...(Object.fromEntries(EVENT_KEYS.map((k) => [k, p[k]])) as unknown as Omit<EventsTable, 'seq'>), seq: sql<number>`-nextval('event_placeholders')` }),
+      .values({ ...(Object.fromEntries(EVENT_KEYS.map((k) => [k, p[k]])) as unknown as Omit<EventsTable, 'seq'>), seq: PLACEHOLDER }),
 );
 
 /**
@@ -68,7 +74,7 @@ const APPEND_AUDITED_EVENT = defineStatement<AuditedEventParams, unknown>(
  */
 export async function appendAuditedEvent(ex: Executor, audit: AuditRow, event: Omit<EventsTable, 'seq'>): Promise<void> {
   const hooks = hooksOf(ex);
-  if (hooks.feedNumberedAtCommit && hooks.writableCtes) {
+  if (hooks.feedNumberedByReaders && hooks.writableCtes) {
     const params = { ...event } as Record<string, unknown>;
     for (const k of AUDIT_COLUMNS) params[`audit_${k}`] = audit[k];
     await hot(ex).run(ex, APPEND_AUDITED_EVENT, params as AuditedEventParams);
@@ -80,14 +86,23 @@ export async function appendAuditedEvent(ex: Executor, audit: AuditRow, event: O
 
 const toRow = (r: EventsTable): EventRow => ({ ...r, seq: Number(r.seq) });
 
-/** The team's events after `after`, oldest first, at most `limit`. */
-export async function eventsAfter(ex: Executor, teamId: string, after: number, limit: number): Promise<EventRow[]> {
-  const rows = await ex.selectFrom('events').selectAll().where('team_id', '=', teamId).where('seq', '>', after).orderBy('seq').limit(limit).execute();
-  return rows.map(toRow);
-}
+/** Placeholders one reader numbers at a time (the rest wait for its next read or the next one's). */
+const READER_BATCH = 1_000;
+/** Placeholders a delivery worker numbers per team per tick, and teams per tick. */
+const SWEEP_BATCH = 10_000;
+const SWEEP_TEAMS = 100;
 
-/** The team's last seq handed out (0 before its first event): its counter or its newest event, whichever is greater. */
-export async function lastSeq(ex: Executor, teamId: string): Promise<number> {
+/**
+ * Numbers the team's committed placeholders, at most `cap` of them (PostgreSQL; nothing is ever
+ * pending on SQLite), and answers the team's last seq handed out: its counter or its newest
+ * event, whichever is greater (0 before its first event). Inside a transaction, the counter
+ * row stays locked until it ends: keep such transactions short.
+ */
+async function numberFeed(ex: Executor, teamId: string, cap = READER_BATCH): Promise<number> {
+  if (hooksOf(ex).feedNumberedByReaders) {
+    const { rows } = await sql<{ last: string | number }>`select rc_number_events(${teamId}, ${cap}) as last`.execute(ex);
+    return Number(rows[0]?.last ?? 0);
+  }
   const row = await ex
     .selectNoFrom((eb) => [
       eb.selectFrom('event_counters').select('seq').where('team_id', '=', teamId).as('counter'),
@@ -97,26 +112,73 @@ export async function lastSeq(ex: Executor, teamId: string): Promise<number> {
   return Math.max(Number(row?.counter ?? 0), Number(row?.newest ?? 0));
 }
 
-/** The oldest seq still kept for the team (undefined when none is). */
-export async function firstKeptSeq(ex: Executor, teamId: string): Promise<number | undefined> {
-  const row = await ex.selectFrom('events').select((eb) => eb.fn.min('seq').as('seq')).where('team_id', '=', teamId).executeTakeFirst();
+/**
+ * Numbers the committed placeholders of every team that has some (PostgreSQL's delivery
+ * workers, each tick, and `rollcall copy` before it reads a feed); answers how many teams had
+ * some. Each team in its own statement, so a team's counter row is held only while its own
+ * events are numbered.
+ */
+export async function numberFeeds(db: Db): Promise<number> {
+  if (!hooksOf(db).feedNumberedByReaders) return 0;
+  // The partial index events_unnumbered holds placeholders only (migration 015).
+  const { rows } = await sql<{ team_id: string }>`select distinct team_id from events where seq < 0 order by team_id limit ${SWEEP_TEAMS}`.execute(db);
+  for (const { team_id } of rows) await numberFeed(db, team_id, SWEEP_BATCH);
+  return rows.length;
+}
+
+/**
+ * The team's events after `after` (>= 0), oldest first, at most `limit`. A read that reaches the
+ * feed's end numbers what has been committed since (numberFeed) and reads on, so a reader sees
+ * every event committed before it asked.
+ */
+export async function eventsAfter(ex: Executor, teamId: string, after: number, limit: number): Promise<EventRow[]> {
+  const read = async (from: number, n: number): Promise<EventRow[]> =>
+    (await ex.selectFrom('events').selectAll().where('team_id', '=', teamId).where('seq', '>', from).orderBy('seq').limit(n).execute()).map(toRow);
+  const rows = await read(after, limit);
+  if (rows.length >= limit || !hooksOf(ex).feedNumberedByReaders) return rows;
+  const end = rows.at(-1)?.seq ?? after;
+  if ((await numberFeed(ex, teamId)) <= end) return rows;
+  return [...rows, ...(await read(end, limit - rows.length))];
+}
+
+/** The team's last seq handed out (0 before its first event), once what is committed is numbered. */
+export const lastSeq = (ex: Executor, teamId: string): Promise<number> => numberFeed(ex, teamId, SWEEP_BATCH);
+
+/** The team's feed: its last seq handed out, and the oldest seq still kept (undefined when none is). */
+export interface FeedEnds {
+  readonly lastSeq: number;
+  readonly firstKept: number | undefined;
+}
+
+/** The team's feed ends, read once what is committed is numbered (so the two agree). */
+export async function feedEnds(ex: Executor, teamId: string): Promise<FeedEnds> {
+  const last = await lastSeq(ex, teamId);
+  return { lastSeq: last, firstKept: await firstKeptSeq(ex, teamId) };
+}
+
+/** The oldest numbered seq still kept for the team (undefined when none is); see feedEnds. */
+async function firstKeptSeq(ex: Executor, teamId: string): Promise<number | undefined> {
+  const row = await ex.selectFrom('events').select((eb) => eb.fn.min('seq').as('seq')).where('team_id', '=', teamId).where('seq', '>', 0).executeTakeFirst();
   return row?.seq === null || row?.seq === undefined ? undefined : Number(row.seq);
 }
 
 /**
- * Deletes up to `batch` events older than `before`, team by team: a team's events are appended
- * in seq order, so those past the retention are a prefix of its feed, found by walking its
- * primary key from the start (migration 011 dropped the index on `at`) and deleted as one seq
- * range. The prefix ends at the first event still kept, so what remains has no holes. On SQLite
- * the team's counter is raised to the prefix's end in the same transaction, so a feed pruned
- * empty still continues after its last number (it numbers from the newest event: see above).
+ * Deletes up to `batch` events older than `before`, team by team: a team's events are numbered
+ * in the order they were committed, so those past the retention are a prefix of its feed, found
+ * by walking its primary key from the start (migration 011 dropped the index on `at`) and
+ * deleted as one seq range. The prefix ends at the first event still kept, so what remains has
+ * no holes. What is committed is numbered first (numberFeed, PostgreSQL): an event nobody had
+ * read yet is pruned with its number, so a reader behind it is told (a 410) instead of never seeing it. The
+ * team's counter is raised to the prefix's end in the same transaction, so a feed pruned empty
+ * still continues after its last number. No write waits for that row (writers never touch it).
  */
 export async function pruneEvents(db: Db, before: string, batch: number): Promise<number> {
   const teams = await db.selectFrom('teams').select('id').orderBy('id').execute();
   let deleted = 0;
   for (const { id: teamId } of teams) {
     if (deleted >= batch) break;
-    const oldest = await db.selectFrom('events').select(['seq', 'at']).where('team_id', '=', teamId).orderBy('seq').limit(batch - deleted).execute();
+    if (hooksOf(db).feedNumberedByReaders) await numberFeed(db, teamId);
+    const oldest = await db.selectFrom('events').select(['seq', 'at']).where('team_id', '=', teamId).where('seq', '>', 0).orderBy('seq').limit(batch - deleted).execute();
     let last: number | undefined;
     for (const e of oldest) {
       if (e.at >= before) break;
@@ -125,40 +187,16 @@ export async function pruneEvents(db: Db, before: string, batch: number): Promis
     if (last === undefined) continue;
     const end = last;
     deleted += await db.transaction().execute(async (trx) => {
-      // PostgreSQL's counter is past every event already; raising it would lock it (a no-op
-      // upsert locks the row too) and hold the team's commits through the delete.
-      if (!hooksOf(trx).feedNumberedAtCommit) {
-        await trx
-          .insertInto('event_counters')
-          .values({ team_id: teamId, seq: end })
-          .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq: end }).where('event_counters.seq', '<', end))
-          .execute();
-      }
-      const result = await trx.deleteFrom('events').where('team_id', '=', teamId).where('seq', '<=', end).executeTakeFirst();
+      await trx
+        .insertInto('event_counters')
+        .values({ team_id: teamId, seq: end })
+        .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq: end }).where('event_counters.seq', '<', end))
+        .execute();
+      const result = await trx.deleteFrom('events').where('team_id', '=', teamId).where('seq', '>', 0).where('seq', '<=', end).executeTakeFirst();
       return Number(result.numDeletedRows);
     });
   }
   return deleted;
-}
-
-/**
- * Brings every team's counter up to its feed's newest event on PostgreSQL, whose counters hand
- * the numbers out (after `rollcall copy` from SQLite, whose counters only keep pruned feeds'
- * ends); nothing on SQLite, which numbers from the newest event.
- */
-export async function raiseCountersToFeeds(db: Db): Promise<void> {
-  if (!hooksOf(db).feedNumberedAtCommit) return;
-  await db.transaction().execute(async (trx) => {
-    const ends = await trx.selectFrom('events').select((eb) => ['team_id', eb.fn.max('seq').as('seq')]).groupBy('team_id').execute();
-    for (const end of ends) {
-      const seq = Number(end.seq);
-      await trx
-        .insertInto('event_counters')
-        .values({ team_id: end.team_id, seq })
-        .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq }).where('event_counters.seq', '<', seq))
-        .execute();
-    }
-  });
 }
 
 /** Deletes up to `batch` delivery attempts older than `before`. */
