@@ -4,9 +4,12 @@
  *
  * 1. Write throughput with the change feed on vs off: POST /Users and PATCH /Users/{id} against
  *    two servers on two fresh databases of one engine, in alternating slices. "Off" is the same
- *    app with the feed's statements (SQLite: the event's insert, numbered in it; PostgreSQL: the event's part of the one statement that inserts the audit row and the event, numbered at COMMIT by migration 013's trigger) answered without touching
- *    the database (a bench-only wrapper of `storage.statements`; Rollcall itself has no switch
- *    to turn the feed off), so the difference is exactly what the feed costs a write.
+ *    app with the feed's statements (SQLite: the event's insert, numbered in it; PostgreSQL: the
+ *    event's part of the one statement that inserts the audit row and the event) answered without
+ *    touching the database (a bench-only wrapper of `storage.statements`; Rollcall itself has no switch
+ *    to turn the feed off), so the difference is exactly what the feed costs a write. Both run the
+ *    delivery worker, whose ticks number PostgreSQL's committed events (migration 015): that
+ *    numbering is counted in the "on" side's throughput.
  * 2. Delivery throughput: a team's feed of N events replayed to a push subscription whose
  *    receiver (bench/receiver.ts: node:http on 127.0.0.1, answering 202 at once) counts them; events per second
  *    from the replay to the last SET received.
@@ -70,7 +73,9 @@ async function startSide(label: string, postgres: string | undefined, feed: bool
   await createTeam(deps, 'bench');
   await createTeamUser(deps, 'bench', 'owner@bench.example', {});
   const token = (await issueToken(deps, 'bench', 'owner@bench.example', { scope: ['read', 'write'], ttlSeconds: 86_400 })).token;
-  const app = await buildApp({ config: CONFIG, storage: feed ? storage : withoutFeed(storage), delivery: false });
+  // Both sides run the delivery worker, as every instance does: on PostgreSQL its ticks number the
+  // feed's committed events (migration 015), part of what the feed costs; no subscription here.
+  const app = await buildApp({ config: CONFIG, storage: feed ? storage : withoutFeed(storage) });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const userIds: string[] = [];
   for (let i = 0; i < users; i++) {
