@@ -179,8 +179,9 @@ export class DeliveryWorker {
   async #tick(): Promise<void> {
     const { storage, clock, settings } = this.#deps;
     // Committed events are numbered by the feed's readers on PostgreSQL (migration 015): this
-    // worker numbers every team's, so a subscription is due as soon as its team wrote.
-    await numberFeeds(storage.db);
+    // worker numbers every team's, so a subscription is due as soon as its team wrote. A team
+    // that fails to number holds up no other team, nor the delivery of what is numbered.
+    await numberFeeds(storage.db).catch((error: unknown) => this.#deps.log.warn({ err: error }, 'event delivery: numbering the feed failed; will try again'));
     const free = settings.maxConcurrent - this.#running.size;
     if (free <= 0) return;
     const due = await dueSubscriptions(storage.db, clock.now().toISOString(), free * 2);

@@ -46,7 +46,7 @@ export interface FeedDeps {
 /**
  * A SCIM write's audit event and its feed event, in the caller's transaction: one statement on
  * PostgreSQL (repos/events.ts appendAuditedEvent), so the feed adds no round trip to a write.
- * The event's seq is the team's next when the transaction commits (repos/events.ts).
+ * The event takes the team's next seq once committed (repos/events.ts).
  */
 export async function recordAuditedChange(deps: FeedDeps, ex: Executor, audit: AuditEvent, change: Change): Promise<void> {
   await appendAuditedEvent(ex, auditRow(deps.clock, audit), eventRow(deps, change));

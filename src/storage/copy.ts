@@ -17,12 +17,12 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Storage } from './connect.ts';
-import { numberFeeds } from './repos/events.ts';
+import { anyUnnumbered, numberFeeds } from './repos/events.ts';
 import { tablesOf } from './dialect.ts';
 
 export const NOT_COPIED = ['sessions', 'keys'] as const;
 const FIRST = ['teams', 'users', 'groups', 'group_members', 'oauth_clients'];
-const NUMBERING_ROUNDS = 1_000;
+const NUMBERING_ROUNDS = 10;
 
 export class CopyError extends Error {}
 
@@ -126,9 +126,11 @@ export async function copyDatabase(from: Storage, to: Storage, options: { batch:
     if (t.primaryKey.length === 0) throw new CopyError(`table ${t.name} has no primary key`);
   }
   // A PostgreSQL source's feed events are numbered by their readers (migration 015): number
-  // every committed one first, so the copy holds real numbers (a stopped source has none left
-  // after a few rounds; a source still written to could always have more).
-  for (let round = 0; round < NUMBERING_ROUNDS && (await numberFeeds(from.db)) > 0; round++);
+  // every committed one first, so the copy holds real numbers. A stopped source has none left
+  // after one round; one still written to always could, and a placeholder copied would never be
+  // numbered on a SQLite target (and would clash with the target's own on PostgreSQL).
+  for (let round = 0; round < NUMBERING_ROUNDS && (await anyUnnumbered(from.db)); round++) await numberFeeds(from.db);
+  if (await anyUnnumbered(from.db)) throw new CopyError('the source is still being written to (its change feed keeps getting new events): stop its Rollcall instances, then copy');
   const copied: TableCopied[] = [];
   for (const t of tables) {
     const total = await countRows(from.db as unknown as Kysely<unknown>, t.name);

@@ -9,7 +9,12 @@ import { sql } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { connect } from '../../src/storage/connect.ts';
 import { migrate } from '../../src/storage/migrations/index.ts';
-import { appendEvent, eventsAfter, lastSeq } from '../../src/storage/repos/events.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { appendEvent, eventsAfter, lastSeq, numberFeeds } from '../../src/storage/repos/events.ts';
+import { copyDatabase, CopyError } from '../../src/storage/copy.ts';
+import type { Db } from '../../src/storage/types.ts';
 import { pruneOnce } from '../../src/events/retention.ts';
 import type { EventRow } from '../../src/storage/repos/events.ts';
 import { createTestApp, json, TEST_CONFIG } from '../support/app.ts';
@@ -241,6 +246,70 @@ describe('change feed on PostgreSQL: the counter', { skip: pgEngine ? false : 'T
       assert.deepEqual((await eventsAfter(t.storage.db, t.team.id, 0, 10)).map((e) => e.seq), [1, 2, 3, 4]);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe("change feed on PostgreSQL: the delivery workers' sweep and the copy", { skip: pgEngine ? false : 'TEST_DATABASE_URL is not set' }, () => {
+  const event = (team: string) => ({
+    team_id: team, at: '2026-01-01T00:00:00.000Z', type: 'create', resource_type: 'User', resource_id: 'U'.repeat(20), version: 1,
+    changed: '[]', actor: '{}', txn: null, external_id: null, data: null, members: null,
+  });
+  const teamId = (i: number) => `SWEEP${String(i).padStart(15, '0')}`;
+  const unnumbered = async (db: Db) => Number((await sql<{ n: string }>`select count(*) as n from events where seq < 0`.execute(db)).rows[0]!.n);
+
+  it('numbers every team that wrote, however many: none starved behind the first hundred', async () => {
+    const { storage, dispose } = await pgEngine!.open();
+    try {
+      for (let i = 0; i < 130; i++) await storage.db.transaction().execute((trx) => appendEvent(trx, event(teamId(i))));
+      assert.equal(await unnumbered(storage.db), 130);
+      assert.equal(await numberFeeds(storage.db), 130);
+      assert.equal(await unnumbered(storage.db), 0);
+      assert.deepEqual((await eventsAfter(storage.db, teamId(129), 0, 10)).map((e) => e.seq), [1]);
+    } finally {
+      await dispose();
+    }
+  });
+
+  it("skips a team whose counter row another transaction holds, and numbers the others; a copy then refuses the unnumbered source", async () => {
+    const { storage, dispose } = await pgEngine!.open();
+    const dir = mkdtempSync(join(tmpdir(), 'rollcall-sweep-'));
+    try {
+      for (const i of [1, 2]) await storage.db.transaction().execute((trx) => appendEvent(trx, event(teamId(i))));
+      assert.equal(await lastSeq(storage.db, teamId(1)), 1);
+      await storage.db.transaction().execute((trx) => appendEvent(trx, event(teamId(1))));
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = storage.db.transaction().execute(async (trx) => {
+        await sql`select seq from event_counters where team_id = ${teamId(1)} for update`.execute(trx);
+        locked();
+        await Promise.race([held, new Promise((r) => setTimeout(r, 5000))]);
+      });
+      await isLocked;
+      try {
+        const started = performance.now();
+        assert.equal(await numberFeeds(storage.db), 1, 'the free team only');
+        assert.ok(performance.now() - started < 1500, 'the sweep did not wait for the held row');
+        assert.deepEqual((await eventsAfter(storage.db, teamId(2), 0, 10)).map((e) => e.seq), [1]);
+        assert.equal(await unnumbered(storage.db), 1, "the held team's new event waits for its row");
+        // A copy cannot number it either: it refuses rather than copy a placeholder.
+        const target = connect(`sqlite:${join(dir, 'copy.db')}`);
+        try {
+          await migrate(target);
+          await assert.rejects(copyDatabase(storage, target, { batch: 500 }), (error: unknown) => error instanceof CopyError && /still being written/.test(error.message));
+        } finally {
+          await target.close();
+        }
+      } finally {
+        release();
+        await holder;
+      }
+      assert.deepEqual((await eventsAfter(storage.db, teamId(1), 0, 10)).map((e) => e.seq), [1, 2]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await dispose();
     }
   });
 });

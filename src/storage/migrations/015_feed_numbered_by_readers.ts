@@ -10,7 +10,8 @@
  * team's committed placeholders, oldest placeholder first, under the team's counter row: the
  * feed's readers call it before they read (repos/events.ts: the listing, poll, push delivery,
  * subscribe and replay, pruning, `rollcall copy`), and every instance's delivery worker calls it
- * for each team with placeholders a few times a second. So:
+ * for every team with placeholders a few times a second (skipping a team another instance is
+ * numbering). So:
  * - a reader sees numbered events only, and numbers are handed out contiguously to committed
  *   events, under one lock, never reused: strictly increasing, gap-free, and nothing numbered
  *   later ever sorts before what a reader has seen (the guarantee DESIGN.md section 8's
@@ -40,10 +41,17 @@ export function migration015(engine: EngineName): Migration {
       await sql`drop trigger events_numbered_at_commit on events`.execute(db);
       await sql`drop function rc_number_event()`.execute(db);
       await sql`create index events_unnumbered on events (team_id) where seq < 0`.execute(db);
-      // Each statement of a PL/pgSQL function takes its own snapshot (READ COMMITTED): the
-      // numbering UPDATE, run after the counter row is locked, sees every placeholder committed
-      // before it, and every number an earlier holder of the lock handed out.
-      await sql`create function rc_number_events(team text, cap integer) returns bigint language plpgsql as $$
+      // Placeholders must follow the order nextval hands them out in across sessions (the
+      // ordering argument above): no per-session cache of sequence values.
+      await sql`alter sequence event_placeholders cache 1`.execute(db);
+      // Each statement of a PL/pgSQL function takes its own snapshot (READ COMMITTED, which
+      // Rollcall's sessions use): the numbering UPDATE, run after the counter row is locked, sees
+      // every placeholder committed before it, and every number an earlier holder of the lock
+      // handed out. `wait` false (the delivery workers' sweep) skips a team whose counter row
+      // another transaction holds (it is being numbered or pruned) and answers null. Called in a
+      // transaction that inserted events itself, it numbers those too and holds the row until
+      // that transaction ends: no caller does.
+      await sql`create function rc_number_events(team text, cap integer, wait boolean) returns bigint language plpgsql as $$
         declare
           base bigint;
           numbered bigint;
@@ -54,7 +62,14 @@ export function migration015(engine: EngineName): Migration {
               coalesce((select max(e.seq) from events as e where e.team_id = team and e.seq > 0), 0));
           end if;
           insert into event_counters (team_id, seq) values (team, 0) on conflict (team_id) do nothing;
-          select c.seq into base from event_counters as c where c.team_id = team for update;
+          if wait then
+            select c.seq into base from event_counters as c where c.team_id = team for update;
+          else
+            select c.seq into base from event_counters as c where c.team_id = team for update skip locked;
+            if not found then
+              return null;
+            end if;
+          end if;
           base := greatest(base, coalesce((select max(e.seq) from events as e where e.team_id = team and e.seq > 0), 0));
           with pending as (
             select p.seq, row_number() over (order by p.seq desc) as n
@@ -62,6 +77,9 @@ export function migration015(engine: EngineName): Migration {
           )
           update events as e set seq = base + pending.n from pending where e.team_id = team and e.seq = pending.seq;
           get diagnostics numbered = row_count;
+          if numbered = 0 then
+            return base;
+          end if;
           update event_counters set seq = base + numbered where team_id = team;
           return base + numbered;
         end

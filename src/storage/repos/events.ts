@@ -96,11 +96,12 @@ const SWEEP_TEAMS = 100;
  * Numbers the team's committed placeholders, at most `cap` of them (PostgreSQL; nothing is ever
  * pending on SQLite), and answers the team's last seq handed out: its counter or its newest
  * event, whichever is greater (0 before its first event). Inside a transaction, the counter
- * row stays locked until it ends: keep such transactions short.
+ * row stays locked until it ends: keep such transactions short, and never call it in one that
+ * wrote events (it would number them and hold the team's numbering until its commit).
  */
 async function numberFeed(ex: Executor, teamId: string, cap = READER_BATCH): Promise<number> {
   if (hooksOf(ex).feedNumberedByReaders) {
-    const { rows } = await sql<{ last: string | number }>`select rc_number_events(${teamId}, ${cap}) as last`.execute(ex);
+    const { rows } = await sql<{ last: string | number }>`select rc_number_events(${teamId}, ${cap}, true) as last`.execute(ex);
     return Number(rows[0]?.last ?? 0);
   }
   const row = await ex
@@ -114,16 +115,39 @@ async function numberFeed(ex: Executor, teamId: string, cap = READER_BATCH): Pro
 
 /**
  * Numbers the committed placeholders of every team that has some (PostgreSQL's delivery
- * workers, each tick, and `rollcall copy` before it reads a feed); answers how many teams had
- * some. Each team in its own statement, so a team's counter row is held only while its own
- * events are numbered.
+ * workers, each tick, and `rollcall copy` before it reads a feed); answers how many teams it
+ * numbered. Teams are walked in pages of SWEEP_TEAMS by team id, so none is starved however
+ * many write. Each team in its own statement, so a team's counter row is held only while its
+ * own events are numbered; a team whose row another transaction holds (numbering it, pruning
+ * it) is skipped, not waited for, so one team never holds up the others. A team that fails
+ * does not stop the rest: the failures are thrown together at the end.
  */
 export async function numberFeeds(db: Db): Promise<number> {
   if (!hooksOf(db).feedNumberedByReaders) return 0;
-  // The partial index events_unnumbered holds placeholders only (migration 015).
-  const { rows } = await sql<{ team_id: string }>`select distinct team_id from events where seq < 0 order by team_id limit ${SWEEP_TEAMS}`.execute(db);
-  for (const { team_id } of rows) await numberFeed(db, team_id, SWEEP_BATCH);
-  return rows.length;
+  let numbered = 0;
+  const failures: unknown[] = [];
+  for (let after = ''; ; ) {
+    // The partial index events_unnumbered holds placeholders only (migration 015).
+    const { rows } = await sql<{ team_id: string }>`select distinct team_id from events where seq < 0 and team_id > ${after} order by team_id limit ${SWEEP_TEAMS}`.execute(db);
+    for (const { team_id } of rows) {
+      try {
+        const { rows: done } = await sql<{ last: string | null }>`select rc_number_events(${team_id}, ${SWEEP_BATCH}, false) as last`.execute(db);
+        if (done[0]?.last !== null) numbered++;
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (rows.length < SWEEP_TEAMS) break;
+    after = rows.at(-1)!.team_id;
+  }
+  if (failures.length > 0) throw new AggregateError(failures, `numbering the feed failed for ${failures.length} team(s)`);
+  return numbered;
+}
+
+/** Whether any committed event is still unnumbered (PostgreSQL; never on SQLite). */
+export async function anyUnnumbered(db: Db): Promise<boolean> {
+  if (!hooksOf(db).feedNumberedByReaders) return false;
+  return (await db.selectFrom('events').select('team_id').where('seq', '<', 0).limit(1).execute()).length > 0;
 }
 
 /**
@@ -164,13 +188,14 @@ async function firstKeptSeq(ex: Executor, teamId: string): Promise<number | unde
 
 /**
  * Deletes up to `batch` events older than `before`, team by team: a team's events are numbered
- * in the order they were committed, so those past the retention are a prefix of its feed, found
+ * once committed, in the order they were written, so those past the retention are a prefix of its feed, found
  * by walking its primary key from the start (migration 011 dropped the index on `at`) and
  * deleted as one seq range. The prefix ends at the first event still kept, so what remains has
  * no holes. What is committed is numbered first (numberFeed, PostgreSQL): an event nobody had
  * read yet is pruned with its number, so a reader behind it is told (a 410) instead of never seeing it. The
  * team's counter is raised to the prefix's end in the same transaction, so a feed pruned empty
  * still continues after its last number. No write waits for that row (writers never touch it).
+ * (A team late in the order is reached by a later call once the earlier ones have nothing left.)
  */
 export async function pruneEvents(db: Db, before: string, batch: number): Promise<number> {
   const teams = await db.selectFrom('teams').select('id').orderBy('id').execute();
@@ -187,11 +212,11 @@ export async function pruneEvents(db: Db, before: string, batch: number): Promis
     if (last === undefined) continue;
     const end = last;
     deleted += await db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('event_counters')
-        .values({ team_id: teamId, seq: end })
-        .onConflict((oc) => oc.column('team_id').doUpdateSet({ seq: end }).where('event_counters.seq', '<', end))
-        .execute();
+      // Raised only where it is behind (after a copy; always on SQLite, whose writes leave it
+      // alone): an UPDATE whose WHERE rejects the row does not lock it, so the team's numbering
+      // does not wait for the delete.
+      await trx.insertInto('event_counters').values({ team_id: teamId, seq: end }).onConflict((oc) => oc.column('team_id').doNothing()).execute();
+      await trx.updateTable('event_counters').set({ seq: end }).where('team_id', '=', teamId).where('seq', '<', end).execute();
       const result = await trx.deleteFrom('events').where('team_id', '=', teamId).where('seq', '>', 0).where('seq', '<=', end).executeTakeFirst();
       return Number(result.numDeletedRows);
     });
