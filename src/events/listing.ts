@@ -2,9 +2,10 @@
  * The plain JSON listing of the feed (issue 10 item 4, second half): `GET /v2/events?after=SEQ&
  * limit=N` answers the team's events after SEQ in seq order, at most N, with the cursor to ask
  * with next. Because seq is gap-free and an event is numbered only once committed, never below
- * one a reader has seen (repos/events.ts), a client that always asks with the last seq it saw never misses an event and never sees one twice. Asking for events that
- * retention already pruned is a 410, so a client learns it must resynchronise instead of
- * silently skipping changes. It owns no SQL and no HTTP.
+ * one a reader has seen (repos/events.ts), a client that always asks with the last seq it saw
+ * never misses an event and never sees one twice. Asking for events that retention already
+ * pruned is a 410, so a client learns it must resynchronise instead of silently skipping
+ * changes. It owns no SQL and no HTTP.
  */
 import { badRequest, ScimError } from '../scim/errors.ts';
 import { eventsAfter, feedEnds } from '../storage/repos/events.ts';

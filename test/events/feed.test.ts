@@ -221,6 +221,36 @@ describe('change feed on PostgreSQL: the counter', { skip: pgEngine ? false : 'T
     }
   });
 
+  it('pruning leaves the counter alone: a transaction holding its row does not hold the pruner', async () => {
+    const t = await createTestApp({ engine: pgEngine! });
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await t.request('POST', '/v2/scim/Users', { userName: `p${i}@acme.example` })).statusCode, 201);
+      // Numbered before the row is taken (numbering waits for the row; pruning what is numbered must not).
+      assert.equal(await lastSeq(t.storage.db, t.team.id), 3);
+      t.clock.advance(40 * 86_400_000);
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = t.storage.db.transaction().execute(async (trx) => {
+        await sql`select seq from event_counters where team_id = ${t.team.id} for update`.execute(trx);
+        locked();
+        await Promise.race([held, new Promise((r) => setTimeout(r, 3000))]);
+      });
+      await isLocked;
+      const started = performance.now();
+      const pruned = await pruneOnce(t.storage.db, t.clock, 30);
+      const waited = performance.now() - started;
+      release();
+      await holder;
+      assert.ok(pruned.events >= 3);
+      assert.ok(waited < 1500, `the pruner waited ${Math.round(waited)} ms on the counter row`);
+      assert.equal(await lastSeq(t.storage.db, t.team.id), pruned.events);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('no write waits for the counter row: a transaction holding it (a reader numbering, a pruner) holds no writer of the team', async () => {
     const t = await createTestApp({ engine: pgEngine! });
     try {

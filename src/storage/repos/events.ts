@@ -88,7 +88,7 @@ const toRow = (r: EventsTable): EventRow => ({ ...r, seq: Number(r.seq) });
 
 /** Placeholders one reader numbers at a time (the rest wait for its next read or the next one's). */
 const READER_BATCH = 1_000;
-/** Placeholders a delivery worker numbers per team per tick, and teams per tick. */
+/** Placeholders the delivery workers' sweep numbers per team per tick, and teams per page of its walk. */
 const SWEEP_BATCH = 10_000;
 const SWEEP_TEAMS = 100;
 
