@@ -279,7 +279,16 @@ const CHANGE_OF: Partial<Record<AuditAction, ChangeType>> = {
   create: 'create', replace: 'put', patch: 'patch', deactivate: 'deactivate', activate: 'activate', delete: 'delete',
 };
 
-async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: UserRow, pre: Preconditions, projection: Projection, action: AuditAction): Promise<Versioned> {
+async function save(
+  ctx: ScimContext,
+  trx: Executor,
+  current: UserRow,
+  next: UserRow,
+  pre: Preconditions,
+  projection: Projection,
+  action: AuditAction,
+  groups?: readonly GroupRef[],
+): Promise<Versioned> {
   // A rename, a reactivation or a restore claims the name: another holder makes it a 409 and
   // nothing changes (the unique index refuses it too, should two requests race).
   const claims = next.user_name_claim !== null && next.user_name_claim !== current.user_name_claim;
@@ -303,7 +312,7 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   if (revokes) await endSessionsOfUser(trx, current.id);
   const changed = changedAttributes(parseData(ctx, current), parseData(ctx, next));
   // The answer (its groups read) before the counters: nothing may follow their bump but the commit.
-  const rendered = await render(ctx, trx, next, projection);
+  const rendered = await render(ctx, trx, next, projection, groups);
   const detail = { changed, ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}) };
   await write(ctx, trx, { action, detail }, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
@@ -311,18 +320,25 @@ async function save(ctx: ScimContext, trx: Executor, current: UserRow, next: Use
   return rendered;
 }
 
+/** The user as a write by id finds it, with its groups when the answer shows them (one statement: a user write never changes them). */
+async function storedForWrite(ctx: ScimContext, trx: Executor, id: string, projection: Projection): Promise<{ found: UserRow | undefined; groups?: GroupRef[] }> {
+  if (!wantsAttribute(typesOf(ctx).User, projection, 'groups')) return { found: await userById(trx, ctx.team.id, id) };
+  const stored = await userWithGroups(trx, ctx.team.id, id);
+  return { found: stored?.row, groups: stored?.groups.map((g) => ({ groupId: g.group_id, displayName: g.display_name })) ?? [] };
+}
+
 export async function replaceUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
   const rt = typesOf(ctx).User;
   // The password a PUT sets does not depend on the stored user: validate once outside to hash it.
   const find = async () => (mayCarryPassword(body) ? validateResource(rt, body, 'replace').password : undefined);
   return withPrehashed(find, (prehashed) => runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.team.id, id);
+    const { found, groups } = await storedForWrite(ctx, trx, id, projection);
     const original = found ? parseData(ctx, found) : undefined;
     const validated = validateResource(rt, body, 'replace', original);
     const current = assertWritable(ctx, found, id, validated.document.active !== false);
     checkIfMatch(rt, current, pre.ifMatch);
     const next = rowFor(ctx, current, validated, current.version + 1, prehashed);
-    return save(ctx, trx, current, next, pre, projection, 'replace');
+    return save(ctx, trx, current, next, pre, projection, 'replace', groups);
   }, async () => conflict('userName is already taken')), ctx);
 }
 
@@ -339,7 +355,7 @@ async function patchedPassword(ctx: ScimContext, id: string, body: unknown): Pro
 export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
   const rt = typesOf(ctx).User;
   return withPrehashed(() => patchedPassword(ctx, id, body), (prehashed) => runWrite(ctx, async (trx) => {
-    const found = await userById(trx, ctx.team.id, id);
+    const { found, groups } = await storedForWrite(ctx, trx, id, projection);
     if (!found) throw notFound(`User ${id} not found`);
     const original = parseData(ctx, found);
     const patched = applyPatch(rt, withoutHidden(rt, original), body);
@@ -347,7 +363,7 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
     const current = assertWritable(ctx, found, id, found.active === 0 && validated.document.active === true);
     checkIfMatch(rt, current, pre.ifMatch);
     const next = rowFor(ctx, current, validated, current.version + 1, prehashed);
-    return save(ctx, trx, current, next, pre, projection, 'patch');
+    return save(ctx, trx, current, next, pre, projection, 'patch', groups);
   }, async () => conflict('userName is already taken')), ctx);
 }
 

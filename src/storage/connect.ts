@@ -14,7 +14,7 @@ import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
-import { pgStatementEngine } from './pg-statements.ts';
+import { namingPool, pgStatementEngine, PreparedNames } from './pg-statements.ts';
 import { pgListener, Revocations, sqlitePoller, withRevocationNotices } from './revocations.ts';
 import type { ListenOptions, RevocationFeed } from './revocations.ts';
 import { createStatements, StorageCarrier } from './statements.ts';
@@ -121,8 +121,10 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const revocations = new Revocations(pgListener(parsed.url, options.listen));
-  const bare = new Kysely<Database>({ dialect: withRevocationNotices(new PostgresDialect({ pool }), revocations, postgresHooks.revocationNoticeSql) });
-  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool), postgresHooks), postgresHooks));
+  // The hot statements run prepared by name, in a transaction too (pg-statements.ts).
+  const names = new PreparedNames();
+  const bare = new Kysely<Database>({ dialect: withRevocationNotices(new PostgresDialect({ pool: namingPool(pool, names) }), revocations, postgresHooks.revocationNoticeSql) });
+  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool, names), postgresHooks), postgresHooks));
   return {
     db,
     hooks: postgresHooks,

@@ -88,6 +88,12 @@ export interface DialectHooks {
 const codeOf = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 
+/**
+ * PostgreSQL's "cached plan must not change result type": a migration changed a table under a
+ * prepared statement (pg-statements.ts runs it unnamed from then on).
+ */
+export const isStalePlan = (error: unknown): boolean => codeOf(error) === '0A000';
+
 const constraintOf = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'constraint' in error ? String(error.constraint) : undefined;
 
@@ -157,7 +163,9 @@ export const postgresHooks: DialectHooks = {
   // The feed's own key (events_pk) is never the request's fault: a clash there is the
   // database's (a restore gone wrong), a server error, not a 409.
   isUniqueViolation: (error) => codeOf(error) === '23505' && constraintOf(error) !== 'events_pk',
-  isRetryable: (error) => codeOf(error) === '40001' || codeOf(error) === '40P01',
+  // Serialization failures, deadlocks, and a prepared statement whose table a migration changed
+  // (pg-statements.ts: it runs unnamed on the retry).
+  isRetryable: (error) => codeOf(error) === '40001' || codeOf(error) === '40P01' || isStalePlan(error),
   json: (base, keys, as) => {
     const source = base === 'element' ? sql`e.v` : documentColumn(base);
     const path = sql`${sql.lit(textArrayPostgres(keys))}::text[]`;

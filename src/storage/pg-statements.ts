@@ -1,56 +1,123 @@
 /**
- * Runs compiled templates (statements.ts) on PostgreSQL. Outside a transaction a template goes
- * straight to the pool, skipping Kysely's executor (its connection provider and promise hops),
- * and a statement compiled once (`Template.fixed`: the bounded set of every request's hot
- * statements) runs as a named prepared statement: each pooled connection parses and plans it on
- * first use, then only binds and executes it (node-postgres keeps the names per connection). The
- * name is derived from the SQL text, so two texts never share one. List shapes are many and come
- * and go (statements.ts `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep
- * every shape it ever saw. Inside a transaction the template runs on the transaction's connection,
- * through Kysely's executor. Should a migration change a table under a prepared statement (another
- * instance upgraded the schema), the statement runs unnamed from then on.
+ * Runs compiled templates (statements.ts) on PostgreSQL. A statement compiled once
+ * (`Template.fixed`: the bounded set of every request's hot statements) runs as a named prepared
+ * statement wherever it runs: each pooled connection parses and plans it on first use, then only
+ * binds and executes it (node-postgres keeps the names per connection). The name is derived from
+ * the SQL text, so two texts never share one. Outside a transaction a template goes straight to
+ * the pool, skipping Kysely's executor (its connection provider and promise hops); inside one it
+ * runs on the transaction's connection through Kysely, whose clients come from `namingPool` and
+ * send a known text by its name. List shapes are many and come and go (statements.ts
+ * `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep every shape it ever saw.
+ * Should a migration change a table under a prepared statement (another instance upgraded the
+ * schema), the statement runs unnamed from then on; a write caught by that inside its transaction
+ * is retried (dialect.ts `isRetryable`).
  */
 import { createHash } from 'node:crypto';
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { isStalePlan } from './dialect.ts';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
 
-export function pgStatementEngine(pool: pg.Pool): StatementEngine {
-  const names = new WeakMap<Template, string>();
-  const nameOf = (template: Template): string => {
-    let name = names.get(template);
+/** The names of the statements compiled once, by their SQL text. */
+export class PreparedNames {
+  readonly #byText = new Map<string, string>();
+  /** Texts a schema change invalidated: unnamed from then on. */
+  readonly #unnamed = new Set<string>();
+
+  /** The name `template` runs under, or undefined when it runs unnamed. */
+  nameOf(template: Template): string | undefined {
+    const text = template.compiled.sql;
+    if (!template.fixed || this.#unnamed.has(text)) return undefined;
+    let name = this.#byText.get(text);
     if (name === undefined) {
-      name = `rc_${template.name.replace(/\W/g, '_').slice(0, 30)}_${createHash('sha256').update(template.compiled.sql).digest('hex').slice(0, 16)}`;
-      names.set(template, name);
+      name = `rc_${template.name.replace(/\W/g, '_').slice(0, 30)}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+      this.#byText.set(text, name);
     }
     return name;
+  }
+
+  /** The name of a statement whose text a template named before, if any. */
+  known(text: string): string | undefined {
+    return this.#byText.get(text);
+  }
+
+  unname(text: string): void {
+    this.#unnamed.add(text);
+    this.#byText.delete(text);
+  }
+}
+
+/**
+ * `pool` as Kysely's PostgresDialect takes it, its clients sending a statement compiled once by
+ * its name: so the hot statements of a write's transaction are prepared too.
+ */
+export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
+  const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    const query = async (text: string, values: ReadonlyArray<unknown>): Promise<PostgresQueryResult<unknown>> => {
+      const name = names.known(text);
+      // node-postgres types `command` as any string; Kysely's as the commands it reads.
+      if (name === undefined) return (await client.query(text, values as unknown[])) as PostgresQueryResult<unknown>;
+      try {
+        return (await client.query({ name, text, values: values as unknown[] })) as PostgresQueryResult<unknown>;
+      } catch (error) {
+        if (isStalePlan(error)) names.unname(text);
+        throw error;
+      }
+    };
+    return {
+      query: ((sqlOrCursor: string | PostgresCursor<unknown>, values?: ReadonlyArray<unknown>) =>
+        typeof sqlOrCursor === 'string' ? query(sqlOrCursor, values ?? []) : client.query(sqlOrCursor as unknown as pg.Submittable)) as PostgresPoolClient['query'],
+      release: (destroy?: boolean) => client.release(destroy),
+    };
   };
-  // Statements whose prepared form a schema change invalidated run unnamed from then on.
-  const unnamed = new WeakSet<Template>();
+  return {
+    options: pool.options,
+    async connect() {
+      const client = await pool.connect();
+      let wrapped = clients.get(client);
+      if (!wrapped) {
+        wrapped = wrap(client);
+        clients.set(client, wrapped);
+      }
+      return wrapped;
+    },
+    end: () => pool.end(),
+  };
+}
+
+export function pgStatementEngine(pool: pg.Pool, names: PreparedNames): StatementEngine {
   const query = async (template: Template, values: unknown[]) => {
     const text = template.compiled.sql;
-    if (!template.fixed || unnamed.has(template)) return pool.query<Record<string, unknown>>({ text, values });
+    const name = names.nameOf(template);
+    if (name === undefined) return pool.query<Record<string, unknown>>({ text, values });
     try {
-      return await pool.query<Record<string, unknown>>({ name: nameOf(template), text, values });
+      return await pool.query<Record<string, unknown>>({ name, text, values });
     } catch (error) {
-      // "cached plan must not change result type": a migration run by another instance changed a
-      // table under a prepared `select *`; PostgreSQL keeps refusing that name on this connection.
-      if ((error as { code?: unknown }).code !== '0A000') throw error;
-      unnamed.add(template);
+      // A migration run by another instance changed a table under a prepared `select *`;
+      // PostgreSQL keeps refusing that name on this connection. Outside a transaction: once more, unnamed.
+      if (!isStalePlan(error)) throw error;
+      names.unname(text);
       return pool.query<Record<string, unknown>>({ text, values });
     }
   };
+  // Inside a transaction, through Kysely on the transaction's connection: named there by namingPool.
+  const inTransaction = (template: Template): Template => {
+    names.nameOf(template);
+    return template;
+  };
   return {
     async rows(ex, template, values) {
-      if (ex.isTransaction) return kyselyEngine.rows(ex, template, values);
+      if (ex.isTransaction) return kyselyEngine.rows(ex, inTransaction(template), values);
       return (await query(template, values)).rows;
     },
     async row(ex, template, values) {
-      if (ex.isTransaction) return kyselyEngine.row(ex, template, values);
+      if (ex.isTransaction) return kyselyEngine.row(ex, inTransaction(template), values);
       return (await query(template, values)).rows[0];
     },
     async changes(ex, template, values) {
-      if (ex.isTransaction) return kyselyEngine.changes(ex, template, values);
+      if (ex.isTransaction) return kyselyEngine.changes(ex, inTransaction(template), values);
       return (await query(template, values)).rowCount ?? 0;
     },
   };

@@ -97,6 +97,21 @@ for (const engine of engines) {
       assert.equal(listed.totalResults, 1);
     });
 
+    it('PUT and PATCH /Users/{id}: the user read with its groups in one statement, which the answer shows (no second look-up of the groups)', async () => {
+      const patched = await run('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'displayName', value: 'Ada L.' }] });
+      assert.deepEqual(patched.statements, ['tokenWithTeam', 'userWithGroups', 'updateUser', ...audited]);
+      assert.deepEqual(patched.built, []);
+      assert.equal(json(patched.res).displayName, 'Ada L.');
+      assert.deepEqual((json(patched.res).groups as { value: string }[]).map((g) => g.value), [groupId]);
+      const replaced = await run('PUT', `/v2/scim/Users/${userId}`, { userName: 'ada@x.example', displayName: 'Ada' });
+      assert.deepEqual(replaced.statements, ['tokenWithTeam', 'userWithGroups', 'updateUser', ...audited]);
+      assert.deepEqual((json(replaced.res).groups as { value: string }[]).map((g) => g.value), [groupId]);
+      // Without groups in the answer, the user alone.
+      const bare = await run('PATCH', `/v2/scim/Users/${userId}?excludedAttributes=groups`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'displayName', value: 'Ada' }] });
+      assert.deepEqual(bare.statements, ['tokenWithTeam', 'userById', 'updateUser', ...audited]);
+      assert.equal('groups' in json(bare.res), false);
+    });
+
     it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
       const add = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
       assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', ...audited]);

@@ -1,10 +1,10 @@
 /**
- * PostgreSQL round trips of the read paths (issue 14 item 4), counted at node-postgres's
- * Client#query, which sends one statement and waits for its answer: a read by id or a
- * `userName eq` lookup opens no transaction (no BEGIN / COMMIT), runs each statement it needs
+ * PostgreSQL round trips of the read paths and of a user PATCH (issue 14 item 4), counted at
+ * node-postgres's Client#query, which sends one statement and waits for its answer: a read by id
+ * or a `userName eq` lookup opens no transaction (no BEGIN / COMMIT), runs each statement it needs
  * once, and runs its statements compiled once as named prepared statements (parsed and planned
- * once per connection). The bearer check's own statements (oauth_tokens) are counted apart, since
- * a token cache may answer them from memory.
+ * once per connection), inside a write's transaction too. The bearer check's own statements
+ * (oauth_tokens) are counted apart, since a token cache may answer them from memory.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -20,6 +20,7 @@ interface Sent {
 }
 
 const postgres = engines.find((e) => e.name === 'postgres');
+const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
 describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 'TEST_DATABASE_URL is not set' }, () => {
   let t: TestApp;
@@ -84,6 +85,37 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
       assert.ok(!rest.some((s) => /count\(\*\)/i.test(s.text)), 'the page tells the total');
     }
+  });
+
+  it('PATCH /Users/{id}: BEGIN, the user with its groups, the update, the audit row with the event, COMMIT; the statements between prepared by name', async () => {
+    for (let i = 0; i < 2; i++) {
+      sent = [];
+      const res = await t.request('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value: `Ada ${i}` }] });
+      const all = sent.filter((s) => !/request_log|provisioning_tokens|oauth_tokens/.test(s.text));
+      sent = undefined;
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual((json(res).groups as { value: string }[]).map((g) => g.value), [groupId]);
+      assert.equal(all.length, 5, all.map((s) => s.text).join('\n'));
+      assert.match(all[0]!.text, /^begin$/i);
+      assert.match(all[4]!.text, /^commit$/i);
+      assert.deepEqual(all.slice(1, 4).map((s) => s.named), [true, true, true], all.map((s) => s.text).join('\n'));
+    }
+  });
+
+  it('a migration that changes a table under a prepared statement does not break writes: the write is retried unnamed', async () => {
+    const patch = (value: string) => t.request('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value }] });
+    assert.equal((await patch('before')).statusCode, 200);
+    await sql`alter table users add column rc_test_extra text`.execute(t.storage.db);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await patch(`after ${i}`);
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(json(res).displayName, `after ${i}`);
+      }
+    } finally {
+      await sql`alter table users drop column rc_test_extra`.execute(t.storage.db);
+    }
+    assert.equal(json(await t.request('GET', `/v2/scim/Users/${userId}`)).displayName, 'after 2');
   });
 
   it('a migration that changes a table under a prepared statement (another instance upgraded) does not break reads', async () => {
