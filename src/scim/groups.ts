@@ -13,6 +13,7 @@ import type { AuditNote, ChangeType, MembersDelta } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import {
   addMembers,
+  addTeamUserAsMember,
   clearMembers,
   deleteGroup as deleteGroupRow,
   groupById,
@@ -117,10 +118,19 @@ function memberSummary(delta: MemberDelta): Record<string, unknown> {
 }
 
 async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, delta: MemberDelta, at: string): Promise<void> {
-  await assertMembersExist(ctx, ex, delta.add);
+  // One member added (what identity providers send): inserted only if it is a user of the team,
+  // and looked up only when nothing was inserted (no such user, or already a member). A 400
+  // rolls back the removals before it with the rest of the write.
+  const [one, ...more] = delta.add;
+  const single = one !== undefined && more.length === 0;
+  if (!single) await assertMembersExist(ctx, ex, delta.add);
   if (delta.clear) await clearMembers(ex, groupId, delta.add);
   else if (delta.remove.length > 0) await removeMembers(ex, groupId, delta.remove);
-  if (delta.add.length > 0) await addMembers(ex, ctx.team.id, groupId, delta.add, at);
+  if (single) {
+    if (!(await addTeamUserAsMember(ex, ctx.team.id, groupId, one, at))) await assertMembersExist(ctx, ex, delta.add);
+  } else if (delta.add.length > 0) {
+    await addMembers(ex, ctx.team.id, groupId, delta.add, at);
+  }
 }
 
 export async function createGroup(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
@@ -207,28 +217,26 @@ export async function patchGroup(
 ): Promise<{ etag: string; resource?: Versioned }> {
   const rt = typesOf(ctx).Group;
   return runWrite(ctx, async (trx) => {
-    const current = await groupById(trx, ctx.team.id, id);
-    if (!current) throw notFound(`Group ${id} not found`);
+    const now = iso(ctx.clock);
+    // The group's new version taken first, in the statement that reads the group (one round trip;
+    // on PostgreSQL the row stays locked to the commit, so nothing changes it under this write).
+    // A failed precondition or a bad request rolls the bump back with the rest.
+    const touched = await touchGroup(trx, ctx.team.id, id, now);
+    if (!touched) throw notFound(`Group ${id} not found`);
+    const version = touched.version;
+    // As stored before this write.
+    const current: GroupRow = { ...touched, version: version - 1 };
     checkIfMatch(rt, current, pre.ifMatch);
     const original = parseData(ctx, current);
     const visible = withoutHidden(rt, original);
     const patched = applyPatch(rt, visible, body);
-    const now = iso(ctx.clock);
-    let version: number | undefined;
-    let row: GroupRow = current;
+    let row: GroupRow = touched;
     if (JSON.stringify(patched.document) !== JSON.stringify(visible)) {
       const validated = validateResource(rt, patched.document, 'patch', original);
-      row = rowFor(ctx, current, validated, current.version + 1);
-      if (!(await updateGroup(trx, row, current.version))) {
-        if (pre.ifMatch !== undefined) throw preconditionFailed(`Group ${id} was changed by another request`);
-        throw new RetryWrite();
-      }
+      row = rowFor(ctx, current, validated, version);
+      // The version is this write's already: the update keeps it (the row is this write's to change).
+      if (!(await updateGroup(trx, row, version))) throw new RetryWrite();
       await claimExtensionValues(ctx, trx, rt, id, validated.document);
-      version = row.version;
-    } else {
-      version = await touchGroup(trx, ctx.team.id, id, now);
-      if (version === undefined) throw notFound(`Group ${id} not found`);
-      row = { ...current, version, updated_at: now };
     }
     if (patched.members) await applyMembers(ctx, trx, id, patched.members, now);
     const changed = changedAttributes(original, parseData(ctx, row));

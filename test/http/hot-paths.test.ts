@@ -114,11 +114,37 @@ for (const engine of engines) {
 
     it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
       const add = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
-      assert.deepEqual(add.statements, ['tokenWithTeam', 'groupById', 'touchGroup', 'userIdInTeam', 'addMember', ...audited]);
+      // The group read by the statement that takes its new version; the member inserted only if
+      // it is a user of the team, in one statement (no look-up first).
+      assert.deepEqual(add.statements, ['tokenWithTeam', 'touchGroup', 'addTeamUserAsMember', ...audited]);
       assert.deepEqual(add.built, []);
       const get = await run('GET', `/v2/scim/Groups/${groupId}?excludedAttributes=members`);
       assert.deepEqual(get.statements, ['tokenWithTeam', 'groupById']);
       assert.deepEqual(get.built, []);
+    });
+
+    it('RFC 7644 3.5.2: adding a member who is no user of the team is 400 invalidValue and changes nothing; adding one already there changes no membership', async () => {
+      const before = await t.request('GET', `/v2/scim/Groups/${groupId}`);
+      const members = () => t.request('GET', `/v2/scim/Groups/${groupId}`).then((r) => (json(r).members as { value: string }[]).map((m) => m.value).sort());
+      const was = await members();
+      const events = async () => Number((await t.storage.db.selectFrom('audit_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const audited = await events();
+      for (const operations of [
+        [{ op: 'add', path: 'members', value: [{ value: 'NOSUCHUSER0000000000' }] }],
+        // A removal in the same request is rolled back with it.
+        [{ op: 'remove', path: `members[value eq "${userId}"]` }, { op: 'add', path: 'members', value: [{ value: 'NOSUCHUSER0000000000' }] }],
+      ]) {
+        const res = await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: operations });
+        assert.equal(res.statusCode, 400, res.body);
+        assert.equal(json(res).scimType, 'invalidValue');
+        assert.match(String(json(res).detail), /unknown member: NOSUCHUSER0000000000/);
+      }
+      assert.deepEqual(await members(), was);
+      assert.equal((await t.request('GET', `/v2/scim/Groups/${groupId}`)).headers.etag, before.headers.etag);
+      assert.equal(await events(), audited);
+      // A member added again: the request succeeds, the membership stays one.
+      await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: was[0] }] }] });
+      assert.deepEqual(await members(), was);
     });
 
     it('RFC 7644 3.4.2: a userName eq lookup is one query compiled once for its shape, the groups of what it finds included (the page tells totalResults)', async () => {

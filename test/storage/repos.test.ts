@@ -8,7 +8,7 @@ import { ALWAYS } from '../../src/storage/predicate.ts';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { addCounts } from '../../src/storage/repos/counters.ts';
-import { addMembers, clearMembers, firstMembers, groupsOfUsers, insertGroup, memberChunk, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
+import { addMembers, addTeamUserAsMember, clearMembers, firstMembers, groupsOfUsers, insertGroup, memberChunk, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
 import type { GroupRow } from '../../src/storage/repos/groups.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { revokeTokensOfUser, insertToken, tokenByHash } from '../../src/storage/repos/tokens.ts';
@@ -150,8 +150,26 @@ for (const engine of engines) {
       await clearMembers(db.storage.db, g.id, [ids[2]!]);
       assert.deepEqual((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).map((m) => m.user_id), [ids[2]]);
       assert.deepEqual((await groupsOfUsers(db.storage.db, teamId, [ids[2]!])).map((r) => r.display_name), ['Eng']);
-      assert.equal(await touchGroup(db.storage.db, teamId, g.id, T), 2);
+      const touched = await touchGroup(db.storage.db, teamId, g.id, T);
+      assert.equal(touched?.version, 2);
+      assert.equal(touched?.display_name, 'Eng');
       assert.equal(await touchGroup(db.storage.db, teamId, 'NOPE', T), undefined);
+    });
+
+    it('one member added only if it is a user of the team: true when added; false when already a member or no such user of the team', async () => {
+      const g = groupRow(teamId, 'Single');
+      await insertGroup(db.storage.db, g);
+      const u = userRow(teamId, 'single@x.example');
+      await insertUser(db.storage.db, u);
+      const otherTeamId = newId();
+      await insertTeam(db.storage.db, { id: otherTeamId, name: 'single', name_key: 'single', deactivated_users: 'hidden', created_at: T });
+      const stranger = userRow(otherTeamId, 'stranger@x.example');
+      await insertUser(db.storage.db, stranger);
+      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, u.id, T), true);
+      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, u.id, T), false);
+      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, 'NOSUCHUSER0000000000', T), false);
+      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, stranger.id, T), false, 'a user of another team');
+      assert.deepEqual((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).map((m) => m.user_id), [u.id]);
     });
 
     it('members read by keyset chunks: in (joined, user id) order, each once; the first n of each group in one query', async () => {

@@ -35,20 +35,31 @@ const UPDATE_GROUP = defineStatement<GroupRow & { expectedVersion: number }, unk
   return db.updateTable('groups').set(changes).where('id', '=', id).where('team_id', '=', team_id).where('version', '=', expectedVersion);
 });
 
-const TOUCH_GROUP = defineStatement<{ teamId: string; id: string; at: string }, { version: number }>('touchGroup', ['teamId', 'id', 'at'], (db, p) =>
+const TOUCH_GROUP = defineStatement<{ teamId: string; id: string; at: string }, GroupRow>('touchGroup', ['teamId', 'id', 'at'], (db, p) =>
   db
     .updateTable('groups')
     .set((eb) => ({ version: eb('version', '+', 1), updated_at: p.at }))
     .where('id', '=', p.id)
     .where('team_id', '=', p.teamId)
-    .returning('version'),
+    .returningAll(),
 );
 
-const ADD_MEMBER = defineStatement<{ teamId: string; groupId: string; userId: string; at: string }, unknown>('addMember', ['teamId', 'groupId', 'userId', 'at'], (db, p) =>
-  db
-    .insertInto('group_members')
-    .values({ team_id: p.teamId, group_id: p.groupId, user_id: p.userId, created_at: p.at })
-    .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
+// One member added only if it is a user of the team: the look-up and the insert in one statement.
+const ADD_TEAM_USER_AS_MEMBER = defineStatement<{ teamId: string; groupId: string; userId: string; at: string }, unknown>(
+  'addTeamUserAsMember',
+  ['teamId', 'groupId', 'userId', 'at'],
+  (db, p) =>
+    db
+      .insertInto('group_members')
+      .columns(['team_id', 'group_id', 'user_id', 'created_at'])
+      .expression(
+        db
+          .selectFrom('users')
+          .select((eb) => [eb.val(p.teamId).as('team_id'), eb.val(p.groupId).as('group_id'), 'users.id', eb.val(p.at).as('created_at')])
+          .where('users.team_id', '=', p.teamId)
+          .where('users.id', '=', p.userId),
+      )
+      .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
 );
 
 const REMOVE_MEMBER = defineStatement<{ groupId: string; userId: string }, unknown>('removeMember', ['groupId', 'userId'], (db, p) =>
@@ -81,9 +92,12 @@ export async function updateGroup(ex: Executor, row: GroupRow, expectedVersion: 
   return (await hot(ex).run(ex, UPDATE_GROUP, { ...row, expectedVersion })) === 1;
 }
 
-/** Bumps version and lastModified atomically; returns the new version, or undefined if gone. */
-export async function touchGroup(ex: Executor, teamId: string, id: string, at: string): Promise<number | undefined> {
-  return (await hot(ex).first(ex, TOUCH_GROUP, { teamId, id, at }))?.version;
+/**
+ * Bumps version and lastModified atomically (on PostgreSQL the row stays locked to the end of the
+ * caller's transaction); answers the row as it is now, or undefined if there is none.
+ */
+export async function touchGroup(ex: Executor, teamId: string, id: string, at: string): Promise<GroupRow | undefined> {
+  return hot(ex).first(ex, TOUCH_GROUP, { teamId, id, at });
 }
 
 export async function deleteGroup(ex: Executor, teamId: string, id: string): Promise<boolean> {
@@ -180,6 +194,14 @@ export async function groupsOfUsers(
 }
 
 /** Inserts membership rows, ignoring the ones that exist (adds are idempotent). */
+/**
+ * Adds one member if `userId` is a user of the team; answers whether a membership was added
+ * (false: no such user, or already a member).
+ */
+export async function addTeamUserAsMember(ex: Executor, teamId: string, groupId: string, userId: string, at: string): Promise<boolean> {
+  return (await hot(ex).run(ex, ADD_TEAM_USER_AS_MEMBER, { teamId, groupId, userId, at })) === 1;
+}
+
 export async function addMembers(
   ex: Executor,
   teamId: string,
@@ -187,10 +209,6 @@ export async function addMembers(
   userIds: readonly string[],
   at: string,
 ): Promise<void> {
-  if (userIds.length === 1) {
-    await hot(ex).run(ex, ADD_MEMBER, { teamId, groupId, userId: userIds[0]!, at });
-    return;
-  }
   for (let i = 0; i < userIds.length; i += 500) {
     const chunk = userIds.slice(i, i + 500);
     await ex
