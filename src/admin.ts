@@ -30,6 +30,7 @@ import { USER_SCHEMA } from './scim/schema/urns.ts';
 import { masterKey } from './keys/master.ts';
 import { KeyStore, rotateKeys } from './keys/store.ts';
 import type { Rotated } from './keys/store.ts';
+import { transact } from './storage/statements.ts';
 
 export class AdminError extends Error {}
 
@@ -69,7 +70,7 @@ export async function renameTeam(deps: AdminDeps, name: string, newName: string,
   const other = await teamByName(deps.storage.db, trimmed);
   if (other && other.id !== team.id) throw new AdminError(`a team named "${trimmed}" already exists`);
   try {
-    await deps.storage.db.transaction().execute(async (trx) => {
+    await transact(deps.storage.db, async (trx) => {
       await setTeamName(trx, team.id, trimmed);
       await teamUpdated(trx, deps, team, actor, { name: { from: team.name, to: trimmed } });
     });
@@ -112,7 +113,7 @@ export const teams = (deps: AdminDeps): Promise<TeamRow[]> => listTeams(deps.sto
 export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers: DeactivatedUsers, actor?: Actor): Promise<TeamRow> {
   const team = await requireTeam(deps, name);
   try {
-    await deps.storage.db.transaction().execute(async (trx) => {
+    await transact(deps.storage.db, async (trx) => {
       if (deactivatedUsers === 'visible') {
         const shared = await sharedUserNames(trx, team.id, 20);
         if (shared.length > 0) {
@@ -253,7 +254,7 @@ export async function createClient(
     created_at: now,
     updated_at: now,
   };
-  await deps.storage.db.transaction().execute(async (trx) => {
+  await transact(deps.storage.db, async (trx) => {
     await insertClient(trx, row);
     await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[] });
   });
@@ -284,7 +285,7 @@ async function requireClient(deps: AdminDeps, id: string): Promise<ClientRow> {
 /** Deletes a client; every token it holds is revoked in the same transaction. */
 export async function deleteClient(deps: AdminDeps, id: string): Promise<{ client_id: string; revoked: number }> {
   const row = await requireClient(deps, id);
-  return deps.storage.db.transaction().execute(async (trx) => {
+  return transact(deps.storage.db, async (trx) => {
     const revoked = await revokeTokensOfClient(trx, id, iso(deps.clock));
     await deleteClientRow(trx, id);
     await auditClient(deps, trx, row, 'client_deleted', { name: row.name, tokensRevoked: revoked });
@@ -300,7 +301,7 @@ export async function deleteClient(deps: AdminDeps, id: string): Promise<{ clien
 export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string; revoked: number }> {
   const row = await requireClient(deps, id);
   const secret = newClientSecret();
-  const revoked = await deps.storage.db.transaction().execute(async (trx) => {
+  const revoked = await transact(deps.storage.db, async (trx) => {
     const now = iso(deps.clock);
     await setClientSecret(trx, id, sha256(secret), now);
     const n = await revokeTokensOfClient(trx, id, now);

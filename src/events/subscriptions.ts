@@ -27,6 +27,7 @@ import type { Db, Executor } from '../storage/types.ts';
 import { CHANGE_TYPES } from './feed.ts';
 import type { ChangeType } from './feed.ts';
 import { eventUri } from './set.ts';
+import { transact } from '../storage/statements.ts';
 
 export interface SubscriptionDeps {
   readonly storage: { readonly db: Db };
@@ -152,7 +153,7 @@ export async function createSubscription(deps: SubscriptionDeps, teamId: string,
   if (events !== null && events.length === 0) throw badRequest('invalidValue', 'events must name at least one event');
   const now = iso(deps.clock);
   const pollToken = input.method === 'poll' ? `rce_${randomBytes(24).toString('base64url')}` : undefined;
-  const row = await deps.storage.db.transaction().execute(async (trx) => {
+  const row = await transact(deps.storage.db, async (trx) => {
     const created: SubscriptionRow = {
       id: newId(),
       team_id: teamId,
@@ -204,7 +205,7 @@ async function changeSubscription(
   action: AuditAction,
   change: (trx: Executor, row: SubscriptionRow) => Promise<Record<string, unknown>>,
 ): Promise<SubscriptionView> {
-  await deps.storage.db.transaction().execute(async (trx) => {
+  await transact(deps.storage.db, async (trx) => {
     const row = await requireSubscription(trx, teamId, id);
     const detail = await change(trx, row);
     await audit(trx, deps, teamId, by, action, id, { url: auditedUrl(row.url), ...detail });
@@ -229,7 +230,7 @@ export async function resumeSubscription(deps: SubscriptionDeps, teamId: string,
 }
 
 export async function removeSubscription(deps: SubscriptionDeps, teamId: string, id: string, by: ChangeOrigin = CLI_ORIGIN): Promise<void> {
-  await deps.storage.db.transaction().execute(async (trx) => {
+  await transact(deps.storage.db, async (trx) => {
     const row = await requireSubscription(trx, teamId, id);
     if (!(await deleteSubscription(trx, teamId, id))) throw notFound(`Subscription ${id} not found`);
     await audit(trx, deps, teamId, by, 'subscription_deleted', id, { method: row.method, url: auditedUrl(row.url), cursor: row.cursor });

@@ -24,6 +24,7 @@ import type { TokenParams } from './grants/types.ts';
 import { required } from './grants/types.ts';
 import { liveToken } from './tokens.ts';
 import type { GrantedTokens } from './tokens.ts';
+import { transact } from '../storage/statements.ts';
 
 /** What the HTTP layer hands over: the form body, the query, and the Authorization header. */
 export interface EndpointRequest {
@@ -117,7 +118,7 @@ export async function revoke(ctx: OAuthContext, request: EndpointRequest): Promi
   // A provisioning token (issued by an operator, bound to no client) may be revoked by whoever
   // presents it: holding it already grants everything it does, and revoking only takes away.
   if (!row || (row.client_id !== null && row.client_id !== client.id) || row.revoked_at !== null) return;
-  await ctx.storage.db.transaction().execute(async (trx) => {
+  await transact(ctx.storage.db, async (trx) => {
     const now = ctx.clock.now().toISOString();
     const whole = row.kind === 'refresh' && row.family_id !== null;
     const revoked = whole ? await revokeFamily(trx, row.family_id!, now) : Number(await revokeToken(trx, row.hash, now));

@@ -15,6 +15,7 @@ import { insertProvisioningToken, listProvisioningTokens, provisioningToken } fr
 import { revokeToken } from '../storage/repos/tokens.ts';
 import { issueAccessToken } from './tokens.ts';
 import type { Scope } from './tokens.ts';
+import { transact } from '../storage/statements.ts';
 
 /** Longest lifetime an operator may give a token: a year (then it is issued again). */
 export const MAX_TOKEN_SECONDS = 366 * 86_400;
@@ -71,7 +72,7 @@ export async function issueProvisioningToken(
   const name = tokenName(request.name);
   if (!(request.ttlSeconds >= 60 && request.ttlSeconds <= MAX_TOKEN_SECONDS)) throw new ProvisioningTokenError('the expiry is out of range');
   const id = newId();
-  return storage.db.transaction().execute(async (trx) => {
+  return transact(storage.db, async (trx) => {
     const issued = await issueAccessToken(trx, clock, { teamId: request.teamId, userId: request.userId, clientId: null, scope: request.scope, ttlSeconds: request.ttlSeconds });
     const issuedBy = request.actor.via === 'console' ? `console:${request.actor.userId ?? ''}` : request.actor.via;
     await insertProvisioningToken(trx, {
@@ -123,7 +124,7 @@ export async function revokeProvisioningToken(
   const row = await provisioningToken(storage.db, request.teamId, request.id);
   if (!row) throw new ProvisioningTokenError(`no token with id "${request.id}" in this team`);
   if (row.revoked_at !== null) return { id: row.id, name: row.name, alreadyRevoked: true };
-  await storage.db.transaction().execute(async (trx) => {
+  await transact(storage.db, async (trx) => {
     await revokeToken(trx, row.token_hash, clock.now().toISOString());
     await recordEvent(trx, clock, {
       teamId: request.teamId,

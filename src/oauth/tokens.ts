@@ -17,6 +17,7 @@ import type { Actor } from '../audit/events.ts';
 import { invalidGrant } from './errors.ts';
 import { scopeString } from './scopes.ts';
 import type { Scope } from './scopes.ts';
+import { transact } from '../storage/statements.ts';
 
 export { ALL_SCOPES } from './scopes.ts';
 export type { Scope } from './scopes.ts';
@@ -119,7 +120,7 @@ export class ReplayDetected extends Error {
  * grant's transaction has rolled back), then answers invalid_grant.
  */
 export async function refuseReplay(storage: Storage, clock: Clock, replay: ReplayDetected, actor: Actor, requestId: string | null): Promise<never> {
-  await storage.db.transaction().execute(async (trx) => {
+  await transact(storage.db, async (trx) => {
     const revoked = await revokeFamily(trx, replay.familyId, clock.now().toISOString());
     await recordEvent(trx, clock, {
       teamId: replay.teamId,

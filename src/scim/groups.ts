@@ -224,7 +224,7 @@ export async function patchGroup(
     const touched = await touchGroup(trx, ctx.team.id, id, now);
     if (!touched) throw notFound(`Group ${id} not found`);
     const version = touched.version;
-    // As stored before this write.
+    // As stored before this write, but for lastModified (already this write's; nothing here reads it).
     const current: GroupRow = { ...touched, version: version - 1 };
     checkIfMatch(rt, current, pre.ifMatch);
     const original = parseData(ctx, current);

@@ -25,6 +25,7 @@ import { badRequest, notFound } from './errors.ts';
 import { checkEvolution, CORE_TYPES, readExtension, teamTypes } from './schema/extensions.ts';
 import type { ExtensionDecl, TeamTypes } from './schema/extensions.ts';
 import { indexedKeys } from './filter/lower.ts';
+import { transact } from '../storage/statements.ts';
 
 export interface SchemaDeps {
   readonly storage: Storage;
@@ -54,7 +55,7 @@ async function syncIndexes(trx: Executor): Promise<void> {
  * copy`, whose target has the tables' rows but none of these indexes).
  */
 export async function rebuildExtensionIndexes(storage: Storage): Promise<void> {
-  await storage.db.transaction().execute(syncIndexes);
+  await transact(storage.db, syncIndexes);
 }
 
 const indexedNames = (decl: ExtensionDecl): string[] => decl.schema.attributes.filter((a) => indexedKeys({ ...decl.schema, attributes: [a] }).length > 0).map((a) => a.name);
@@ -111,7 +112,7 @@ export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resour
   const decl = readExtension(input.resourceType, input.required, input.schema);
   const key = decl.schema.id.toLowerCase();
   const now = iso(deps.clock);
-  return deps.storage.db.transaction().execute(async (trx) => {
+  return transact(deps.storage.db, async (trx) => {
     const existing = await extensionByKey(trx, team.id, key);
     if (existing && existing.resource_type !== decl.resourceType) {
       throw badRequest('invalidValue', `${decl.schema.id} extends ${existing.resource_type}; it cannot extend ${decl.resourceType} too`);
@@ -155,7 +156,7 @@ export async function showSchema(deps: SchemaDeps, team: TeamRow, id: string, ba
 
 /** Removes the extension: its values stay stored, hidden, until it is added again. */
 export async function removeSchema(deps: SchemaDeps, team: TeamRow, id: string, change: SchemaChange): Promise<void> {
-  const removed = await deps.storage.db.transaction().execute(async (trx) => {
+  const removed = await transact(deps.storage.db, async (trx) => {
     const row = await extensionByKey(trx, team.id, id.toLowerCase());
     if (!row || !(await removeExtension(trx, team.id, id.toLowerCase(), iso(deps.clock)))) return false;
     await syncIndexes(trx);

@@ -92,7 +92,7 @@ const codeOf = (error: unknown): string | undefined =>
  * PostgreSQL's "cached plan must not change result type": a migration changed a table under a
  * prepared statement (pg-statements.ts runs it unnamed from then on).
  */
-export const isStalePlan = (error: unknown): boolean => codeOf(error) === '0A000';
+export const isStalePlan = (error: unknown): boolean => codeOf(error) === '0A000' && /cached plan must not change result type/.test(messageOf(error));
 
 const constraintOf = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'constraint' in error ? String(error.constraint) : undefined;

@@ -21,8 +21,9 @@
  * bare Kysely instance) a statement is built and run per call.
  */
 import type { Compilable, CompiledQuery, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { isStalePlan } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
-import type { Db, Executor } from './types.ts';
+import type { Db, Executor, Tx } from './types.ts';
 
 /** A statement's parameters: a row or a small object of named values. */
 type Params = object;
@@ -273,4 +274,25 @@ export function hooksOf(ex: Executor): DialectHooks {
   const carrier = carrierOf(ex);
   if (!carrier) throw new Error('this executor does not belong to a Storage built by connect()');
   return carrier.hooks;
+}
+
+/** How many times a transaction runs when schema changes keep invalidating its prepared statements. */
+const STALE_PLAN_ATTEMPTS = 4;
+
+/**
+ * Runs `work` in one transaction of `db`. On PostgreSQL the compiled statements run prepared by
+ * name, in transactions too (pg-statements.ts); a migration run by another instance can change a
+ * table under one, and the transaction then fails on it once: that statement runs unnamed from
+ * then on, and `work` runs again (its first attempt rolled back). Every transaction that runs
+ * compiled statements goes through here, or through scim/write.ts `runWrite`, which retries the
+ * same failure among others.
+ */
+export async function transact<T>(db: Db, work: (trx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(work);
+    } catch (error) {
+      if (!isStalePlan(error) || attempt >= STALE_PLAN_ATTEMPTS) throw error;
+    }
+  }
 }

@@ -127,7 +127,8 @@ for (const engine of engines) {
       const before = await t.request('GET', `/v2/scim/Groups/${groupId}`);
       const members = () => t.request('GET', `/v2/scim/Groups/${groupId}`).then((r) => (json(r).members as { value: string }[]).map((m) => m.value).sort());
       const was = await members();
-      const events = async () => Number((await t.storage.db.selectFrom('audit_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const rows = async (table: 'audit_events' | 'events') => Number((await t.storage.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const events = async () => [await rows('audit_events'), await rows('events')];
       const audited = await events();
       for (const operations of [
         [{ op: 'add', path: 'members', value: [{ value: 'NOSUCHUSER0000000000' }] }],
@@ -140,11 +141,31 @@ for (const engine of engines) {
         assert.match(String(json(res).detail), /unknown member: NOSUCHUSER0000000000/);
       }
       assert.deepEqual(await members(), was);
-      assert.equal((await t.request('GET', `/v2/scim/Groups/${groupId}`)).headers.etag, before.headers.etag);
-      assert.equal(await events(), audited);
+      const after = await t.request('GET', `/v2/scim/Groups/${groupId}`);
+      assert.equal(after.headers.etag, before.headers.etag);
+      assert.equal((json(after).meta as { lastModified: string }).lastModified, (json(before).meta as { lastModified: string }).lastModified);
+      assert.deepEqual(await events(), audited, 'no audit row, no change feed event');
       // A member added again: the request succeeds, the membership stays one.
-      await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: was[0] }] }] });
+      const again = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: was[0] }] }] });
+      assert.equal(again.res.statusCode, 204);
       assert.deepEqual(await members(), was);
+    });
+
+    it('RFC 7644 3.14: a group PATCH whose If-Match is stale is 412 and changes nothing, though the new version is taken before the check', async () => {
+      const before = await t.request('GET', `/v2/scim/Groups/${groupId}`);
+      const members = (r: typeof before) => (json(r).members as { value: string }[]).map((m) => m.value).sort();
+      const res = await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: userId }] }, { op: 'replace', path: 'displayName', value: 'Renamed' }] }, { 'if-match': 'W/"1"' });
+      assert.equal(res.statusCode, 412, res.body);
+      const after = await t.request('GET', `/v2/scim/Groups/${groupId}`);
+      assert.equal(after.headers.etag, before.headers.etag);
+      assert.deepEqual(json(after).displayName, json(before).displayName);
+      assert.deepEqual(members(after), members(before));
+      assert.equal((json(after).meta as { lastModified: string }).lastModified, (json(before).meta as { lastModified: string }).lastModified);
+      // The current ETag passes, and the version moves by one.
+      const ok = await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'displayName', value: 'Eng' }] }, { 'if-match': String(before.headers.etag) });
+      assert.ok(ok.statusCode < 300, ok.body);
+      const version = (etag: unknown) => Number(/W\/"(\d+)"/.exec(String(etag))?.[1]);
+      assert.equal(version((await t.request('GET', `/v2/scim/Groups/${groupId}`)).headers.etag), version(before.headers.etag) + 1);
     });
 
     it('RFC 7644 3.4.2: a userName eq lookup is one query compiled once for its shape, the groups of what it finds included (the page tells totalResults)', async () => {

@@ -13,6 +13,7 @@ import pg from 'pg';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
+import { passwordGrant, postForm, registerAdmin, registerClient } from '../support/oauth.ts';
 
 interface Sent {
   readonly text: string;
@@ -116,6 +117,41 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       await sql`alter table users drop column rc_test_extra`.execute(t.storage.db);
     }
     assert.equal(json(await t.request('GET', `/v2/scim/Users/${userId}`)).displayName, 'after 2');
+  });
+
+  it('a migration that changes a table under a prepared statement breaks no refresh grant and no group PATCH (transactions outside runWrite retried too)', async () => {
+    const client = await registerClient(t);
+    const admin = await registerAdmin(t, 'stale@acme.example');
+    const granted = await passwordGrant(t, client, admin);
+    assert.equal(granted.statusCode, 200, granted.body);
+    let refresh = String(json(granted).refresh_token);
+    const refreshOnce = async () => {
+      const res = await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refresh }, { client });
+      assert.equal(res.statusCode, 200, res.body);
+      refresh = String(json(res).refresh_token);
+    };
+    const patchGroup = async (value: string) => {
+      const res = await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value }] });
+      assert.ok(res.statusCode < 300, `${res.statusCode} ${res.body}`);
+    };
+    // Prepared on every pooled connection the requests happen to use.
+    for (let i = 0; i < 4; i++) {
+      await refreshOnce();
+      await patchGroup(`Eng ${i}`);
+    }
+    await sql`alter table oauth_tokens add column rc_test_extra text`.execute(t.storage.db);
+    await sql`alter table users add column rc_test_extra text`.execute(t.storage.db);
+    await sql`alter table groups add column rc_test_extra text`.execute(t.storage.db);
+    try {
+      for (let i = 0; i < 4; i++) {
+        await refreshOnce();
+        await patchGroup(`Eng after ${i}`);
+      }
+    } finally {
+      for (const table of ['oauth_tokens', 'users', 'groups']) await sql`alter table ${sql.table(table)} drop column rc_test_extra`.execute(t.storage.db);
+    }
+    assert.equal(json(await t.request('GET', `/v2/scim/Groups/${groupId}`)).displayName, 'Eng after 3');
+    await patchGroup('Eng');
   });
 
   it('a migration that changes a table under a prepared statement (another instance upgraded) does not break reads', async () => {

@@ -7,6 +7,7 @@ import { OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
 import type { GrantHandler } from './types.ts';
 import { issueRecorded } from './types.ts';
+import { transact } from '../../storage/statements.ts';
 
 export const clientCredentialsGrant: GrantHandler = async (ctx, request) => {
   const { client, params } = request;
@@ -15,7 +16,7 @@ export const clientCredentialsGrant: GrantHandler = async (ctx, request) => {
   }
   const scope = parseScope(params.scope);
   const teamId = client.team_id;
-  return ctx.storage.db.transaction().execute((trx) => issueRecorded(trx, ctx, request, 'client_credentials', {
+  return transact(ctx.storage.db, (trx) => issueRecorded(trx, ctx, request, 'client_credentials', {
     teamId,
     userId: null,
     clientId: client.id,

@@ -12,6 +12,7 @@ import { invalidGrant, OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
 import type { GrantHandler } from './types.ts';
 import { issueRecorded, required } from './types.ts';
+import { transact } from '../../storage/statements.ts';
 
 export const passwordGrant: GrantHandler = async (ctx, request) => {
   const { client, params } = request;
@@ -33,7 +34,7 @@ export const passwordGrant: GrantHandler = async (ctx, request) => {
   }
   const user = signedIn.user;
   if (client.team_id !== null && client.team_id !== user.team_id) throw invalidGrant(WRONG_CREDENTIALS);
-  return ctx.storage.db.transaction().execute((trx) => issueRecorded(trx, ctx, request, 'password', {
+  return transact(ctx.storage.db, (trx) => issueRecorded(trx, ctx, request, 'password', {
     teamId: user.team_id,
     userId: user.id,
     clientId: client.id,

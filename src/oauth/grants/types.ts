@@ -12,6 +12,7 @@ import type { OAuthContext } from '../context.ts';
 import { invalidRequest } from '../errors.ts';
 import { issueGrant, ReplayDetected, refuseReplay } from '../tokens.ts';
 import type { GrantedTokens } from '../tokens.ts';
+import { transact } from '../../storage/statements.ts';
 
 export type TokenParams = Readonly<Record<string, string>>;
 
@@ -66,7 +67,7 @@ export async function replayGuarded(
   work: (trx: Transaction<Database>) => Promise<GrantedTokens>,
 ): Promise<GrantedTokens> {
   try {
-    return await ctx.storage.db.transaction().execute(work);
+    return await transact(ctx.storage.db, work);
   } catch (error) {
     if (error instanceof ReplayDetected) return refuseReplay(ctx.storage, ctx.clock, error, actorOf(request, null), request.requestId);
     throw error;
