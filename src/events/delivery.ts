@@ -24,6 +24,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
+import { transact } from '../storage/statements.ts';
 import { eventsAfter, numberFeeds } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordDelivered, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
@@ -243,7 +244,7 @@ export class DeliveryWorker {
         if (!outcome.delivered) {
           // The attempt and the retry state it leads to, together (one commit; readers never see one without the other).
           const stopping = this.#stop.signal.aborted;
-          await storage.db.transaction().execute(async (trx) => {
+          await transact(storage.db, async (trx) => {
             await insertAttempt(trx, attempt);
             if (!stopping) await this.#failed(trx, sub, outcome);
           });

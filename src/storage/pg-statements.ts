@@ -9,8 +9,8 @@
  * send a known text by its name. List shapes are many and come and go (statements.ts
  * `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep every shape it ever saw.
  * Should a migration change a table under a prepared statement (another instance upgraded the
- * schema), the statement runs unnamed from then on; a write caught by that inside its transaction
- * is retried (dialect.ts `isRetryable`).
+ * schema), the statement runs unnamed from then on; a transaction caught by that is run again
+ * (statements.ts `transact`; SCIM writes: scim/write.ts `runWrite`, through `isRetryable`).
  */
 import { createHash } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';

@@ -7,8 +7,8 @@
  * written with Kysely's builder (so the dialect's compiler produces the placeholders) and lives
  * with its repository; the compiled templates hang off the Storage that connect() builds (never
  * module state), and the engine decides how a template runs (`StatementEngine`): SQLite straight
- * on a prepared node:sqlite statement (sqlite-adapter.ts), PostgreSQL outside a transaction on
- * the pool as a named prepared statement (pg-statements.ts).
+ * on a prepared node:sqlite statement (sqlite-adapter.ts), PostgreSQL as a named prepared
+ * statement, outside a transaction straight on the pool (pg-statements.ts).
  * Dynamic queries (a list page with its filter, order and paging) are compiled once per shape
  * (`Shaped`): built with the query builder the first time their shape is seen, over stand-ins,
  * then only bound; the shapes sit in a bounded LRU.
