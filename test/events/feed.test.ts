@@ -153,6 +153,29 @@ for (const engine of engines) {
 
 const pgEngine = engines.find((e): e is TestEngine => e.name === 'postgres');
 
+/**
+ * Holds `team`'s counter row in a transaction of its own (FOR UPDATE), as a reader numbering the
+ * feed does, from the moment this resolves until `release()` (or `maxMs` at most).
+ */
+async function holdCounterRow(db: Db, team: string, maxMs: number): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const holder = db.transaction().execute(async (trx) => {
+    await sql`select seq from event_counters where team_id = ${team} for update`.execute(trx);
+    locked();
+    await Promise.race([held, new Promise((r) => setTimeout(r, maxMs))]);
+  });
+  await Promise.race([isLocked, holder]);
+  return {
+    async release() {
+      release();
+      await holder;
+    },
+  };
+}
+
 describe('change feed: numbered by its readers on PostgreSQL', { skip: pgEngine ? false : 'TEST_DATABASE_URL is not set' }, () => {
   const TEAM = 'TEAMC000000000000000';
   const event = (resource: string) => ({
@@ -228,21 +251,11 @@ describe('change feed on PostgreSQL: the counter', { skip: pgEngine ? false : 'T
       // Numbered before the row is taken (numbering waits for the row; pruning what is numbered must not).
       assert.equal(await lastSeq(t.storage.db, t.team.id), 3);
       t.clock.advance(40 * 86_400_000);
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const holder = t.storage.db.transaction().execute(async (trx) => {
-        await sql`select seq from event_counters where team_id = ${t.team.id} for update`.execute(trx);
-        locked();
-        await Promise.race([held, new Promise((r) => setTimeout(r, 3000))]);
-      });
-      await isLocked;
+      const row = await holdCounterRow(t.storage.db, t.team.id, 3000);
       const started = performance.now();
       const pruned = await pruneOnce(t.storage.db, t.clock, 30);
       const waited = performance.now() - started;
-      release();
-      await holder;
+      await row.release();
       assert.ok(pruned.events >= 3);
       assert.ok(waited < 1500, `the pruner waited ${Math.round(waited)} ms on the counter row`);
       assert.equal(await lastSeq(t.storage.db, t.team.id), pruned.events);
@@ -256,21 +269,11 @@ describe('change feed on PostgreSQL: the counter', { skip: pgEngine ? false : 'T
     try {
       assert.equal((await t.request('POST', '/v2/scim/Users', { userName: 'first@acme.example' })).statusCode, 201);
       assert.equal(await lastSeq(t.storage.db, t.team.id), 1);
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const holder = t.storage.db.transaction().execute(async (trx) => {
-        await sql`select seq from event_counters where team_id = ${t.team.id} for update`.execute(trx);
-        locked();
-        await Promise.race([held, new Promise((r) => setTimeout(r, 3000))]);
-      });
-      await isLocked;
+      const row = await holdCounterRow(t.storage.db, t.team.id, 3000);
       const started = performance.now();
       const statuses = await Promise.all([1, 2, 3].map(async (i) => (await t.request('POST', '/v2/scim/Users', { userName: `held${i}@acme.example` })).statusCode));
       const waited = performance.now() - started;
-      release();
-      await holder;
+      await row.release();
       assert.deepEqual(statuses, [201, 201, 201]);
       assert.ok(waited < 1500, `the writers waited ${Math.round(waited)} ms on the counter row`);
       assert.deepEqual((await eventsAfter(t.storage.db, t.team.id, 0, 10)).map((e) => e.seq), [1, 2, 3, 4]);
@@ -308,16 +311,7 @@ describe("change feed on PostgreSQL: the delivery workers' sweep and the copy", 
       for (const i of [1, 2]) await storage.db.transaction().execute((trx) => appendEvent(trx, event(teamId(i))));
       assert.equal(await lastSeq(storage.db, teamId(1)), 1);
       await storage.db.transaction().execute((trx) => appendEvent(trx, event(teamId(1))));
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const holder = storage.db.transaction().execute(async (trx) => {
-        await sql`select seq from event_counters where team_id = ${teamId(1)} for update`.execute(trx);
-        locked();
-        await Promise.race([held, new Promise((r) => setTimeout(r, 5000))]);
-      });
-      await isLocked;
+      const row = await holdCounterRow(storage.db, teamId(1), 5000);
       try {
         const started = performance.now();
         assert.equal(await numberFeeds(storage.db), 1, 'the free team only');
@@ -333,8 +327,7 @@ describe("change feed on PostgreSQL: the delivery workers' sweep and the copy", 
           await target.close();
         }
       } finally {
-        release();
-        await holder;
+        await row.release();
       }
       assert.deepEqual((await eventsAfter(storage.db, teamId(1), 0, 10)).map((e) => e.seq), [1, 2]);
     } finally {
