@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { issueToken } from '../../src/admin.ts';
 import { requestLogEntries } from '../../src/console/request-log.ts';
-import { MAX_BODY_CHARS, redactBody } from '../../src/http/request-journal.ts';
+import { MAX_BODY_CHARS, PRUNE_BATCH, pruneTeamRequestLog, redactBody, RETENTION_ROWS } from '../../src/http/request-journal.ts';
 import { insertRequestLog, pruneRequestLog } from '../../src/storage/repos/request-log.ts';
 import { createTestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -83,10 +83,54 @@ for (const engine of engines) {
         rows.push(row(t.team.id, '2026-01-01T00:00:00.000Z', 100));
         rows.push(row(other.team.id, '2026-01-01T00:00:00.000Z', 200));
         await insertRequestLog(t.storage.db, rows);
-        await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10);
+        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 100), 21);
         const left = await requestLogEntries(t.storage, t.team.id, { limit: 200 });
         assert.deepEqual(left.entries.map((e) => e.id), rows.slice(20, 30).reverse().map((r) => r.id));
         assert.equal((await requestLogEntries(t.storage, other.team.id, { limit: 200 })).entries.length, 1);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('prunes in bounded statements, oldest first, and lets other requests run between them (a team at 5,000 requests a second must not freeze the others once a minute)', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        const other = await t.addTeam('other');
+        const row = (teamId: string, n: number) => ({
+          id: `R${String(n).padStart(19, '0')}`, team_id: teamId, at: new Date(Date.parse('2026-01-10T00:00:00Z') + n).toISOString(), method: 'GET', path: '/v2/scim/Users', status: 200, scim_type: null, latency_ms: 1, client_id: null, token_hash: null, request_id: null, body: null,
+        });
+        const rows = Array.from({ length: 30 }, (_, i) => row(t.team.id, i));
+        await insertRequestLog(t.storage.db, [...rows, row(other.team.id, 1_000_000)]);
+        const ids = async (teamId: string) => (await requestLogEntries(t.storage, teamId, { limit: 200 })).entries.map((e) => e.id).reverse();
+        // One statement removes at most `batch` rows, the oldest of those past the limits.
+        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 7);
+        assert.deepEqual(await ids(t.team.id), rows.slice(7).map((r) => r.id));
+        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 7);
+        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 6);
+        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 0);
+        assert.deepEqual(await ids(t.team.id), rows.slice(20).map((r) => r.id));
+        assert.deepEqual(await ids(other.team.id), [row(other.team.id, 1_000_000).id]);
+
+        // The journal's prune: 3,000 rows past the limit go in statements of PRUNE_BATCH rows,
+        // and the event loop turns between them (SQLite's statements are synchronous: one
+        // statement deleting 300,000 rows held every team's requests for ~0.3 s).
+        const many = Array.from({ length: RETENTION_ROWS + 3000 }, (_, i) => row(t.team.id, 100 + i));
+        for (let i = 0; i < many.length; i += 500) await insertRequestLog(t.storage.db, many.slice(i, i + 500));
+        let turns = 0;
+        let turning = true;
+        const turn = () => {
+          turns++;
+          if (turning) setImmediate(turn);
+        };
+        setImmediate(turn);
+        const deleted = await pruneTeamRequestLog(t.storage, t.team.id, '2026-01-03T00:00:00.000Z');
+        turning = false;
+        assert.equal(deleted, 3000 + 10);
+        assert.ok(turns >= Math.ceil(deleted / PRUNE_BATCH) - 1, `the event loop turned ${turns} times during ${Math.ceil(deleted / PRUNE_BATCH)} statements`);
+        const left = await t.storage.db.selectFrom('request_log').select(['id']).where('team_id', '=', t.team.id).orderBy('at').orderBy('id').execute();
+        assert.equal(left.length, RETENTION_ROWS);
+        assert.equal(left[0]!.id, many[3000]!.id);
+        assert.deepEqual(await ids(other.team.id), [row(other.team.id, 1_000_000).id]);
       } finally {
         await t.close();
       }

@@ -17,9 +17,12 @@ export async function insertRequestLog(ex: Executor, rows: readonly RequestLogRo
   if (rows.length > 0) await ex.insertInto('request_log').values([...rows]).execute();
 }
 
-/** Deletes a team's rows older than `before`, and all but its newest `keep`. */
-export async function pruneRequestLog(ex: Executor, teamId: string, before: string, keep: number): Promise<void> {
-  await ex.deleteFrom('request_log').where('team_id', '=', teamId).where('at', '<', before).execute();
+/**
+ * Deletes at most `batch` of a team's rows that are older than `before` or not among its newest
+ * `keep`, the oldest first; returns how many it deleted (fewer than `batch`: nothing is left to
+ * prune). Bounded so that no one statement holds SQLite's connection (and so the event loop) long.
+ */
+export async function pruneRequestLog(ex: Executor, teamId: string, before: string, keep: number, batch: number): Promise<number> {
   const edge = await ex
     .selectFrom('request_log')
     .select(['at', 'id'])
@@ -29,12 +32,21 @@ export async function pruneRequestLog(ex: Executor, teamId: string, before: stri
     .offset(keep)
     .limit(1)
     .executeTakeFirst();
-  if (!edge) return;
-  await ex
-    .deleteFrom('request_log')
+  const oldest = ex
+    .selectFrom('request_log')
+    .select('id')
     .where('team_id', '=', teamId)
-    .where((eb) => eb.or([eb('at', '<', edge.at), eb.and([eb('at', '=', edge.at), eb('id', '<=', edge.id)])]))
-    .execute();
+    .where((eb) =>
+      eb.or([
+        eb('at', '<', before),
+        ...(edge ? [eb('at', '<', edge.at), eb.and([eb('at', '=', edge.at), eb('id', '<=', edge.id)])] : []),
+      ]),
+    )
+    .orderBy('at')
+    .orderBy('id')
+    .limit(batch);
+  const result = await ex.deleteFrom('request_log').where('id', 'in', oldest).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 export interface RequestLogQuery {
