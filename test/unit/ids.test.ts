@@ -1,6 +1,6 @@
 /**
  * Resource ids (src/ids.ts): 20 characters of [A-Z0-9], the contract's shape, every character
- * equally likely at every position (bytes drawn from UUIDs' random bits, with rejection).
+ * equally likely at every position (random bytes drawn a pool at a time, with rejection).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
