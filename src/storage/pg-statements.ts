@@ -7,7 +7,11 @@
  * the pool, skipping Kysely's executor (its connection provider and promise hops); inside one it
  * runs on the transaction's connection through Kysely, whose clients come from `namingPool` and
  * send a known text by its name. List shapes are many and come and go (statements.ts
- * `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep every shape it ever saw.
+ * `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep every shape it ever saw,
+ * except the hot lookups by value. A shape whose plan does not depend on its values
+ * (`Shaped.preparable`: a first page filtered by equalities, such as `userName eq`) gets a name
+ * once it has run HOT_SHAPE_USES times, and keeps it; at most MAX_NAMED_SHAPES shapes ever get
+ * one, so a connection keeps at most that many besides the fixed statements.
  * Should a migration change a table under a prepared statement (another instance upgraded the
  * schema), the statement runs unnamed from then on; a transaction caught by that is run again
  * (statements.ts `transact`; SCIM writes: scim/write.ts `runWrite`, through `isRetryable`).
@@ -19,21 +23,35 @@ import { isStalePlan } from './dialect.ts';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
 
-/** The names of the statements compiled once, by their SQL text. */
+/** Runs of a preparable list shape before it is prepared by name: a shape run once or twice is not worth a connection's memory. */
+export const HOT_SHAPE_USES = 8;
+/** List shapes that ever get a name, per process: every connection may keep each of them. */
+export const MAX_NAMED_SHAPES = 64;
+
+/** The names of the statements compiled once, and of the hot list shapes, by their SQL text. */
 export class PreparedNames {
   readonly #byText = new Map<string, string>();
   /** Texts a schema change invalidated: unnamed from then on. */
   readonly #unnamed = new Set<string>();
+  /** Runs of each preparable shape not named yet (its template leaves with the shape cache's LRU). */
+  readonly #uses = new WeakMap<Template, number>();
+  #namedShapes = 0;
 
   /** The name `template` runs under, or undefined when it runs unnamed. */
   nameOf(template: Template): string | undefined {
     const text = template.compiled.sql;
-    if (!template.fixed || this.#unnamed.has(text)) return undefined;
+    if (this.#unnamed.has(text)) return undefined;
     let name = this.#byText.get(text);
-    if (name === undefined) {
-      name = `rc_${template.name.replace(/\W/g, '_').slice(0, 30)}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-      this.#byText.set(text, name);
+    if (name !== undefined) return name;
+    if (!template.fixed) {
+      if (template.preparable !== true || this.#namedShapes >= MAX_NAMED_SHAPES) return undefined;
+      const uses = (this.#uses.get(template) ?? 0) + 1;
+      this.#uses.set(template, uses);
+      if (uses < HOT_SHAPE_USES) return undefined;
+      this.#namedShapes++;
     }
+    name = `rc_${template.name.replace(/\W/g, '_').slice(0, 30)}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+    this.#byText.set(text, name);
     return name;
   }
 

@@ -99,3 +99,29 @@ export function withParams(p: Predicate, param: (value: unknown) => string): Pre
       return { ...p, where: withParams(p.where, param) };
   }
 }
+
+/**
+ * Whether every comparison in `p` is an equality: then the best plan of its SQL does not depend
+ * on the values compared with (an index lookup by value), and PostgreSQL may plan it once for
+ * any value (pg-statements.ts names such list shapes). Ranges and patterns (`sw`, `co`, `ew`,
+ * `gt`...) are planned from their literal: a `LIKE` prefix range needs the pattern itself.
+ */
+export function comparesByEquality(p: Predicate): boolean {
+  switch (p.kind) {
+    case 'always':
+    case 'known':
+    case 'flag':
+      return true;
+    case 'and':
+    case 'or':
+      return comparesByEquality(p.left) && comparesByEquality(p.right);
+    case 'not':
+      return comparesByEquality(p.predicate);
+    case 'text':
+    case 'number':
+      return p.op === 'eq';
+    case 'anyElement':
+    case 'related':
+      return comparesByEquality(p.where);
+  }
+}

@@ -52,6 +52,8 @@ export interface Template {
   readonly slots: readonly Slot[];
   /** A statement defined once (a bounded set), not a list shape: PostgreSQL prepares it by name (pg-statements.ts). */
   readonly fixed: boolean;
+  /** A list shape PostgreSQL may prepare by name once it is hot (`Shaped.preparable`). */
+  readonly preparable?: boolean;
 }
 
 /** How one engine runs a compiled template on an executor (a database or a transaction). */
@@ -86,6 +88,8 @@ export interface Shaped {
   readonly key: string;
   readonly values: readonly unknown[];
   readonly build: (db: Db, withValues: boolean) => Compilable<unknown>;
+  /** Its best plan does not depend on its values (equality lookups): PostgreSQL may prepare it by name once it is hot. */
+  readonly preparable?: boolean;
 }
 
 /** The stand-in of a shaped query's i-th parameter: a control character and both cases, so a value upper- or lower-cased on its way is caught. */
@@ -118,7 +122,7 @@ function compileShape(db: Db, query: Shaped): Template | undefined {
     }
   }
   if (seen.size !== standIns.size) return undefined;
-  return { name: query.name, compiled, slots, fixed: false };
+  return { name: query.name, compiled, slots, fixed: false, preparable: query.preparable === true };
 }
 
 /**

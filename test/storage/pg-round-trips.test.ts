@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { HOT_SHAPE_USES } from '../../src/storage/pg-statements.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -85,6 +86,31 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       noTransaction([...bearer, ...rest]);
       assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
       assert.ok(!rest.some((s) => /count\(\*\)/i.test(s.text)), 'the page tells the total');
+    }
+  });
+
+  it('a list shape that compares by eq only runs prepared by name once it has run HOT_SHAPE_USES times; ranges and patterns never do (their plan depends on the literal)', async () => {
+    const named = async (filter: string) => {
+      const { res, rest } = await count(`/v2/scim/Users?filter=${encodeURIComponent(filter)}`);
+      assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
+      return { total: json(res).totalResults, named: rest[0]!.named };
+    };
+    // A shape no other test runs (the externalId lookup): unnamed at first, then by name.
+    const runs = [];
+    for (let i = 0; i < HOT_SHAPE_USES + 2; i++) runs.push(await named(i % 2 === 0 ? 'externalId eq "nobody"' : `externalId eq "other-${i}"`));
+    assert.deepEqual(runs.map((r) => r.total), runs.map(() => 0));
+    assert.equal(runs[0]!.named, false);
+    assert.equal(runs.at(-1)!.named, true, 'a hot eq shape is prepared');
+    // The prepared page answers as the unnamed one did: the user found, with its groups.
+    await t.request('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'externalId', value: 'ext-ada' }] });
+    const { res } = await count(`/v2/scim/Users?filter=${encodeURIComponent('externalId eq "ext-ada"')}`);
+    assert.deepEqual((json(res).Resources as { id: string; groups: { value: string }[] }[]).map((r) => [r.id, r.groups.map((g) => g.value)]), [[userId, [groupId]]]);
+    // A range (`gt`) is planned from its literal too; it runs as a shape, never named. Patterns
+    // on userName are found by their own index steps, built per call.
+    for (const filter of ['userName gt "a"', 'userName sw "ad"', 'userName co "da@"']) {
+      const texts = [];
+      for (let i = 0; i < HOT_SHAPE_USES + 2; i++) texts.push(await named(filter));
+      assert.deepEqual(texts.map((r) => [r.total, r.named]), texts.map(() => [1, false]), filter);
     }
   });
 

@@ -14,7 +14,8 @@ import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { insertUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
 import { compileStatement, defineStatement, hooksOf, hot, SHAPE_CACHE_SIZE, shapeParam } from '../../src/storage/statements.ts';
-import type { Shaped } from '../../src/storage/statements.ts';
+import type { Shaped, Template } from '../../src/storage/statements.ts';
+import { HOT_SHAPE_USES, MAX_NAMED_SHAPES, PreparedNames } from '../../src/storage/pg-statements.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
@@ -173,3 +174,29 @@ for (const engine of engines) {
     });
   });
 }
+
+describe('PostgreSQL names of list shapes (pg-statements.ts PreparedNames)', () => {
+  const shape = (sql: string, preparable: boolean) => ({ name: 'users page', compiled: { sql, parameters: [] }, slots: [], fixed: false, preparable }) as unknown as Template;
+
+  it('a preparable shape is named once it has run HOT_SHAPE_USES times, at most MAX_NAMED_SHAPES of them ever; others stay unnamed', () => {
+    const names = new PreparedNames();
+    const hot = shape('select 1 as hot', true);
+    const uses = Array.from({ length: HOT_SHAPE_USES + 1 }, () => names.nameOf(hot));
+    assert.deepEqual(uses.map((n) => n !== undefined), [...Array.from({ length: HOT_SHAPE_USES - 1 }, () => false), true, true]);
+    // The same text compiled again (the shape left the LRU and came back) keeps its name.
+    assert.equal(names.nameOf(shape('select 1 as hot', true)), uses.at(-1));
+    // A shape whose plan depends on its literal is never named, however often it runs.
+    const ranged = shape("select 1 where x like $1 || '%'", false);
+    for (let i = 0; i < HOT_SHAPE_USES * 3; i++) assert.equal(names.nameOf(ranged), undefined);
+    // Every connection keeps what it prepared: the named shapes are bounded for the process's life.
+    let named = 1;
+    for (let i = 0; i < MAX_NAMED_SHAPES + 20; i++) {
+      const other = shape(`select ${i} as other`, true);
+      let name;
+      for (let u = 0; u < HOT_SHAPE_USES; u++) name = names.nameOf(other);
+      if (name !== undefined) named++;
+    }
+    assert.equal(named, MAX_NAMED_SHAPES);
+    assert.ok(names.nameOf(hot) !== undefined, 'a named shape keeps its name');
+  });
+});

@@ -14,7 +14,7 @@
 import { sql } from 'kysely';
 import type { Compilable, SelectQueryBuilder } from 'kysely';
 import type { DialectHooks } from '../dialect.ts';
-import { withParams } from '../predicate.ts';
+import { comparesByEquality, withParams } from '../predicate.ts';
 import type { OrderKey, Predicate } from '../predicate.ts';
 import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
@@ -426,6 +426,9 @@ export async function listRows<R extends { readonly id: string; readonly created
       key: JSON.stringify([kind, table, window.onlyActive === true, shaped.where ?? null, ...key, shaped.seek ?? null, window.withGroups === true]),
       values: shaped.values,
       build: (db, withValues) => of(db, hooks, table, window, withValues ? real : shaped),
+      // Lookups by value (`userName eq`, `externalId eq`), the first page: one plan serves every
+      // value. Pages further in are one shape per offset; seeks and ranges are planned from their literals.
+      preparable: seek === undefined && (window.offset ?? 0) === 0 && (window.where === undefined || comparesByEquality(window.where)),
     });
   };
   // Every listed row (no filter): the team's counters, kept by the writes (repos/counters.ts).
