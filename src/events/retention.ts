@@ -5,6 +5,7 @@
  * event loop turning between batches, so pruning never holds a long lock or blocks requests.
  * The app runs it on a timer (events/runtime.ts); it owns no SQL.
  */
+import { inBatches } from '../batches.ts';
 import type { Clock } from '../clock.ts';
 import { pruneAttempts, pruneEvents } from '../storage/repos/events.ts';
 import type { Db } from '../storage/types.ts';
@@ -23,21 +24,9 @@ export interface PruneResult {
 const daysAgo = (clock: Clock, days: number): string => new Date(clock.now().getTime() - days * 86_400_000).toISOString();
 
 export async function pruneOnce(db: Db, clock: Clock, retentionDays: number, batch = PRUNE_BATCH): Promise<PruneResult> {
-  let events = 0;
-  let attempts = 0;
   const eventsBefore = daysAgo(clock, retentionDays);
-  for (let i = 0; i < MAX_BATCHES; i++) {
-    const n = await pruneEvents(db, eventsBefore, batch);
-    events += n;
-    if (n < batch) break;
-    await new Promise((r) => setImmediate(r));
-  }
+  const events = await inBatches(() => pruneEvents(db, eventsBefore, batch), batch, MAX_BATCHES);
   const attemptsBefore = daysAgo(clock, ATTEMPT_RETENTION_DAYS);
-  for (let i = 0; i < MAX_BATCHES; i++) {
-    const n = await pruneAttempts(db, attemptsBefore, batch);
-    attempts += n;
-    if (n < batch) break;
-    await new Promise((r) => setImmediate(r));
-  }
+  const attempts = await inBatches(() => pruneAttempts(db, attemptsBefore, batch), batch, MAX_BATCHES);
   return { events, attempts };
 }

@@ -10,7 +10,9 @@
  * failed request. Every team's log is pruned to RETENTION_DAYS or RETENTION_ROWS rows, whichever
  * is smaller, at most once a minute per team. One journal per app; no module-level state; no SQL.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { inBatches } from '../batches.ts';
 import type { Clock } from '../clock.ts';
 import { timeOrderedId } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -81,21 +83,12 @@ interface Caller {
   readonly tokenHash: string | null;
 }
 
-/** One turn of the event loop: SQLite answers synchronously, so a run of statements never yields by itself. */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 /**
  * Prunes a team's log to RETENTION_ROWS rows newer than `cutoff`, PRUNE_BATCH rows per
  * statement, letting the event loop turn between statements. Returns how many rows went.
  */
-export async function pruneTeamRequestLog(storage: Storage, teamId: string, cutoff: string): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const deleted = await pruneRequestLog(storage.db, teamId, cutoff, RETENTION_ROWS, PRUNE_BATCH);
-    total += deleted;
-    if (deleted < PRUNE_BATCH) return total;
-    await nextTurn();
-  }
+export function pruneTeamRequestLog(storage: Storage, teamId: string, cutoff: string): Promise<number> {
+  return inBatches(() => pruneRequestLog(storage.db, teamId, cutoff, RETENTION_ROWS, PRUNE_BATCH), PRUNE_BATCH);
 }
 
 export class RequestJournal {
