@@ -16,7 +16,7 @@ import { inBatches } from '../batches.ts';
 import type { Clock } from '../clock.ts';
 import { timeOrderedId } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
-import { insertRequestLog, pruneRequestLog } from '../storage/repos/request-log.ts';
+import { insertRequestLog, pruneRequestLog, requestLogEdge } from '../storage/repos/request-log.ts';
 import type { RequestLogRow } from '../storage/repos/request-log.ts';
 import { redactUrl } from './request-log.ts';
 
@@ -87,8 +87,10 @@ interface Caller {
  * Prunes a team's log to RETENTION_ROWS rows newer than `cutoff`, PRUNE_BATCH rows per
  * statement, letting the event loop turn between statements. Returns how many rows went.
  */
-export function pruneTeamRequestLog(storage: Storage, teamId: string, cutoff: string): Promise<number> {
-  return inBatches(() => pruneRequestLog(storage.db, teamId, cutoff, RETENTION_ROWS, PRUNE_BATCH), PRUNE_BATCH);
+export async function pruneTeamRequestLog(storage: Storage, teamId: string, cutoff: string): Promise<number> {
+  // Found once: rows logged while the pass runs are newer than it, and stay.
+  const edge = await requestLogEdge(storage.db, teamId, RETENTION_ROWS);
+  return inBatches(() => pruneRequestLog(storage.db, teamId, cutoff, edge, PRUNE_BATCH), PRUNE_BATCH);
 }
 
 export class RequestJournal {

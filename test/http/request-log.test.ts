@@ -9,7 +9,7 @@ import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs,
 import { issueToken } from '../../src/admin.ts';
 import { requestLogEntries } from '../../src/console/request-log.ts';
 import { MAX_BODY_CHARS, PRUNE_BATCH, pruneTeamRequestLog, redactBody, RETENTION_ROWS } from '../../src/http/request-journal.ts';
-import { insertRequestLog, pruneRequestLog } from '../../src/storage/repos/request-log.ts';
+import { insertRequestLog, pruneRequestLog, requestLogEdge } from '../../src/storage/repos/request-log.ts';
 import { createTestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { adminDeps, registerAdmin } from '../support/oauth.ts';
@@ -83,7 +83,7 @@ for (const engine of engines) {
         rows.push(row(t.team.id, '2026-01-01T00:00:00.000Z', 100));
         rows.push(row(other.team.id, '2026-01-01T00:00:00.000Z', 200));
         await insertRequestLog(t.storage.db, rows);
-        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 100), 21);
+        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', await requestLogEdge(t.storage.db, t.team.id, 10), 100), 21);
         const left = await requestLogEntries(t.storage, t.team.id, { limit: 200 });
         assert.deepEqual(left.entries.map((e) => e.id), rows.slice(20, 30).reverse().map((r) => r.id));
         assert.equal((await requestLogEntries(t.storage, other.team.id, { limit: 200 })).entries.length, 1);
@@ -102,12 +102,16 @@ for (const engine of engines) {
         const rows = Array.from({ length: 30 }, (_, i) => row(t.team.id, i));
         await insertRequestLog(t.storage.db, [...rows, row(other.team.id, 1_000_000)]);
         const ids = async (teamId: string) => (await requestLogEntries(t.storage, teamId, { limit: 200 })).entries.map((e) => e.id).reverse();
-        // One statement removes at most `batch` rows, the oldest of those past the limits.
-        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 7);
+        // One statement removes at most `batch` rows, the oldest of those past the limits (the
+        // edge: the newest row past the 10 newest, found once per pass).
+        const edge = await requestLogEdge(t.storage.db, t.team.id, 10);
+        assert.equal(edge?.id, rows[19]!.id);
+        const prune = () => pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', edge, 7);
+        assert.equal(await prune(), 7);
         assert.deepEqual(await ids(t.team.id), rows.slice(7).map((r) => r.id));
-        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 7);
-        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 6);
-        assert.equal(await pruneRequestLog(t.storage.db, t.team.id, '2026-01-03T00:00:00.000Z', 10, 7), 0);
+        assert.equal(await prune(), 7);
+        assert.equal(await prune(), 6);
+        assert.equal(await prune(), 0);
         assert.deepEqual(await ids(t.team.id), rows.slice(20).map((r) => r.id));
         assert.deepEqual(await ids(other.team.id), [row(other.team.id, 1_000_000).id]);
 

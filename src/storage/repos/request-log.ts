@@ -17,13 +17,9 @@ export async function insertRequestLog(ex: Executor, rows: readonly RequestLogRo
   if (rows.length > 0) await ex.insertInto('request_log').values([...rows]).execute();
 }
 
-/**
- * Deletes at most `batch` of a team's rows that are older than `before` or not among its newest
- * `keep`, the oldest first; returns how many it deleted (fewer than `batch`: nothing is left to
- * prune). Bounded so that no one statement holds SQLite's connection (and so the event loop) long.
- */
-export async function pruneRequestLog(ex: Executor, teamId: string, before: string, keep: number, batch: number): Promise<number> {
-  const edge = await ex
+/** The newest of a team's rows past its newest `keep` (the last one pruning removes), if any. */
+export async function requestLogEdge(ex: Executor, teamId: string, keep: number): Promise<{ readonly at: string; readonly id: string } | undefined> {
+  return ex
     .selectFrom('request_log')
     .select(['at', 'id'])
     .where('team_id', '=', teamId)
@@ -32,6 +28,21 @@ export async function pruneRequestLog(ex: Executor, teamId: string, before: stri
     .offset(keep)
     .limit(1)
     .executeTakeFirst();
+}
+
+/**
+ * Deletes at most `batch` of a team's rows that are older than `before` or not after `edge`
+ * (requestLogEdge), the oldest first; returns how many it deleted (fewer than `batch`: nothing
+ * is left to prune). Bounded so that no one statement holds SQLite's connection (and so the
+ * event loop) long.
+ */
+export async function pruneRequestLog(
+  ex: Executor,
+  teamId: string,
+  before: string,
+  edge: { readonly at: string; readonly id: string } | undefined,
+  batch: number,
+): Promise<number> {
   const oldest = ex
     .selectFrom('request_log')
     .select('id')
