@@ -427,8 +427,10 @@ export async function listRows<R extends { readonly id: string; readonly created
       values: shaped.values,
       build: (db, withValues) => of(db, hooks, table, window, withValues ? real : shaped),
       // Lookups by value (`userName eq`, `externalId eq`), the first page: one plan serves every
-      // value. Pages further in are one shape per offset; seeks and ranges are planned from their literals.
-      preparable: seek === undefined && (window.offset ?? 0) === 0 && (window.where === undefined || comparesByEquality(window.where)),
+      // value. Pages further in are one shape per offset; seeks and ranges are planned from their
+      // literals. Only pages: a count's key has no offset, so the first request to compile it
+      // (on any page) would decide for all the others.
+      preparable: kind === 'page' && seek === undefined && (window.offset ?? 0) === 0 && (window.where === undefined || comparesByEquality(window.where)),
     });
   };
   // Every listed row (no filter): the team's counters, kept by the writes (repos/counters.ts).
