@@ -24,8 +24,6 @@ import { createTeam, createTeamUser, issueToken } from '../src/admin.ts';
 import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
 import type { Storage } from '../src/storage/connect.ts';
-import { insertAuditEvent } from '../src/storage/repos/audit.ts';
-import type { AuditRow } from '../src/storage/repos/audit.ts';
 import { hooksOf, hot, StorageCarrier } from '../src/storage/statements.ts';
 import type { Statements } from '../src/storage/statements.ts';
 import { createBenchDatabase } from './database.ts';
@@ -37,22 +35,14 @@ import { rate, ratio, renderTable } from './table.ts';
 const SECRET_KEY = 'bench-instance-secret-0123456789abcdef-0123456789';
 const CONFIG = { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent' as const, accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: false, redisUrl: undefined, secretKey: SECRET_KEY };
 
-/** The audit row of appendAuditedEvent's parameters (its `audit_` keys). */
-const auditPart = (params: Record<string, unknown>): AuditRow =>
-  Object.fromEntries(Object.entries(params).filter(([k]) => k.startsWith('audit_')).map(([k, v]) => [k.slice('audit_'.length), v])) as unknown as AuditRow;
-
-/** `storage` with the change feed's statement answered without the database (PostgreSQL: only the audit part of its statement runs). */
+/** `storage` with the change feed's insert answered without the database. */
 function withoutFeed(storage: Storage): Storage {
   const st = hot(storage.db);
   const statements: Statements = {
     all: (ex, def, params) => st.all(ex, def, params),
     first: (ex, def, params) => st.first(ex, def, params),
-    run: (ex, def, params) => {
-      if (def.name === 'appendEvent') return Promise.resolve(1);
-      // PostgreSQL's audit row and event in one statement: the audit row alone.
-      if (def.name === 'appendAuditedEvent') return insertAuditEvent(ex, auditPart(params as Record<string, unknown>)).then(() => 1);
-      return st.run(ex, def, params);
-    },
+    run: (ex, def, params) => st.run(ex, def, params),
+    write: (ex, def, params) => (def.name === 'appendEvent' ? Promise.resolve() : st.write(ex, def, params)),
     shaped: (ex, query) => st.shaped(ex, query),
   };
   // The last carrier added is the one the repositories find (statements.ts).

@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 import { isStalePlan } from './dialect.ts';
+import { DeferringConnection, deferrableTable } from './pg-deferred-writes.ts';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
 
@@ -27,6 +28,8 @@ import type { StatementEngine, Template } from './statements.ts';
 export const HOT_SHAPE_USES = 8;
 /** List shapes that ever get a name, per process: every connection may keep each of them. */
 export const MAX_NAMED_SHAPES = 64;
+/** Combinations of deferred writes (pg-deferred-writes.ts) that ever get a name, per process. */
+export const MAX_NAMED_COMBINED = 64;
 
 /** The names of the statements compiled once, and of the hot list shapes, by their SQL text. */
 export class PreparedNames {
@@ -36,6 +39,9 @@ export class PreparedNames {
   /** Runs of each preparable shape not named yet (its template leaves with the shape cache's LRU). */
   readonly #uses = new WeakMap<Template, number>();
   #namedShapes = 0;
+  /** The table each deferrable write's text writes (statements.ts `defineWrite`). */
+  readonly #deferrable = new Map<string, string>();
+  #namedCombined = 0;
 
   /** The name `template` runs under, or undefined when it runs unnamed. */
   nameOf(template: Template): string | undefined {
@@ -55,6 +61,31 @@ export class PreparedNames {
     return name;
   }
 
+  /** Marks `template` (of `defineWrite`) as a write its transaction may send later; refuses one that cannot be combined. */
+  defer(template: Template): void {
+    const text = template.compiled.sql;
+    if (this.#deferrable.has(text)) return;
+    const found = deferrableTable(text);
+    if ('problem' in found) throw new Error(`statement ${template.name} cannot be deferred: ${found.problem}`);
+    this.#deferrable.set(text, found.table);
+  }
+
+  /** The table a deferrable write's text writes; undefined for any other text. */
+  deferredTable(text: string): string | undefined {
+    return this.#deferrable.get(text);
+  }
+
+  /**
+   * Names a combination of deferred writes at its first run: combinations are made of statements
+   * compiled once, so there are only as many as the code's write paths; at most
+   * MAX_NAMED_COMBINED ever get a name all the same.
+   */
+  noteCombined(text: string): void {
+    if (this.#byText.has(text) || this.#unnamed.has(text) || this.#namedCombined >= MAX_NAMED_COMBINED) return;
+    this.#namedCombined++;
+    this.#byText.set(text, `rc_writes_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`);
+  }
+
   /** The name of a statement whose text a template named before, if any. */
   known(text: string): string | undefined {
     return this.#byText.get(text);
@@ -68,7 +99,8 @@ export class PreparedNames {
 
 /**
  * `pool` as Kysely's PostgresDialect takes it, its clients sending a statement compiled once by
- * its name: so the hot statements of a write's transaction are prepared too.
+ * its name: so the hot statements of a write's transaction are prepared too. Each client keeps
+ * its transaction's deferrable writes (and its BEGIN) until they must go (pg-deferred-writes.ts).
  */
 export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
@@ -84,10 +116,21 @@ export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
         throw error;
       }
     };
+    const connection = new DeferringConnection(query, (text) => names.deferredTable(text), (text) => names.noteCombined(text));
+    // A cursor is submitted at once (node-postgres answers it synchronously): the BEGIN and the
+    // waiting writes are queued before it on the same client, which sends them in order; should
+    // they fail, the cursor fails on the aborted transaction.
+    const submit = (cursor: PostgresCursor<unknown>) => {
+      connection.settleNow().catch(() => {});
+      return client.query(cursor as unknown as pg.Submittable);
+    };
     return {
       query: ((sqlOrCursor: string | PostgresCursor<unknown>, values?: ReadonlyArray<unknown>) =>
-        typeof sqlOrCursor === 'string' ? query(sqlOrCursor, values ?? []) : client.query(sqlOrCursor as unknown as pg.Submittable)) as PostgresPoolClient['query'],
-      release: (destroy?: boolean) => client.release(destroy),
+        typeof sqlOrCursor === 'string' ? connection.query(sqlOrCursor, values ?? []) : submit(sqlOrCursor)) as PostgresPoolClient['query'],
+      release: (destroy?: boolean) => {
+        connection.reset();
+        client.release(destroy);
+      },
     };
   };
   return {
@@ -137,6 +180,15 @@ export function pgStatementEngine(pool: pg.Pool, names: PreparedNames): Statemen
     async changes(ex, template, values) {
       if (ex.isTransaction) return kyselyEngine.changes(ex, inTransaction(template), values);
       return (await query(template, values)).rowCount ?? 0;
+    },
+    async write(ex, template, values) {
+      if (!ex.isTransaction) {
+        await query(template, values);
+        return;
+      }
+      // Marked before it reaches the transaction's client, which keeps it until it must go.
+      names.defer(template);
+      await kyselyEngine.write(ex, inTransaction(template), values);
     },
   };
 }

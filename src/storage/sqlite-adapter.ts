@@ -206,5 +206,10 @@ export function sqliteStatementEngine(database: NodeSqliteDatabase): StatementEn
       if (!direct(ex)) return kyselyEngine.changes(ex, template, values);
       return Number(statementOf(template).run(values).changes);
     },
+    // A statement costs no round trip here: every write runs when it is asked for.
+    async write(ex, template, values) {
+      if (!direct(ex)) return kyselyEngine.write(ex, template, values);
+      statementOf(template).run(values);
+    },
   };
 }

@@ -34,6 +34,8 @@ export interface StatementDef<P extends Params, R> {
   readonly params: readonly (keyof P & string)[];
   /** Builds the query; `p` holds stand-ins at compile time, so values must not be computed on. */
   readonly build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>;
+  /** A write no one reads the outcome of, run only by `Statements.write` (see there). */
+  readonly deferrable?: true;
 }
 
 export const defineStatement = <P extends Params, R>(
@@ -41,6 +43,17 @@ export const defineStatement = <P extends Params, R>(
   params: readonly (keyof P & string)[],
   build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>,
 ): StatementDef<P, R> => Object.freeze({ name, params, build });
+
+/**
+ * A write whose outcome no caller reads (an insert of a new row, an upsert of counters): run by
+ * `Statements.write` only, which may send it later in its transaction, together with others
+ * (pg-deferred-writes.ts). One INSERT, UPDATE or DELETE of one table, without a WITH.
+ */
+export const defineWrite = <P extends Params>(
+  name: string,
+  params: readonly (keyof P & string)[],
+  build: (db: Db, p: P, hooks: DialectHooks) => Compilable<unknown>,
+): StatementDef<P, unknown> => Object.freeze({ name, params, build, deferrable: true });
 
 /** A parameter of the compiled SQL: the statement's parameter of that name, or a constant. */
 type Slot = { readonly param: string } | { readonly constant: unknown };
@@ -54,6 +67,8 @@ export interface Template {
   readonly fixed: boolean;
   /** A list shape PostgreSQL may prepare by name once it is hot (`Shaped.preparable`). */
   readonly preparable?: boolean;
+  /** Defined by `defineWrite`: its engine may send it later in its transaction. */
+  readonly deferrable?: boolean;
 }
 
 /** How one engine runs a compiled template on an executor (a database or a transaction). */
@@ -63,6 +78,8 @@ export interface StatementEngine {
   row(ex: Executor, template: Template, values: unknown[]): Promise<Record<string, unknown> | undefined>;
   /** Rows changed by a write. */
   changes(ex: Executor, template: Template, values: unknown[]): Promise<number>;
+  /** A write of `defineWrite`: done by the end of the transaction `ex`, or now outside one (see `Statements.write`). */
+  write(ex: Executor, template: Template, values: unknown[]): Promise<void>;
 }
 
 /** What the repositories run hot statements through (`hot(ex)`). */
@@ -71,6 +88,13 @@ export interface Statements {
   first<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<R | undefined>;
   /** Runs a write; answers how many rows it changed. */
   run<P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P): Promise<number>;
+  /**
+   * Runs a write of `defineWrite`. Inside a transaction on PostgreSQL it may be sent later, with
+   * the transaction's other such writes in one statement, before the transaction's next other
+   * statement or at its commit (pg-deferred-writes.ts); its failure then surfaces there, still
+   * inside the transaction, which rolls back. Elsewhere it runs now.
+   */
+  write<P extends Params>(ex: Executor, def: StatementDef<P, unknown>, params: P): Promise<void>;
   /** The rows of a dynamic query, compiled once per shape (see `Shaped`). */
   shaped(ex: Executor, query: Shaped): Promise<Record<string, unknown>[]>;
 }
@@ -149,7 +173,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     }
     return { constant: value };
   });
-  return { name: def.name, compiled, slots, fixed: true };
+  return { name: def.name, compiled, slots, fixed: true, ...(def.deferrable ? { deferrable: true } : {}) };
 }
 
 /** The engine-neutral part of the hot statements: compile once per database, bind, run. */
@@ -188,8 +212,14 @@ export function createStatements(db: Db, engine: StatementEngine, hooks: Dialect
       return (await engine.row(ex, template, bind(template, params))) as R | undefined;
     },
     run: async <P extends Params, R>(ex: Executor, def: StatementDef<P, R>, params: P) => {
+      if (def.deferrable) throw new Error(`statement ${def.name} is a deferrable write: run it with write()`);
       const template = templateOf(def as StatementDef<Params, unknown>);
       return engine.changes(ex, template, bind(template, params));
+    },
+    write: async <P extends Params>(ex: Executor, def: StatementDef<P, unknown>, params: P) => {
+      if (!def.deferrable) throw new Error(`statement ${def.name} is not a deferrable write: run it with run()`);
+      const template = templateOf(def as StatementDef<Params, unknown>);
+      await engine.write(ex, template, bind(template, params));
     },
     shaped: async (ex, query) => {
       const template = shapeOf(query);
@@ -213,6 +243,9 @@ export const kyselyEngine: StatementEngine = {
   async changes(ex, template, values) {
     const result = await ex.executeQuery({ ...template.compiled, parameters: values });
     return Number(result.numAffectedRows ?? 0n);
+  },
+  async write(ex, template, values) {
+    await ex.executeQuery({ ...template.compiled, parameters: values });
   },
 };
 
@@ -264,6 +297,9 @@ const perCall: Statements = {
   all: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).rows,
   first: async (ex, def, params) => (await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).rows[0],
   run: async (ex, def, params) => Number((await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile())).numAffectedRows ?? 0n),
+  write: async (ex, def, params) => {
+    await ex.executeQuery(def.build(ex as Db, params, NO_HOOKS).compile());
+  },
   shaped: async (ex, query) => (await ex.executeQuery(query.build(ex as Db, true).compile())).rows as Record<string, unknown>[],
 };
 

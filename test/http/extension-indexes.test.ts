@@ -60,6 +60,7 @@ class LastUsersSelect implements KyselyPlugin {
       all: (ex, def, params) => inner.all(ex, def, params),
       first: (ex, def, params) => inner.first(ex, def, params),
       run: (ex, def, params) => inner.run(ex, def, params),
+      write: (ex, def, params) => inner.write(ex, def, params),
       shaped: (ex, query) => (query.build(db, true).compile(), inner.shaped(ex, query)),
     };
     return { ...storage, db: db.withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };

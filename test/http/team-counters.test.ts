@@ -71,6 +71,7 @@ for (const engine of engines) {
         first: (ex, def, params) => afterwards(def.name, inner.first(ex, def, params)),
         shaped: (ex, query) => inner.shaped(ex, query),
         run: (ex, def, params) => afterwards(def.name, inner.run(ex, def, params)),
+        write: (ex, def, params) => afterwards(def.name, inner.write(ex, def, params)),
       };
       return { ...storage, db: storage.db.withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
     };

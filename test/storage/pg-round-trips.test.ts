@@ -129,6 +129,64 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
     }
   });
 
+  /** What a write sends, the bearer check's and the request log's statements apart. */
+  const writeSends = async <R extends { statusCode: number; body: string }>(send: () => Promise<R>) => {
+    sent = [];
+    const res = await send();
+    const all = sent.filter((s) => !/request_log|provisioning_tokens|"oauth_tokens" where "hash"|last_used/.test(s.text));
+    sent = undefined;
+    return { res, all };
+  };
+  const rowsOf = async () => {
+    const n = async (query: ReturnType<typeof sql<{ n: string }>>) => Number((await query.execute(t.storage.db)).rows[0]!.n);
+    return {
+      users: await n(sql<{ n: string }>`select count(*) as n from users`),
+      audit: await n(sql<{ n: string }>`select count(*) as n from audit_events`),
+      events: await n(sql<{ n: string }>`select count(*) as n from events`),
+      counted: Number(json(await t.request('GET', '/v2/scim/Users?count=0')).totalResults),
+    };
+  };
+
+  it('POST /Users: one statement and no BEGIN or COMMIT (the user, its audit row, its event and the counters in one WITH, prepared by name), all of it written', async () => {
+    for (let i = 0; i < 2; i++) {
+      const before = await rowsOf();
+      const { res, all } = await writeSends(() => t.request('POST', '/v2/scim/Users', { userName: `one-trip-${i}@x.example` }));
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(all.length, 1, all.map((s) => s.text).join('\n'));
+      noTransaction(all);
+      assert.match(all[0]!.text, /^with "rc_write_0" as \(insert into "users"/);
+      for (const table of ['audit_events', 'events', 'team_counters']) assert.ok(all[0]!.text.includes(`insert into "${table}"`), table);
+      assert.ok(all[0]!.named, 'prepared by name');
+      assert.deepEqual(await rowsOf(), { users: before.users + 1, audit: before.audit + 1, events: before.events + 1, counted: before.counted + 1 });
+      assert.equal(json(await t.request('GET', `/v2/scim/Users/${String(json(res).id)}`)).userName, `one-trip-${i}@x.example`);
+    }
+  });
+
+  it('POST /Users with a userName another user holds: 409 uniqueness from the one statement, and nothing of it written (no user, audit row, event or count)', async () => {
+    const before = await rowsOf();
+    const { res, all } = await writeSends(() => t.request('POST', '/v2/scim/Users', { userName: 'ADA@x.example' }));
+    assert.equal(res.statusCode, 409, res.body);
+    assert.equal(json(res).scimType, 'uniqueness');
+    assert.match(all[0]!.text, /^with "rc_write_0" as \(insert into "users"/);
+    assert.deepEqual(await rowsOf(), before);
+  });
+
+  it('a refresh grant: BEGIN, the rotation, the grant\'s user, the token pair with its audit row in one statement, COMMIT', async () => {
+    const client = await registerClient(t);
+    const admin = await registerAdmin(t, 'trips@acme.example');
+    let refresh = String(json(await passwordGrant(t, client, admin)).refresh_token);
+    for (let i = 0; i < 2; i++) {
+      const { res, all } = await writeSends(() => postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refresh }, { client }));
+      assert.equal(res.statusCode, 200, res.body);
+      refresh = String(json(res).refresh_token);
+      const texts = all.map((s) => s.text);
+      assert.equal(all.length, 5, texts.join('\n'));
+      assert.match(texts[0]!, /^begin$/i);
+      assert.match(texts[3]!, /^with "rc_write_0" as \(insert into "oauth_tokens".*insert into "audit_events"/s);
+      assert.match(texts[4]!, /^commit$/i);
+    }
+  });
+
   it('a migration that changes a table under a prepared statement does not break writes: the write is retried unnamed', async () => {
     const patch = (value: string) => t.request('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value }] });
     assert.equal((await patch('before')).statusCode, 200);

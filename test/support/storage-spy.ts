@@ -49,6 +49,7 @@ export class TableReads implements KyselyPlugin {
       all: inner.all,
       first: inner.first,
       run: inner.run,
+      write: inner.write,
       // A list query compiled once per shape runs as SQL that plugins never see: built once more
       // here, through this plugin, so that it is counted (and failed when asked) like any other.
       shaped: async (ex, query) => {
@@ -93,6 +94,7 @@ export class StatementLog implements KyselyPlugin {
       all: (ex, def, params) => (this.statements.push(def.name), inner.all(ex, def, params)),
       first: (ex, def, params) => (this.statements.push(def.name), inner.first(ex, def, params)),
       run: (ex, def, params) => (this.statements.push(def.name), inner.run(ex, def, params)),
+      write: (ex, def, params) => (this.statements.push(def.name), inner.write(ex, def, params)),
       shaped: (ex, query) => (this.statements.push(query.name), inner.shaped(ex, query)),
     };
     return { ...storage, db: storage.db.withPlugin(this).withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };

@@ -2,22 +2,22 @@
  * Audit events: inserted in the transaction of the change they record (by a statement compiled
  * once: every write makes one), never updated.
  */
-import { defineStatement, hot } from '../statements.ts';
+import { defineWrite, hot } from '../statements.ts';
 import type { AuditEventsTable, Executor } from '../types.ts';
 
 export type AuditRow = AuditEventsTable;
 
-/** An audit row's columns, in the order its insert binds them (also repos/events.ts appendAuditedEvent). */
+/** An audit row's columns, in the order its insert binds them. */
 export const AUDIT_COLUMNS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'] as const;
 
-const INSERT_AUDIT_EVENT = defineStatement<AuditRow, unknown>(
+const INSERT_AUDIT_EVENT = defineWrite<AuditRow>(
   'insertAuditEvent',
   AUDIT_COLUMNS,
   (db, row) => db.insertInto('audit_events').values(row),
 );
 
 export async function insertAuditEvent(ex: Executor, row: AuditRow): Promise<void> {
-  await hot(ex).run(ex, INSERT_AUDIT_EVENT, row);
+  await hot(ex).write(ex, INSERT_AUDIT_EVENT, row);
 }
 
 /** A team's events from `since` on, oldest first. */

@@ -9,7 +9,7 @@
  * a member added) run no statement here. Read by unfiltered lists (their totalResults) and by the
  * console's overview, instead of a `count(*)` over the team's rows.
  */
-import { defineStatement, hot } from '../statements.ts';
+import { defineStatement, defineWrite, hot } from '../statements.ts';
 import type { Executor, TeamCountersTable } from '../types.ts';
 
 /** How a users row counts: active; deactivated and not deleted; deleted. */
@@ -69,7 +69,7 @@ const deltaRow = (p: DeltaParams, level: number, bucket: string) => ({
  * first), so concurrent writers on PostgreSQL queue on the team's row and never deadlock.
  */
 const addStatement = (name: string, withBuckets: boolean) =>
-  defineStatement<DeltaParams, unknown>(name, withBuckets ? ['team_id', 'hour', 'second', 'users_active', 'users_deactivated', 'users_deleted', 'groups'] : ['team_id', 'users_active', 'users_deactivated', 'users_deleted', 'groups'], (db, p) =>
+  defineWrite<DeltaParams>(name, withBuckets ? ['team_id', 'hour', 'second', 'users_active', 'users_deactivated', 'users_deleted', 'groups'] : ['team_id', 'users_active', 'users_deactivated', 'users_deleted', 'groups'], (db, p) =>
     db
       .insertInto('team_counters')
       .values(withBuckets ? [deltaRow(p, 0, ''), deltaRow(p, 1, p.hour), deltaRow(p, 2, p.second)] : [deltaRow(p, 0, '')])
@@ -96,12 +96,12 @@ export async function addCounts(ex: Executor, teamId: string, delta: CountDelta,
   const touchesUsers = users.users_active !== 0 || users.users_deactivated !== 0 || users.users_deleted !== 0;
   if (!touchesUsers && groups === 0) return;
   if (!touchesUsers) {
-    await hot(ex).run(ex, ADD_GROUP_COUNTS, { team_id: teamId, hour: '', second: '', ...users, groups });
+    await hot(ex).write(ex, ADD_GROUP_COUNTS, { team_id: teamId, hour: '', second: '', ...users, groups });
     return;
   }
   if (createdAt === undefined || createdAt.length < 19) throw new Error('a change of the users counts needs the users\' creation time');
   if (groups !== 0) throw new Error('users and groups are counted by separate writes');
-  await hot(ex).run(ex, ADD_USER_COUNTS, { team_id: teamId, hour: createdAt.slice(0, 13), second: createdAt.slice(0, 19), ...users, groups: 0 });
+  await hot(ex).write(ex, ADD_USER_COUNTS, { team_id: teamId, hour: createdAt.slice(0, 13), second: createdAt.slice(0, 19), ...users, groups: 0 });
 }
 
 export interface TeamCounts {

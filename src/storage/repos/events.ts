@@ -18,9 +18,9 @@
  * Either way the last seq handed out is the greater of the counter and the newest event.
  */
 import { sql } from 'kysely';
-import { defineStatement, hooksOf, hot } from '../statements.ts';
+import { defineWrite, hooksOf, hot } from '../statements.ts';
 import type { Db, EventsTable, Executor } from '../types.ts';
-import { AUDIT_COLUMNS, insertAuditEvent } from './audit.ts';
+import { insertAuditEvent } from './audit.ts';
 import type { AuditRow } from './audit.ts';
 
 export interface EventRow extends Omit<EventsTable, 'seq'> {
@@ -37,7 +37,7 @@ const nextSeqOf = (teamId: string) =>
 const PLACEHOLDER = sql<number>`-nextval('event_placeholders')`;
 
 /** The event with its seq: numbered in the insert (SQLite), or a placeholder its readers number (PostgreSQL). */
-const APPEND_EVENT = defineStatement<Omit<EventsTable, 'seq'>, unknown>('appendEvent', EVENT_KEYS, (db, row, hooks) =>
+const APPEND_EVENT = defineWrite<Omit<EventsTable, 'seq'>>('appendEvent', EVENT_KEYS, (db, row, hooks) =>
   db.insertInto('events').values({ ...row, seq: hooks.feedNumberedByReaders ? PLACEHOLDER : nextSeqOf(row.team_id) }),
 );
 
@@ -46,40 +46,15 @@ const APPEND_EVENT = defineStatement<Omit<EventsTable, 'seq'>, unknown>('appendE
  * seq once committed (see above); read it back with eventsAfter.
  */
 export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): Promise<void> {
-  await hot(ex).run(ex, APPEND_EVENT, row);
+  await hot(ex).write(ex, APPEND_EVENT, row);
 }
 
-/** An audit row and a feed event, as appendAuditedEvent takes them in one parameter list. */
-type AuditedEventParams = { [K in keyof AuditRow as `audit_${K}`]: AuditRow[K] } & Omit<EventsTable, 'seq'>;
-
 /**
- * A write's audit row and its feed event in one statement where the event is numbered by its
- * readers and a WITH may hold an INSERT (PostgreSQL): a data-modifying WITH runs whether or not the
- * statement reads it. One round trip for what took two.
- */
-const APPEND_AUDITED_EVENT = defineStatement<AuditedEventParams, unknown>(
-  'appendAuditedEvent',
-  [...AUDIT_COLUMNS.map((k) => `audit_${k}` as const), ...EVENT_KEYS],
-  (db, p) =>
-    db
-      .with('audit', (w) => w.insertInto('audit_events').values(Object.fromEntries(AUDIT_COLUMNS.map((k) => [k, p[`audit_${k}`]])) as unknown as AuditRow))
-      .insertInto('events')
-      .values({ ...(Object.fromEntries(EVENT_KEYS.map((k) => [k, p[k]])) as unknown as Omit<EventsTable, 'seq'>), seq: PLACEHOLDER }),
-);
-
-/**
- * A SCIM write's audit row and its feed event, in the caller's transaction: one statement on
- * PostgreSQL (APPEND_AUDITED_EVENT), the two inserts on SQLite, where a
- * statement costs no round trip.
+ * A SCIM write's audit row and its feed event, in the caller's transaction. Both are deferrable
+ * writes: on PostgreSQL they go to the database with the transaction's other such writes, in one
+ * statement (pg-deferred-writes.ts), so the feed adds no round trip to a write.
  */
 export async function appendAuditedEvent(ex: Executor, audit: AuditRow, event: Omit<EventsTable, 'seq'>): Promise<void> {
-  const hooks = hooksOf(ex);
-  if (hooks.feedNumberedByReaders && hooks.writableCtes) {
-    const params = { ...event } as Record<string, unknown>;
-    for (const k of AUDIT_COLUMNS) params[`audit_${k}`] = audit[k];
-    await hot(ex).run(ex, APPEND_AUDITED_EVENT, params as AuditedEventParams);
-    return;
-  }
   await insertAuditEvent(ex, audit);
   await appendEvent(ex, event);
 }

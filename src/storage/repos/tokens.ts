@@ -6,7 +6,7 @@
  * rotation announces nothing (refresh tokens are never cached).
  */
 import { announceRevocation } from '../revocations.ts';
-import { defineStatement, hot } from '../statements.ts';
+import { defineStatement, defineWrite, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
 
 export type TokenRow = OAuthTokensTable;
@@ -34,20 +34,20 @@ const TOKEN_WITH_TEAM = defineStatement<{ hash: string }, TokenTeamRow>('tokenWi
 
 const TOKEN_COLUMNS = ['hash', 'kind', 'family_id', 'client_id', 'user_id', 'team_id', 'scope', 'created_at', 'expires_at', 'revoked_at'] as const;
 
-const INSERT_TOKEN = defineStatement<TokenRow, unknown>('insertToken', TOKEN_COLUMNS, (db, row) => db.insertInto('oauth_tokens').values(row));
+const INSERT_TOKEN = defineWrite<TokenRow>('insertToken', TOKEN_COLUMNS, (db, row) => db.insertInto('oauth_tokens').values(row));
 
 /** A grant's access and refresh token as one statement (one round trip on PostgreSQL). */
 type TokenPair = { [K in keyof TokenRow as `a_${K}` | `r_${K}`]: TokenRow[K] };
 const pick = (p: TokenPair, prefix: 'a_' | 'r_'): TokenRow =>
   Object.fromEntries(TOKEN_COLUMNS.map((c) => [c, p[`${prefix}${c}` as keyof TokenPair]])) as unknown as TokenRow;
-const INSERT_TOKEN_PAIR = defineStatement<TokenPair, unknown>(
+const INSERT_TOKEN_PAIR = defineWrite<TokenPair>(
   'insertTokenPair',
   TOKEN_COLUMNS.flatMap((c) => [`a_${c}`, `r_${c}`] as (keyof TokenPair)[]),
   (db, p) => db.insertInto('oauth_tokens').values([pick(p, 'a_'), pick(p, 'r_')]),
 );
 
 export async function insertToken(ex: Executor, row: TokenRow): Promise<void> {
-  await hot(ex).run(ex, INSERT_TOKEN, row);
+  await hot(ex).write(ex, INSERT_TOKEN, row);
 }
 
 /** Inserts an access token and its refresh token in one statement. */
@@ -57,7 +57,7 @@ export async function insertTokenPair(ex: Executor, access: TokenRow, refresh: T
     pair[`a_${c}`] = access[c];
     pair[`r_${c}`] = refresh[c];
   }
-  await hot(ex).run(ex, INSERT_TOKEN_PAIR, pair as TokenPair);
+  await hot(ex).write(ex, INSERT_TOKEN_PAIR, pair as TokenPair);
 }
 
 export async function tokenByHash(ex: Executor, hash: string): Promise<TokenRow | undefined> {

@@ -8,7 +8,7 @@
  * compiled once (statements.ts); lists are built per request.
  */
 import { sql } from 'kysely';
-import { defineStatement, hooksOf, hot } from '../statements.ts';
+import { defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
 import { GROUPS_COLUMN } from './list-order.ts';
 import { listRows } from './paging.ts';
@@ -21,7 +21,7 @@ const USER_COLUMNS = [
   'given_name', 'family_name', 'password_hash', 'data', 'version', 'created_at', 'updated_at', 'deleted_at',
 ] as const satisfies readonly (keyof UserRow)[];
 
-const INSERT_USER = defineStatement<UserRow, unknown>('insertUser', USER_COLUMNS, (db, row) => db.insertInto('users').values(row));
+const INSERT_USER = defineWrite<UserRow>('insertUser', USER_COLUMNS, (db, row) => db.insertInto('users').values(row));
 
 const USER_BY_ID = defineStatement<{ teamId: string; id: string }, UserRow>('userById', ['teamId', 'id'], (db, p) =>
   db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('id', '=', p.id),
@@ -63,7 +63,7 @@ const USER_ID_IN_TEAM = defineStatement<{ teamId: string; id: string }, { id: st
 );
 
 export async function insertUser(ex: Executor, row: UserRow): Promise<void> {
-  await hot(ex).run(ex, INSERT_USER, row);
+  await hot(ex).write(ex, INSERT_USER, row);
 }
 
 export async function userById(ex: Executor, teamId: string, id: string): Promise<UserRow | undefined> {

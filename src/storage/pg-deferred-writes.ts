@@ -1,0 +1,215 @@
+/**
+ * PostgreSQL: a transaction's writes whose outcome nobody reads (statements.ts `defineWrite`: a
+ * created user's row, the audit row, the feed's event, the counters' upsert, a token pair) are
+ * not sent one by one. They wait on the transaction's connection and go out together, as one
+ * statement (every write but the last in a data-modifying WITH), just before the transaction's
+ * next other statement, or at its commit. Its BEGIN waits too: a transaction that runs nothing
+ * but such writes (POST /Users) sends them as one statement with no BEGIN and no COMMIT, which
+ * is a transaction of its own. One round trip instead of five.
+ *
+ * Why this keeps a transaction's meaning:
+ * - Nothing of the transaction reads before its writes are sent: any other statement flushes
+ *   them first, so every read sees every earlier write, as before.
+ * - One statement is atomic: a write that fails (a unique violation) fails the whole statement
+ *   and the transaction with it, at the next statement or at the commit, still inside the
+ *   transaction's work, which then rolls back (Kysely sends ROLLBACK; for a transaction never
+ *   begun there is nothing to roll back).
+ * - The sub-statements of one WITH see one snapshot and not each other's rows. The deferrable
+ *   writes read nothing the others write (new rows, counters added to); two writes to one table
+ *   never share a statement (the second flushes the first), so no row is changed twice in one.
+ *   Foreign keys are checked at the end of the statement, when every row of it is there.
+ * - A BEGIN that names an isolation level or an access mode is always sent: such a
+ *   transaction's writes never run outside it.
+ *
+ * Connection-level state, driven by the SQL texts Kysely sends (`begin`, `commit`, `rollback`):
+ * namingPool (pg-statements.ts) keeps one DeferringConnection per pooled client.
+ */
+import type { PostgresQueryResult } from 'kysely';
+
+/** One write waiting for its transaction's next statement. */
+export interface PendingWrite {
+  readonly text: string;
+  readonly values: readonly unknown[];
+  /** The table it writes: two writes of one table never go in one statement. */
+  readonly table: string;
+}
+
+const WRITE_HEAD = /^\s*(?:insert\s+into|update|delete\s+from)\s+"([^"]+)"/i;
+
+/**
+ * The table `text` writes, if it may be deferred: one INSERT, UPDATE or DELETE of a named table,
+ * no WITH of its own (PostgreSQL allows a data-modifying WITH only at a statement's top level),
+ * placeholders `$n` only (no dollar quoting). Otherwise the reason it may not.
+ */
+export function deferrableTable(text: string): { table: string } | { problem: string } {
+  const head = WRITE_HEAD.exec(text);
+  if (!head) return { problem: 'not an INSERT, UPDATE or DELETE of one named table' };
+  if (renumbered(text, 0) === undefined) return { problem: 'a dollar sign that is not a placeholder' };
+  return { table: head[1]! };
+}
+
+/**
+ * `text` with each placeholder `$n` outside quotes made `$(n + offset)`; undefined when a `$`
+ * outside quotes is not a placeholder (dollar quoting), which would make the rewrite unsafe.
+ */
+export function renumbered(text: string, offset: number): string | undefined {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      // A quoted literal or identifier, its doubled quotes included, copied as it is.
+      let j = i + 1;
+      for (;;) {
+        const close = text.indexOf(c, j);
+        if (close < 0) return undefined;
+        if (text[close + 1] === c) {
+          j = close + 2;
+          continue;
+        }
+        j = close + 1;
+        break;
+      }
+      out += text.slice(i, j);
+      i = j;
+    } else if (c === '$') {
+      const digits = /^\d+/.exec(text.slice(i + 1, i + 12));
+      if (!digits) return undefined;
+      out += `$${Number(digits[0]) + offset}`;
+      i += 1 + digits[0].length;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** `writes` as one statement: each but the last in a WITH, placeholders renumbered in order. */
+export function combinedWrites(writes: readonly PendingWrite[]): { text: string; values: unknown[] } {
+  if (writes.length === 1) return { text: writes[0]!.text, values: [...writes[0]!.values] };
+  const values: unknown[] = [];
+  const parts = writes.map((write) => {
+    const text = renumbered(write.text, values.length);
+    if (text === undefined) throw new Error(`not a deferrable write: ${write.text}`);
+    values.push(...write.values);
+    return text;
+  });
+  const last = parts.pop()!;
+  return { text: `with ${parts.map((part, i) => `"rc_write_${i}" as (${part})`).join(', ')} ${last}`, values };
+}
+
+type Send = (text: string, values: readonly unknown[]) => Promise<PostgresQueryResult<unknown>>;
+
+const PLAIN_BEGIN = /^\s*begin\s*;?\s*$/i;
+const ANY_BEGIN = /^\s*(?:begin|start\s+transaction)\b/i;
+const COMMIT = /^\s*commit\s*;?\s*$/i;
+const ROLLBACK = /^\s*rollback\s*;?\s*$/i;
+
+/** What Kysely reads of an answer it was not sent (numAffectedRows of an INSERT: nobody reads it). */
+const answered = (command: 'BEGIN' | 'COMMIT' | 'ROLLBACK' | 'INSERT'): PostgresQueryResult<unknown> =>
+  ({ command, rowCount: 0, rows: [] }) as unknown as PostgresQueryResult<unknown>;
+
+/** One pooled connection's transaction state: its BEGIN not sent yet, its writes waiting. */
+export class DeferringConnection {
+  readonly #send: Send;
+  /** The table a deferrable text writes, or undefined for every other text. */
+  readonly #deferrable: (text: string) => string | undefined;
+  /** Names a combined text once it is hot, when it should run prepared. */
+  readonly #noteCombined: (text: string) => void;
+  /** The transaction's BEGIN while it has not been sent; undefined outside a transaction or once sent. */
+  #begin: string | undefined;
+  #open = false;
+  #pending: PendingWrite[] = [];
+
+  constructor(send: Send, deferrable: (text: string) => string | undefined, noteCombined: (text: string) => void) {
+    this.#send = send;
+    this.#deferrable = deferrable;
+    this.#noteCombined = noteCombined;
+  }
+
+  async query(text: string, values: readonly unknown[]): Promise<PostgresQueryResult<unknown>> {
+    if (!this.#open) {
+      if (PLAIN_BEGIN.test(text)) {
+        this.#open = true;
+        this.#begin = text;
+        return answered('BEGIN');
+      }
+      if (ANY_BEGIN.test(text)) this.#open = true;
+      return this.#send(text, values);
+    }
+    const table = this.#deferrable(text);
+    if (table !== undefined) {
+      if (this.#pending.some((w) => w.table === table)) await this.#flush();
+      this.#pending.push({ text, values: [...values], table });
+      return answered('INSERT');
+    }
+    if (COMMIT.test(text)) return this.#commit(text);
+    if (ROLLBACK.test(text)) return this.#rollback(text);
+    await this.#begun();
+    await this.#flush();
+    return this.#send(text, values);
+  }
+
+  /**
+   * Before a statement this class does not see (a cursor, submitted at once): the BEGIN and the
+   * waiting writes handed to the client now, without waiting for their answers (`send` hands its
+   * text to node-postgres before its first await, and the client sends in order).
+   */
+  settleNow(): Promise<unknown> {
+    const sent: Promise<unknown>[] = [];
+    if (this.#open && this.#begin !== undefined) {
+      sent.push(this.#send(this.#begin, []));
+      this.#begin = undefined;
+    }
+    if (this.#pending.length > 0) {
+      const { text, values } = combinedWrites(this.#pending);
+      this.#pending = [];
+      sent.push(this.#send(text, values));
+    }
+    return Promise.all(sent);
+  }
+
+  /** Forgets the connection's transaction (it goes back to the pool). */
+  reset(): void {
+    this.#open = false;
+    this.#begin = undefined;
+    this.#pending = [];
+  }
+
+  async #begun(): Promise<void> {
+    if (this.#begin === undefined) return;
+    const begin = this.#begin;
+    await this.#send(begin, []);
+    this.#begin = undefined;
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#pending.length === 0) return;
+    const { text, values } = combinedWrites(this.#pending);
+    // A single write is its own template's text, named already.
+    if (this.#pending.length > 1) this.#noteCombined(text);
+    this.#pending = [];
+    await this.#send(text, values);
+  }
+
+  async #commit(text: string): Promise<PostgresQueryResult<unknown>> {
+    if (this.#begin !== undefined) {
+      // Never begun: the waiting writes are the whole transaction, one statement on its own.
+      // Should it fail, the transaction stays open here (nothing begun), and its ROLLBACK is answered here.
+      await this.#flush();
+      this.reset();
+      return answered('COMMIT');
+    }
+    await this.#flush();
+    const result = await this.#send(text, []);
+    this.reset();
+    return result;
+  }
+
+  async #rollback(text: string): Promise<PostgresQueryResult<unknown>> {
+    const begun = this.#begin === undefined;
+    this.reset();
+    return begun ? this.#send(text, []) : answered('ROLLBACK');
+  }
+}
