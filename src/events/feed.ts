@@ -44,8 +44,9 @@ export interface FeedDeps {
 }
 
 /**
- * A SCIM write's audit event and its feed event, in the caller's transaction: one statement on
- * PostgreSQL (repos/events.ts appendAuditedEvent), so the feed adds no round trip to a write.
+ * A SCIM write's audit event and its feed event, in the caller's transaction: on PostgreSQL both
+ * go with the write's other deferred writes in one statement (storage/pg-deferred-writes.ts), so
+ * the feed adds no round trip to a write.
  * The event takes the team's next seq once committed (repos/events.ts).
  */
 export async function recordAuditedChange(deps: FeedDeps, ex: Executor, audit: AuditEvent, change: Change): Promise<void> {

@@ -9,7 +9,8 @@ import type { Clock } from '../clock.ts';
 import { newId, newToken, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
-import { insertToken, insertTokenPair, retireRefreshToken, revokeFamily, tokenByHash, tokenWithTeam } from '../storage/repos/tokens.ts';
+import { insertToken, insertTokenPair, retireRefreshTokenWithUser, revokeFamily, tokenByHash, tokenWithTeam } from '../storage/repos/tokens.ts';
+import type { GrantUser } from '../storage/repos/tokens.ts';
 import type { TokenRow } from '../storage/repos/tokens.ts';
 import type { Executor } from '../storage/types.ts';
 import { recordEvent } from '../audit/events.ts';
@@ -138,20 +139,21 @@ export async function refuseReplay(storage: Storage, clock: Clock, replay: Repla
 /**
  * Takes a refresh token out of use for a rotation (RFC 9700 4.14.2): one conditional UPDATE, so
  * of two concurrent uses exactly one wins. A token already rotated or revoked is a replay.
+ * Answers the token's row and its grant's user as it is now (undefined when there is none).
  */
-export async function rotateRefreshToken(ex: Executor, clock: Clock, token: string, clientId: string): Promise<TokenRow> {
+export async function rotateRefreshToken(ex: Executor, clock: Clock, token: string, clientId: string): Promise<{ row: TokenRow; user: GrantUser | undefined }> {
   if (!token.startsWith(REFRESH_PREFIX) || token.length > 200) throw invalidGrant('The refresh token is invalid');
   const hash = sha256(token);
   const now = clock.now().toISOString();
-  // The usual case in one statement; a failure below rolls the grant's transaction back, and
-  // with it this retirement.
-  const retired = await retireRefreshToken(ex, hash, now);
-  const row = retired ?? (await tokenByHash(ex, hash));
+  // The usual case in one statement, the user read with it; a failure below rolls the grant's
+  // transaction back, and with it this retirement.
+  const retired = await retireRefreshTokenWithUser(ex, hash, now);
+  const row = retired?.row ?? (await tokenByHash(ex, hash));
   if (!row || row.kind !== 'refresh') throw invalidGrant('The refresh token is invalid');
   if (row.client_id !== clientId) throw invalidGrant('The refresh token was issued to another client');
   if (!retired) throw new ReplayDetected(row.family_id ?? row.hash, row.team_id, 'The refresh token');
   if (row.expires_at <= now) throw invalidGrant('The refresh token has expired');
-  return row;
+  return retired;
 }
 
 export interface Bearer {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
 import { basic, passwordGrant, postForm, registerAdmin, registerClient, scimStatus } from '../support/oauth.ts';
 import type { TestClient } from '../support/oauth.ts';
 
@@ -260,3 +261,31 @@ describe('brute-force limits on the token endpoint', () => {
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429]);
   });
 });
+
+// The rotation reads the grant's user in its own statement on PostgreSQL (repos/tokens.ts
+// retireRefreshTokenWithUser), with a separate read on SQLite: both refuse a user who can no
+// longer sign in, and the refused rotation rolls back, leaving the token usable.
+for (const engine of engines) {
+  describe(`refresh grant of a user who can no longer sign in, on ${engine.name}`, () => {
+    let t: TestApp;
+    beforeEach(async () => {
+      t = await createTestApp({ engine });
+    });
+    afterEach(() => t.close());
+
+    it('is refused with invalid_grant; the token is not used up, and works again once the user may sign in', async () => {
+      const client = await registerClient(t);
+      const admin = await registerAdmin(t, 'refresher@acme.example');
+      const refresh = String(json(await passwordGrant(t, client, admin)).refresh_token);
+      const { password_hash: hash } = await t.storage.db.selectFrom('users').select('password_hash').where('id', '=', admin.id).executeTakeFirstOrThrow();
+      await t.storage.db.updateTable('users').set({ password_hash: null }).where('id', '=', admin.id).execute();
+      const refused = await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refresh }, { client });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.equal(json(refused).error, 'invalid_grant');
+      assert.match(String(json(refused).error_description), /can no longer sign in/);
+      await t.storage.db.updateTable('users').set({ password_hash: hash }).where('id', '=', admin.id).execute();
+      const again = await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refresh }, { client });
+      assert.equal(again.statusCode, 200, again.body);
+    });
+  });
+}

@@ -4,7 +4,6 @@
  * family. The new grant may narrow the scope, never widen it, and ends when its user can no
  * longer sign in.
  */
-import { userById } from '../../storage/repos/users.ts';
 import { maySignIn } from '../accounts.ts';
 import { invalidGrant } from '../errors.ts';
 import { parseScope, scopesOf } from '../scopes.ts';
@@ -16,12 +15,9 @@ export const refreshTokenGrant: GrantHandler = async (ctx, request) => {
   const { client, params } = request;
   const token = required(params, 'refresh_token');
   return replayGuarded(ctx, request, async (trx) => {
-    const row = await rotateRefreshToken(trx, ctx.clock, token, client.id);
+    const { row, user } = await rotateRefreshToken(trx, ctx.clock, token, client.id);
     const scope = parseScope(params.scope, scopesOf(row.scope));
-    if (row.user_id !== null) {
-      const user = await userById(trx, row.team_id, row.user_id);
-      if (!user || !maySignIn(user)) throw invalidGrant('The user of this grant can no longer sign in');
-    }
+    if (row.user_id !== null && (!user || !maySignIn(user))) throw invalidGrant('The user of this grant can no longer sign in');
     return issueRecorded(trx, ctx, request, 'refresh_token', {
       teamId: row.team_id,
       userId: row.user_id,

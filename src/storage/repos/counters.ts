@@ -1,10 +1,12 @@
 /**
  * A team's counts (migration 010): users by state and groups, and the users again by the hour and
  * the second of their creation (what an index page deep in the list finds its start with,
- * repos/paging.ts), kept exact by the writes themselves. A SCIM write whose change moves a count adds its delta with one compiled upsert in
- * its own transaction, just before the feed's counter bump (so on PostgreSQL the row lock is held
- * from there to the commit, as briefly as the feed's, and always taken first: no two writers lock
- * the two rows in opposite orders). A rolled-back write takes its delta back with it; concurrent
+ * repos/paging.ts), kept exact by the writes themselves. A SCIM write whose change moves a count
+ * adds its delta with one compiled upsert in its own transaction, a deferred write (statements.ts
+ * `defineWrite`): on PostgreSQL it goes out with the write's other deferred writes in the
+ * transaction's last statement before its commit, or as the whole of it, so the rows' locks are
+ * held from there to the commit only; its three rows are always locked in one order (level 0
+ * first), so writers never deadlock on them. A rolled-back write takes its delta back with it; concurrent
  * writers on PostgreSQL add to the row one after the other. Writes that move no count (a rename,
  * a member added) run no statement here. Read by unfiltered lists (their totalResults) and by the
  * console's overview, instead of a `count(*)` over the team's rows.

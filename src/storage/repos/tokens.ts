@@ -6,8 +6,10 @@
  * rotation announces nothing (refresh tokens are never cached).
  */
 import { announceRevocation } from '../revocations.ts';
-import { defineStatement, defineWrite, hot } from '../statements.ts';
+import { defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
+import { userById } from './users.ts';
+import type { UserRow } from './users.ts';
 
 export type TokenRow = OAuthTokensTable;
 
@@ -105,6 +107,43 @@ const RETIRE_REFRESH_TOKEN = defineStatement<{ hash: string; at: string }, Token
  */
 export async function retireRefreshToken(ex: Executor, hash: string, at: string): Promise<TokenRow | undefined> {
   return hot(ex).first(ex, RETIRE_REFRESH_TOKEN, { hash, at });
+}
+
+/** What a rotation reads of the grant's user (oauth/accounts.ts maySignIn). */
+export type GrantUser = Pick<UserRow, 'active' | 'user_type' | 'password_hash'>;
+
+type RetiredWithUser = TokenRow & {
+  readonly rc_user_id: string | null;
+  readonly rc_user_active: number | null;
+  readonly rc_user_type: string | null;
+  readonly rc_user_password_hash: string | null;
+};
+
+/** RETIRE_REFRESH_TOKEN with the grant's user read in the same statement (PostgreSQL: a WITH may hold the UPDATE). */
+const RETIRE_REFRESH_TOKEN_WITH_USER = defineStatement<{ hash: string; at: string }, RetiredWithUser>('retireRefreshTokenWithUser', ['hash', 'at'], (db, p) =>
+  db
+    .with('r', (w) => w.updateTable('oauth_tokens').set({ revoked_at: p.at }).where('hash', '=', p.hash).where('kind', '=', 'refresh').where('revoked_at', 'is', null).returningAll())
+    .selectFrom('r')
+    .leftJoin('users as u', (join) => join.onRef('u.id', '=', 'r.user_id').onRef('u.team_id', '=', 'r.team_id'))
+    .selectAll('r')
+    .select(['u.id as rc_user_id', 'u.active as rc_user_active', 'u.user_type as rc_user_type', 'u.password_hash as rc_user_password_hash']),
+);
+
+/**
+ * retireRefreshToken, with the grant's user as it is now (undefined when the grant has none or
+ * the user is gone): one statement on PostgreSQL, one round trip fewer per refresh grant; the
+ * UPDATE and the user's read on SQLite, where a WITH cannot hold an UPDATE.
+ */
+export async function retireRefreshTokenWithUser(ex: Executor, hash: string, at: string): Promise<{ row: TokenRow; user: GrantUser | undefined } | undefined> {
+  if (!hooksOf(ex).writableCtes) {
+    const row = await retireRefreshToken(ex, hash, at);
+    if (!row) return undefined;
+    return { row, user: row.user_id === null ? undefined : await userById(ex, row.team_id, row.user_id) };
+  }
+  const found = await hot(ex).first(ex, RETIRE_REFRESH_TOKEN_WITH_USER, { hash, at });
+  if (!found) return undefined;
+  const { rc_user_id, rc_user_active, rc_user_type, rc_user_password_hash, ...row } = found;
+  return { row, user: rc_user_id === null ? undefined : { active: Number(rc_user_active), user_type: rc_user_type, password_hash: rc_user_password_hash } };
 }
 
 /** Revokes one token (RFC 7009, a provisioning token's revocation). False when it already was. */
