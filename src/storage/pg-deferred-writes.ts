@@ -140,7 +140,11 @@ export class DeferringConnection {
     }
     const table = this.#deferrable(text);
     if (table !== undefined) {
-      if (this.#pending.some((w) => w.table === table)) await this.#flush();
+      if (this.#pending.some((w) => w.table === table)) {
+        // Two statements now: the transaction must be open on the server before the first goes.
+        await this.#begun();
+        await this.#flush();
+      }
       this.#pending.push({ text, values: [...values], table });
       return answered('INSERT');
     }

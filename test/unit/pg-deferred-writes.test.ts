@@ -117,14 +117,14 @@ describe('DeferringConnection', () => {
     assert.deepEqual(texts(), ['begin', USER, READ, AUDIT, 'commit']);
   });
 
-  it('a second write of the same table sends the first one before it waits', async () => {
+  it('a second write of the same table sends the BEGIN and the first one before it waits: the two stay in one transaction', async () => {
     const { c, texts } = connection();
     await c.query('begin', []);
     await c.query(AUDIT, ['a', '{}']);
     await c.query(AUDIT, ['b', '{}']);
-    assert.deepEqual(texts(), [AUDIT]);
+    assert.deepEqual(texts(), ['begin', AUDIT]);
     await c.query('commit', []);
-    assert.deepEqual(texts(), [AUDIT, AUDIT]);
+    assert.deepEqual(texts(), ['begin', AUDIT, AUDIT, 'commit']);
   });
 
   it('a rollback before anything was sent sends nothing, and forgets the waiting writes', async () => {
