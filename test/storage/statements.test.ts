@@ -13,9 +13,9 @@ import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { insertUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
-import { compileStatement, defineStatement, hooksOf, hot, SHAPE_CACHE_SIZE, shapeParam } from '../../src/storage/statements.ts';
+import { compileStatement, defineStatement, defineWrite, hooksOf, hot, SHAPE_CACHE_SIZE, shapeParam } from '../../src/storage/statements.ts';
 import type { Shaped, Template } from '../../src/storage/statements.ts';
-import { HOT_SHAPE_USES, MAX_NAMED_SHAPES, PreparedNames } from '../../src/storage/pg-statements.ts';
+import { HOT_SHAPE_USES, MAX_NAMED_COMBINED, MAX_NAMED_SHAPES, PreparedNames } from '../../src/storage/pg-statements.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
@@ -69,6 +69,16 @@ for (const engine of engines) {
         assert.equal((await userByNameKey(kdb, teamId, row.user_name_key))?.id, row.id);
       }
       assert.equal(await userById(kdb, teamId, 'NOPE'), undefined);
+    });
+
+    it('a deferrable write runs only through write(), every other statement only through run()', async () => {
+      const { db: kdb } = db.storage;
+      const deferrable = defineWrite<{ id: string }>('testDeferrable', ['id'], (d, p) => d.deleteFrom('sessions').where('id_hash', '=', p.id));
+      const counted = defineStatement<{ id: string }, unknown>('testCounted', ['id'], (d, p) => d.deleteFrom('sessions').where('id_hash', '=', p.id));
+      await assert.rejects(hot(kdb).run(kdb, deferrable, { id: 'x' }), /deferrable write: run it with write\(\)/);
+      await assert.rejects(hot(kdb).write(kdb, counted, { id: 'x' }), /not a deferrable write/);
+      await hot(kdb).write(kdb, deferrable, { id: 'x' });
+      assert.equal(await hot(kdb).run(kdb, counted, { id: 'x' }), 0);
     });
 
     it('are an internal detail of storage: found from the database and from its transactions alike, with the dialect hooks', async () => {
@@ -198,5 +208,23 @@ describe('PostgreSQL names of list shapes (pg-statements.ts PreparedNames)', () 
     }
     assert.equal(named, MAX_NAMED_SHAPES);
     assert.ok(names.nameOf(hot) !== undefined, 'a named shape keeps its name');
+  });
+
+  it('a combination of deferred writes is named at its first run, at most MAX_NAMED_COMBINED of them ever', () => {
+    const names = new PreparedNames();
+    const texts = Array.from({ length: MAX_NAMED_COMBINED + 10 }, (_, i) => `with "rc_write_0" as (insert into "a" values ($1)) insert into "b${i}" values ($2)`);
+    for (const text of texts) names.noteCombined(text);
+    assert.equal(texts.filter((text) => names.known(text) !== undefined).length, MAX_NAMED_COMBINED);
+    assert.ok(names.known(texts[0]!)?.startsWith('rc_writes_'));
+    assert.equal(names.known(texts.at(-1)!), undefined);
+  });
+
+  it('a write is deferred only if it can be combined: refused with its reason otherwise', () => {
+    const names = new PreparedNames();
+    const write = (sql: string) => ({ name: 'w', compiled: { sql, parameters: [] }, slots: [], fixed: true, deferrable: true }) as unknown as Template;
+    names.defer(write('insert into "audit_events" ("id") values ($1)'));
+    assert.equal(names.deferredTable('insert into "audit_events" ("id") values ($1)'), 'audit_events');
+    assert.equal(names.deferredTable('select 1'), undefined);
+    assert.throws(() => names.defer(write('select * from "users"')), /statement w cannot be deferred: not an INSERT/);
   });
 });
