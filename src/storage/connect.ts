@@ -117,7 +117,9 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10 });
+  // Pipeline mode: statements handed to a client together go out together, one round trip
+  // (pg-deferred-writes.ts); one at a time, as Kysely sends them, it changes nothing.
+  const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10, pipeline: true });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const revocations = new Revocations(pgListener(parsed.url, options.listen));

@@ -7,6 +7,14 @@
  * but such writes (POST /Users) sends them as one statement with no BEGIN and no COMMIT, which
  * is a transaction of its own. One round trip instead of five.
  *
+ * What waits goes out in the same round trip as the statement behind it: the connection runs in
+ * node-postgres's pipeline mode, and the BEGIN, the combined writes and the next statement (or
+ * the COMMIT) are handed over together, each with its own answer. A PATCH is 3 round trips (the
+ * BEGIN with the read, the update, the writes with the COMMIT) where it was 5; a refresh grant 2.
+ * The first failure in sending order is the answer: a statement behind a failed one fails only
+ * because the transaction is aborted, and a COMMIT behind failed writes ends the transaction
+ * without committing it (PostgreSQL answers it ROLLBACK).
+ *
  * Why this keeps a transaction's meaning:
  * - Nothing of the transaction reads before its writes are sent: any other statement flushes
  *   them first, so every read sees every earlier write, as before.
@@ -99,7 +107,18 @@ export function combinedWrites(writes: readonly PendingWrite[]): { text: string;
   return { text: `with ${parts.map((part, i) => `"rc_write_${i}" as (${part})`).join(', ')} ${last}`, values };
 }
 
-type Send = (text: string, values: readonly unknown[]) => Promise<PostgresQueryResult<unknown>>;
+/** One statement for node-postgres. */
+export interface Statement {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
+/**
+ * Hands `statements` to the connection at once, in order, and answers one promise per statement.
+ * The connection pipelines them (node-postgres's pipeline mode): they go out together and the
+ * answers come back together, one round trip; each still has its own answer or error.
+ */
+export type Send = (statements: readonly Statement[]) => Promise<PostgresQueryResult<unknown>>[];
 
 const PLAIN_BEGIN = /^\s*begin\s*;?\s*$/i;
 const ANY_BEGIN = /^\s*(?:begin|start\s+transaction)\b/i;
@@ -136,42 +155,19 @@ export class DeferringConnection {
         return answered('BEGIN');
       }
       if (ANY_BEGIN.test(text)) this.#open = true;
-      return this.#send(text, values);
+      return this.#behind({ text, values });
     }
     const table = this.#deferrable(text);
     if (table !== undefined) {
-      if (this.#pending.some((w) => w.table === table)) {
-        // Two statements now: the transaction must be open on the server before the first goes.
-        await this.#begun();
-        await this.#flush();
-      }
+      // Two writes of one table never share a statement: the BEGIN and the first go now, so the
+      // transaction is open on the server before either runs.
+      if (this.#pending.some((w) => w.table === table)) await this.#behind(undefined);
       this.#pending.push({ text, values: [...values], table });
       return answered('INSERT');
     }
     if (COMMIT.test(text)) return this.#commit(text);
     if (ROLLBACK.test(text)) return this.#rollback(text);
-    await this.#begun();
-    await this.#flush();
-    return this.#send(text, values);
-  }
-
-  /**
-   * Before a statement this class does not see (a cursor, submitted at once): the BEGIN and the
-   * waiting writes handed to the client now, without waiting for their answers (`send` hands its
-   * text to node-postgres before its first await, and the client sends in order).
-   */
-  settleNow(): Promise<unknown> {
-    const sent: Promise<unknown>[] = [];
-    if (this.#open && this.#begin !== undefined) {
-      sent.push(this.#send(this.#begin, []));
-      this.#begin = undefined;
-    }
-    if (this.#pending.length > 0) {
-      const { text, values } = combinedWrites(this.#pending);
-      this.#pending = [];
-      sent.push(this.#send(text, values));
-    }
-    return Promise.all(sent);
+    return this.#behind({ text, values });
   }
 
   /** Forgets the connection's transaction (it goes back to the pool). */
@@ -181,32 +177,51 @@ export class DeferringConnection {
     this.#pending = [];
   }
 
-  async #begun(): Promise<void> {
-    if (this.#begin === undefined) return;
-    const begin = this.#begin;
-    await this.#send(begin, []);
-    this.#begin = undefined;
-  }
-
-  async #flush(): Promise<void> {
-    if (this.#pending.length === 0) return;
-    const { text, values } = combinedWrites(this.#pending);
-    // A single write is its own template's text, named already.
-    if (this.#pending.length > 1) this.#noteCombined(text);
-    this.#pending = [];
-    await this.#send(text, values);
+  /**
+   * Sends the transaction's BEGIN if it is still waiting, its waiting writes as one statement,
+   * and `next`, in one pipeline. Answers `next`'s result once every answer is in; the first
+   * failure in sending order is the answer (a statement behind a failed one fails only because
+   * the transaction is aborted). Without `next`, answers the last statement sent.
+   */
+  async #behind(next: Statement | undefined): Promise<PostgresQueryResult<unknown>> {
+    const statements: Statement[] = [];
+    if (this.#begin !== undefined) {
+      statements.push({ text: this.#begin, values: [] });
+      this.#begin = undefined;
+    }
+    if (this.#pending.length > 0) {
+      const combined = combinedWrites(this.#pending);
+      // A single write is its own template's text, named already.
+      if (this.#pending.length > 1) this.#noteCombined(combined.text);
+      this.#pending = [];
+      statements.push(combined);
+    }
+    if (next) statements.push(next);
+    if (statements.length === 0) return answered('INSERT');
+    const answers = await Promise.allSettled(this.#send(statements));
+    for (const answer of answers) if (answer.status === 'rejected') throw answer.reason;
+    return (answers.at(-1) as PromiseFulfilledResult<PostgresQueryResult<unknown>>).value;
   }
 
   async #commit(text: string): Promise<PostgresQueryResult<unknown>> {
     if (this.#begin !== undefined) {
       // Never begun: the waiting writes are the whole transaction, one statement on its own.
       // Should it fail, the transaction stays open here (nothing begun), and its ROLLBACK is answered here.
-      await this.#flush();
+      const begin = this.#begin;
+      this.#begin = undefined;
+      try {
+        await this.#behind(undefined);
+      } catch (error) {
+        this.#begin = begin;
+        throw error;
+      }
       this.reset();
       return answered('COMMIT');
     }
-    await this.#flush();
-    const result = await this.#send(text, []);
+    // The waiting writes and the COMMIT in one pipeline. Should the writes fail, PostgreSQL ends
+    // the aborted transaction at that COMMIT (answering ROLLBACK) and the writes' error is the
+    // answer; the ROLLBACK Kysely sends then finds no transaction, which PostgreSQL only warns of.
+    const result = await this.#behind({ text, values: [] });
     this.reset();
     return result;
   }
@@ -214,6 +229,6 @@ export class DeferringConnection {
   async #rollback(text: string): Promise<PostgresQueryResult<unknown>> {
     const begun = this.#begin === undefined;
     this.reset();
-    return begun ? this.#send(text, []) : answered('ROLLBACK');
+    return begun ? this.#send([{ text, values: [] }])[0]! : answered('ROLLBACK');
   }
 }

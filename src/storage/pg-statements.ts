@@ -21,6 +21,7 @@ import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryRes
 import type pg from 'pg';
 import { isStalePlan } from './dialect.ts';
 import { DeferringConnection, deferrableTable } from './pg-deferred-writes.ts';
+import type { Send } from './pg-deferred-writes.ts';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
 
@@ -100,7 +101,8 @@ export class PreparedNames {
 /**
  * `pool` as Kysely's PostgresDialect takes it, its clients sending a statement compiled once by
  * its name: so the hot statements of a write's transaction are prepared too. Each client keeps
- * its transaction's deferrable writes (and its BEGIN) until they must go (pg-deferred-writes.ts).
+ * its transaction's deferrable writes (and its BEGIN) until they must go, then sends them in one
+ * pipeline with the statement behind them (pg-deferred-writes.ts).
  */
 export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
@@ -116,17 +118,25 @@ export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
         throw error;
       }
     };
-    const connection = new DeferringConnection(query, (text) => names.deferredTable(text), (text) => names.noteCombined(text));
-    // A cursor is submitted at once (node-postgres answers it synchronously): the BEGIN and the
-    // waiting writes are queued before it on the same client, which sends them in order; should
-    // they fail, the cursor fails on the aborted transaction.
-    const submit = (cursor: PostgresCursor<unknown>) => {
-      connection.settleNow().catch(() => {});
-      return client.query(cursor as unknown as pg.Submittable);
+    // The pool's clients pipeline (connect.ts): each statement is written as it is handed over.
+    // The socket is corked meanwhile, so statements handed over together leave in one write.
+    const socket = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    const send: Send = (statements) => {
+      socket?.cork?.();
+      try {
+        return statements.map((s) => query(s.text, s.values));
+      } finally {
+        socket?.uncork?.();
+      }
     };
+    const connection = new DeferringConnection(send, (text) => names.deferredTable(text), (text) => names.noteCombined(text));
     return {
-      query: ((sqlOrCursor: string | PostgresCursor<unknown>, values?: ReadonlyArray<unknown>) =>
-        typeof sqlOrCursor === 'string' ? connection.query(sqlOrCursor, values ?? []) : submit(sqlOrCursor)) as PostgresPoolClient['query'],
+      query: ((sqlOrCursor: string | PostgresCursor<unknown>, values?: ReadonlyArray<unknown>) => {
+        // A cursor keeps a portal open across round trips, which a pipelining connection cannot
+        // (node-postgres refuses it); Rollcall streams by keyset pages instead.
+        if (typeof sqlOrCursor !== 'string') throw new Error('cursors are not supported on pipelining connections');
+        return connection.query(sqlOrCursor, values ?? []);
+      }) as PostgresPoolClient['query'],
       release: (destroy?: boolean) => {
         connection.reset();
         client.release(destroy);

@@ -1,6 +1,8 @@
 /**
- * PostgreSQL round trips of the read paths and of a user PATCH (issue 14 item 4), counted at
- * node-postgres's Client#query, which sends one statement and waits for its answer: a read by id
+ * PostgreSQL round trips of the read paths and of the writes (issue 14 item 4), counted at
+ * node-postgres's Client#query. A statement handed to a connection that awaits no answer starts a
+ * round trip; one handed over while an answer is still awaited rides in the same pipeline (the
+ * connection's BEGIN and waiting writes go with the statement behind them). A read by id
  * or a `userName eq` lookup opens no transaction (no BEGIN / COMMIT), runs each statement it needs
  * once, and runs its statements compiled once as named prepared statements (parsed and planned
  * once per connection), inside a write's transaction too. The bearer check's own statements
@@ -11,6 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { HOT_SHAPE_USES } from '../../src/storage/pg-statements.ts';
+import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
+import { insertUser, userById } from '../../src/storage/repos/users.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -19,7 +23,12 @@ import { passwordGrant, postForm, registerAdmin, registerClient } from '../suppo
 interface Sent {
   readonly text: string;
   readonly named: boolean;
+  /** Handed to a connection that awaited no answer: the statement starts a round trip. */
+  readonly trip: boolean;
 }
+
+/** The statements that start a round trip, by their first words. */
+const tripsOf = (sent: readonly Sent[]) => sent.filter((s) => s.trip).map((s) => s.text.split(/\s+/).slice(0, 3).join(' '));
 
 const postgres = engines.find((e) => e.name === 'postgres');
 const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
@@ -35,7 +44,9 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
     // Every statement any pooled connection sends, while a request is being counted.
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const config = args[0] as string | { text: string; name?: string };
-      sent?.push(typeof config === 'string' ? { text: config, named: false } : { text: config.text, named: config.name !== undefined });
+      // node-postgres's own flag: no answer awaited on this connection.
+      const trip = (this as unknown as { readyForQuery: boolean }).readyForQuery;
+      sent?.push(typeof config === 'string' ? { text: config, named: false, trip } : { text: config.text, named: config.name !== undefined, trip });
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof original;
     t = await createTestApp({ engine: postgres! });
@@ -114,7 +125,7 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
     }
   });
 
-  it('PATCH /Users/{id}: BEGIN, the user with its groups, the update, the audit row with the event, COMMIT; the statements between prepared by name', async () => {
+  it('PATCH /Users/{id}: BEGIN, the user with its groups, the update, the audit row with the event, COMMIT, in 3 round trips (BEGIN with the read, the update, the writes with the COMMIT); the statements between prepared by name', async () => {
     for (let i = 0; i < 2; i++) {
       sent = [];
       const res = await t.request('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value: `Ada ${i}` }] });
@@ -126,7 +137,22 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       assert.match(all[0]!.text, /^begin$/i);
       assert.match(all[4]!.text, /^commit$/i);
       assert.deepEqual(all.slice(1, 4).map((s) => s.named), [true, true, true], all.map((s) => s.text).join('\n'));
+      assert.deepEqual(tripsOf(all), ['begin', 'update "users" set', 'with "rc_write_0" as'], all.map((s) => `${s.trip} ${s.text}`).join('\n'));
     }
+  });
+
+  it('PATCH /Groups/{id} adding one member: BEGIN with the group\'s new version, the member, the writes with the COMMIT: 3 round trips', async () => {
+    const other = String(json(await t.request('POST', '/v2/scim/Users', { userName: `member-trips@x.example` })).id);
+    sent = [];
+    const res = await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
+    const all = sent.filter((s) => !/request_log|provisioning_tokens|oauth_tokens/.test(s.text));
+    sent = undefined;
+    assert.equal(res.statusCode, 204, res.body);
+    assert.equal(all.length, 5, all.map((s) => s.text).join('\n'));
+    assert.deepEqual(tripsOf(all), ['begin', 'insert into "group_members"', 'with "rc_write_0" as'], all.map((s) => `${s.trip} ${s.text}`).join('\n'));
+    const members = (json(await t.request('GET', `/v2/scim/Groups/${groupId}`)).members as { value: string }[]).map((m) => m.value);
+    assert.ok(members.includes(other));
+    await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `members[value eq "${other}"]` }] });
   });
 
   /** What a write sends, the bearer check's and the request log's statements apart. */
@@ -171,7 +197,7 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
     assert.deepEqual(await rowsOf(), before);
   });
 
-  it('a refresh grant: BEGIN, the rotation with the grant\'s user in one statement, the token pair with its audit row in one statement, COMMIT', async () => {
+  it('a refresh grant: BEGIN, the rotation with the grant\'s user in one statement, the token pair with its audit row in one statement, COMMIT, in 2 round trips', async () => {
     const client = await registerClient(t);
     const admin = await registerAdmin(t, 'trips@acme.example');
     let refresh = String(json(await passwordGrant(t, client, admin)).refresh_token);
@@ -186,7 +212,44 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       assert.match(texts[2]!, /^with "rc_write_0" as \(insert into "oauth_tokens".*insert into "audit_events"/s);
       assert.match(texts[3]!, /^commit$/i);
       assert.ok(all.slice(1, 3).every((s) => s.named), 'prepared by name');
+      assert.deepEqual(tripsOf(all), ['begin', 'with "rc_write_0" as'], all.map((s) => `${s.trip} ${s.text}`).join('\n'));
     }
+  });
+
+  it('a deferred write that fails in the pipeline with the COMMIT fails the transaction, which writes nothing; the read behind a failed write answers the write\'s own error; the connection serves the next transaction', async () => {
+    const team = String((await sql<{ team_id: string }>`select team_id from users where id = ${userId}`.execute(t.storage.db)).rows[0]!.team_id);
+    const taken = (await userById(t.storage.db, team, userId))!;
+    const audit = (id: string) => ({ id, team_id: team, at: new Date().toISOString(), actor: 'test', request_id: null, action: 'test', resource_type: 'User', resource_id: userId, detail: '{}' });
+    const audited = async (id: string) => Number((await sql<{ n: string }>`select count(*) as n from audit_events where id = ${id}`.execute(t.storage.db)).rows[0]!.n);
+    const unique = (error: unknown) => (error as { code?: string }).code === '23505';
+    for (let i = 0; i < 3; i++) {
+      // BEGIN sent with a read; then an audit row and a user whose id is taken, sent with the COMMIT.
+      sent = [];
+      await assert.rejects(
+        t.storage.db.transaction().execute(async (trx) => {
+          await userById(trx, team, userId);
+          await insertAuditEvent(trx, audit(`pipeline-audit-${i}`));
+          await insertUser(trx, { ...taken, user_name: `other-${i}` });
+        }),
+        unique,
+      );
+      const trips = tripsOf(sent);
+      sent = undefined;
+      assert.deepEqual(trips.slice(0, 2), ['begin', 'with "rc_write_0" as'], 'the writes went with the COMMIT');
+      assert.equal(await audited(`pipeline-audit-${i}`), 0, 'the audit row of the failed transaction is not written');
+      // A failed write, then a read: the read's answer is the write's error, not "transaction aborted".
+      await assert.rejects(
+        t.storage.db.transaction().execute(async (trx) => {
+          await insertAuditEvent(trx, audit(`pipeline-read-${i}`));
+          await insertUser(trx, { ...taken, user_name: `again-${i}` });
+          await userById(trx, team, userId);
+        }),
+        unique,
+      );
+      assert.equal(await audited(`pipeline-read-${i}`), 0);
+    }
+    // Every pooled connection is clean: writes and reads go on.
+    for (let i = 0; i < 12; i++) assert.equal((await t.request('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value: `Ada ${i}` }] })).statusCode, 200);
   });
 
   it('a migration that changes a table under a prepared statement does not break writes: the write is retried unnamed', async () => {

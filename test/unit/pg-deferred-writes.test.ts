@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { PostgresQueryResult } from 'kysely';
 import { combinedWrites, deferrableTable, DeferringConnection, renumbered } from '../../src/storage/pg-deferred-writes.ts';
+import type { Send } from '../../src/storage/pg-deferred-writes.ts';
 
 const USER = 'insert into "users" ("id", "team_id") values ($1, $2)';
 const AUDIT = 'insert into "audit_events" ("id", "detail") values ($1, $2)';
@@ -77,18 +78,38 @@ describe('combinedWrites', () => {
   });
 });
 
-/** A connection over a recording stand-in for node-postgres; `fail` makes a text's send fail. */
+/**
+ * A connection over a recording stand-in for node-postgres in pipeline mode: each statement is
+ * recorded as it is handed over, with whether it starts a round trip (no answer awaited then);
+ * answers come a turn of the event loop later. `fail` makes a text's statement fail, and, in a
+ * transaction, every statement behind it fail as aborted, as PostgreSQL does.
+ */
 function connection(fail?: (text: string) => boolean) {
-  const sent: { text: string; values: readonly unknown[] }[] = [];
-  const send = async (text: string, values: readonly unknown[]) => {
-    sent.push({ text, values });
-    if (fail?.(text)) throw new Error(`refused: ${text}`);
-    return { command: /^commit/i.test(text) ? 'COMMIT' : 'SELECT', rowCount: 1, rows: [] } as unknown as PostgresQueryResult<unknown>;
+  const sent: { text: string; values: readonly unknown[]; trip: boolean }[] = [];
+  let awaited = 0;
+  let begun = false;
+  let aborted = false;
+  const one = (text: string, values: readonly unknown[]): Promise<PostgresQueryResult<unknown>> => {
+    sent.push({ text, values, trip: awaited === 0 });
+    awaited++;
+    const ends = /^(commit|rollback)/i.test(text);
+    const failed = fail?.(text) ? new Error(`refused: ${text}`) : aborted && !ends ? new Error('aborted') : undefined;
+    if (/^(begin|start)/i.test(text)) begun = true;
+    if (failed && begun) aborted = true;
+    if (ends) aborted = begun = false;
+    return new Promise((resolve, reject) =>
+      setImmediate(() => {
+        awaited--;
+        if (failed) reject(failed);
+        else resolve({ command: /^commit/i.test(text) ? 'COMMIT' : 'SELECT', rowCount: 1, rows: [] } as unknown as PostgresQueryResult<unknown>);
+      }),
+    );
   };
+  const send: Send = (statements) => statements.map((s) => one(s.text, s.values));
   const tables: Record<string, string> = { [USER]: 'users', [AUDIT]: 'audit_events', [EVENT]: 'events' };
   const named: string[] = [];
   const c = new DeferringConnection(send, (text) => tables[text], (text) => named.push(text));
-  return { c, sent, named, texts: () => sent.map((s) => s.text) };
+  return { c, sent, named, texts: () => sent.map((s) => s.text), trips: () => sent.filter((s) => s.trip).map((s) => s.text) };
 }
 
 describe('DeferringConnection', () => {
@@ -107,24 +128,41 @@ describe('DeferringConnection', () => {
     assert.deepEqual(named, [sent[0]!.text], 'the combination is named for preparing');
   });
 
-  it('any other statement sends the BEGIN and the waiting writes first, so it sees them', async () => {
-    const { c, texts } = connection();
+  it('any other statement goes in one round trip with the BEGIN and the waiting writes before it, so it sees them; the waiting writes go with the COMMIT', async () => {
+    const { c, texts, trips } = connection();
     await c.query('begin', []);
     await c.query(USER, ['u', 't']);
     await c.query(READ, ['u']);
     await c.query(AUDIT, ['a', '{}']);
     await c.query('commit', []);
     assert.deepEqual(texts(), ['begin', USER, READ, AUDIT, 'commit']);
+    assert.deepEqual(trips(), ['begin', AUDIT], 'two round trips');
+  });
+
+  it('a statement behind a failed write answers the write\'s error; so does a COMMIT behind failed writes, and the rollback after it still goes', async () => {
+    const { c, texts } = connection((text) => text === USER);
+    await c.query('begin', []);
+    await c.query(READ, ['u']);
+    await c.query(USER, ['u', 't']);
+    await assert.rejects(c.query(READ, ['u']), /refused: insert into "users"/);
+    await c.query('rollback', []);
+    await c.query('begin', []);
+    await c.query(READ, ['u']);
+    await c.query(USER, ['u', 't']);
+    await assert.rejects(c.query('commit', []), /refused: insert into "users"/);
+    await c.query('rollback', []);
+    assert.deepEqual(texts(), ['begin', READ, USER, READ, 'rollback', 'begin', READ, USER, 'commit', 'rollback']);
   });
 
   it('a second write of the same table sends the BEGIN and the first one before it waits: the two stay in one transaction', async () => {
-    const { c, texts } = connection();
+    const { c, texts, trips } = connection();
     await c.query('begin', []);
     await c.query(AUDIT, ['a', '{}']);
     await c.query(AUDIT, ['b', '{}']);
     assert.deepEqual(texts(), ['begin', AUDIT]);
     await c.query('commit', []);
     assert.deepEqual(texts(), ['begin', AUDIT, AUDIT, 'commit']);
+    assert.deepEqual(trips(), ['begin', AUDIT]);
   });
 
   it('a rollback before anything was sent sends nothing, and forgets the waiting writes', async () => {
@@ -176,12 +214,4 @@ describe('DeferringConnection', () => {
     assert.deepEqual(texts(), [USER, READ]);
   });
 
-  it('settleNow hands the BEGIN and the waiting writes to the client at once, in order', async () => {
-    const { c, texts } = connection();
-    await c.query('begin', []);
-    await c.query(USER, ['u', 't']);
-    const settled = c.settleNow();
-    assert.deepEqual(texts(), ['begin', USER], 'handed over before any answer');
-    await settled;
-  });
 });
