@@ -97,14 +97,51 @@ export function renumbered(text: string, offset: number): string | undefined {
 export function combinedWrites(writes: readonly PendingWrite[]): { text: string; values: unknown[] } {
   if (writes.length === 1) return { text: writes[0]!.text, values: [...writes[0]!.values] };
   const values: unknown[] = [];
+  for (const write of writes) values.push(...write.values);
+  return { text: combinedText(writes), values };
+}
+
+/** A node of the combined texts known, by the sequence of the writes' texts (each a template's own string). */
+interface Combination {
+  readonly next: Map<string, Combination>;
+  text?: string;
+}
+
+/** Combinations remembered: as many as the code's write paths, bounded all the same. */
+const MAX_COMBINATIONS = 256;
+const combinations: Combination = { next: new Map() };
+let combinationsKnown = 0;
+
+/**
+ * The combined text of `writes`, built once per sequence of texts: the same string every time,
+ * so looking it up by name costs no hashing of a fresh string.
+ */
+function combinedText(writes: readonly PendingWrite[]): string {
+  let node = combinations;
+  for (const write of writes) {
+    let next = node.next.get(write.text);
+    if (!next) {
+      if (combinationsKnown >= MAX_COMBINATIONS) return buildCombined(writes);
+      next = { next: new Map() };
+      node.next.set(write.text, next);
+      combinationsKnown++;
+    }
+    node = next;
+  }
+  node.text ??= buildCombined(writes);
+  return node.text;
+}
+
+function buildCombined(writes: readonly PendingWrite[]): string {
+  let offset = 0;
   const parts = writes.map((write) => {
-    const text = renumbered(write.text, values.length);
+    const text = renumbered(write.text, offset);
     if (text === undefined) throw new Error(`not a deferrable write: ${write.text}`);
-    values.push(...write.values);
+    offset += write.values.length;
     return text;
   });
   const last = parts.pop()!;
-  return { text: `with ${parts.map((part, i) => `"rc_write_${i}" as (${part})`).join(', ')} ${last}`, values };
+  return `with ${parts.map((part, i) => `"rc_write_${i}" as (${part})`).join(', ')} ${last}`;
 }
 
 /** One statement for node-postgres. */
