@@ -18,6 +18,7 @@ import {
   deleteGroup as deleteGroupRow,
   groupById,
   insertGroup,
+  isUnknownMember,
   listGroups as listGroupRows,
   removeMembers,
   touchGroup,
@@ -26,11 +27,12 @@ import {
 import type { GroupRow } from '../storage/repos/groups.ts';
 import { addCounts } from '../storage/repos/counters.ts';
 import { existingUserIds } from '../storage/repos/users.ts';
-import type { Executor } from '../storage/types.ts';
+import type { Executor, Tx } from '../storage/types.ts';
 import { columnsOf } from './columns.ts';
 import { hidesDeactivated, lowering, typesOf } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
+import type { ScimError } from './errors.ts';
 import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
@@ -88,12 +90,13 @@ function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'creat
 
 const displayNameTaken = (name: string) => conflict(`a group named "${name}" already exists in this team`);
 
+const unknownMembers = (ids: readonly string[]) =>
+  badRequest('invalidValue', `unknown member${ids.length > 1 ? 's' : ''}: ${ids.slice(0, 10).join(', ')}`);
+
 async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly string[]): Promise<void> {
   const found = await existingUserIds(ex, ctx.team.id, ids);
   const missing = ids.filter((id) => !found.has(id));
-  if (missing.length > 0) {
-    throw badRequest('invalidValue', `unknown member${missing.length > 1 ? 's' : ''}: ${missing.slice(0, 10).join(', ')}`);
-  }
+  if (missing.length > 0) throw unknownMembers(missing);
 }
 
 /** The audit event and the feed event (RFC 9967) of a write to a group, in the write's transaction. */
@@ -117,20 +120,43 @@ function memberSummary(delta: MemberDelta): Record<string, unknown> {
   };
 }
 
-async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, delta: MemberDelta, at: string): Promise<void> {
-  // One member added (what identity providers send): inserted only if it is a user of the team,
-  // and looked up only when nothing was inserted (no such user, or already a member). A 400
-  // rolls back the removals before it with the rest of the write.
+/**
+ * The one member a group write adds by itself (applyMembers), if any: it is looked up in its own
+ * insert, which fails should it be no user of the team, on PostgreSQL at the commit.
+ */
+interface LoneMember {
+  id?: string;
+}
+
+async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, delta: MemberDelta, at: string, lone: LoneMember): Promise<void> {
+  // One member added (what identity providers send): no look-up first; its insert finds the
+  // user or fails (runGroupWrite answers 400 naming it). A 400 rolls back the removals before
+  // it with the rest of the write.
   const [one, ...more] = delta.add;
   const single = one !== undefined && more.length === 0;
   if (!single) await assertMembersExist(ctx, ex, delta.add);
   if (delta.clear) await clearMembers(ex, groupId, delta.add);
   else if (delta.remove.length > 0) await removeMembers(ex, groupId, delta.remove);
   if (single) {
-    if (!(await addTeamUserAsMember(ex, ctx.team.id, groupId, one, at))) await assertMembersExist(ctx, ex, delta.add);
+    lone.id = one;
+    await addTeamUserAsMember(ex, ctx.team.id, groupId, one, at);
   } else if (delta.add.length > 0) {
     await addMembers(ex, ctx.team.id, groupId, delta.add, at);
   }
+}
+
+/** runWrite for a group write: a lone member added who is no user of the team is 400 invalidValue naming it. */
+function runGroupWrite<T>(ctx: ScimContext, body: (trx: Tx, lone: LoneMember) => Promise<T>, onUnique: () => Promise<ScimError>): Promise<T> {
+  const lone: LoneMember = {};
+  return runWrite(
+    ctx,
+    (trx) => {
+      lone.id = undefined;
+      return body(trx, lone);
+    },
+    onUnique,
+    (error) => (lone.id !== undefined && isUnknownMember(ctx.storage.hooks, error) ? unknownMembers([lone.id]) : undefined),
+  );
 }
 
 export async function createGroup(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
@@ -138,10 +164,10 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
   const validated = validateResource(rt, body, 'create');
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now }, validated, 1);
-  return runWrite(ctx, async (trx) => {
+  return runGroupWrite(ctx, async (trx, lone) => {
     await insertGroup(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
-    if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now);
+    if (validated.members) await applyMembers(ctx, trx, row.id, { clear: false, add: validated.members, remove: [] }, now, lone);
     // The answer before the counters: on PostgreSQL the team's counter rows stay locked from
     // their bump to the commit, so nothing else may come between them.
     const rendered = await render(ctx, trx, row, projection);
@@ -186,7 +212,7 @@ export async function renderGroupRows(ctx: ScimContext, rows: readonly GroupRow[
 
 export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, pre: Preconditions = {}, projection: Projection = {}): Promise<Versioned> {
   const rt = typesOf(ctx).Group;
-  return runWrite(ctx, async (trx) => {
+  return runGroupWrite(ctx, async (trx, lone) => {
     const current = await groupById(trx, ctx.team.id, id);
     if (!current) throw notFound(`Group ${id} not found`);
     checkIfMatch(rt, current, pre.ifMatch);
@@ -198,7 +224,7 @@ export async function replaceGroup(ctx: ScimContext, id: string, body: unknown, 
     }
     await claimExtensionValues(ctx, trx, rt, id, validated.document);
     // PUT replaces everything: members omitted means no members (RFC 7644 3.5.1).
-    await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at);
+    await applyMembers(ctx, trx, id, { clear: true, add: validated.members ?? [], remove: [] }, next.updated_at, lone);
     const changed = changedAttributes(parseData(ctx, current), validated.document);
     const rendered = await render(ctx, trx, next, projection);
     const note = { action: 'replace', detail: { changed, members: validated.members?.length ?? 0 } } as const;
@@ -216,7 +242,7 @@ export async function patchGroup(
   projection?: Projection,
 ): Promise<{ etag: string; resource?: Versioned }> {
   const rt = typesOf(ctx).Group;
-  return runWrite(ctx, async (trx) => {
+  return runGroupWrite(ctx, async (trx, lone) => {
     const now = iso(ctx.clock);
     // The group's new version taken first, in the statement that reads the group (one round trip;
     // on PostgreSQL the row stays locked to the commit, so nothing changes it under this write).
@@ -238,7 +264,7 @@ export async function patchGroup(
       if (!(await updateGroup(trx, row, version))) throw new RetryWrite();
       await claimExtensionValues(ctx, trx, rt, id, validated.document);
     }
-    if (patched.members) await applyMembers(ctx, trx, id, patched.members, now);
+    if (patched.members) await applyMembers(ctx, trx, id, patched.members, now, lone);
     const changed = changedAttributes(original, parseData(ctx, row));
     const resource = projection ? await render(ctx, trx, row, projection) : undefined;
     const note: AuditNote = {

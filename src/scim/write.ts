@@ -1,7 +1,7 @@
 /**
  * Runs one write as one transaction, and decides what a driver failure means: a unique
  * violation that slipped past the service's own check (a concurrent create) becomes 409
- * `uniqueness`; a lost optimistic-concurrency race or a serialization failure is retried a few
+ * `uniqueness`; a failure the caller names as the request's fault (`refused`) becomes its answer; a lost optimistic-concurrency race or a serialization failure is retried a few
  * times; anything else propagates as a server error. Nothing is half-written: the transaction
  * rolls back on every throw.
  */
@@ -23,6 +23,8 @@ export async function runWrite<T>(
   ctx: ScimContext,
   body: (trx: Tx) => Promise<T>,
   onUnique?: () => Promise<ScimError>,
+  /** The request's own fault a driver failure may be, if any (a member who is no user of the team). */
+  refused?: (error: unknown) => ScimError | undefined,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -34,6 +36,8 @@ export async function runWrite<T>(
         await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * attempt)));
         continue;
       }
+      const fault = refused?.(error);
+      if (fault) throw fault;
       if (ctx.storage.hooks.isUniqueViolation(error)) {
         throw onUnique ? await onUnique() : conflict('the resource conflicts with an existing one');
       }

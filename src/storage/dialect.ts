@@ -24,6 +24,8 @@ export interface DialectHooks {
   isUniqueViolation(error: unknown): boolean;
   /** Whether a driver error is a lost serialization/lock race worth retrying. */
   isRetryable(error: unknown): boolean;
+  /** The column (`table.column`) a driver error found NULL against its NOT NULL, if it is such an error. */
+  notNullColumn(error: unknown): string | undefined;
   /**
    * A scalar at `keys` inside a JSON document, or NULL: inside the column `column` of table
    * alias `table`, or (base `element`) inside the current element of `elements(...)`. `text`
@@ -124,6 +126,7 @@ export const sqliteHooks: DialectHooks = {
     !/constraint failed: events\.team_id, events\.seq/.test(messageOf(error)) &&
     (/UNIQUE constraint failed|PRIMARY KEY/.test(messageOf(error)) || codeOf(error) === 'SQLITE_CONSTRAINT_UNIQUE' || codeOf(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY'),
   isRetryable: (error) => /database is locked|SQLITE_BUSY/.test(messageOf(error)),
+  notNullColumn: (error) => /NOT NULL constraint failed: (\w+\.\w+)/.exec(messageOf(error))?.[1],
   json: (base, keys, as) => {
     // The element itself (a multi-valued simple attribute): json_each's value is already SQL
     // (text, a number, 1/0), and json_extract would read a string element as malformed JSON.
@@ -166,6 +169,11 @@ export const postgresHooks: DialectHooks = {
   // Serialization failures, deadlocks, and a prepared statement whose table a migration changed
   // (pg-statements.ts: it runs unnamed on the retry).
   isRetryable: (error) => codeOf(error) === '40001' || codeOf(error) === '40P01' || isStalePlan(error),
+  notNullColumn: (error) => {
+    if (codeOf(error) !== '23502') return undefined;
+    const { table, column } = error as { table?: string; column?: string };
+    return table && column ? `${table}.${column}` : undefined;
+  },
   json: (base, keys, as) => {
     const source = base === 'element' ? sql`e.v` : documentColumn(base);
     const path = sql`${sql.lit(textArrayPostgres(keys))}::text[]`;

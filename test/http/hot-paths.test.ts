@@ -150,6 +150,32 @@ for (const engine of engines) {
       assert.deepEqual(await members(), was);
     });
 
+    it('one member who is no user of this team (none at all, or another team\'s) is 400 invalidValue naming it, in a PATCH add, a POST and a PUT of a group, and nothing is written', async () => {
+      const globex = await t.addTeam(`globex-${engine.name}`);
+      const theirs = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'eve@globex.example' }, { authorization: `Bearer ${globex.token}` })).id);
+      const rows = async (table: 'audit_events' | 'events' | 'groups') => Number((await t.storage.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const counts = async () => [await rows('audit_events'), await rows('events'), await rows('groups')];
+      const before = await t.request('GET', `/v2/scim/Groups/${groupId}`);
+      const was = await counts();
+      for (const stranger of ['NOSUCHUSER0000000001', theirs]) {
+        const unknown = new RegExp(`unknown member: ${stranger}`);
+        const added = await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: stranger }] }] });
+        assert.equal(added.statusCode, 400, added.body);
+        assert.equal(json(added).scimType, 'invalidValue');
+        assert.match(String(json(added).detail), unknown);
+        const created = await t.request('POST', '/v2/scim/Groups', { displayName: `Strangers ${stranger}`, members: [{ value: stranger }] });
+        assert.equal(created.statusCode, 400, created.body);
+        assert.match(String(json(created).detail), unknown);
+        const replaced = await t.request('PUT', `/v2/scim/Groups/${groupId}`, { displayName: 'Eng', members: [{ value: stranger }] });
+        assert.equal(replaced.statusCode, 400, replaced.body);
+        assert.match(String(json(replaced).detail), unknown);
+      }
+      assert.deepEqual(await counts(), was, 'no audit row, no feed event, no group');
+      const after = await t.request('GET', `/v2/scim/Groups/${groupId}`);
+      assert.equal(after.headers.etag, before.headers.etag);
+      assert.deepEqual(json(after).members, json(before).members);
+    });
+
     it('RFC 7644 3.14: a group PATCH whose If-Match is stale is 412 and changes nothing, though the new version is taken before the check', async () => {
       const before = await t.request('GET', `/v2/scim/Groups/${groupId}`);
       const members = (r: typeof before) => (json(r).members as { value: string }[]).map((m) => m.value).sort();

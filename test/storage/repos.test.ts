@@ -8,7 +8,7 @@ import { ALWAYS } from '../../src/storage/predicate.ts';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { addCounts } from '../../src/storage/repos/counters.ts';
-import { addMembers, addTeamUserAsMember, clearMembers, firstMembers, groupsOfUsers, insertGroup, memberChunk, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
+import { addMembers, addTeamUserAsMember, clearMembers, firstMembers, groupsOfUsers, insertGroup, isUnknownMember, memberChunk, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
 import type { GroupRow } from '../../src/storage/repos/groups.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { revokeTokensOfUser, insertToken, tokenByHash } from '../../src/storage/repos/tokens.ts';
@@ -156,7 +156,7 @@ for (const engine of engines) {
       assert.equal(await touchGroup(db.storage.db, teamId, 'NOPE', T), undefined);
     });
 
-    it('one member added only if it is a user of the team: true when added; false when already a member or no such user of the team', async () => {
+    it('one member added only if it is a user of the team: added once; no such user, or a user of another team, refused with the error isUnknownMember recognises (in a transaction too, where it may surface at the commit), nothing added', async () => {
       const g = groupRow(teamId, 'Single');
       await insertGroup(db.storage.db, g);
       const u = userRow(teamId, 'single@x.example');
@@ -165,10 +165,13 @@ for (const engine of engines) {
       await insertTeam(db.storage.db, { id: otherTeamId, name: 'single', name_key: 'single', deactivated_users: 'hidden', created_at: T });
       const stranger = userRow(otherTeamId, 'stranger@x.example');
       await insertUser(db.storage.db, stranger);
-      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, u.id, T), true);
-      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, u.id, T), false);
-      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, 'NOSUCHUSER0000000000', T), false);
-      assert.equal(await addTeamUserAsMember(db.storage.db, teamId, g.id, stranger.id, T), false, 'a user of another team');
+      await addTeamUserAsMember(db.storage.db, teamId, g.id, u.id, T);
+      await addTeamUserAsMember(db.storage.db, teamId, g.id, u.id, T);
+      const unknown = (error: unknown) => isUnknownMember(hooksOf(db.storage.db), error);
+      for (const id of ['NOSUCHUSER0000000000', stranger.id]) {
+        await assert.rejects(addTeamUserAsMember(db.storage.db, teamId, g.id, id, T), unknown);
+        await assert.rejects(db.storage.db.transaction().execute((trx) => addTeamUserAsMember(trx, teamId, g.id, id, T)), unknown);
+      }
       assert.deepEqual((await memberChunk(db.storage.db, teamId, g.id, false, 1000)).map((m) => m.user_id), [u.id]);
     });
 

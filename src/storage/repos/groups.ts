@@ -5,7 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
-import { defineStatement, hot } from '../statements.ts';
+import type { DialectHooks } from '../dialect.ts';
+import { defineStatement, defineWrite, hot } from '../statements.ts';
 import type { Executor, GroupsTable } from '../types.ts';
 import { rowCount } from './list-order.ts';
 import { listRows } from './paging.ts';
@@ -44,21 +45,21 @@ const TOUCH_GROUP = defineStatement<{ teamId: string; id: string; at: string }, 
     .returningAll(),
 );
 
-// One member added only if it is a user of the team: the look-up and the insert in one statement.
-const ADD_TEAM_USER_AS_MEMBER = defineStatement<{ teamId: string; groupId: string; userId: string; at: string }, unknown>(
+// One member added, its look-up in the insert: the user id is the team's user of that id, NULL
+// when there is none, which the column's NOT NULL refuses (`isUnknownMember`). A write whose
+// outcome nobody reads, so on PostgreSQL it goes with the write's audit row, event and COMMIT.
+const ADD_TEAM_USER_AS_MEMBER = defineWrite<{ teamId: string; groupId: string; userId: string; at: string }>(
   'addTeamUserAsMember',
   ['teamId', 'groupId', 'userId', 'at'],
   (db, p) =>
     db
       .insertInto('group_members')
-      .columns(['team_id', 'group_id', 'user_id', 'created_at'])
-      .expression(
-        db
-          .selectFrom('users')
-          .select((eb) => [eb.val(p.teamId).as('team_id'), eb.val(p.groupId).as('group_id'), 'users.id', eb.val(p.at).as('created_at')])
-          .where('users.team_id', '=', p.teamId)
-          .where('users.id', '=', p.userId),
-      )
+      .values((eb) => ({
+        team_id: p.teamId,
+        group_id: p.groupId,
+        user_id: eb.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId),
+        created_at: p.at,
+      }))
       .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
 );
 
@@ -193,15 +194,19 @@ export async function groupsOfUsers(
     .execute();
 }
 
-/** Inserts membership rows, ignoring the ones that exist (adds are idempotent). */
 /**
- * Adds one member if `userId` is a user of the team; answers whether a membership was added
- * (false: no such user, or already a member).
+ * Adds one member, or nothing if it is one already. Should `userId` be no user of the team, the
+ * write fails with an error `isUnknownMember` recognises: on SQLite here, on PostgreSQL at the
+ * latest when its transaction commits (the insert waits for the transaction's other writes).
  */
-export async function addTeamUserAsMember(ex: Executor, teamId: string, groupId: string, userId: string, at: string): Promise<boolean> {
-  return (await hot(ex).run(ex, ADD_TEAM_USER_AS_MEMBER, { teamId, groupId, userId, at })) === 1;
+export async function addTeamUserAsMember(ex: Executor, teamId: string, groupId: string, userId: string, at: string): Promise<void> {
+  await hot(ex).write(ex, ADD_TEAM_USER_AS_MEMBER, { teamId, groupId, userId, at });
 }
 
+/** Whether `error` is `addTeamUserAsMember`'s refusal of a member who is no user of the team. */
+export const isUnknownMember = (hooks: DialectHooks, error: unknown): boolean => hooks.notNullColumn(error) === 'group_members.user_id';
+
+/** Inserts membership rows, ignoring the ones that exist (adds are idempotent). */
 export async function addMembers(
   ex: Executor,
   teamId: string,
