@@ -14,7 +14,7 @@ import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
-import { namingPool, pgStatementEngine, PreparedNames } from './pg-statements.ts';
+import { LookupConnections, namingPool, pgStatementEngine, PreparedNames } from './pg-statements.ts';
 import { pgListener, Revocations, sqlitePoller, withRevocationNotices } from './revocations.ts';
 import type { ListenOptions, RevocationFeed } from './revocations.ts';
 import { createStatements, StorageCarrier } from './statements.ts';
@@ -126,7 +126,9 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   // The hot statements run prepared by name, in a transaction too (pg-statements.ts).
   const names = new PreparedNames();
   const bare = new Kysely<Database>({ dialect: withRevocationNotices(new PostgresDialect({ pool: namingPool(pool, names) }), revocations, postgresHooks.revocationNoticeSql) });
-  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool, names), postgresHooks), postgresHooks));
+  // Lookups by key outside transactions share a few pipelined connections (pg-statements.ts).
+  const lookups = new LookupConnections({ connectionString: parsed.url, application_name: `rollcall lookups ${process.pid}`, keepAlive: true });
+  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool, names, lookups), postgresHooks), postgresHooks));
   return {
     db,
     hooks: postgresHooks,
@@ -135,6 +137,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       await revocations.close();
+      await lookups.close();
       await db.destroy();
     },
   };

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
-import type pg from 'pg';
+import pg from 'pg';
 import { isStalePlan } from './dialect.ts';
 import { DeferringConnection, deferrableTable } from './pg-deferred-writes.ts';
 import type { Send } from './pg-deferred-writes.ts';
@@ -158,12 +158,103 @@ export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
   };
 }
 
-export function pgStatementEngine(pool: pg.Pool, names: PreparedNames): StatementEngine {
+/** Connections a process's lookups share (`LookupConnections`), besides its pool. */
+export const LOOKUP_CONNECTIONS = 2;
+
+/** One shared connection and the answers it owes. */
+interface Lane {
+  readonly client: pg.Client;
+  awaited: number;
+  corked: boolean;
+}
+
+/**
+ * PostgreSQL connections that lookups outside a transaction share (statements.ts
+ * `defineLookup`: a user, a group, a token by its key). Each runs in node-postgres's pipeline
+ * mode: a lookup is written to the least busy connection at once, without waiting for the
+ * answers before it, and the socket stays corked until the event loop's turn ends. So the
+ * lookups of all the requests one turn handles leave in one write and their answers come back
+ * together, where each would otherwise take a pooled connection (acquire, write, read, release)
+ * of its own. Only lookups share: a read by key is quick and never waits on a lock, so nothing
+ * slow holds up the others queued behind it on the connection; every other statement uses the
+ * pool. A connection that fails or ends is dropped, and the next lookup opens another.
+ */
+export class LookupConnections {
+  readonly #config: pg.ClientConfig;
+  readonly #size: number;
+  readonly #lanes: Lane[] = [];
+  #closed = false;
+
+  constructor(config: pg.ClientConfig, size = LOOKUP_CONNECTIONS) {
+    this.#config = config;
+    this.#size = size;
+  }
+
+  query(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<Record<string, unknown>>> {
+    if (this.#closed) return Promise.reject(new Error('the storage is closed'));
+    const lane = this.#lane();
+    lane.awaited++;
+    this.#cork(lane);
+    const settled = () => {
+      lane.awaited--;
+    };
+    const answer = lane.client.query<Record<string, unknown>>({ name, text, values });
+    answer.then(settled, settled);
+    return answer;
+  }
+
+  /** Connections open now (for tests and metrics). */
+  get open(): number {
+    return this.#lanes.length;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const lanes = this.#lanes.splice(0);
+    await Promise.all(lanes.map((lane) => lane.client.end().catch(() => {})));
+  }
+
+  /** An idle connection, else a new one while fewer than the size are open, else the least busy. */
+  #lane(): Lane {
+    let best: Lane | undefined;
+    for (const lane of this.#lanes) if (best === undefined || lane.awaited < best.awaited) best = lane;
+    if (best !== undefined && (best.awaited === 0 || this.#lanes.length >= this.#size)) return best;
+    const client = new pg.Client({ ...this.#config, pipeline: true });
+    const lane: Lane = { client, awaited: 0, corked: false };
+    this.#lanes.push(lane);
+    const drop = () => {
+      const at = this.#lanes.indexOf(lane);
+      if (at >= 0) this.#lanes.splice(at, 1);
+      client.end().catch(() => {});
+    };
+    client.on('error', drop);
+    client.on('end', drop);
+    // Lookups handed over before the connection is up are sent once it is (or fail with it).
+    client.connect().catch(drop);
+    return lane;
+  }
+
+  /** Holds the connection's writes to the end of this turn of the event loop: one write for all of them. */
+  #cork(lane: Lane): void {
+    if (lane.corked) return;
+    const socket = (lane.client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    if (!socket?.cork || !socket.uncork) return;
+    lane.corked = true;
+    socket.cork();
+    setImmediate(() => {
+      lane.corked = false;
+      socket.uncork!();
+    });
+  }
+}
+
+export function pgStatementEngine(pool: pg.Pool, names: PreparedNames, lookups?: LookupConnections): StatementEngine {
   const query = async (template: Template, values: unknown[]) => {
     const text = template.compiled.sql;
     const name = names.nameOf(template);
     if (name === undefined) return pool.query<Record<string, unknown>>({ text, values });
     try {
+      if (template.lookup === true && lookups) return await lookups.query(name, text, values);
       return await pool.query<Record<string, unknown>>({ name, text, values });
     } catch (error) {
       // A migration run by another instance changed a table under a prepared `select *`;

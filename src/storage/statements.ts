@@ -36,6 +36,8 @@ export interface StatementDef<P extends Params, R> {
   readonly build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>;
   /** A write no one reads the outcome of, run only by `Statements.write` (see there). */
   readonly deferrable?: true;
+  /** A read of one row by its key (`defineLookup`). */
+  readonly lookup?: true;
 }
 
 export const defineStatement = <P extends Params, R>(
@@ -55,6 +57,17 @@ export const defineWrite = <P extends Params>(
   build: (db: Db, p: P, hooks: DialectHooks) => Compilable<unknown>,
 ): StatementDef<P, unknown> => Object.freeze({ name, params, build, deferrable: true });
 
+/**
+ * A read of one row by its key (a user, a group, a token with its team): always quick, never
+ * waiting on a lock. On PostgreSQL, outside a transaction, it may share a pipelined connection
+ * with other requests' lookups of the same turn (pg-statements.ts `LookupConnections`).
+ */
+export const defineLookup = <P extends Params, R>(
+  name: string,
+  params: readonly (keyof P & string)[],
+  build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>,
+): StatementDef<P, R> => Object.freeze({ name, params, build, lookup: true });
+
 /** A parameter of the compiled SQL: the statement's parameter of that name, or a constant. */
 type Slot = { readonly param: string } | { readonly constant: unknown };
 
@@ -69,6 +82,8 @@ export interface Template {
   readonly preparable?: boolean;
   /** Defined by `defineWrite`: its engine may send it later in its transaction. */
   readonly deferrable?: boolean;
+  /** Defined by `defineLookup`: a read of one row by its key. */
+  readonly lookup?: boolean;
 }
 
 /** How one engine runs a compiled template on an executor (a database or a transaction). */
@@ -173,7 +188,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     }
     return { constant: value };
   });
-  return { name: def.name, compiled, slots, fixed: true, ...(def.deferrable ? { deferrable: true } : {}) };
+  return { name: def.name, compiled, slots, fixed: true, ...(def.deferrable ? { deferrable: true } : {}), ...(def.lookup ? { lookup: true } : {}) };
 }
 
 /** The engine-neutral part of the hot statements: compile once per database, bind, run. */

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { HOT_SHAPE_USES } from '../../src/storage/pg-statements.ts';
+import { HOT_SHAPE_USES, LOOKUP_CONNECTIONS } from '../../src/storage/pg-statements.ts';
 import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
 import { insertUser, userById } from '../../src/storage/repos/users.ts';
 import { createTestApp, json } from '../support/app.ts';
@@ -80,6 +80,36 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       assert.equal(rest.length, 1, rest.map((s) => s.text).join('\n'));
       assert.ok(rest.every((s) => s.named), 'statements compiled once run prepared by name');
     }
+  });
+
+  it('lookups by key of many requests in one turn share a pipelined connection: each answered with its own row, in at most LOOKUP_CONNECTIONS round trips', async () => {
+    const team = String((await sql<{ team_id: string }>`select team_id from users where id = ${userId}`.execute(t.storage.db)).rows[0]!.team_id);
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) ids.push(String(json(await t.request('POST', '/v2/scim/Users', { userName: `0lookup-${i}@x.example` })).id));
+    for (let round = 0; round < 3; round++) {
+      sent = [];
+      const rows = await Promise.all(ids.map((id) => userById(t.storage.db, team, id)));
+      const lookups = sent.filter((s) => /from "users"/.test(s.text));
+      sent = undefined;
+      assert.deepEqual(rows.map((r) => r?.id), ids, 'each lookup answered with its own user');
+      assert.deepEqual(rows.map((r) => r?.user_name), ids.map((_, i) => `0lookup-${i}@x.example`));
+      assert.equal(lookups.length, ids.length);
+      assert.ok(lookups.every((s) => s.named), 'prepared by name');
+      assert.ok(tripsOf(lookups).length <= LOOKUP_CONNECTIONS, `${tripsOf(lookups).length} round trips for ${ids.length} lookups`);
+    }
+    // Reads over HTTP at once: all answered, each its own.
+    const answers = await Promise.all(ids.map((id) => t.request('GET', `/v2/scim/Users/${id}`)));
+    assert.deepEqual(answers.map((r) => json(r).id), ids);
+  });
+
+  it('a shared lookup connection the server ends is replaced: reads go on', async () => {
+    assert.equal((await t.request('GET', `/v2/scim/Users/${userId}`)).statusCode, 200);
+    const ended = await sql<{ n: string }>`select count(pg_terminate_backend(pid)) as n from pg_stat_activity where application_name = ${`rollcall lookups ${process.pid}`}`.execute(t.storage.db);
+    assert.ok(Number(ended.rows[0]!.n) >= 1, 'this process had a lookup connection');
+    // The connection learns of its end from the server; a read caught in between may fail, as on a pooled connection.
+    const deadline = Date.now() + 5000;
+    while ((await t.request('GET', `/v2/scim/Users/${userId}`)).statusCode !== 200) assert.ok(Date.now() < deadline, 'reads never came back');
+    for (let i = 0; i < 10; i++) assert.equal((await t.request('GET', `/v2/scim/Groups/${groupId}?excludedAttributes=members`)).statusCode, 200);
   });
 
   it('GET /Groups/{id}?excludedAttributes=members: no transaction, one named statement', async () => {

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
 import type { DialectHooks } from '../dialect.ts';
-import { defineStatement, defineWrite, hot } from '../statements.ts';
+import { defineLookup, defineStatement, defineWrite, hot } from '../statements.ts';
 import type { Executor, GroupsTable } from '../types.ts';
 import { rowCount } from './list-order.ts';
 import { listRows } from './paging.ts';
@@ -27,7 +27,7 @@ const GROUP_COLUMNS = [
 ] as const satisfies readonly (keyof GroupRow)[];
 
 // The statements of every group request, compiled once (statements.ts).
-const GROUP_BY_ID = defineStatement<{ teamId: string; id: string }, GroupRow>('groupById', ['teamId', 'id'], (db, p) =>
+const GROUP_BY_ID = defineLookup<{ teamId: string; id: string }, GroupRow>('groupById', ['teamId', 'id'], (db, p) =>
   db.selectFrom('groups').selectAll().where('team_id', '=', p.teamId).where('id', '=', p.id),
 );
 

@@ -6,7 +6,7 @@
  * rotation announces nothing (refresh tokens are never cached).
  */
 import { announceRevocation } from '../revocations.ts';
-import { defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
+import { defineLookup, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
 import { userById } from './users.ts';
 import type { UserRow } from './users.ts';
@@ -25,7 +25,7 @@ interface TokenTeamRow extends TokenRow {
   readonly team_schema_version: number;
 }
 
-const TOKEN_WITH_TEAM = defineStatement<{ hash: string }, TokenTeamRow>('tokenWithTeam', ['hash'], (db, p) =>
+const TOKEN_WITH_TEAM = defineLookup<{ hash: string }, TokenTeamRow>('tokenWithTeam', ['hash'], (db, p) =>
   db
     .selectFrom('oauth_tokens as t')
     .innerJoin('teams as tm', 'tm.id', 't.team_id')

@@ -8,7 +8,7 @@
  * compiled once (statements.ts); lists are built per request.
  */
 import { sql } from 'kysely';
-import { defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
+import { defineLookup, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
 import { GROUPS_COLUMN } from './list-order.ts';
 import { listRows } from './paging.ts';
@@ -23,7 +23,7 @@ const USER_COLUMNS = [
 
 const INSERT_USER = defineWrite<UserRow>('insertUser', USER_COLUMNS, (db, row) => db.insertInto('users').values(row));
 
-const USER_BY_ID = defineStatement<{ teamId: string; id: string }, UserRow>('userById', ['teamId', 'id'], (db, p) =>
+const USER_BY_ID = defineLookup<{ teamId: string; id: string }, UserRow>('userById', ['teamId', 'id'], (db, p) =>
   db.selectFrom('users').selectAll().where('team_id', '=', p.teamId).where('id', '=', p.id),
 );
 
@@ -34,7 +34,7 @@ const USER_BY_NAME_KEY = defineStatement<{ teamId: string; key: string }, UserRo
 
 // A user with its groups (group id, displayName; the order of groupsOfUser) in one statement:
 // what a read by id shows, in one round trip.
-const USER_WITH_GROUPS = defineStatement<{ teamId: string; id: string }, UserRow & { rc_groups: unknown }>('userWithGroups', ['teamId', 'id'], (db, p, hooks) =>
+const USER_WITH_GROUPS = defineLookup<{ teamId: string; id: string }, UserRow & { rc_groups: unknown }>('userWithGroups', ['teamId', 'id'], (db, p, hooks) =>
   db
     .selectFrom('users as u')
     .selectAll('u')
