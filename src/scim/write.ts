@@ -1,7 +1,8 @@
 /**
  * Runs one write as one transaction, and decides what a driver failure means: a unique
  * violation that slipped past the service's own check (a concurrent create) becomes 409
- * `uniqueness`; a failure the caller names as the request's fault (`refused`) becomes its answer; a lost optimistic-concurrency race or a serialization failure is retried a few
+ * `uniqueness`; a failure the caller names as the request's fault (`refused`) becomes its
+ * answer; a lost optimistic-concurrency race or a serialization failure is retried a few
  * times; anything else propagates as a server error. Nothing is half-written: the transaction
  * rolls back on every throw.
  */
