@@ -203,11 +203,6 @@ export class LookupConnections {
     return answer;
   }
 
-  /** Connections open now (for tests and metrics). */
-  get open(): number {
-    return this.#lanes.length;
-  }
-
   async close(): Promise<void> {
     this.#closed = true;
     const lanes = this.#lanes.splice(0);
