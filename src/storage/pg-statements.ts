@@ -98,6 +98,12 @@ export class PreparedNames {
   }
 }
 
+/** A client's socket, to cork: writes handed to it meanwhile leave together when it is uncorked. */
+function socketOf(client: pg.ClientBase): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
+}
+
 /**
  * `pool` as Kysely's PostgresDialect takes it, its clients sending a statement compiled once by
  * its name: so the hot statements of a write's transaction are prepared too. Each client keeps
@@ -120,13 +126,13 @@ export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
     };
     // The pool's clients pipeline (connect.ts): each statement is written as it is handed over.
     // The socket is corked meanwhile, so statements handed over together leave in one write.
-    const socket = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    const socket = socketOf(client);
     const send: Send = (statements) => {
-      socket?.cork?.();
+      socket?.cork();
       try {
         return statements.map((s) => query(s.text, s.values));
       } finally {
-        socket?.uncork?.();
+        socket?.uncork();
       }
     };
     const connection = new DeferringConnection(send, (text) => names.deferredTable(text), (text) => names.noteCombined(text));
@@ -232,13 +238,13 @@ export class LookupConnections {
   /** Holds the connection's writes to the end of this turn of the event loop: one write for all of them. */
   #cork(lane: Lane): void {
     if (lane.corked) return;
-    const socket = (lane.client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
-    if (!socket?.cork || !socket.uncork) return;
+    const socket = socketOf(lane.client);
+    if (!socket) return;
     lane.corked = true;
     socket.cork();
     setImmediate(() => {
       lane.corked = false;
-      socket.uncork!();
+      socket.uncork();
     });
   }
 }
