@@ -12,6 +12,7 @@ import type { Actor, AuditEvent } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { appendAuditedEvent } from '../storage/repos/events.ts';
+import type { BumpedEvent, BumpRecord } from '../storage/repos/groups.ts';
 import type { EventsTable, Executor } from '../storage/types.ts';
 
 export const CHANGE_TYPES = ['create', 'put', 'patch', 'delete', 'activate', 'deactivate'] as const;
@@ -54,6 +55,11 @@ export async function recordAuditedChange(deps: FeedDeps, ex: Executor, audit: A
 }
 
 function eventRow(deps: FeedDeps, change: Change): Omit<EventsTable, 'seq'> {
+  return { ...bumpedEventRow(deps, change), version: change.version, external_id: change.externalId, data: change.data ?? null };
+}
+
+/** An event but what the storage takes from the row it bumps: its version, externalId and document. */
+function bumpedEventRow(deps: FeedDeps, change: BumpedChange): BumpedEvent {
   const members = change.members && (change.members.cleared || change.members.added?.length || change.members.removed?.length) ? change.members : undefined;
   return {
     team_id: change.teamId,
@@ -61,15 +67,15 @@ function eventRow(deps: FeedDeps, change: Change): Omit<EventsTable, 'seq'> {
     type: change.type,
     resource_type: change.resourceType,
     resource_id: change.resourceId,
-    version: change.version,
     changed: JSON.stringify(change.changed),
     actor: JSON.stringify(change.actor),
     txn: change.txn,
-    external_id: change.externalId,
-    data: change.data ?? null,
     members: members ? JSON.stringify(members) : null,
   };
 }
+
+/** A change whose version, externalId and document the storage takes from the row as it bumps it. */
+type BumpedChange = Omit<Change, 'version' | 'externalId' | 'data'>;
 
 /** Who writes, as a SCIM request's context carries it. */
 export interface WriteOrigin extends FeedDeps {
@@ -125,3 +131,15 @@ export const recordRowWrite = (
       ...(members ? { members } : {}),
     },
   );
+
+/**
+ * What a write to a group records when the storage bumps the group's row in the write itself
+ * (repos/groups.ts addLoneMember): its audit event and its feed event, but for the version,
+ * externalId and document, which the storage takes from the row it bumps.
+ */
+export function recordGroupBump(origin: WriteOrigin, note: AuditNote, type: ChangeType, groupId: string, changed: readonly string[], members: MembersDelta): BumpRecord {
+  return {
+    audit: auditRow(origin.clock, { teamId: origin.team.id, actor: origin.actor, requestId: origin.requestId, action: note.action, resourceType: 'Group', resourceId: groupId, detail: note.detail }),
+    event: bumpedEventRow(origin, { teamId: origin.team.id, type, resourceType: 'Group', resourceId: groupId, changed, actor: origin.actor, txn: origin.requestId, members }),
+  };
+}

@@ -8,10 +8,11 @@
  */
 import { changedAttributes } from '../audit/events.ts';
 import { iso } from '../clock.ts';
-import { recordRowWrite } from '../events/feed.ts';
+import { recordGroupBump, recordRowWrite } from '../events/feed.ts';
 import type { AuditNote, ChangeType, MembersDelta } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import {
+  addLoneMember,
   addMembers,
   addTeamUserAsMember,
   clearMembers,
@@ -38,7 +39,7 @@ import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
 import type { ListResult } from './paging.ts';
-import { applyPatch } from './patch.ts';
+import { applyPatch, membersOnlyChange } from './patch.ts';
 import type { MemberDelta } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';
 import type { Projection } from './project.ts';
@@ -146,7 +147,7 @@ async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, del
 }
 
 /** runWrite for a group write: a lone member added who is no user of the team is 400 invalidValue naming it. */
-function runGroupWrite<T>(ctx: ScimContext, body: (trx: Tx, lone: LoneMember) => Promise<T>, onUnique: () => Promise<ScimError>): Promise<T> {
+function runGroupWrite<T>(ctx: ScimContext, body: (trx: Tx, lone: LoneMember) => Promise<T>, onUnique?: () => Promise<ScimError>): Promise<T> {
   const lone: LoneMember = {};
   return runWrite(
     ctx,
@@ -242,6 +243,13 @@ export async function patchGroup(
   projection?: Projection,
 ): Promise<{ etag: string; resource?: Versioned }> {
   const rt = typesOf(ctx).Group;
+  // One member added and nothing else (what identity providers send most), with no precondition
+  // and no resource to answer: nothing of it depends on the stored group, which is not read first.
+  if (pre.ifMatch === undefined && projection === undefined) {
+    const members = membersOnlyChange(rt, body);
+    const [one, ...more] = members?.add ?? [];
+    if (members && !members.clear && members.remove.length === 0 && one !== undefined && more.length === 0) return addOneMember(ctx, id, members, one);
+  }
   return runGroupWrite(ctx, async (trx, lone) => {
     const now = iso(ctx.clock);
     // The group's new version taken first, in the statement that reads the group (one round trip;
@@ -275,6 +283,17 @@ export async function patchGroup(
     const etag = etagOf(version);
     return resource ? { etag, resource } : { etag };
   }, async () => conflict('a group with that displayName already exists in this team'));
+}
+
+/** patchGroup's lone member: the group's version, the member, the audit row and the event written together (repos/groups.ts addLoneMember). */
+async function addOneMember(ctx: ScimContext, id: string, delta: MemberDelta, member: string): Promise<{ etag: string }> {
+  const version = await runGroupWrite(ctx, (trx, lone) => {
+    lone.id = member;
+    const record = recordGroupBump(ctx, { action: 'members', detail: memberSummary(delta) }, 'patch', id, ['members'], membersDelta(delta));
+    return addLoneMember(trx, { teamId: ctx.team.id, groupId: id, userId: member, at: iso(ctx.clock) }, record);
+  });
+  if (version === undefined) throw notFound(`Group ${id} not found`);
+  return { etag: etagOf(version) };
 }
 
 export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditions = {}): Promise<void> {

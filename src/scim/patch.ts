@@ -8,7 +8,7 @@
  * the named ones of compat.ts.
  */
 import { clearsTarget, skippedInValueObject } from './compat.ts';
-import { badRequest } from './errors.ts';
+import { ScimError, badRequest } from './errors.ts';
 import { bindElementFilter } from './filter/bind.ts';
 import type { BoundFilter } from './filter/bind.ts';
 import { matchesElement } from './filter/evaluate.ts';
@@ -35,6 +35,8 @@ export interface MemberDelta {
 export interface PatchResult {
   readonly document: Json;
   readonly members?: MemberDelta;
+  /** Every operation addressed the members (none an attribute of the document): the outcome is the same for any stored document. */
+  readonly membersOnly?: true;
 }
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -45,6 +47,8 @@ class MemberChanges {
   readonly add = new Set<string>();
   readonly remove = new Set<string>();
   touched = false;
+  /** An operation addressed something other than the members (the document). */
+  attributes = false;
 
   clearAll(): void {
     this.touched = true;
@@ -342,6 +346,7 @@ function aliasLoses(target: Target, op: Op, named: Set<string>): boolean {
 }
 
 function applyOne(rt: ResourceTypeDef, document: Json, op: Op, target: Resolved, value: unknown, members: MemberChanges, named: Set<string>): void {
+  if ('wholeExtension' in target || target.attr.storage?.kind !== 'members') members.attributes = true;
   if ('wholeExtension' in target) {
     const ext = target.wholeExtension;
     if (op === 'remove') {
@@ -423,5 +428,21 @@ export function applyPatch(rt: ResourceTypeDef, document: Readonly<Json>, body: 
     const id = ext.schema.id;
     if (isObject(next[id]) && Object.keys(next[id]).length === 0) delete next[id];
   }
-  return members.touched ? { document: next, members: members.delta() } : { document: next };
+  if (!members.touched) return { document: next };
+  return members.attributes ? { document: next, members: members.delta() } : { document: next, members: members.delta(), membersOnly: true };
+}
+
+/**
+ * The membership change of a PATCH that addresses a Group's members and nothing else: the same
+ * whatever the stored document, so it is known before the group is read. Undefined for any other
+ * PATCH, and for one that faults (the caller's full path answers that against the stored group).
+ */
+export function membersOnlyChange(rt: ResourceTypeDef, body: unknown): MemberDelta | undefined {
+  try {
+    const result = applyPatch(rt, {}, body);
+    return result.membersOnly ? result.members : undefined;
+  } catch (error) {
+    if (error instanceof ScimError) return undefined;
+    throw error;
+  }
 }

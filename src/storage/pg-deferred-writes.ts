@@ -29,6 +29,12 @@
  * - A BEGIN that names an isolation level or an access mode is always sent: such a
  *   transaction's writes never run outside it.
  *
+ * A sole statement (statements.ts `defineSole`: a whole write in one data-modifying WITH) that
+ * comes first in its transaction goes alone, without its BEGIN: PostgreSQL runs one statement as
+ * a transaction of its own, so no COMMIT round trip follows it and the row locks it takes are
+ * held only while it runs. Nothing may follow it in that transaction; its COMMIT or ROLLBACK
+ * sends nothing (a sole statement that failed rolled itself back).
+ *
  * Connection-level state, driven by the SQL texts Kysely sends (`begin`, `commit`, `rollback`):
  * namingPool (pg-statements.ts) keeps one DeferringConnection per pooled client.
  */
@@ -166,22 +172,30 @@ const ROLLBACK = /^\s*rollback\s*;?\s*$/i;
 const answered = (command: 'BEGIN' | 'COMMIT' | 'ROLLBACK' | 'INSERT'): PostgresQueryResult<unknown> =>
   ({ command, rowCount: 0, rows: [] }) as unknown as PostgresQueryResult<unknown>;
 
+/** What a connection asks of the statements it is handed (pg-statements.ts PreparedNames). */
+export interface TextKinds {
+  /** The table a deferrable text writes, or undefined for every other text. */
+  deferredTable(text: string): string | undefined;
+  /** Names a combined text once it is hot, when it should run prepared. */
+  noteCombined(text: string): void;
+  /** A statement that is a whole transaction's work by itself (statements.ts `defineSole`). */
+  sole(text: string): boolean;
+}
+
 /** One pooled connection's transaction state: its BEGIN not sent yet, its writes waiting. */
 export class DeferringConnection {
   readonly #send: Send;
-  /** The table a deferrable text writes, or undefined for every other text. */
-  readonly #deferrable: (text: string) => string | undefined;
-  /** Names a combined text once it is hot, when it should run prepared. */
-  readonly #noteCombined: (text: string) => void;
+  readonly #kinds: TextKinds;
   /** The transaction's BEGIN while it has not been sent; undefined outside a transaction or once sent. */
   #begin: string | undefined;
   #open = false;
   #pending: PendingWrite[] = [];
+  /** A sole statement ran as the transaction, alone: its COMMIT or ROLLBACK sends nothing. */
+  #ranAlone = false;
 
-  constructor(send: Send, deferrable: (text: string) => string | undefined, noteCombined: (text: string) => void) {
+  constructor(send: Send, kinds: TextKinds) {
     this.#send = send;
-    this.#deferrable = deferrable;
-    this.#noteCombined = noteCombined;
+    this.#kinds = kinds;
   }
 
   async query(text: string, values: readonly unknown[]): Promise<PostgresQueryResult<unknown>> {
@@ -194,7 +208,20 @@ export class DeferringConnection {
       if (ANY_BEGIN.test(text)) this.#open = true;
       return this.#behind({ text, values });
     }
-    const table = this.#deferrable(text);
+    if (this.#ranAlone) {
+      if (COMMIT.test(text)) return this.#finish('COMMIT');
+      if (ROLLBACK.test(text)) return this.#finish('ROLLBACK');
+      throw new Error('a sole statement is its transaction\'s whole work: nothing may follow it');
+    }
+    if (this.#begin !== undefined && this.#pending.length === 0 && this.#kinds.sole(text)) {
+      // Nothing sent or waiting: the statement is the transaction, alone (PostgreSQL runs one
+      // statement atomically), and no COMMIT round trip follows it. Should it fail, it has rolled
+      // itself back.
+      this.#begin = undefined;
+      this.#ranAlone = true;
+      return this.#send([{ text, values }])[0]!;
+    }
+    const table = this.#kinds.deferredTable(text);
     if (table !== undefined) {
       // Two writes of one table never share a statement: the BEGIN and the first go now, so the
       // transaction is open on the server before either runs.
@@ -212,6 +239,13 @@ export class DeferringConnection {
     this.#open = false;
     this.#begin = undefined;
     this.#pending = [];
+    this.#ranAlone = false;
+  }
+
+  /** The end of a transaction a sole statement was: nothing left to send. */
+  #finish(command: 'COMMIT' | 'ROLLBACK'): PostgresQueryResult<unknown> {
+    this.reset();
+    return answered(command);
   }
 
   /**
@@ -229,7 +263,7 @@ export class DeferringConnection {
     if (this.#pending.length > 0) {
       const combined = combinedWrites(this.#pending);
       // A single write is its own template's text, named already.
-      if (this.#pending.length > 1) this.#noteCombined(combined.text);
+      if (this.#pending.length > 1) this.#kinds.noteCombined(combined.text);
       this.#pending = [];
       statements.push(combined);
     }

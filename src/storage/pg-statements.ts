@@ -42,6 +42,8 @@ export class PreparedNames {
   #namedShapes = 0;
   /** The table each deferrable write's text writes (statements.ts `defineWrite`). */
   readonly #deferrable = new Map<string, string>();
+  /** The texts of sole statements (statements.ts `defineSole`). */
+  readonly #sole = new Set<string>();
   #namedCombined = 0;
 
   /** The name `template` runs under, or undefined when it runs unnamed. */
@@ -69,6 +71,16 @@ export class PreparedNames {
     const found = deferrableTable(text);
     if ('problem' in found) throw new Error(`statement ${template.name} cannot be deferred: ${found.problem}`);
     this.#deferrable.set(text, found.table);
+  }
+
+  /** Marks `template` (of `defineSole`) as a statement that may run as its transaction, alone. */
+  markSole(template: Template): void {
+    this.#sole.add(template.compiled.sql);
+  }
+
+  /** Whether `text` is a sole statement's. */
+  sole(text: string): boolean {
+    return this.#sole.has(text);
   }
 
   /** The table a deferrable write's text writes; undefined for any other text. */
@@ -135,7 +147,7 @@ export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
         socket?.uncork();
       }
     };
-    const connection = new DeferringConnection(send, (text) => names.deferredTable(text), (text) => names.noteCombined(text));
+    const connection = new DeferringConnection(send, names);
     return {
       query: ((sqlOrCursor: string | PostgresCursor<unknown>, values?: ReadonlyArray<unknown>) => {
         // A cursor keeps a portal open across round trips, which a pipelining connection cannot
@@ -268,6 +280,7 @@ export function pgStatementEngine(pool: pg.Pool, names: PreparedNames, lookups?:
   // Inside a transaction, through Kysely on the transaction's connection: named there by namingPool.
   const inTransaction = (template: Template): Template => {
     names.nameOf(template);
+    if (template.sole === true) names.markSole(template);
     return template;
   };
   return {

@@ -38,6 +38,8 @@ export interface StatementDef<P extends Params, R> {
   readonly deferrable?: true;
   /** A read of one row by its key (`defineLookup`). */
   readonly lookup?: true;
+  /** A whole transaction's work in one statement (`defineSole`). */
+  readonly sole?: true;
 }
 
 export const defineStatement = <P extends Params, R>(
@@ -68,6 +70,19 @@ export const defineLookup = <P extends Params, R>(
   build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>,
 ): StatementDef<P, R> => Object.freeze({ name, params, build, lookup: true });
 
+/**
+ * A statement that does a whole write by itself (on PostgreSQL, a data-modifying WITH: the row's
+ * new version, what the write adds, its audit row and its event). Run first in its transaction,
+ * on PostgreSQL it is sent alone as a transaction of its own: no BEGIN, and no COMMIT round trip
+ * after it, so the row locks it takes are held only while it runs (pg-deferred-writes.ts).
+ * Nothing may follow it in that transaction. Elsewhere it runs as any statement.
+ */
+export const defineSole = <P extends Params, R>(
+  name: string,
+  params: readonly (keyof P & string)[],
+  build: (db: Db, p: P, hooks: DialectHooks) => Compilable<R>,
+): StatementDef<P, R> => Object.freeze({ name, params, build, sole: true });
+
 /** A parameter of the compiled SQL: the statement's parameter of that name, or a constant. */
 type Slot = { readonly param: string } | { readonly constant: unknown };
 
@@ -84,6 +99,8 @@ export interface Template {
   readonly deferrable?: boolean;
   /** Defined by `defineLookup`: a read of one row by its key. */
   readonly lookup?: boolean;
+  /** Defined by `defineSole`: a whole transaction's work. */
+  readonly sole?: boolean;
 }
 
 /** How one engine runs a compiled template on an executor (a database or a transaction). */
@@ -188,7 +205,7 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     }
     return { constant: value };
   });
-  return { name: def.name, compiled, slots, fixed: true, ...(def.deferrable ? { deferrable: true } : {}), ...(def.lookup ? { lookup: true } : {}) };
+  return { name: def.name, compiled, slots, fixed: true, ...(def.deferrable ? { deferrable: true } : {}), ...(def.lookup ? { lookup: true } : {}), ...(def.sole ? { sole: true } : {}) };
 }
 
 /** The engine-neutral part of the hot statements: compile once per database, bind, run. */

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { eventsAfter } from '../../src/storage/repos/events.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -113,9 +114,11 @@ for (const engine of engines) {
 
     it('PATCH /Groups/{id} adding one member and GET of a group without members run compiled statements only', async () => {
       const add = await run('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: other }] }] });
-      // The group read by the statement that takes its new version; the member inserted only if
-      // it is a user of the team, in one statement (no look-up first).
-      assert.deepEqual(add.statements, ['tokenWithTeam', 'touchGroup', 'addTeamUserAsMember', ...audited]);
+      // The group is not read first: the statement that takes its new version starts the write;
+      // the member is inserted only if it is a user of the team, in one statement (no look-up
+      // first). On PostgreSQL all of it, the audit row and the event too, is one statement.
+      const expected = engine.name === 'postgres' ? ['addLoneMember'] : ['touchGroup', 'addTeamUserAsMember', ...audited];
+      assert.deepEqual(add.statements, ['tokenWithTeam', ...expected]);
       assert.deepEqual(add.built, []);
       const get = await run('GET', `/v2/scim/Groups/${groupId}?excludedAttributes=members`);
       assert.deepEqual(get.statements, ['tokenWithTeam', 'groupById']);
@@ -174,6 +177,25 @@ for (const engine of engines) {
       const after = await t.request('GET', `/v2/scim/Groups/${groupId}`);
       assert.equal(after.headers.etag, before.headers.etag);
       assert.deepEqual(json(after).members, json(before).members);
+    });
+
+    it('members added one by one to one group at once: every addition lands, each takes its own version, and each event carries its own', async () => {
+      const group = String(json(await t.request('POST', '/v2/scim/Groups', { displayName: 'Crowd' })).id);
+      const ids: string[] = [];
+      for (let i = 0; i < 16; i++) ids.push(String(json(await t.request('POST', '/v2/scim/Users', { userName: `crowd-${i}@x.example` })).id));
+      const version = (etag: unknown) => Number(/W\/"(\d+)"/.exec(String(etag))?.[1]);
+      const added = await Promise.all(ids.map((id) => t.request('PATCH', `/v2/scim/Groups/${group}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: id }] }] })));
+      assert.deepEqual(added.map((r) => r.statusCode), ids.map(() => 204));
+      const versions = added.map((r) => version(r.headers.etag)).sort((a, b) => a - b);
+      assert.deepEqual(versions, ids.map((_, i) => i + 2), 'versions 2..17, one each');
+      const after = await t.request('GET', `/v2/scim/Groups/${group}`);
+      assert.equal(version(after.headers.etag), ids.length + 1);
+      assert.deepEqual((json(after).members as { value: string }[]).map((m) => m.value).sort(), [...ids].sort());
+      const events = (await eventsAfter(t.storage.db, t.team.id, 0, 10_000)).filter((e) => e.resource_id === group);
+      assert.deepEqual(events.map((e) => e.version).sort((a, b) => a - b), [1, ...versions]);
+      // Each event names the member its version added, as the ETag answered.
+      const byVersion = new Map(added.map((r, i) => [version(r.headers.etag), ids[i]]));
+      for (const e of events.slice(1)) assert.deepEqual(JSON.parse(e.members!), { added: [byVersion.get(e.version)] });
     });
 
     it('RFC 7644 3.14: a group PATCH whose If-Match is stale is 412 and changes nothing, though the new version is taken before the check', async () => {

@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ScimError } from '../../src/scim/errors.ts';
 import type { ScimType } from '../../src/scim/errors.ts';
-import { applyPatch, MAX_OPERATIONS } from '../../src/scim/patch.ts';
+import { applyPatch, MAX_OPERATIONS, membersOnlyChange } from '../../src/scim/patch.ts';
 import type { PatchResult } from '../../src/scim/patch.ts';
 import { groupResourceType, userResourceType } from '../../src/scim/schema/registry.ts';
 import type { ResourceTypeDef } from '../../src/scim/schema/types.ts';
@@ -501,6 +501,41 @@ describe('applyPatch robustness (property)', () => {
           assert.equal(error.status, 400);
         }
         assert.deepEqual(input, original, 'the input document is unchanged');
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('membersOnlyChange: a PATCH of the members alone, known before the group is read', () => {
+  const change = (...operations: unknown[]) => membersOnlyChange(groupResourceType, body(...operations));
+
+  it('member operations alone answer their delta, with a path or in a no-path value object', () => {
+    assert.deepEqual(change({ op: 'add', path: 'members', value: [{ value: 'u1' }] }), { clear: false, add: ['u1'], remove: [] });
+    assert.deepEqual(change({ op: 'Add', value: { members: [{ value: 'u1' }] } }), { clear: false, add: ['u1'], remove: [] });
+    assert.deepEqual(change({ op: 'remove', path: 'members[value eq "u1"]' }, { op: 'add', path: 'Members', value: [{ value: 'u2' }] }), { clear: false, add: ['u2'], remove: ['u1'] });
+    assert.deepEqual(change({ op: 'replace', path: 'members', value: [{ value: 'u3' }] }), { clear: true, add: ['u3'], remove: [] });
+  });
+
+  it('any operation on an attribute, an extension or an unknown path is not members only; nor is a body the engine refuses', () => {
+    assert.equal(change({ op: 'add', path: 'members', value: [{ value: 'u1' }] }, { op: 'replace', path: 'displayName', value: 'Guides' }), undefined);
+    assert.equal(change({ op: 'replace', value: { members: [{ value: 'u1' }], externalId: 'x' } }), undefined);
+    assert.equal(change({ op: 'remove', path: 'externalId' }), undefined);
+    assert.equal(change({ op: 'replace', path: 'display', value: 'Guides' }), undefined);
+    assert.equal(change({ op: 'add', path: 'members[value eq "u1"]', value: [{ value: 'u1' }] }), undefined);
+    assert.equal(change({ op: 'add', path: 'members', value: [{ value: 'u1' }] }, { op: 'remove' }), undefined);
+    assert.equal(membersOnlyChange(groupResourceType, { Operations: [] }), undefined);
+  });
+
+  it('property: whenever it answers, the full engine on a stored group gives the same delta and leaves the document as it was', () => {
+    const operations = fc.array(operationOf(groupResourceType), { minLength: 1, maxLength: 4 });
+    fc.assert(
+      fc.property(operations, (ops) => {
+        const delta = membersOnlyChange(groupResourceType, body(...ops));
+        if (delta === undefined) return;
+        const result = applyPatch(groupResourceType, tourGuides(), body(...ops));
+        assert.deepEqual(result.members, delta);
+        assert.deepEqual(result.document, tourGuides());
       }),
       { numRuns: 3000 },
     );

@@ -14,6 +14,7 @@ const USER = 'insert into "users" ("id", "team_id") values ($1, $2)';
 const AUDIT = 'insert into "audit_events" ("id", "detail") values ($1, $2)';
 const EVENT = `insert into "events" ("team_id", "seq") values ($1, -nextval('event_placeholders'))`;
 const READ = 'select * from "users" where "id" = $1';
+const SOLE = 'with "g" as (update "groups" set "version" = "version" + 1 where "id" = $1 returning "version") select "version" from "g"';
 
 describe('renumbered', () => {
   it('shifts every placeholder and leaves quoted text as it is', () => {
@@ -108,7 +109,7 @@ function connection(fail?: (text: string) => boolean) {
   const send: Send = (statements) => statements.map((s) => one(s.text, s.values));
   const tables: Record<string, string> = { [USER]: 'users', [AUDIT]: 'audit_events', [EVENT]: 'events' };
   const named: string[] = [];
-  const c = new DeferringConnection(send, (text) => tables[text], (text) => named.push(text));
+  const c = new DeferringConnection(send, { deferredTable: (text) => tables[text], noteCombined: (text) => named.push(text), sole: (text) => text === SOLE });
   return { c, sent, named, texts: () => sent.map((s) => s.text), trips: () => sent.filter((s) => s.trip).map((s) => s.text) };
 }
 
@@ -205,6 +206,45 @@ describe('DeferringConnection', () => {
     await c.query(USER, ['u', 't']);
     await c.query('commit', []);
     assert.deepEqual(texts(), ['start transaction isolation level serializable', USER, 'commit']);
+  });
+
+  it('a sole statement first in its transaction goes alone, with no BEGIN, and the COMMIT sends nothing: one round trip', async () => {
+    const { c, texts, trips } = connection();
+    for (let i = 0; i < 2; i++) {
+      await c.query('begin', []);
+      const answer = await c.query(SOLE, ['g']);
+      assert.equal(answer.command, 'SELECT', 'the statement\'s own answer');
+      assert.equal((await c.query('commit', [])).command, 'COMMIT');
+    }
+    assert.deepEqual(texts(), [SOLE, SOLE]);
+    assert.deepEqual(trips(), [SOLE, SOLE]);
+  });
+
+  it('a sole statement that fails has rolled itself back: the ROLLBACK after it sends nothing, and the connection serves the next transaction', async () => {
+    const { c, texts } = connection((text) => text === SOLE);
+    await c.query('begin', []);
+    await assert.rejects(c.query(SOLE, ['g']), /refused: with "g"/);
+    assert.equal((await c.query('rollback', [])).command, 'ROLLBACK');
+    await c.query('begin', []);
+    await c.query(READ, ['u']);
+    await c.query('commit', []);
+    assert.deepEqual(texts(), [SOLE, 'begin', READ, 'commit']);
+  });
+
+  it('nothing may follow a sole statement in its transaction; behind other work it runs inside the transaction as any statement', async () => {
+    const { c, texts } = connection();
+    await c.query('begin', []);
+    await c.query(SOLE, ['g']);
+    await assert.rejects(c.query(READ, ['u']), /nothing may follow/);
+    await assert.rejects(c.query(USER, ['u', 't']), /nothing may follow/);
+    await c.query('rollback', []);
+    assert.deepEqual(texts(), [SOLE]);
+    await c.query('begin', []);
+    await c.query(USER, ['u', 't']);
+    await c.query(SOLE, ['g']);
+    await c.query(AUDIT, ['a', '{}']);
+    await c.query('commit', []);
+    assert.deepEqual(texts().slice(1), ['begin', USER, SOLE, AUDIT, 'commit']);
   });
 
   it('outside a transaction every text goes out as it comes', async () => {

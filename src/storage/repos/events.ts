@@ -34,7 +34,7 @@ const nextSeqOf = (teamId: string) =>
   sql<number>`max(coalesce((select max(e.seq) from events as e where e.team_id = ${teamId}), 0), coalesce((select c.seq from event_counters as c where c.team_id = ${teamId}), 0)) + 1`;
 
 /** A placeholder seq (PostgreSQL): unique, negative, later ones lower; numbered once committed. */
-const PLACEHOLDER = sql<number>`-nextval('event_placeholders')`;
+export const PLACEHOLDER = sql<number>`-nextval('event_placeholders')`;
 
 /** The event with its seq: numbered in the insert (SQLite), or a placeholder its readers number (PostgreSQL). */
 const APPEND_EVENT = defineWrite<Omit<EventsTable, 'seq'>>('appendEvent', EVENT_KEYS, (db, row, hooks) =>

@@ -6,8 +6,11 @@
 import { sql } from 'kysely';
 import type { Expression, SqlBool } from 'kysely';
 import type { DialectHooks } from '../dialect.ts';
-import { defineLookup, defineStatement, defineWrite, hot } from '../statements.ts';
-import type { Executor, GroupsTable } from '../types.ts';
+import { defineLookup, defineSole, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
+import type { EventsTable, Executor, GroupsTable, Tx } from '../types.ts';
+import { AUDIT_COLUMNS } from './audit.ts';
+import type { AuditRow } from './audit.ts';
+import { appendAuditedEvent, PLACEHOLDER } from './events.ts';
 import { rowCount } from './list-order.ts';
 import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
@@ -63,6 +66,85 @@ const ADD_TEAM_USER_AS_MEMBER = defineWrite<{ teamId: string; groupId: string; u
       .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
 );
 
+/** The event of a group write whose version, externalId and document come from the row it bumps. */
+export type BumpedEvent = Omit<EventsTable, 'seq' | 'version' | 'external_id' | 'data'>;
+
+/** What a lone member's addition records: its audit row and its event (events/feed.ts). */
+export interface BumpRecord {
+  readonly audit: AuditRow;
+  readonly event: BumpedEvent;
+}
+
+const BUMPED_EVENT_COLUMNS = ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'changed', 'actor', 'txn', 'members'] as const satisfies readonly (keyof BumpedEvent)[];
+
+interface LoneMemberParams {
+  readonly teamId: string;
+  readonly groupId: string;
+  readonly userId: string;
+  readonly at: string;
+}
+
+type LoneMemberStatement = LoneMemberParams & { [K in (typeof AUDIT_COLUMNS)[number] as `audit_${K}`]: AuditRow[K] } & { [K in (typeof BUMPED_EVENT_COLUMNS)[number] as `event_${K}`]: BumpedEvent[K] };
+
+const text = (value: unknown) => sql<string>`${value}::text`;
+
+/**
+ * A lone member's addition as one statement (PostgreSQL: a data-modifying WITH): the group's new
+ * version, the member (the team's user of that id, NULL otherwise, which NOT NULL refuses), the
+ * audit row and the event with the version, externalId and document of the bumped row. Each
+ * insert reads the bumped row, so when the team has no such group nothing at all is written.
+ */
+const ADD_LONE_MEMBER = defineSole<LoneMemberStatement, { version: number }>(
+  'addLoneMember',
+  ['teamId', 'groupId', 'userId', 'at', ...AUDIT_COLUMNS.map((c) => `audit_${c}` as const), ...BUMPED_EVENT_COLUMNS.map((c) => `event_${c}` as const)],
+  (db, p) =>
+    db
+      .with('g', (w) =>
+        w
+          .updateTable('groups')
+          .set((eb) => ({ version: eb('version', '+', 1), updated_at: p.at }))
+          .where('id', '=', p.groupId)
+          .where('team_id', '=', p.teamId)
+          .returning(['id', 'version', 'external_id', 'data']),
+      )
+      .with('m', (w) =>
+        w
+          .insertInto('group_members')
+          .columns(['team_id', 'group_id', 'user_id', 'created_at'])
+          .expression((eb) =>
+            eb
+              .selectFrom('g')
+              .select((s) => [
+                text(p.teamId).as('team_id'),
+                'g.id',
+                s.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId).as('user_id'),
+                text(p.at).as('created_at'),
+              ]),
+          )
+          .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
+      )
+      .with('a', (w) =>
+        w
+          .insertInto('audit_events')
+          .columns([...AUDIT_COLUMNS])
+          .expression((eb) => eb.selectFrom('g').select(AUDIT_COLUMNS.map((c) => text(p[`audit_${c}`]).as(c)))),
+      )
+      .insertInto('events')
+      .columns([...BUMPED_EVENT_COLUMNS, 'seq', 'version', 'external_id', 'data'])
+      .expression((eb) =>
+        eb
+          .selectFrom('g')
+          .select([
+            ...BUMPED_EVENT_COLUMNS.map((c) => text(p[`event_${c}`]).as(c)),
+            PLACEHOLDER.as('seq'),
+            'g.version',
+            'g.external_id',
+            sql<string>`g.data::text`.as('data'),
+          ]),
+      )
+      .returning('version'),
+);
+
 const REMOVE_MEMBER = defineStatement<{ groupId: string; userId: string }, unknown>('removeMember', ['groupId', 'userId'], (db, p) =>
   db.deleteFrom('group_members').where('group_id', '=', p.groupId).where('user_id', '=', p.userId),
 );
@@ -99,6 +181,31 @@ export async function updateGroup(ex: Executor, row: GroupRow, expectedVersion: 
  */
 export async function touchGroup(ex: Executor, teamId: string, id: string, at: string): Promise<GroupRow | undefined> {
   return hot(ex).first(ex, TOUCH_GROUP, { teamId, id, at });
+}
+
+/**
+ * A lone member added to a group (a PATCH of the members alone: what identity providers send
+ * most), recorded: the group's version bumped, the member inserted if it is a user of the team
+ * (otherwise the write is refused with the error `isUnknownMember` tells), and `record`'s audit
+ * row and event written with the new version, the group's externalId and its document. Answers
+ * the new version, or undefined, with nothing written, when the team has no such group.
+ * PostgreSQL: one sole statement, which must be its transaction's first (see `defineSole`), so
+ * the group's row is locked only while it runs; SQLite: the same steps in the caller's transaction.
+ */
+export async function addLoneMember(trx: Tx, p: LoneMemberParams, record: BumpRecord): Promise<number | undefined> {
+  if (hooksOf(trx).writableCtes) {
+    const params = { ...p } as Record<string, unknown>;
+    for (const c of AUDIT_COLUMNS) params[`audit_${c}`] = record.audit[c];
+    for (const c of BUMPED_EVENT_COLUMNS) params[`event_${c}`] = record.event[c];
+    const row = await hot(trx).first(trx, ADD_LONE_MEMBER, params as unknown as LoneMemberStatement);
+    return row === undefined ? undefined : Number(row.version);
+  }
+  const touched = await touchGroup(trx, p.teamId, p.groupId, p.at);
+  if (!touched) return undefined;
+  await addTeamUserAsMember(trx, p.teamId, p.groupId, p.userId, p.at);
+  const data = typeof touched.data === 'string' ? touched.data : JSON.stringify(touched.data);
+  await appendAuditedEvent(trx, record.audit, { ...record.event, version: touched.version, external_id: touched.external_id, data });
+  return touched.version;
 }
 
 export async function deleteGroup(ex: Executor, teamId: string, id: string): Promise<boolean> {
