@@ -134,7 +134,7 @@ export const recordRowWrite = (
 
 /**
  * What a write to a group records when the storage bumps the group's row in the write itself
- * (repos/groups.ts addLoneMember): its audit event and its feed event, but for the version,
+ * (repos/groups.ts changeLoneMember): its audit event and its feed event, but for the version,
  * externalId and document, which the storage takes from the row it bumps.
  */
 export function recordGroupBump(origin: WriteOrigin, note: AuditNote, type: ChangeType, groupId: string, changed: readonly string[], members: MembersDelta): BumpRecord {

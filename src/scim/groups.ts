@@ -12,9 +12,9 @@ import { recordGroupBump, recordRowWrite } from '../events/feed.ts';
 import type { AuditNote, ChangeType, MembersDelta } from '../events/feed.ts';
 import { newId } from '../ids.ts';
 import {
-  addLoneMember,
   addMembers,
   addTeamUserAsMember,
+  changeLoneMember,
   clearMembers,
   deleteGroup as deleteGroupRow,
   groupById,
@@ -243,12 +243,12 @@ export async function patchGroup(
   projection?: Projection,
 ): Promise<{ etag: string; resource?: Versioned }> {
   const rt = typesOf(ctx).Group;
-  // One member added and nothing else (what identity providers send most), with no precondition
-  // and no resource to answer: nothing of it depends on the stored group, which is not read first.
+  // One member added or removed and nothing else (what identity providers send most), with no
+  // precondition and no resource to answer: nothing of it depends on the stored group, which is
+  // not read first.
   if (pre.ifMatch === undefined && projection === undefined) {
-    const members = membersOnlyChange(rt, body);
-    const [one, ...more] = members?.add ?? [];
-    if (members && !members.clear && members.remove.length === 0 && one !== undefined && more.length === 0) return addOneMember(ctx, id, members, one);
+    const lone = loneMemberChange(membersOnlyChange(rt, body));
+    if (lone) return changeOneMember(ctx, id, lone);
   }
   return runGroupWrite(ctx, async (trx, lone) => {
     const now = iso(ctx.clock);
@@ -285,12 +285,26 @@ export async function patchGroup(
   }, async () => conflict('a group with that displayName already exists in this team'));
 }
 
-/** patchGroup's lone member: the group's version, the member, the audit row and the event written together (repos/groups.ts addLoneMember). */
-async function addOneMember(ctx: ScimContext, id: string, delta: MemberDelta, member: string): Promise<{ etag: string }> {
+/** A member delta that adds or removes exactly one member and does nothing else. */
+interface LoneChange {
+  readonly delta: MemberDelta;
+  readonly member: string;
+  readonly change: 'add' | 'remove';
+}
+
+function loneMemberChange(delta: MemberDelta | undefined): LoneChange | undefined {
+  if (!delta || delta.clear) return undefined;
+  const [one, ...more] = [...delta.add, ...delta.remove];
+  if (one === undefined || more.length > 0) return undefined;
+  return { delta, member: one, change: delta.add.length === 1 ? 'add' : 'remove' };
+}
+
+/** patchGroup's lone member: the group's version, the membership, the audit row and the event written together (repos/groups.ts changeLoneMember). */
+async function changeOneMember(ctx: ScimContext, id: string, { delta, member, change }: LoneChange): Promise<{ etag: string }> {
   const version = await runGroupWrite(ctx, (trx, lone) => {
-    lone.id = member;
+    if (change === 'add') lone.id = member;
     const record = recordGroupBump(ctx, { action: 'members', detail: memberSummary(delta) }, 'patch', id, ['members'], membersDelta(delta));
-    return addLoneMember(trx, { teamId: ctx.team.id, groupId: id, userId: member, at: iso(ctx.clock) }, record);
+    return changeLoneMember(trx, { teamId: ctx.team.id, groupId: id, userId: member, at: iso(ctx.clock) }, change, record);
   });
   if (version === undefined) throw notFound(`Group ${id} not found`);
   return { etag: etagOf(version) };

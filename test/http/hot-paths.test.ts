@@ -179,7 +179,7 @@ for (const engine of engines) {
       assert.deepEqual(json(after).members, json(before).members);
     });
 
-    it('members added one by one to one group at once: every addition lands, each takes its own version, and each event carries its own', async () => {
+    it('members added one by one to one group at once, then removed so: every change lands, each takes its own version, and each event carries its own', async () => {
       const group = String(json(await t.request('POST', '/v2/scim/Groups', { displayName: 'Crowd' })).id);
       const ids: string[] = [];
       for (let i = 0; i < 16; i++) ids.push(String(json(await t.request('POST', '/v2/scim/Users', { userName: `crowd-${i}@x.example` })).id));
@@ -196,6 +196,17 @@ for (const engine of engines) {
       // Each event names the member its version added, as the ETag answered.
       const byVersion = new Map(added.map((r, i) => [version(r.headers.etag), ids[i]]));
       for (const e of events.slice(1)) assert.deepEqual(JSON.parse(e.members!), { added: [byVersion.get(e.version)] });
+      // And removed one by one at once (Entra ID's and Okta's removal): the same.
+      const removed = await Promise.all(ids.map((id) => t.request('PATCH', `/v2/scim/Groups/${group}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: `members[value eq "${id}"]` }] })));
+      assert.deepEqual(removed.map((r) => r.statusCode), ids.map(() => 204));
+      const later = removed.map((r) => version(r.headers.etag)).sort((a, b) => a - b);
+      assert.deepEqual(later, ids.map((_, i) => ids.length + i + 2), 'versions 18..33, one each');
+      const emptied = await t.request('GET', `/v2/scim/Groups/${group}`);
+      assert.deepEqual(json(emptied).members ?? [], []);
+      const byLater = new Map(removed.map((r, i) => [version(r.headers.etag), ids[i]]));
+      const all = (await eventsAfter(t.storage.db, t.team.id, 0, 10_000)).filter((e) => e.resource_id === group);
+      assert.deepEqual(all.map((e) => e.version).sort((a, b) => a - b), [1, ...versions, ...later]);
+      for (const e of all.filter((e) => e.version > ids.length + 1)) assert.deepEqual(JSON.parse(e.members!), { removed: [byLater.get(e.version)] });
     });
 
     it('RFC 7644 3.14: a group PATCH whose If-Match is stale is 412 and changes nothing, though the new version is taken before the check', async () => {

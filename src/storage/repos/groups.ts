@@ -89,61 +89,68 @@ type LoneMemberStatement = LoneMemberParams & { [K in (typeof AUDIT_COLUMNS)[num
 const text = (value: unknown) => sql<string>`${value}::text`;
 
 /**
- * A lone member's addition as one statement (PostgreSQL: a data-modifying WITH): the group's new
- * version, the member (the team's user of that id, NULL otherwise, which NOT NULL refuses), the
- * audit row and the event with the version, externalId and document of the bumped row. Each
- * insert reads the bumped row, so when the team has no such group nothing at all is written.
+ * A lone member's change as one statement (PostgreSQL: a data-modifying WITH): the group's new
+ * version, the membership's insert or delete (`member`), the audit row and the event with the
+ * version, externalId and document of the bumped row. Every part reads the bumped row, so when
+ * the team has no such group nothing at all is written.
  */
-const ADD_LONE_MEMBER = defineSole<LoneMemberStatement, { version: number }>(
-  'addLoneMember',
-  ['teamId', 'groupId', 'userId', 'at', ...AUDIT_COLUMNS.map((c) => `audit_${c}` as const), ...BUMPED_EVENT_COLUMNS.map((c) => `event_${c}` as const)],
-  (db, p) =>
-    db
-      .with('g', (w) =>
-        w
-          .updateTable('groups')
-          .set((eb) => ({ version: eb('version', '+', 1), updated_at: p.at }))
-          .where('id', '=', p.groupId)
-          .where('team_id', '=', p.teamId)
-          .returning(['id', 'version', 'external_id', 'data']),
-      )
-      .with('m', (w) =>
-        w
-          .insertInto('group_members')
-          .columns(['team_id', 'group_id', 'user_id', 'created_at'])
-          .expression((eb) =>
-            eb
-              .selectFrom('g')
-              .select((s) => [
-                text(p.teamId).as('team_id'),
-                'g.id',
-                s.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId).as('user_id'),
-                text(p.at).as('created_at'),
-              ]),
-          )
-          .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
-      )
-      .with('a', (w) =>
-        w
-          .insertInto('audit_events')
-          .columns([...AUDIT_COLUMNS])
-          .expression((eb) => eb.selectFrom('g').select(AUDIT_COLUMNS.map((c) => text(p[`audit_${c}`]).as(c)))),
-      )
-      .insertInto('events')
-      .columns([...BUMPED_EVENT_COLUMNS, 'seq', 'version', 'external_id', 'data'])
-      .expression((eb) =>
-        eb
-          .selectFrom('g')
-          .select([
-            ...BUMPED_EVENT_COLUMNS.map((c) => text(p[`event_${c}`]).as(c)),
-            PLACEHOLDER.as('seq'),
-            'g.version',
-            'g.external_id',
-            sql<string>`g.data::text`.as('data'),
-          ]),
-      )
-      .returning('version'),
-);
+const loneMemberStatement = (name: string, member: 'add' | 'remove') =>
+  defineSole<LoneMemberStatement, { version: number }>(
+    name,
+    ['teamId', 'groupId', 'userId', 'at', ...AUDIT_COLUMNS.map((c) => `audit_${c}` as const), ...BUMPED_EVENT_COLUMNS.map((c) => `event_${c}` as const)],
+    (db, p) =>
+      db
+        .with('g', (w) =>
+          w
+            .updateTable('groups')
+            .set((eb) => ({ version: eb('version', '+', 1), updated_at: p.at }))
+            .where('id', '=', p.groupId)
+            .where('team_id', '=', p.teamId)
+            .returning(['id', 'version', 'external_id', 'data']),
+        )
+        .with('m', (w) =>
+          member === 'remove'
+            ? w.deleteFrom('group_members').where('group_id', 'in', w.selectFrom('g').select('g.id')).where('user_id', '=', p.userId)
+            : // The team's user of that id, NULL when there is none, which NOT NULL refuses (isUnknownMember).
+              w
+                .insertInto('group_members')
+                .columns(['team_id', 'group_id', 'user_id', 'created_at'])
+                .expression((eb) =>
+                  eb
+                    .selectFrom('g')
+                    .select((s) => [
+                      text(p.teamId).as('team_id'),
+                      'g.id',
+                      s.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId).as('user_id'),
+                      text(p.at).as('created_at'),
+                    ]),
+                )
+                .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
+        )
+        .with('a', (w) =>
+          w
+            .insertInto('audit_events')
+            .columns([...AUDIT_COLUMNS])
+            .expression((eb) => eb.selectFrom('g').select(AUDIT_COLUMNS.map((c) => text(p[`audit_${c}`]).as(c)))),
+        )
+        .insertInto('events')
+        .columns([...BUMPED_EVENT_COLUMNS, 'seq', 'version', 'external_id', 'data'])
+        .expression((eb) =>
+          eb
+            .selectFrom('g')
+            .select([
+              ...BUMPED_EVENT_COLUMNS.map((c) => text(p[`event_${c}`]).as(c)),
+              PLACEHOLDER.as('seq'),
+              'g.version',
+              'g.external_id',
+              sql<string>`g.data::text`.as('data'),
+            ]),
+        )
+        .returning('version'),
+  );
+
+const ADD_LONE_MEMBER = loneMemberStatement('addLoneMember', 'add');
+const REMOVE_LONE_MEMBER = loneMemberStatement('removeLoneMember', 'remove');
 
 const REMOVE_MEMBER = defineStatement<{ groupId: string; userId: string }, unknown>('removeMember', ['groupId', 'userId'], (db, p) =>
   db.deleteFrom('group_members').where('group_id', '=', p.groupId).where('user_id', '=', p.userId),
@@ -184,25 +191,27 @@ export async function touchGroup(ex: Executor, teamId: string, id: string, at: s
 }
 
 /**
- * A lone member added to a group (a PATCH of the members alone: what identity providers send
- * most), recorded: the group's version bumped, the member inserted if it is a user of the team
- * (otherwise the write is refused with the error `isUnknownMember` tells), and `record`'s audit
- * row and event written with the new version, the group's externalId and its document. Answers
- * the new version, or undefined, with nothing written, when the team has no such group.
+ * A lone member added to or removed from a group (a PATCH of the members alone that adds or
+ * removes one: what identity providers send most), recorded: the group's version bumped, the
+ * membership inserted if the member is a user of the team (otherwise the write is refused with
+ * the error `isUnknownMember` tells) or deleted, and `record`'s audit row and event written with
+ * the new version, the group's externalId and its document. Answers the new version, or
+ * undefined, with nothing written, when the team has no such group.
  * PostgreSQL: one sole statement, which must be its transaction's first (see `defineSole`), so
  * the group's row is locked only while it runs; SQLite: the same steps in the caller's transaction.
  */
-export async function addLoneMember(trx: Tx, p: LoneMemberParams, record: BumpRecord): Promise<number | undefined> {
+export async function changeLoneMember(trx: Tx, p: LoneMemberParams, change: 'add' | 'remove', record: BumpRecord): Promise<number | undefined> {
   if (hooksOf(trx).writableCtes) {
     const params = { ...p } as Record<string, unknown>;
     for (const c of AUDIT_COLUMNS) params[`audit_${c}`] = record.audit[c];
     for (const c of BUMPED_EVENT_COLUMNS) params[`event_${c}`] = record.event[c];
-    const row = await hot(trx).first(trx, ADD_LONE_MEMBER, params as unknown as LoneMemberStatement);
+    const row = await hot(trx).first(trx, change === 'add' ? ADD_LONE_MEMBER : REMOVE_LONE_MEMBER, params as unknown as LoneMemberStatement);
     return row === undefined ? undefined : Number(row.version);
   }
   const touched = await touchGroup(trx, p.teamId, p.groupId, p.at);
   if (!touched) return undefined;
-  await addTeamUserAsMember(trx, p.teamId, p.groupId, p.userId, p.at);
+  if (change === 'add') await addTeamUserAsMember(trx, p.teamId, p.groupId, p.userId, p.at);
+  else await removeMembers(trx, p.groupId, [p.userId]);
   const data = typeof touched.data === 'string' ? touched.data : JSON.stringify(touched.data);
   await appendAuditedEvent(trx, record.audit, { ...record.event, version: touched.version, external_id: touched.external_id, data });
   return touched.version;
