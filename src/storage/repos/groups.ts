@@ -69,7 +69,7 @@ const ADD_TEAM_USER_AS_MEMBER = defineWrite<{ teamId: string; groupId: string; u
 /** The event of a group write whose version, externalId and document come from the row it bumps. */
 export type BumpedEvent = Omit<EventsTable, 'seq' | 'version' | 'external_id' | 'data'>;
 
-/** What a lone member's addition records: its audit row and its event (events/feed.ts). */
+/** What a lone member's addition or removal records: its audit row and its event (events/feed.ts recordGroupBump). */
 export interface BumpRecord {
   readonly audit: AuditRow;
   readonly event: BumpedEvent;
