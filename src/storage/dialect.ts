@@ -55,9 +55,11 @@ export interface DialectHooks {
    * Case-sensitive substring tests (`co`, `sw`, `ew`), written so that an index can answer them
    * (migration 012): PostgreSQL's LIKE (escaped) under a pg_trgm GIN index; on SQLite `sw` as a
    * range of the binary order beside the exact test, and, when `indexed` says the expression has
-   * a reversed-text index (`rc_reverse`), `ew` as a range of the reversed text.
+   * a reversed-text index (`rc_reverse`), `ew` as a range of the reversed text. When `indexed`
+   * says the expression is a text column with a plain index after the team (a folded key), SQLite
+   * tests `co` in a scan of that index, which reads the row of a match only.
    */
-  contains(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  contains(expr: Expression<unknown>, value: string, indexed: boolean): RawBuilder<SqlBool>;
   startsWith(expr: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   endsWith(expr: Expression<unknown>, value: string, indexed: boolean): RawBuilder<SqlBool>;
   /**
@@ -142,7 +144,11 @@ export const sqliteHooks: DialectHooks = {
   lower: (expr) => sql<string>`rc_lower(${expr})`,
   substringIndexed: false,
   ordered: (expr) => sql`${expr}`,
-  contains: (expr, value) => sql<SqlBool>`instr(${expr}, ${value}) > 0`,
+  // `>= ''` holds for every text: a range that makes the planner scan the column's index
+  // (team_id, key) and test each key there, instead of walking the team's rows by another index
+  // of the team (a scan of a million rows' pages instead of their keys': about 3x the time).
+  contains: (expr, value, indexed) =>
+    indexed ? sql<SqlBool>`(${expr} >= '' and instr(${expr}, ${value}) > 0)` : sql<SqlBool>`instr(${expr}, ${value}) > 0`,
   // Every text starting with v lies in [v, prefixUpperBound(v)) of the binary order: a range of
   // an index on the expression ((team_id, user_name_key) for userName).
   startsWith: (expr, value) => sql<SqlBool>`(${range(expr, value, prefixUpperBound(value))} and substr(${expr}, 1, length(${value})) = ${value})`,

@@ -83,7 +83,8 @@ function compile(scope: Scope, p: Predicate): RawBuilder<SqlBool> {
         case 'eq':
           return sql<SqlBool>`(${known} and ${x} = ${v})`;
         case 'co':
-          return sql<SqlBool>`(${known} and ${hooks.contains(x, v)})`;
+          // A folded column (userName, a group's displayName) has an index after the team (migration 006).
+          return sql<SqlBool>`(${known} and ${hooks.contains(x, v, p.folded && p.scalar.at === 'column' && p.scalar.folded !== undefined)})`;
         case 'sw':
           return sql<SqlBool>`(${known} and ${hooks.startsWith(x, v)})`;
         case 'ew':

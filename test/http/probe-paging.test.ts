@@ -54,6 +54,12 @@ for (const engine of engines) {
       ['userName sw "user00049" or userName sw "user0005"', (u) => u.startsWith('user00049') || u.startsWith('user0005')],
       // None.
       ['userName co "nobody"', () => false],
+      // A substring: one in ten (the walk), some hundreds spread over the team (from the matches),
+      // over 1,000 (the filtered query), one.
+      ['userName co "3@"', (u) => u.includes('3@')],
+      ['userName co "0055"', (u) => u.includes('0055')],
+      ['userName co "005"', (u) => u.includes('005')],
+      ['userName co "05999@"', (u) => u.includes('05999@')],
     ];
 
     it(`index pages equal the filtered full listing, totalResults too (from the matches, a walk of ${PROBE_ROWS} rows, or the filtered query)`, async () => {

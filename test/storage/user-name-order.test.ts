@@ -84,6 +84,25 @@ for (const engine of engines) {
       }
     });
 
+    if (engine.name === 'sqlite') it('userName co tests the names in the userName index, reading the row of a match only, whichever other index of the team there is', async () => {
+      // An index led by the team that the planner might walk instead, reading every row (an extension's, say).
+      await sql`create index rc_test_team_first on users (team_id, created_at desc)`.execute(storage.db);
+      try {
+        for (const [value, expected] of [['02999@', ['user0002999@order.example']], ['nobody', []]] as const) {
+          const spy = new Statements(storage);
+          const query = parseListQuery(userResourceType, { filter: `userName co "${value}"` });
+          const page = await listRows<{ id: string; created_at: string; user_name: string }>(storage.db.withPlugin(spy), 'users', team.id, { where: lowerFilter(query.filter!, { members: 'active' }), descending: false, onlyActive: true, limit: 5 });
+          assert.deepEqual(page.rows.map((r) => r.user_name), expected);
+          assert.equal(page.total, expected.length);
+          const tests = spy.seen.filter((q) => /instr\(/.test(q.sql));
+          assert.ok(tests.length > 0, spy.seen.map((q) => q.sql).join('\n'));
+          for (const q of tests) assert.match(await plan(q), /SEARCH r USING INDEX users_team_user_name_key \(team_id=\? AND user_name_key>\?\)/, q.sql);
+        }
+      } finally {
+        await sql`drop index rc_test_team_first`.execute(storage.db);
+      }
+    });
+
     if (engine.name === 'postgres') it('userName sw is a range of the "C"-collated B-tree, which replaced the text_pattern_ops one', async () => {
       const names = await indexNames(storage.db, 'postgres', 'users');
       assert.ok(names.includes('users_team_user_name_ordered'), names.join(', '));

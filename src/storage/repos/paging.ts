@@ -258,8 +258,9 @@ const MATCH_COUNT = 'rc_matches';
 /**
  * The text columns an index answers a prefix test on, on both engines (migrations 006 and 012:
  * the folded userName and displayName, the folded given and family names), and among them those
- * whose suffix test is indexed on both (the reversed folded keys on SQLite; trigrams serve every
- * one of them on PostgreSQL).
+ * whose suffix and substring tests are indexed on both (on SQLite the reversed folded keys for a
+ * suffix, a scan of the folded keys' index for a substring; trigrams serve every one of them on
+ * PostgreSQL).
  */
 const PREFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = {
   users: new Set(['user_name', 'given_name', 'family_name']),
@@ -281,7 +282,8 @@ function mayMatchMany(p: Predicate, table: ResourceTable, hooks: DialectHooks): 
       if (p.scalar.at !== 'column' || !PREFIX_INDEXED[table].has(p.scalar.column)) return false;
       if (p.op === 'sw') return true;
       if (p.op === 'ew') return hooks.substringIndexed || SUFFIX_INDEXED[table].has(p.scalar.column);
-      return p.op === 'co' && hooks.substringIndexed;
+      // co: trigram bitmaps on PostgreSQL; on SQLite a scan of the folded key's index (dialect.ts contains).
+      return p.op === 'co' && (hooks.substringIndexed || (p.folded && SUFFIX_INDEXED[table].has(p.scalar.column)));
     }
     case 'and':
     case 'or':
