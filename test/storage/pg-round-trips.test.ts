@@ -222,21 +222,27 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
     }
   });
 
-  it('PATCH /Groups/{id} removing one member (members[value eq "id"]): one statement, no BEGIN or COMMIT, 1 round trip; the member gone, the audit row and the event written', async () => {
-    const member = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'member-leaving@x.example' })).id);
-    const id = String(json(await t.request('POST', '/v2/scim/Groups', { displayName: 'Leavers', externalId: 'ext-leavers', members: [{ value: member }] })).id);
-    const was = await rowsOf();
-    const { res, all } = await writeSends(() => t.request('PATCH', `/v2/scim/Groups/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `members[value eq "${member}"]` }] }));
-    assert.equal(res.statusCode, 204, res.body);
-    assert.equal(all.length, 1, all.map((s) => s.text).join('\n'));
-    noTransaction(all);
-    assert.match(all[0]!.text, /^with "g" as \(update "groups"/);
-    assert.ok(all[0]!.text.includes('delete from "group_members"'));
-    assert.equal(tripsOf(all).length, 1);
-    assert.deepEqual(json(await t.request('GET', `/v2/scim/Groups/${id}`)).members ?? [], []);
-    assert.deepEqual(await rowsOf(), { ...was, audit: was.audit + 1, events: was.events + 1 });
-    const added = (await eventsAfter(t.storage.db, t.team.id, 0, 10_000)).filter((e) => e.resource_id === id).at(-1)!;
-    assert.deepEqual([added.type, added.version, added.external_id, JSON.parse(added.members!)], ['patch', 2, 'ext-leavers', { removed: [member] }]);
+  it('PATCH /Groups/{id} removing one member, by filter (Okta) or by a value array of one (Entra ID\'s default): one statement, no BEGIN or COMMIT, 1 round trip; the member gone, the audit row and the event written', async () => {
+    const removals: [string, (member: string) => unknown][] = [
+      ['filter', (member) => ({ op: 'remove', path: `members[value eq "${member}"]` })],
+      ['value array', (member) => ({ op: 'Remove', path: 'members', value: [{ $ref: null, value: member }] })],
+    ];
+    for (const [form, operation] of removals) {
+      const member = String(json(await t.request('POST', '/v2/scim/Users', { userName: `member-leaving-${form.replace(' ', '-')}@x.example` })).id);
+      const id = String(json(await t.request('POST', '/v2/scim/Groups', { displayName: `Leavers by ${form}`, externalId: 'ext-leavers', members: [{ value: member }] })).id);
+      const was = await rowsOf();
+      const { res, all } = await writeSends(() => t.request('PATCH', `/v2/scim/Groups/${id}`, { schemas: [PATCH_OP], Operations: [operation(member)] }));
+      assert.equal(res.statusCode, 204, res.body);
+      assert.equal(all.length, 1, `${form}: ${all.map((s) => s.text).join('\n')}`);
+      noTransaction(all);
+      assert.match(all[0]!.text, /^with "g" as \(update "groups"/);
+      assert.ok(all[0]!.text.includes('delete from "group_members"'));
+      assert.equal(tripsOf(all).length, 1);
+      assert.deepEqual(json(await t.request('GET', `/v2/scim/Groups/${id}`)).members ?? [], [], form);
+      assert.deepEqual(await rowsOf(), { ...was, audit: was.audit + 1, events: was.events + 1 });
+      const removed = (await eventsAfter(t.storage.db, t.team.id, 0, 10_000)).filter((e) => e.resource_id === id).at(-1)!;
+      assert.deepEqual([removed.type, removed.version, removed.external_id, JSON.parse(removed.members!)], ['patch', 2, 'ext-leavers', { removed: [member] }]);
+    }
   });
 
   it('PATCH /Groups/{id} adding one member to a group the team does not have: 404 from the one statement, nothing written', async () => {
