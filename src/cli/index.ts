@@ -18,6 +18,7 @@ import type { AdminDeps, ClientView } from '../admin.ts';
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig, passwordFromEnvironment } from '../config.ts';
 import type { Config, ConfigOverrides } from '../config.ts';
+import { applyServerHeapPolicy } from '../node-flags.ts';
 import { ScimError } from '../scim/errors.ts';
 import { startServer, stopOnSignals } from '../server.ts';
 import { connect, explainStorageError, StorageFileError } from '../storage/connect.ts';
@@ -135,6 +136,7 @@ export function buildProgram(): Command {
     .option('--public-base-url <url>', 'base URL in meta.location (PUBLIC_BASE_URL)')
     .option('--show-first-run-credentials', 'on an empty database, create the first admin and client and print their credentials even when stdout is not a terminal')
     .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string; showFirstRunCredentials?: boolean }) => {
+      applyServerHeapPolicy();
       const config = configFrom(options);
       // The first run's password and secret are shown once, to a person: on a terminal, or where
       // the operator asked. Never as a log line (stdout of a service often feeds a log store);
