@@ -97,7 +97,7 @@ export interface Template {
   readonly preparable?: boolean;
   /** Defined by `defineWrite`: its engine may send it later in its transaction. */
   readonly deferrable?: boolean;
-  /** Defined by `defineLookup`: a read of one row by its key. */
+  /** A read by key: defined by `defineLookup` (one row), or a shape that is one (`Shaped.lookup`). */
   readonly lookup?: boolean;
   /** Defined by `defineSole`: a whole transaction's work. */
   readonly sole?: boolean;
@@ -146,6 +146,12 @@ export interface Shaped {
   readonly build: (db: Db, withValues: boolean) => Compilable<unknown>;
   /** Its best plan does not depend on its values (equality lookups): PostgreSQL may prepare it by name once it is hot. */
   readonly preparable?: boolean;
+  /**
+   * A read by key, as quick as `defineLookup`'s and never waiting on a lock (a first page of one
+   * equality on a key's index: `userName eq`): once prepared, PostgreSQL may send it on the
+   * connections lookups share.
+   */
+  readonly lookup?: boolean;
 }
 
 /** The stand-in of a shaped query's i-th parameter: a control character and both cases, so a value upper- or lower-cased on its way is caught. */
@@ -178,7 +184,7 @@ function compileShape(db: Db, query: Shaped): Template | undefined {
     }
   }
   if (seen.size !== standIns.size) return undefined;
-  return { name: query.name, compiled, slots, fixed: false, preparable: query.preparable === true };
+  return { name: query.name, compiled, slots, fixed: false, preparable: query.preparable === true, ...(query.lookup === true ? { lookup: true } : {}) };
 }
 
 /**

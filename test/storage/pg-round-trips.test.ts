@@ -26,6 +26,8 @@ interface Sent {
   readonly named: boolean;
   /** Handed to a connection that awaited no answer: the statement starts a round trip. */
   readonly trip: boolean;
+  /** Sent on one of the shared lookup connections (pg-statements.ts `LookupConnections`), not a pooled one. */
+  readonly lane: boolean;
 }
 
 /** The statements that start a round trip, by their first words. */
@@ -47,7 +49,8 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       const config = args[0] as string | { text: string; name?: string };
       // node-postgres's own flag: no answer awaited on this connection.
       const trip = (this as unknown as { readyForQuery: boolean }).readyForQuery;
-      sent?.push(typeof config === 'string' ? { text: config, named: false, trip } : { text: config.text, named: config.name !== undefined, trip });
+      const lane = /^rollcall lookups /.test((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name ?? '');
+      sent?.push(typeof config === 'string' ? { text: config, named: false, trip, lane } : { text: config.text, named: config.name !== undefined, trip, lane });
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof original;
     t = await createTestApp({ engine: postgres! });
@@ -153,6 +156,42 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
       const texts = [];
       for (let i = 0; i < HOT_SHAPE_USES + 2; i++) texts.push(await named(filter));
       assert.deepEqual(texts.map((r) => [r.total, r.named]), texts.map(() => [1, false]), filter);
+    }
+  });
+
+  it('a hot first page filtered by one equality on a key (userName, externalId) is a read by key: it goes on the shared lookup connections, named, each request answered with its own user', async () => {
+    const users: { id: string; name: string; external: string }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const name = `0keyed-${i}@x.example`;
+      const external = `keyed-ext-${i}`;
+      users.push({ id: String(json(await t.request('POST', '/v2/scim/Users', { userName: name, externalId: external })).id), name, external });
+    }
+    for (const [attribute, valueOf] of [['userName', (u: (typeof users)[0]) => u.name], ['externalId', (u: (typeof users)[0]) => u.external]] as const) {
+      const url = (u: (typeof users)[0]) => `/v2/scim/Users?filter=${encodeURIComponent(`${attribute} eq "${valueOf(u)}"`)}`;
+      // Hot: named from its HOT_SHAPE_USES-th run (the test above); until then on the pool.
+      for (let i = 0; i < HOT_SHAPE_USES; i++) await count(url(users[0]!));
+      sent = [];
+      const answers = await Promise.all(users.map((u) => t.request('GET', url(u))));
+      const pages = sent.filter((s) => /from "users"/.test(s.text) && !/oauth_tokens/.test(s.text));
+      sent = undefined;
+      assert.deepEqual(answers.map((r) => (json(r).Resources as { id: string }[]).map((x) => x.id)), users.map((u) => [u.id]), attribute);
+      assert.equal(pages.length, users.length, attribute);
+      assert.ok(pages.every((s) => s.lane && s.named), `${attribute}: every page on a lookup connection, by name`);
+      noTransaction(pages);
+    }
+  });
+
+  it('a hot equality on a column that is no key (name.familyName, which many users may share), or a later page, stays on the pooled connections: a read that may be long never holds up the lookups behind it', async () => {
+    await t.request('PATCH', `/v2/scim/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'name.familyName', value: 'Lovelace' }] });
+    for (const [url, found] of [
+      [`/v2/scim/Users?filter=${encodeURIComponent('name.familyName eq "Lovelace"')}`, 1],
+      [`/v2/scim/Users?filter=${encodeURIComponent('userName eq "ada@x.example"')}&startIndex=2`, 0],
+    ] as const) {
+      for (let i = 0; i < HOT_SHAPE_USES + 2; i++) {
+        const { res, rest } = await count(url);
+        assert.equal((json(res).Resources as unknown[]).length, found, url);
+        assert.ok(rest.every((s) => !s.lane), `${url}: not on a lookup connection (run ${i + 1})`);
+      }
     }
   });
 

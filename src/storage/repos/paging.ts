@@ -269,6 +269,23 @@ const PREFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = {
 const SUFFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = { users: new Set(['user_name']), groups: new Set(['display_name']) };
 
 /**
+ * The columns that find a resource by its key, each with an index led by the team (migration
+ * 001: the id, the folded userName and displayName, externalId): an equality on one of them
+ * reads a few rows from one index range, quick whatever the team's size.
+ */
+const KEY_COLUMNS: Record<ResourceTable, ReadonlySet<string>> = {
+  users: new Set(['id', 'user_name_key', 'external_id']),
+  groups: new Set(['id', 'display_name_key', 'external_id']),
+};
+
+/** Whether `where` is one equality on a key's column (the folded copy where the test folds). */
+function readsByKey(where: Predicate, table: ResourceTable): boolean {
+  if (where.kind !== 'text' || where.op !== 'eq' || where.scalar.at !== 'column') return false;
+  const column = where.folded && where.scalar.folded !== undefined ? where.scalar.folded : where.scalar.column;
+  return KEY_COLUMNS[table].has(column);
+}
+
+/**
  * Whether the planners may answer `p` with an index range that a broad value fills: a `sw`, an
  * `ew` or a `co` on a column an index answers it for (B-tree ranges on SQLite, trigram bitmaps on
  * PostgreSQL, hooks.substringIndexed). An `eq`, a flag or a presence test never is (an equality
@@ -422,6 +439,7 @@ export async function listRows<R extends { readonly id: string; readonly created
   const hooks = hooksOf(ex);
   const run = (kind: 'page' | 'count', seek: Seek | undefined, key: readonly unknown[], of: typeof pageQueryOf) => {
     const shaped = standIns(teamId, window.where, seek);
+    const first = kind === 'page' && seek === undefined && (window.offset ?? 0) === 0;
     const real: Built = { teamId, where: window.where, seek };
     return hot(ex).shaped(ex, {
       name: `${table} ${kind}`,
@@ -432,7 +450,10 @@ export async function listRows<R extends { readonly id: string; readonly created
       // value. Pages further in are one shape per offset; seeks and ranges are planned from their
       // literals. Only pages: a count's key has no offset, so the first request to compile it
       // (on any page) would decide for all the others.
-      preparable: kind === 'page' && seek === undefined && (window.offset ?? 0) === 0 && (window.where === undefined || comparesByEquality(window.where)),
+      preparable: first && (window.where === undefined || comparesByEquality(window.where)),
+      // A first page by key (`userName eq`, Entra ID's and Okta's check before every create):
+      // on PostgreSQL, once prepared, it shares the lookups' pipelined connections.
+      lookup: first && window.where !== undefined && readsByKey(window.where, table),
     });
   };
   // Every listed row (no filter): the team's counters, kept by the writes (repos/counters.ts).
