@@ -188,7 +188,8 @@ interface Lane {
 
 /**
  * PostgreSQL connections that lookups outside a transaction share (statements.ts
- * `defineLookup`: a user, a group, a token by its key). Each runs in node-postgres's pipeline
+ * `defineLookup`: a user, a group, a token by its key; and, once prepared, a list's first page
+ * of one equality on a key, `Shaped.lookup`: `userName eq`). Each runs in node-postgres's pipeline
  * mode: a lookup is written to the least busy connection at once, without waiting for the
  * answers before it, and the socket stays corked until the event loop's turn ends. So the
  * lookups of all the requests one turn handles leave in one write and their answers come back
