@@ -269,9 +269,10 @@ const PREFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = {
 const SUFFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = { users: new Set(['user_name']), groups: new Set(['display_name']) };
 
 /**
- * The columns that find a resource by its key, each with an index led by the team (migration
- * 001: the id, the folded userName and displayName, externalId): an equality on one of them
- * reads a few rows from one index range, quick whatever the team's size.
+ * The columns that find a resource by its key, each indexed (the id by its primary key; the
+ * folded userName and displayName and externalId by indexes led by the team, migrations 001 and
+ * 006): an equality on one of them reads a few rows from one index range, quick whatever the
+ * team's size.
  */
 const KEY_COLUMNS: Record<ResourceTable, ReadonlySet<string>> = {
   users: new Set(['id', 'user_name_key', 'external_id']),
