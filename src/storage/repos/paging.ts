@@ -279,11 +279,15 @@ const KEY_COLUMNS: Record<ResourceTable, ReadonlySet<string>> = {
   groups: new Set(['id', 'display_name_key', 'external_id']),
 };
 
-/** Whether `where` is one equality on a key's column (the folded copy where the test folds). */
-function readsByKey(where: Predicate, table: ResourceTable): boolean {
+/**
+ * Whether `where` is one equality on a key's column as the SQL compares it: the folded copy when
+ * the test folds (a test that folds a column without one compares `lower(column)`, which no key
+ * index answers; predicate-sql.ts `folded`).
+ */
+export function readsByKey(where: Predicate, table: ResourceTable): boolean {
   if (where.kind !== 'text' || where.op !== 'eq' || where.scalar.at !== 'column') return false;
-  const column = where.folded && where.scalar.folded !== undefined ? where.scalar.folded : where.scalar.column;
-  return KEY_COLUMNS[table].has(column);
+  const column = where.folded ? where.scalar.folded : where.scalar.column;
+  return column !== undefined && KEY_COLUMNS[table].has(column);
 }
 
 /**
