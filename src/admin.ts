@@ -17,7 +17,9 @@ import type { Scope } from './oauth/tokens.ts';
 import type { ScimContext } from './scim/context.ts';
 import { createUser } from './scim/users.ts';
 import type { Storage } from './storage/connect.ts';
-import { insertTeam, listTeams, setDeactivatedUsers, setTeamName, teamByName } from './storage/repos/teams.ts';
+import { insertTeam, listTeams, setDeactivatedUsers, setTeamLimits, setTeamName, teamByName } from './storage/repos/teams.ts';
+import { applyLimits, budgetsOf, overridesOf } from './budgets.ts';
+import type { LimitChange } from './budgets.ts';
 import type { TeamRow } from './storage/repos/teams.ts';
 import { recomputeNameClaims, sharedUserNames, userByNameKey } from './storage/repos/users.ts';
 import { clientById, deleteClient as deleteClientRow, insertClient, listClients, setClientSecret } from './storage/repos/clients.ts';
@@ -134,6 +136,32 @@ export async function updateTeam(deps: AdminDeps, name: string, deactivatedUsers
     throw error;
   }
   return { ...team, deactivated_users: deactivatedUsers };
+}
+
+/**
+ * Changes a team's budgets (`rollcall team update --limit NAME=VALUE`), audited with each
+ * budget's old and new value. The team's row is announced, so every instance's bearer cache
+ * drops it and the next request of the team runs under the new budgets.
+ */
+export async function updateTeamLimits(deps: AdminDeps, name: string, changes: readonly LimitChange[], actor?: Actor): Promise<TeamRow> {
+  const team = await requireTeam(deps, name);
+  const limits = applyLimits(team.limits, changes);
+  if (limits === (team.limits ?? null)) return team;
+  const before = budgetsOf(team);
+  const after = budgetsOf({ limits });
+  const changed = Object.fromEntries(
+    Object.keys(overridesOf(team.limits))
+      .concat(Object.keys(overridesOf(limits)))
+      .filter((n, i, all) => all.indexOf(n) === i)
+      .map((n) => n as keyof typeof before)
+      .filter((n) => before[n] !== after[n])
+      .map((n) => [n, { from: before[n], to: after[n] }]),
+  );
+  await transact(deps.storage.db, async (trx) => {
+    await setTeamLimits(trx, team.id, limits);
+    await teamUpdated(trx, deps, team, actor, { limits: changed });
+  });
+  return { ...team, limits };
 }
 
 export const contextFor = async (deps: AdminDeps, team: TeamRow): Promise<ScimContext> => ({

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
-import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam } from '../admin.ts';
+import { BUDGET_NAMES, BudgetError, budgetsOf, budgetViews, parseLimit } from '../budgets.ts';
+import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, requireTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam, updateTeamLimits } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import { registerEventCommands } from './events.ts';
 import type { Common } from './helpers.ts';
@@ -183,13 +184,52 @@ export function buildProgram(): Command {
     const out = rows.map((r) => ({ id: r.id, name: r.name, deactivatedUsers: r.deactivated_users }));
     print(options.json, out, out.length === 0 ? 'no teams' : out.map((t) => `${t.id}  ${t.name}  (deactivated users ${t.deactivatedUsers})`).join('\n'));
   });
-  withCommon(team.command('update').description("change a team's settings"))
+  withCommon(team.command('update').description("change a team's settings and budgets"))
     .requiredOption('--name <name>', 'team name')
-    .requiredOption('--deactivated-users <mode>', 'hidden or visible')
-    .action(async (options: Common & { name: string; deactivatedUsers: string }) => {
-      const mode = parseDeactivatedUsers(options.deactivatedUsers);
-      const row = await withDatabase(options, (deps) => updateTeam(deps, options.name, mode));
-      print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team "${row.name}": deactivated users ${row.deactivated_users}`);
+    .option('--deactivated-users <mode>', 'hidden or visible')
+    .option('--limit <NAME=VALUE>', `set a budget (NAME=default restores its default); repeat for several; names: ${BUDGET_NAMES.join(', ')}`, (v: string, all: string[]) => [...all, v], [] as string[])
+    .action(async (options: Common & { name: string; deactivatedUsers?: string; limit: string[] }) => {
+      if (options.deactivatedUsers === undefined && options.limit.length === 0) throw new AdminError('team update needs --deactivated-users or at least one --limit NAME=VALUE');
+      const mode = options.deactivatedUsers === undefined ? undefined : parseDeactivatedUsers(options.deactivatedUsers);
+      const changes = options.limit.map((l) => {
+        try {
+          return parseLimit(l);
+        } catch (error) {
+          throw error instanceof BudgetError ? new AdminError(error.message) : error;
+        }
+      });
+      const row = await withDatabase(options, async (deps) => {
+        const updated = mode === undefined ? await requireTeam(deps, options.name) : await updateTeam(deps, options.name, mode);
+        return changes.length > 0 ? updateTeamLimits(deps, updated.name, changes) : updated;
+      });
+      const limits = budgetViews(row).filter((b) => b.overridden);
+      print(
+        options.json,
+        { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users, limits: Object.fromEntries(limits.map((b) => [b.name, b.value])) },
+        [`team "${row.name}": deactivated users ${row.deactivated_users}`, ...changes.map((c) => `  ${c.name} = ${budgetsOf(row)[c.name]}${c.value === null ? ' (default)' : ''}`)].join('\n'),
+      );
+    });
+  withCommon(team.command('show').description("show a team's settings and every budget (the operator's overrides marked)"))
+    .requiredOption('--name <name>', 'team name')
+    .action(async (options: Common & { name: string }) => {
+      const row = await withDatabase(options, (deps) => requireTeam(deps, options.name));
+      const budgets = budgetViews(row);
+      const width = Math.max(...budgets.map((b) => b.name.length));
+      print(
+        options.json,
+        {
+          id: row.id,
+          name: row.name,
+          deactivatedUsers: row.deactivated_users,
+          createdAt: row.created_at,
+          limits: budgets.map((b) => ({ name: b.name, value: b.value, default: b.default, overridden: b.overridden, unit: b.unit, meaning: b.meaning })),
+        },
+        [
+          `team "${row.name}" (id ${row.id}, created ${row.created_at}, deactivated users ${row.deactivated_users})`,
+          'limits (* set for this team; `team update --limit NAME=VALUE` changes one):',
+          ...budgets.map((b) => `  ${b.overridden ? '*' : ' '} ${b.name.padEnd(width)}  ${String(b.value).padStart(10)} ${b.unit}${b.overridden ? ` (default ${b.default})` : ''}`),
+        ].join('\n'),
+      );
     });
 
   withCommon(team.command('rename').description('rename a team (audited)'))

@@ -5,6 +5,7 @@
  * encodeURIComponent. Forms carry the CSRF token. No inline script or style: the CSP allows only
  * Rollcall's own stylesheet and script.
  */
+import type { BudgetView } from '../budgets.ts';
 import escapeHtml from 'escape-html';
 import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
 import type { EventsHealth } from './events.ts';
@@ -319,7 +320,7 @@ ${historyTable(entries)}
 ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/audit${e(q({ ...filters, before: next }))}" rel="next">Older events</a></nav>` : ''}`;
 }
 
-export function settingsBody(csrf: string, team: { name: string; deactivatedUsers: string }, message?: string, error?: string): string {
+export function settingsBody(csrf: string, team: { name: string; deactivatedUsers: string; budgets: readonly BudgetView[] }, message?: string, error?: string): string {
   const mode = (v: string, label: string) => `<option value="${v}"${team.deactivatedUsers === v ? ' selected' : ''}>${label}</option>`;
   return `${message ? `<p class="ok" role="status">${e(message)}</p>` : ''}${error ? errorBody(error) : ''}
 <h2>Team</h2>
@@ -338,5 +339,13 @@ export function settingsBody(csrf: string, team: { name: string; deactivatedUser
 <label for="new">New password (at least 12 characters)</label><input id="new" name="password" type="password" autocomplete="new-password" required minlength="12">
 <p><button type="submit" class="primary">Change password</button></p>
 <p class="note">Changing it signs you out everywhere; sign in again with the new password.</p>
-</form>`;
+</form>
+<h2>Limits</h2>
+<p class="muted">What this team may use of the shared server. The operator changes them with <code>rollcall team update --limit NAME=VALUE</code>.</p>
+<div class="table-wrap" tabindex="0"><table>
+<thead><tr><th scope="col">Limit</th><th scope="col">Value</th><th scope="col">Meaning</th></tr></thead>
+<tbody>${team.budgets
+    .map((b) => `<tr><td><code>${e(b.name)}</code></td><td>${e(b.value.toLocaleString('en'))} ${e(b.unit)}${b.overridden ? ` <span class="note">(set for this team; default ${e(b.default.toLocaleString('en'))})</span>` : ''}</td><td>${e(b.meaning)}</td></tr>`)
+    .join('')}</tbody>
+</table></div>`;
 }

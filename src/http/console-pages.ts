@@ -8,6 +8,7 @@
  * call the domain (console/*.ts, oauth/provisioning.ts, admin.ts) and render console/views.ts;
  * no SQL here.
  */
+import { budgetViews } from '../budgets.ts';
 import cookie, { Signer } from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
@@ -291,7 +292,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
 
   const settings = (request: FastifyRequest, reply: FastifyReply, message?: string, error?: string, status = 200) => {
     const s = signed(request);
-    return show(request, reply, 'settings', 'Settings', views.settingsBody(reply.generateCsrf(), { name: s.team.name, deactivatedUsers: s.team.deactivated_users }, message, error), status);
+    return show(request, reply, 'settings', 'Settings', views.settingsBody(reply.generateCsrf(), { name: s.team.name, deactivatedUsers: s.team.deactivated_users, budgets: budgetViews(s.team) }, message, error), status);
   };
   app.get('/console/settings', { preHandler: signedIn }, async (request, reply) => settings(request, reply, field(request.query, 'saved') ? 'Saved.' : undefined));
   app.post('/console/settings/team', { preHandler: [app.csrfProtection, signedIn] }, async (request, reply) => {

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Storage } from '../storage/connect.ts';
+import { OverBudget } from '../scim/errors.ts';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -14,6 +15,8 @@ export interface Metrics {
   grant(grantType: string, outcome: string): void;
   /** Counts one answered request. */
   request(request: FastifyRequest, status: number, seconds: number): void;
+  /** Counts one request a team's budget refused (src/budgets.ts), by team id and budget. */
+  budgetRefused(teamId: string, budget: string): void;
 }
 
 const KNOWN_GRANTS = new Set(['authorization_code', 'password', 'refresh_token', 'client_credentials']);
@@ -52,10 +55,17 @@ export function createMetrics(storage: Storage): Metrics {
       this.set({ state: 'waiting' }, stats.waiting);
     },
   });
+  const refusals = new Counter({
+    name: 'rollcall_budget_refusals_total',
+    help: "Requests refused by a team's budget (src/budgets.ts), by team id and budget",
+    labelNames: ['team', 'budget'],
+    registers: [registry],
+  });
   // The children of one label set, kept per app: prom-client hashes a label object on every call.
   const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
   return {
     registry,
+    budgetRefused: (teamId, budget) => refusals.inc({ team: teamId, budget }),
     grant: (grantType, outcome) => grants.inc({ grant_type: KNOWN_GRANTS.has(grantType) ? grantType : 'other', outcome }),
     request(request, status, seconds) {
       const route = request.routeOptions.url ?? 'unmatched';
@@ -75,6 +85,11 @@ export function createMetrics(storage: Storage): Metrics {
 }
 
 export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+  // Every surface (SCIM, admin, events, console) refuses over a budget with OverBudget: counted here, once.
+  app.addHook('onError', (_request, _reply, error, done) => {
+    if (error instanceof OverBudget) metrics.budgetRefused(error.teamId, error.budget);
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     metrics.request(request, reply.statusCode, reply.elapsedTime / 1000);
     done();

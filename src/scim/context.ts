@@ -4,6 +4,8 @@
  * never look anything up globally.
  */
 import type { Actor } from '../audit/events.ts';
+import { budgetsOf } from '../budgets.ts';
+import type { Budgets } from '../budgets.ts';
 import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -39,3 +41,6 @@ export const hidesDeactivated = (ctx: ScimContext): boolean => ctx.team.deactiva
 
 /** How this team's filters are lowered to storage: members it hides count for nothing. */
 export const lowering = (ctx: ScimContext): LowerOptions => ({ members: hidesDeactivated(ctx) ? 'active' : 'notDeleted' });
+
+/** The team's budgets (src/budgets.ts): its operator's overrides over the defaults. */
+export const budgetsOfContext = (ctx: ScimContext): Budgets => budgetsOf(ctx.team);

@@ -13,6 +13,8 @@ export interface TeamsTable {
   created_at: string;
   /** Bumped by every change of the team's schema extensions (migration 009); 0 when never changed. */
   schema_version?: number;
+  /** The operator's budget overrides, a JSON object of name -> value (migration 016, src/budgets.ts); NULL: all defaults. */
+  limits?: string | null;
 }
 
 /** A team's extension schema (migration 009). */

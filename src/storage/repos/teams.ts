@@ -32,3 +32,9 @@ export async function setTeamName(ex: Executor, id: string, name: string): Promi
   await ex.updateTable('teams').set({ name, name_key: name.toLowerCase() }).where('id', '=', id).execute();
   await announceRevocation(ex, { kind: 'team', id });
 }
+
+/** The team's budget overrides (src/budgets.ts), announced so that every bearer cache drops the old row. */
+export async function setTeamLimits(ex: Executor, id: string, limits: string | null): Promise<void> {
+  await ex.updateTable('teams').set({ limits }).where('id', '=', id).execute();
+  await announceRevocation(ex, { kind: 'team', id });
+}

@@ -23,6 +23,7 @@ interface TokenTeamRow extends TokenRow {
   readonly team_deactivated_users: TeamsTable['deactivated_users'];
   readonly team_created_at: string;
   readonly team_schema_version: number;
+  readonly team_limits: string | null;
 }
 
 const TOKEN_WITH_TEAM = defineLookup<{ hash: string }, TokenTeamRow>('tokenWithTeam', ['hash'], (db, p) =>
@@ -30,7 +31,7 @@ const TOKEN_WITH_TEAM = defineLookup<{ hash: string }, TokenTeamRow>('tokenWithT
     .selectFrom('oauth_tokens as t')
     .innerJoin('teams as tm', 'tm.id', 't.team_id')
     .selectAll('t')
-    .select(['tm.name as team_name', 'tm.name_key as team_name_key', 'tm.deactivated_users as team_deactivated_users', 'tm.created_at as team_created_at', 'tm.schema_version as team_schema_version'])
+    .select(['tm.name as team_name', 'tm.name_key as team_name_key', 'tm.deactivated_users as team_deactivated_users', 'tm.created_at as team_created_at', 'tm.schema_version as team_schema_version', 'tm.limits as team_limits'])
     .where('t.hash', '=', p.hash),
 );
 
@@ -71,9 +72,9 @@ export async function tokenWithTeam(ex: Executor, hash: string): Promise<{ token
   const row = await hot(ex).first(ex, TOKEN_WITH_TEAM, { hash });
   if (!row) return undefined;
   return {
-    // The row itself, with four team_* fields beside the token's (no copy on every request).
+    // The row itself, with the team_* fields beside the token's (no copy on every request).
     token: row,
-    team: { id: row.team_id, name: row.team_name, name_key: row.team_name_key, deactivated_users: row.team_deactivated_users, created_at: row.team_created_at, schema_version: Number(row.team_schema_version) },
+    team: { id: row.team_id, name: row.team_name, name_key: row.team_name_key, deactivated_users: row.team_deactivated_users, created_at: row.team_created_at, schema_version: Number(row.team_schema_version), limits: row.team_limits },
   };
 }
 
