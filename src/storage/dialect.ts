@@ -33,6 +33,8 @@ export interface DialectHooks {
    * a number (NULL for any other JSON type, so a string never compares as one). Keys are stored
    * attribute names, written into the SQL as literals (never bound), so that an expression
    * index over the same read (migration 012, extension-indexes.ts) matches the query's expression.
+   * Total over any document (such an index evaluates it on every team's rows); a key a path could
+   * misread (`"`, `\`, anything but printable ASCII) is refused with a RangeError instead.
    */
   json(base: JsonBase, keys: readonly string[], as: 'text' | 'bool' | 'number'): RawBuilder<unknown>;
   /**
