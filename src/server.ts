@@ -1,10 +1,11 @@
 /**
  * Starts a listening server: connect, migrate, lock an SQLite file against a second server,
- * build the app, listen. `stop` drains in-flight requests (Fastify's close) before the database
+ * build the app, make the expression indexes those of the stored schema extensions, listen. `stop` drains in-flight requests (Fastify's close) before the database
  * closes. Used by `rollcall serve` and `npm start`.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { rebuildExtensionIndexes } from './scim/team-schemas.ts';
 import type { Config } from './config.ts';
 import { connect, explainStorageError } from './storage/connect.ts';
 import type { Storage } from './storage/connect.ts';
@@ -24,6 +25,10 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
   try {
     await migrate(storage);
     const app = await buildApp({ config, storage });
+    // Derived state, kept in line at every change of a schema and here: a migration may have
+    // retired extensions (020) whose indexes would otherwise stay until the next registration.
+    // A failure is logged, not fatal: one team's stored schema must not keep every team offline.
+    await rebuildExtensionIndexes(storage).catch((error: unknown) => app.log.error({ err: error }, 'the expression indexes of schema extensions were not brought in line with the stored extensions'));
     const address = await app.listen({ host: config.host, port: config.port });
     // Only once the port is ours: a first run that creates credentials and then fails to listen
     // (port taken) would leave them created and never shown (issue 12 item 4).

@@ -51,8 +51,10 @@ async function syncIndexes(trx: Executor): Promise<void> {
 }
 
 /**
- * Builds the expression indexes every team's extensions want, in one transaction (after `rollcall
- * copy`, whose target has the tables' rows but none of these indexes).
+ * Makes the expression indexes those every team's extensions want, in one transaction: after
+ * `rollcall copy`, whose target has the tables' rows but none of these indexes, and when a server
+ * starts (a migration may have retired extensions whose indexes must go). Nothing to do, it
+ * reads the extensions and the index names only.
  */
 export async function rebuildExtensionIndexes(storage: Storage): Promise<void> {
   await transact(storage.db, syncIndexes);

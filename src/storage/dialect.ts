@@ -33,6 +33,8 @@ export interface DialectHooks {
    * a number (NULL for any other JSON type, so a string never compares as one). Keys are stored
    * attribute names, written into the SQL as literals (never bound), so that an expression
    * index over the same read (migration 012, extension-indexes.ts) matches the query's expression.
+   * Total over any document (such an index evaluates it on every team's rows); a key a path could
+   * misread (`"`, `\`, anything but printable ASCII) is refused with a RangeError instead.
    */
   json(base: JsonBase, keys: readonly string[], as: 'text' | 'bool' | 'number'): RawBuilder<unknown>;
   /**
@@ -103,11 +105,25 @@ const constraintOf = (error: unknown): string | undefined =>
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-const jsonPathSqlite = (keys: readonly string[]): string =>
-  '$' + keys.map((k) => `."${k.replace(/"/g, '""')}"`).join('');
+/**
+ * The keys a JSON path may name: printable ASCII except `"` and `\`. SQLite's path reads a
+ * quoted key up to the next `"` (it has no escape for one) and takes a `\` inside for a JSON
+ * escape, so such a key would name another path, or none, and the error would come from every
+ * row an expression index evaluates, whichever team's. Stored attribute names and schema URNs
+ * never hold them (schema/extensions.ts refuses them at registration); a key outside this set
+ * is a bug, thrown before any SQL is written, on both engines alike.
+ */
+const JSON_KEY = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
 
-/** A PostgreSQL text[] literal's body: each key double-quoted, `"` and `\` escaped. */
-const textArrayPostgres = (keys: readonly string[]): string => `{${keys.map((k) => `"${k.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+const checkedKeys = (keys: readonly string[]): readonly string[] => {
+  for (const k of keys) if (!JSON_KEY.test(k)) throw new RangeError(`a JSON path cannot name the key ${JSON.stringify(k)}: keys are printable ASCII without " and \\`);
+  return keys;
+};
+
+const jsonPathSqlite = (keys: readonly string[]): string => '$' + checkedKeys(keys).map((k) => `."${k}"`).join('');
+
+/** A PostgreSQL text[] literal's body: each key double-quoted (it holds neither `"` nor `\`). */
+const textArrayPostgres = (keys: readonly string[]): string => `{${checkedKeys(keys).map((k) => `"${k}"`).join(',')}}`;
 
 const documentColumn = (base: { readonly table?: string; readonly column: string }) =>
   sql.ref(base.table === undefined ? base.column : `${base.table}.${base.column}`);
@@ -188,7 +204,7 @@ export const postgresHooks: DialectHooks = {
     return as === 'bool' ? sql`(case ${text} when 'true' then 1 when 'false' then 0 end)` : text;
   },
   elements: (table, column, keys) =>
-    sql`jsonb_array_elements(case when jsonb_typeof(${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[]) = 'array' then ${sql.ref(`${table}.${column}`)} #> ${sql.val(keys)}::text[] else '[]'::jsonb end) with ordinality as e(v, i)`,
+    sql`jsonb_array_elements(case when jsonb_typeof(${sql.ref(`${table}.${column}`)} #> ${sql.val(checkedKeys(keys))}::text[]) = 'array' then ${sql.ref(`${table}.${column}`)} #> ${sql.val(checkedKeys(keys))}::text[] else '[]'::jsonb end) with ordinality as e(v, i)`,
   elementIndex: () => sql`e.i`,
   // libc's lower() maps one character at a time and depends on the database's LC_CTYPE (ΟΔΟΣ ->
   // οδοσ, İ -> i; nothing beyond ASCII under "C"); ICU's root locale applies Unicode's full,

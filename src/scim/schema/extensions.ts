@@ -41,6 +41,12 @@ const SCHEMA_KEYS = new Set(['id', 'name', 'description', 'attributes', 'schemas
 const ATTRNAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 /** RFC 8141 URN: `urn:` NID `:` NSS; kept to printable ASCII without spaces, and short. */
 const URN = /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:[!-~]{1,250}$/;
+/**
+ * Characters RFC 8141 keeps out of a URN that a JSON path cannot name either (storage/dialect.ts
+ * refuses them): a URN is a key of every resource document, read by paths and by expression
+ * indexes shared with other teams. Refused by name, before the URN rule.
+ */
+const PATH_BREAKING = /["\\]/;
 export const MAX_EXTENSION_ATTRIBUTES = 100;
 const MAX_CANONICAL_VALUES = 100;
 
@@ -142,6 +148,8 @@ export function readExtension(resourceType: unknown, required: unknown, schema: 
   if (!isObject(schema)) throw problem('schema', 'must be a JSON object (RFC 7643 section 7)');
   for (const key of Object.keys(schema)) if (!SCHEMA_KEYS.has(key)) throw problem(`schema.${key}`, 'is not a schema attribute of RFC 7643 section 7');
   const id = schema.id;
+  const breaking = typeof id === 'string' ? PATH_BREAKING.exec(id) : null;
+  if (breaking) throw problem('schema.id', `must not hold ${breaking[0]} (RFC 8141 allows neither " nor \\ in a URN)`);
   if (typeof id !== 'string' || !URN.test(id)) throw problem('schema.id', 'must be a URN (urn:<namespace>:<name>), printable ASCII, at most 300 characters');
   if (reserved(id)) throw problem('schema.id', `${id} is a schema Rollcall defines; choose your own URN`);
   const name = schema.name;

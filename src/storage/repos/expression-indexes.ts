@@ -9,6 +9,10 @@
  * expression)`. They are not partial: PostgreSQL keeps statistics of an index expression only for
  * indexes without a predicate, and without them it guesses that an `eq` matches 0.5% of the
  * rows, and for a page of 50 walks a million users by creation order instead (5 s at 1M).
+ * So an index evaluates its expression on every team's rows, and that expression must be total
+ * over any document: the dialect's reads give NULL for a value absent or of another JSON type,
+ * cast nothing that could fail, and name exactly the keys given (dialect.ts refuses a key a path
+ * could misread), so no team's values, of whatever type, can make another team's index fail.
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
