@@ -172,7 +172,8 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
       });
     }
     if (bearer.clientId === null) options.lastUsed?.used(bearer.tokenHash);
-    options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash });
+    const types = await options.types.typesOf(options.storage.db, bearer.team);
+    options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash, types });
     const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
     const needed = reads ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) {
@@ -180,7 +181,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${needed}"`,
       });
     }
-    contexts.set(request, contextOf(request, bearer, await options.types.typesOf(options.storage.db, bearer.team)));
+    contexts.set(request, contextOf(request, bearer, types));
     void reply;
   });
 
