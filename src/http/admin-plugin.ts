@@ -17,6 +17,7 @@ import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-s
 import type { Storage } from '../storage/connect.ts';
 import { userById } from '../storage/repos/users.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
 
 export interface AdminPluginOptions {
@@ -35,6 +36,10 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => {
+    if (nestsDeeperThan(body as string)) {
+      done(new ScimError(400, `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, 'invalidSyntax'), undefined);
+      return;
+    }
     try {
       done(null, body === '' ? undefined : JSON.parse(body as string));
     } catch {

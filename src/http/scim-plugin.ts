@@ -21,6 +21,7 @@ import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { LastUsed } from './last-used.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { RequestJournal } from './request-journal.ts';
 import { registerScimRoutes } from './scim-routes.ts';
 import { unstorableText } from '../text.ts';
@@ -122,6 +123,10 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     (_request, body, done) => {
       if (body === '') {
         done(null, undefined);
+        return;
+      }
+      if (nestsDeeperThan(body as string)) {
+        done(new ScimError(400, `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, 'invalidSyntax'), undefined);
         return;
       }
       let parsed: unknown;
