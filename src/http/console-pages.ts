@@ -107,7 +107,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
       return html(reply, 429, views.signInPage(reply.generateCsrf(), error.message));
     }
     const signed = (request as WithSession)[SIGNED];
-    const status = error instanceof ScimError ? error.status : error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 500;
+    const status = error instanceof ScimError ? error.status : error instanceof ConsoleInputError ? 400 : error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'unhandled error in the console');
     const message = status >= 500 ? 'Rollcall could not complete the request. Try again in a moment.' : error.message;
     if (!signed) return html(reply, status, views.signInPage(reply.generateCsrf(), message));
@@ -137,6 +137,8 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     const user = id === undefined ? undefined : await resumeSession(ctx, SESSION_KIND, id);
     const team = user ? await teamById(ctx.storage.db, user.team_id) : undefined;
     if (!user || !team) return seeOther(reply, '/console/sign-in');
+    // An id no database can store names nothing (PostgreSQL would refuse the query with a 500).
+    if (unstorableText(request.params) !== undefined) throw new ScimError(404, 'There is no such page.');
     (request as WithSession)[SIGNED] = {
       user,
       team,

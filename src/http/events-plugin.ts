@@ -16,6 +16,7 @@ import { badRequest, ScimError } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { Storage } from '../storage/connect.ts';
+import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
 
@@ -53,7 +54,21 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
       done(poll ? (new PollError(400, 'invalid_request', why) as unknown as Error) : new ScimError(400, why, 'invalidSyntax'), undefined);
       return;
     }
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (error, parsed) => {
+      if (!error && unstorableText(parsed) !== undefined) {
+        const why = 'The body holds text that is not valid Unicode or contains NUL characters';
+        const poll = request.routeOptions.url === '/v2/events/poll';
+        done(poll ? (new PollError(400, 'invalid_request', why) as unknown as Error) : new ScimError(400, why, 'invalidValue'), undefined);
+        return;
+      }
+      done(error, parsed);
+    });
+  });
+  // Ids and queries no database can store (PostgreSQL refuses NUL) are refused before any query.
+  app.addHook('preValidation', async (request) => {
+    if (unstorableText(request.params) !== undefined || unstorableText(request.query) !== undefined) {
+      throw new ScimError(400, 'The URL holds text that is not valid Unicode or contains NUL characters', 'invalidValue');
+    }
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ScimError) return sendScimError(request, reply, error);
