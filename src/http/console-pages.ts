@@ -13,7 +13,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError, parseDeactivatedUsers, renameTeam, updateTeam } from '../admin.ts';
+import { AdminError, parseDeactivatedUsers, updateTeam } from '../admin.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from '../console/assets.ts';
 import { auditLog, changeOwnPassword, ConsoleInputError, consoleActor, groupDetail, overview, searchGroups, searchUsers, teamClients, userDetail } from '../console/directory.ts';
 import { eventsHealth } from '../console/events.ts';
@@ -301,9 +301,12 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     try {
       const deps = { storage: ctx.storage, clock: ctx.clock, baseUrl: options.baseUrl };
       const mode = parseDeactivatedUsers(field(request.body, 'deactivatedUsers'));
+      // Team names are shared by every team (sign-in picks the team by its name): a team admin
+      // renaming would learn which names exist and take the free ones. Only the operator renames
+      // (`rollcall team rename`); any other name gets one answer, whichever name it is.
       const name = field(request.body, 'name');
-      const renamed = name !== '' && name !== s.team.name ? await renameTeam(deps, s.team.name, name, s.scim.actor) : s.team;
-      if (mode !== s.team.deactivated_users) await updateTeam(deps, renamed.name, mode, s.scim.actor);
+      if (name !== '' && name !== s.team.name) throw new AdminError('The operator renames a team (rollcall team rename); a team admin cannot.');
+      if (mode !== s.team.deactivated_users) await updateTeam(deps, s.team.name, mode, s.scim.actor);
     } catch (error) {
       if (error instanceof AdminError) return settings(request, reply, undefined, error.message, 400);
       throw error;
