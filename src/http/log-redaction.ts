@@ -25,7 +25,7 @@ const SENSITIVE = /pass(word|wd|phrase)?|secret|token|credential|private|api[-_]
 export type SecretName = (name: string) => boolean;
 
 /** Credential-like names only: what is known without the team's schemas (the application log). */
-export const credentialName: SecretName = (name) => SENSITIVE.test(name);
+export const credentialName: SecretName = (name) => SENSITIVE.test(name) || SENSITIVE.test(name.toLowerCase());
 
 /** The lower-cased names of every `returned: never` attribute (and sub-attribute) of `types`. */
 export function neverReturned(types: TeamTypes): ReadonlySet<string> {
@@ -45,7 +45,11 @@ export function neverReturned(types: TeamTypes): ReadonlySet<string> {
 
 /** Credential-like names, and the attributes a team's schemas never return. */
 export function secretNames(never: ReadonlySet<string>): SecretName {
-  return (name) => SENSITIVE.test(name) || never.has(name.toLowerCase());
+  return (name) => {
+    // Folded as the schema lookup folds (registry.ts `lower`): the Kelvin sign reads as "k" there.
+    const folded = name.toLowerCase();
+    return SENSITIVE.test(name) || SENSITIVE.test(folded) || never.has(folded);
+  };
 }
 
 /**
@@ -53,7 +57,8 @@ export function secretNames(never: ReadonlySet<string>): SecretName {
  * prefix, a dotted sub-attribute and a value filter's words are all segments).
  */
 export function namesSecret(text: string, secret: SecretName): boolean {
-  return text.split(/[^A-Za-z0-9_$-]+/).some((segment) => segment !== '' && secret(segment));
+  // Split at ASCII punctuation and spaces only: a letter outside ASCII may fold into a name.
+  return text.split(/[^\p{L}\p{N}\p{M}_$-]+/u).some((segment) => segment !== '' && secret(segment));
 }
 
 const OPERATORS = new Set(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le', 'pr']);
