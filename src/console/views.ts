@@ -326,8 +326,7 @@ export function settingsBody(csrf: string, team: { name: string; deactivatedUser
 <h2>Team</h2>
 <form method="post" action="/console/settings/team" class="card">
 <input type="hidden" name="_csrf" value="${e(csrf)}">
-<label for="team-name">Team name</label>
-<input id="team-name" name="name" type="text" required maxlength="63" value="${e(team.name)}" dir="auto">
+<p>Team name: <strong dir="auto">${e(team.name)}</strong> <span class="hint">(the operator renames a team: <code>rollcall team rename</code>)</span></p>
 <label for="deactivated">Deactivated users</label>
 <select id="deactivated" name="deactivatedUsers">${mode('hidden', 'hidden: they vanish from every read until activated')}${mode('visible', 'visible: read with active false')}</select>
 <p><button type="submit" class="primary">Save</button></p>

@@ -17,6 +17,8 @@ import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-s
 import type { Storage } from '../storage/connect.ts';
 import { userById } from '../storage/repos/users.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
+import { unstorableText } from '../text.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
 
 export interface AdminPluginOptions {
@@ -35,10 +37,28 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => {
+    if (nestsDeeperThan(body as string)) {
+      done(new ScimError(400, `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, 'invalidSyntax'), undefined);
+      return;
+    }
+    let parsed: unknown;
     try {
-      done(null, body === '' ? undefined : JSON.parse(body as string));
+      parsed = body === '' ? undefined : JSON.parse(body as string);
     } catch {
       done(new ScimError(400, 'The request body is not valid JSON', 'invalidSyntax'), undefined);
+      return;
+    }
+    if (unstorableText(parsed) !== undefined) {
+      done(new ScimError(400, 'The body holds text that is not valid Unicode or contains NUL characters', 'invalidValue'), undefined);
+      return;
+    }
+    done(null, parsed);
+  });
+
+  // The same rule for the path and the query (a schema id reaches the database).
+  app.addHook('preValidation', async (request) => {
+    if (unstorableText(request.params) !== undefined || unstorableText(request.query) !== undefined) {
+      throw new ScimError(400, 'The URL holds text that is not valid Unicode or contains NUL characters', 'invalidValue');
     }
   });
 

@@ -14,7 +14,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError, parseDeactivatedUsers, renameTeam, updateTeam } from '../admin.ts';
+import { AdminError, parseDeactivatedUsers, updateTeam } from '../admin.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from '../console/assets.ts';
 import { auditLog, changeOwnPassword, ConsoleInputError, consoleActor, groupDetail, overview, searchGroups, searchUsers, teamClients, userDetail } from '../console/directory.ts';
 import { eventsHealth } from '../console/events.ts';
@@ -108,7 +108,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
       return html(reply, 429, views.signInPage(reply.generateCsrf(), error.message));
     }
     const signed = (request as WithSession)[SIGNED];
-    const status = error instanceof ScimError ? error.status : error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 500;
+    const status = error instanceof ScimError ? error.status : error instanceof ConsoleInputError ? 400 : error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'unhandled error in the console');
     const message = status >= 500 ? 'Rollcall could not complete the request. Try again in a moment.' : error.message;
     if (!signed) return html(reply, status, views.signInPage(reply.generateCsrf(), message));
@@ -138,6 +138,8 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     const user = id === undefined ? undefined : await resumeSession(ctx, SESSION_KIND, id);
     const team = user ? await teamById(ctx.storage.db, user.team_id) : undefined;
     if (!user || !team) return seeOther(reply, '/console/sign-in');
+    // An id no database can store names nothing (PostgreSQL would refuse the query with a 500).
+    if (unstorableText(request.params) !== undefined) throw new ScimError(404, 'There is no such page.');
     (request as WithSession)[SIGNED] = {
       user,
       team,
@@ -300,9 +302,12 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     try {
       const deps = { storage: ctx.storage, clock: ctx.clock, baseUrl: options.baseUrl };
       const mode = parseDeactivatedUsers(field(request.body, 'deactivatedUsers'));
+      // Team names are shared by every team (sign-in picks the team by its name): a team admin
+      // renaming would learn which names exist and take the free ones. Only the operator renames
+      // (`rollcall team rename`); any other name gets one answer, whichever name it is.
       const name = field(request.body, 'name');
-      const renamed = name !== '' && name !== s.team.name ? await renameTeam(deps, s.team.name, name, s.scim.actor) : s.team;
-      if (mode !== s.team.deactivated_users) await updateTeam(deps, renamed.name, mode, s.scim.actor);
+      if (name !== '' && name !== s.team.name) throw new AdminError('The operator renames a team (rollcall team rename); a team admin cannot.');
+      if (mode !== s.team.deactivated_users) await updateTeam(deps, s.team.name, mode, s.scim.actor);
     } catch (error) {
       if (error instanceof AdminError) return settings(request, reply, undefined, error.message, 400);
       throw error;

@@ -16,6 +16,8 @@ import { badRequest, ScimError } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { Storage } from '../storage/connect.ts';
+import { unstorableText } from '../text.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
 
 export interface EventsPluginOptions {
@@ -43,6 +45,31 @@ export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers'
 }
 
 export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
+  // Fastify's own JSON parser (prototype poisoning refused), after a nesting bound on the text.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (nestsDeeperThan(body as string)) {
+      const why = `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`;
+      const poll = request.routeOptions.url === '/v2/events/poll';
+      done(poll ? (new PollError(400, 'invalid_request', why) as unknown as Error) : new ScimError(400, why, 'invalidSyntax'), undefined);
+      return;
+    }
+    parseJson(request, body as string, (error, parsed) => {
+      if (!error && unstorableText(parsed) !== undefined) {
+        const why = 'The body holds text that is not valid Unicode or contains NUL characters';
+        const poll = request.routeOptions.url === '/v2/events/poll';
+        done(poll ? (new PollError(400, 'invalid_request', why) as unknown as Error) : new ScimError(400, why, 'invalidValue'), undefined);
+        return;
+      }
+      done(error, parsed);
+    });
+  });
+  // Ids and queries no database can store (PostgreSQL refuses NUL) are refused before any query.
+  app.addHook('preValidation', async (request) => {
+    if (unstorableText(request.params) !== undefined || unstorableText(request.query) !== undefined) {
+      throw new ScimError(400, 'The URL holds text that is not valid Unicode or contains NUL characters', 'invalidValue');
+    }
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ScimError) return sendScimError(request, reply, error);
     // The poll endpoint answers in RFC 8936's own error shape.

@@ -2,7 +2,8 @@
  * The SCIM request log an admin reads in the console (issue 12 item 3; DESIGN.md section 9): per
  * authenticated SCIM request, the method, path (credential parameters redacted), status,
  * scimType, latency, time, connection (the OAuth client, or the provisioning token) and the
- * request body with every password, secret and token value replaced and its size bounded.
+ * request body with every password, secret and token value replaced and its size bounded (what
+ * is secret, read the way the SCIM parsers read names, is log-redaction.ts's to say).
  *
  * Never on the request path: the response hook only pushes a row into memory; a timer writes the
  * rows in one multi-row INSERT per batch, a second later at most. The memory is bounded (rows
@@ -18,6 +19,9 @@ import { timeOrderedId } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import { insertRequestLog, pruneRequestLog, requestLogEdge } from '../storage/repos/request-log.ts';
 import type { RequestLogRow } from '../storage/repos/request-log.ts';
+import type { TeamTypes } from '../scim/schema/extensions.ts';
+import { neverReturned, redactBody, redactUrlFilter, secretNames } from './log-redaction.ts';
+import type { SecretName } from './log-redaction.ts';
 import { redactUrl } from './request-log.ts';
 
 export const RETENTION_DAYS = 7;
@@ -35,37 +39,6 @@ const PRUNE_EVERY_MS = 60_000;
  */
 export const PRUNE_BATCH = 1000;
 
-/** Names whose values are never stored: passwords, secrets, tokens, keys, credentials. */
-const SENSITIVE = /pass(word|wd|phrase)?|secret|token|credential|private|api[-_]?key|authorization|cookie/i;
-
-/**
- * A copy of `body` fit for the log: sensitive members (and the `value` of a PATCH operation whose
- * `path` names one) replaced by "[redacted]", strings cut at 256 characters, at most 2,000 nodes
- * visited; then serialised and cut at MAX_BODY_CHARS.
- */
-export function redactBody(body: unknown): string | null {
-  if (body === undefined || body === null) return null;
-  let budget = 2000;
-  const walk = (value: unknown, depth: number): unknown => {
-    if (--budget < 0) return '[…]';
-    if (typeof value === 'string') return value.length > 256 ? `${value.slice(0, 256)}…` : value;
-    if (value === null || typeof value !== 'object') return value;
-    if (depth > 8) return '[…]';
-    if (Array.isArray(value)) return value.slice(0, 200).map((v) => walk(v, depth + 1));
-    const record = value as Record<string, unknown>;
-    const pathIsSensitive = typeof record.path === 'string' && SENSITIVE.test(record.path);
-    const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(record)) {
-      if (budget < 0) break;
-      out[key] = SENSITIVE.test(key) || (pathIsSensitive && key.toLowerCase() === 'value') ? '[redacted]' : walk(v, depth + 1);
-    }
-    // A PATCH value object replacing several attributes: {"op":"replace","value":{"password":...}} is covered above.
-    return out;
-  };
-  const text = JSON.stringify(walk(body, 0));
-  return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}…[truncated]` : text;
-}
-
 /** scimType of an error body (small: error bodies are a few hundred bytes). */
 function scimTypeOf(payload: unknown): string | null {
   if (!Buffer.isBuffer(payload) || payload.length > 8192) return null;
@@ -81,6 +54,8 @@ interface Caller {
   readonly teamId: string;
   readonly clientId: string | null;
   readonly tokenHash: string | null;
+  /** The team's resource types: their `returned: never` attributes are redacted. */
+  readonly types: TeamTypes;
 }
 
 /**
@@ -100,6 +75,7 @@ export class RequestJournal {
   readonly #callers = new WeakMap<FastifyRequest, Caller>();
   readonly #scimTypes = new WeakMap<FastifyRequest, string>();
   readonly #prunedAt = new Map<string, number>();
+  readonly #secrets = new WeakMap<TeamTypes, SecretName>();
   #pending: RequestLogRow[] = [];
   #dropped = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -144,21 +120,32 @@ export class RequestJournal {
       return;
     }
     const now = this.#clock.now();
+    const secret = this.#secretsOf(caller.types);
     this.#pending.push({
       id: timeOrderedId(now.getTime()),
       team_id: caller.teamId,
       at: now.toISOString(),
       method: request.method.slice(0, 10),
-      path: redactUrl(request.url).slice(0, 1024),
+      path: redactUrlFilter(redactUrl(request.url), secret).slice(0, 1024),
       status: reply.statusCode,
       scim_type: this.#scimTypes.get(request) ?? null,
       latency_ms: Math.round(reply.elapsedTime),
       client_id: caller.clientId,
       token_hash: caller.clientId === null ? caller.tokenHash : null,
       request_id: request.id,
-      body: request.method === 'GET' ? null : redactBody(request.body),
+      body: request.method === 'GET' ? null : redactBody(request.body, secret, MAX_BODY_CHARS),
     });
     this.#timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
+  }
+
+  /** What is secret for a team's types, worked out once per version of its schemas. */
+  #secretsOf(types: TeamTypes): SecretName {
+    let secret = this.#secrets.get(types);
+    if (!secret) {
+      secret = secretNames(neverReturned(types));
+      this.#secrets.set(types, secret);
+    }
+    return secret;
   }
 
   /** Writes what is pending, in batches, then prunes the teams written to (at most once a minute each). */

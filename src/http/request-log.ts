@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
+import { credentialName, redactUrlFilter } from './log-redaction.ts';
 
 /** Query parameters that carry a credential (RFC 6749 2.3.1, 4.1.3, 4.3, 6; RFC 7009; RFC 7662; RFC 6750 2.3). */
 const CREDENTIAL_PARAMS = new Set(['client_secret', 'password', 'refresh_token', 'code', 'code_verifier', 'token', 'access_token', 'client_assertion', 'assertion']);
@@ -30,11 +31,11 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${parts.join('&')}`;
 }
 
-/** The logged form of a request (Fastify's default fields, the URL redacted). */
+/** The logged form of a request (Fastify's default fields, the URL and a filter naming a credential redacted). */
 export function serializeRequest(request: FastifyRequest): Record<string, unknown> {
   return {
     method: request.method,
-    url: redactUrl(request.url),
+    url: redactUrlFilter(redactUrl(request.url), credentialName),
     host: request.host,
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort,

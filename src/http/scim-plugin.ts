@@ -21,6 +21,7 @@ import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { LastUsed } from './last-used.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { RequestJournal } from './request-journal.ts';
 import { registerScimRoutes } from './scim-routes.ts';
 import { unstorableText } from '../text.ts';
@@ -124,6 +125,10 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         done(null, undefined);
         return;
       }
+      if (nestsDeeperThan(body as string)) {
+        done(new ScimError(400, `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, 'invalidSyntax'), undefined);
+        return;
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(body as string);
@@ -172,7 +177,8 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
       });
     }
     if (bearer.clientId === null) options.lastUsed?.used(bearer.tokenHash);
-    options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash });
+    const types = await options.types.typesOf(options.storage.db, bearer.team);
+    options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash, types });
     const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
     const needed = reads ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) {
@@ -180,7 +186,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${needed}"`,
       });
     }
-    contexts.set(request, contextOf(request, bearer, await options.types.typesOf(options.storage.db, bearer.team)));
+    contexts.set(request, contextOf(request, bearer, types));
     void reply;
   });
 

@@ -7,12 +7,19 @@
  *
  * Between two chunks it lets the event loop turn (issue 13 item 3): reading, shaping and
  * serializing 100,000 members back to back (SQLite answers synchronously) held every other
- * request for about 2 s; now the longest hold is one chunk's work. Elements serialized before
- * (SerializedArray) are spliced in as they are. Arrays may nest: a list page's
- * Resources streamed in chunks, each group in it streaming its members.
+ * request for about 2 s; now the longest hold is one chunk's work. A list page's Resources are
+ * cut by size, not by count (issue 27 item 12): elements in hand (ItemArray) are serialized one
+ * at a time and elements serialized before (SerializedArray) are sent as they are, the event
+ * loop turning each time TURN_CHARS characters of text are out, so a page of a few very large
+ * resources is sent in as many turns as a page of many small ones of the same size. A
+ * SerializedArray that small is spliced into the body's one buffer. Arrays may nest: a list
+ * page's Resources streamed, each group in it streaming its members.
  */
 import { randomUUID } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** Characters of JSON text (about as many bytes) a body's arrays produce between two turns of the event loop. */
+export const TURN_CHARS = 64 * 1024;
 
 /** What no JSON text of ordinary data contains unless a string holds a NUL and these letters. */
 const MARKER_PREFIX = '\u0000rollcall-streamed-array:';
@@ -39,18 +46,32 @@ export class StreamedArray {
     return this.marker;
   }
 
-  /** `items` already in hand, sent `size` at a time (a list page's Resources). */
-  static inChunks(items: readonly unknown[], size: number): StreamedArray {
-    return new StreamedArray(items.slice(0, size), async function* () {
-      for (let i = size; i < items.length; i += size) yield items.slice(i, i + size);
-    });
+}
+
+/**
+ * A JSON array whose elements are in hand (a list page's Resources): serialized one at a time as
+ * the body is sent, the event loop turning every TURN_CHARS characters of text.
+ */
+export class ItemArray {
+  readonly items: readonly unknown[];
+  readonly marker: string;
+
+  constructor(items: readonly unknown[]) {
+    this.items = items;
+    this.marker = `${MARKER_PREFIX}${randomUUID()}`;
+  }
+
+  toJSON(): string {
+    return this.marker;
   }
 }
 
 /**
  * A JSON array whose elements are already serialized (a list page's resources, serialized once
- * to weigh them against the page's byte budget): spliced into the body's text as it is, so they
- * are not serialized twice. Only for texts that hold no StreamedArray (see holdsStreamedArray).
+ * to weigh them against the page's byte budget), so they are not serialized twice: spliced into
+ * the body's text when the texts are short (TURN_CHARS in all), sent as they are with the event
+ * loop turning between pieces otherwise. Only for texts that hold no StreamedArray (see
+ * holdsStreamedArray).
  */
 export class SerializedArray {
   readonly texts: readonly string[];
@@ -71,9 +92,12 @@ export const holdsStreamedArray = (text: string): boolean => text.includes(QUOTE
 
 export type JsonBody = { readonly bytes: Buffer } | { readonly pieces: AsyncIterable<Buffer> };
 
-/** Every StreamedArray (and SerializedArray, when asked) in `value`, by quoted marker. */
-function collect(value: unknown, found: Map<string, StreamedArray>, serialized?: Map<string, SerializedArray>): void {
-  if (value instanceof StreamedArray) {
+/** An array whose text is produced as the body is sent. */
+type Streamed = StreamedArray | ItemArray | SerializedArray;
+
+/** Every StreamedArray and ItemArray (and SerializedArray, when asked) in `value`, by quoted marker. */
+function collect(value: unknown, found: Map<string, Streamed>, serialized?: Map<string, SerializedArray>): void {
+  if (value instanceof StreamedArray || value instanceof ItemArray) {
     found.set(JSON.stringify(value.marker), value);
   } else if (value instanceof SerializedArray) {
     serialized?.set(JSON.stringify(value.marker), value);
@@ -97,10 +121,44 @@ async function* expanded(text: string, value: unknown): AsyncGenerator<Buffer> {
     yield Buffer.from(text);
     return;
   }
-  const arrays = new Map<string, StreamedArray>();
+  const arrays = new Map<string, Streamed>();
   collect(value, arrays);
   if (arrays.size === 0) yield Buffer.from(text);
   else yield* textPieces(text, arrays);
+}
+
+/**
+ * The array of `count` elements whose texts `textOf` gives (serializing them, or not), in pieces
+ * of at least TURN_CHARS characters (an element is never cut), the event loop turning after each;
+ * an element holding streamed arrays is expanded in place.
+ */
+async function* elementPieces(count: number, textOf: (i: number) => { text: string; value: unknown }): AsyncGenerator<Buffer> {
+  let pending = '[';
+  for (let i = 0; i < count; i++) {
+    const { text, value } = textOf(i);
+    if (i > 0) pending += ',';
+    if (text.includes(QUOTED_PREFIX)) {
+      yield Buffer.from(pending);
+      pending = '';
+      yield* expanded(text, value);
+    } else {
+      pending += text;
+    }
+    if (pending.length >= TURN_CHARS) {
+      yield Buffer.from(pending);
+      pending = '';
+      // Other requests get their turn before the next element is serialized and sent.
+      await nextTurn();
+    }
+  }
+  yield Buffer.from(`${pending}]`);
+}
+
+/** The pieces of any array sent while the body is written. */
+function piecesOf(array: Streamed): AsyncGenerator<Buffer> {
+  if (array instanceof StreamedArray) return arrayPieces(array);
+  if (array instanceof ItemArray) return elementPieces(array.items.length, (i) => ({ text: JSON.stringify(array.items[i]), value: array.items[i] }));
+  return elementPieces(array.texts.length, (i) => ({ text: array.texts[i]!, value: undefined }));
 }
 
 async function* arrayPieces(array: StreamedArray): AsyncGenerator<Buffer> {
@@ -120,11 +178,11 @@ async function* arrayPieces(array: StreamedArray): AsyncGenerator<Buffer> {
   yield Buffer.from(']');
 }
 
-async function* textPieces(text: string, arrays: Map<string, StreamedArray>): AsyncGenerator<Buffer> {
+async function* textPieces(text: string, arrays: Map<string, Streamed>): AsyncGenerator<Buffer> {
   let from = 0;
   for (;;) {
     let at = text.indexOf(QUOTED_PREFIX, from);
-    let array: StreamedArray | undefined;
+    let array: Streamed | undefined;
     while (at >= 0) {
       const end = text.indexOf('"', at + QUOTED_PREFIX.length);
       array = arrays.get(text.slice(at, end + 1));
@@ -137,7 +195,7 @@ async function* textPieces(text: string, arrays: Map<string, StreamedArray>): As
       return;
     }
     yield Buffer.from(text.slice(from, at));
-    yield* arrayPieces(array);
+    yield* piecesOf(array);
     from = text.indexOf('"', at + QUOTED_PREFIX.length) + 1;
   }
 }
@@ -146,11 +204,14 @@ async function* textPieces(text: string, arrays: Map<string, StreamedArray>): As
 export function jsonBody(body: unknown): JsonBody {
   let text = JSON.stringify(body);
   if (!text.includes(QUOTED_PREFIX)) return { bytes: Buffer.from(text) };
-  const arrays = new Map<string, StreamedArray>();
+  const arrays = new Map<string, Streamed>();
   const serialized = new Map<string, SerializedArray>();
   collect(body, arrays, serialized);
   // Each marker stands once in the body's own text, before anything is spliced in.
-  for (const [quoted, array] of serialized) text = text.replace(quoted, () => `[${array.texts.join(',')}]`);
+  for (const [quoted, array] of serialized) {
+    if (array.texts.reduce((n, t) => n + t.length, 0) <= TURN_CHARS) text = text.replace(quoted, () => `[${array.texts.join(',')}]`);
+    else arrays.set(quoted, array);
+  }
   if (arrays.size === 0) return { bytes: Buffer.from(text) };
   return { pieces: textPieces(text, arrays) };
 }

@@ -19,6 +19,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ListPage, Position, Seek } from '../storage/repos/paging.ts';
 import type { ScimContext } from './context.ts';
 import { issueCursor, readCursor } from './cursor.ts';
+import { TURN_CHARS } from './json-stream.ts';
 import type { ListQuery } from './query.ts';
 import type { Resource } from './representation.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
@@ -114,6 +115,7 @@ export async function budgetedPage<R>(
   // Each resource's JSON, made to weigh it, kept so that the response need not make it again.
   const serialized: string[] = [];
   let bytes = 0;
+  let sinceTurn = 0;
   let more = false;
   let ended = false;
   let at: PageWindow = window;
@@ -139,6 +141,12 @@ export async function budgetedPage<R>(
       serialized[put](text);
       const position = slice.positions[i];
       if (position) positions[put](position);
+      // Weighing is serializing: by size, not by count, other requests get their turn.
+      sinceTurn += text.length;
+      if (sinceTurn >= TURN_CHARS) {
+        sinceTurn = 0;
+        await nextTurn();
+      }
     }
     if (cut) {
       more = true;

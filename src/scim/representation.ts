@@ -8,7 +8,7 @@ import type { GroupRow, MemberRow } from '../storage/repos/groups.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
 import { preconditionFailed } from './errors.ts';
-import { holdsStreamedArray, SerializedArray, StreamedArray } from './json-stream.ts';
+import { holdsStreamedArray, ItemArray, SerializedArray } from './json-stream.ts';
 import type { ListResult } from './paging.ts';
 import { GROUP_SCHEMA, LIST_RESPONSE } from './schema/urns.ts';
 
@@ -117,9 +117,6 @@ export function groupResource(
  * 2) carries previousCursor / nextCursor instead, each only when there is such a page, and
  * totalResults only when it is known without counting (scim/paging.ts).
  */
-/** Resources of a list page serialized at once before the event loop may turn. */
-const LIST_CHUNK = 25;
-
 export function listResponse(result: ListResult): Resource {
   return {
     schemas: [LIST_RESPONSE],
@@ -133,12 +130,12 @@ export function listResponse(result: ListResult): Resource {
 }
 
 /**
- * A page's Resources as the body carries them: sent a chunk at a time, the event loop turning in
- * between, when many; spliced in as already serialized when few and final (scim/json-stream.ts).
+ * A page's Resources as the body carries them, sent by size with the event loop turning in
+ * between (scim/json-stream.ts): as already serialized when their texts are final, otherwise
+ * serialized one at a time as they are sent.
  */
 function resourcesOf(result: ListResult): unknown {
   const { resources, serialized } = result;
-  if (resources.length > LIST_CHUNK) return StreamedArray.inChunks(resources, LIST_CHUNK);
   if (serialized?.length === resources.length && !serialized.some(holdsStreamedArray)) return new SerializedArray(serialized);
-  return resources;
+  return resources.length > 1 ? new ItemArray(resources) : resources;
 }

@@ -23,6 +23,7 @@ import type { AttrPath, Filter } from './filter/ast.ts';
 import { bindFilter, bindSort } from './filter/bind.ts';
 import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { parseFilter } from './filter/parse.ts';
+import { TURN_CHARS } from './json-stream.ts';
 import { PAGE_BYTE_BUDGET, PAGE_SLICE } from './paging.ts';
 import type { ListResult } from './paging.ts';
 import { parseAttrPath, parseAttributeList } from './path.ts';
@@ -166,17 +167,28 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
     };
   };
   // Shaped slice by slice within the page's byte budget, as the endpoints' lists are (issue 13.3).
+  // Each resource's JSON, made to weigh it, is kept so that the response need not make it again;
+  // weighing is serializing, so the event loop turns by size too (issue 27 item 12).
   const resources: Resource[] = [];
+  const serialized: string[] = [];
   let bytes = 0;
+  let sinceTurn = 0;
   for (let from = 0; from < hits.length; from += PAGE_SLICE) {
     if (from > 0) await nextTurn();
     const slice = hits.slice(from, from + PAGE_SLICE);
     for (const resource of await renderHits(ctx, slice, projectionFor)) {
-      const size = Buffer.byteLength(JSON.stringify(resource));
-      if (resources.length > 0 && bytes + size > PAGE_BYTE_BUDGET) return { totalResults: total, startIndex, resources };
+      const text = JSON.stringify(resource);
+      const size = Buffer.byteLength(text);
+      if (resources.length > 0 && bytes + size > PAGE_BYTE_BUDGET) return { totalResults: total, startIndex, resources, serialized };
       bytes += size;
       resources.push(resource);
+      serialized.push(text);
+      sinceTurn += text.length;
+      if (sinceTurn >= TURN_CHARS) {
+        sinceTurn = 0;
+        await nextTurn();
+      }
     }
   }
-  return { totalResults: total, startIndex, resources };
+  return { totalResults: total, startIndex, resources, serialized };
 }

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { auditEvents, createTeamUser } from '../../src/admin.ts';
+import { auditEvents, createTeamUser, renameTeam } from '../../src/admin.ts';
 import { createTestApp } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { adminDeps, hiddenFields, PageSession, registerAdmin, scimStatus } from '../support/oauth.ts';
@@ -171,7 +171,7 @@ describe('console (HTTP)', () => {
     }
   });
 
-  it('settings: the deactivated-users mode changes (audited); a password change ends the session', async () => {
+  it('settings: the deactivated-users mode changes (audited); only the operator renames the team (one answer for any name tried); a password change ends the session', async () => {
     const t = await createTestApp();
     try {
       const page = await signedIn(t);
@@ -182,15 +182,25 @@ describe('console (HTTP)', () => {
       const events = await auditEvents(adminDeps(t), 'acme', undefined, 100);
       assert.ok(events.some((e) => e.action === 'team_updated' && (e.actor as { via: string }).via === 'console'));
 
-      const renamePage = await page.get('/console/settings');
-      const renamed = await page.post('/console/settings/team', { ...hiddenFields(renamePage.body, '/console/settings/team'), name: 'Acme Corp', deactivatedUsers: 'visible' });
-      assert.equal(renamed.statusCode, 303);
+      // Issue 27 item 12: a team admin cannot rename the team, so cannot probe which names other
+      // teams hold nor take a free one: a taken name, a free one and a malformed one get the same
+      // answer, and the name stays. The operator renames (CLI), audited.
+      await t.addTeam('Globex');
+      const answers = [];
+      for (const name of ['Globex', 'globex', 'Acme Corp', '<script>']) {
+        const tried = await page.post('/console/settings/team', { ...hiddenFields((await page.get('/console/settings')).body, '/console/settings/team'), name, deactivatedUsers: 'visible' });
+        assert.equal(tried.statusCode, 400, name);
+        answers.push(tried.body.replace(/name="_csrf" value="[^"]*"/g, ''));
+      }
+      assert.equal(new Set(answers).size, 1, 'one answer whichever name is tried');
+      assert.match(answers[0]!, /The operator renames a team/);
+      assert.doesNotMatch(answers[0]!, /already exists|a team name is 1-63/);
+      assert.match((await page.get('/console')).body, /Rollcall · <span dir="auto">acme<\/span>/);
+      assert.doesNotMatch((await page.get('/console/settings')).body, /name="name"/, 'the settings form has no name field');
+      await renameTeam(adminDeps(t), 'acme', 'Acme Corp');
       assert.match((await page.get('/console')).body, /Rollcall · <span dir="auto">Acme Corp<\/span>/);
       const renameEvent = (await auditEvents(adminDeps(t), 'Acme Corp', undefined, 100)).find((e) => e.action === 'team_updated' && JSON.stringify(e.detail).includes('Acme Corp'));
       assert.deepEqual(renameEvent?.detail, { name: { from: 'acme', to: 'Acme Corp' } });
-      const badName = await page.post('/console/settings/team', { ...hiddenFields((await page.get('/console/settings')).body, '/console/settings/team'), name: '<script>', deactivatedUsers: 'visible' });
-      assert.equal(badName.statusCode, 400);
-      assert.match(badName.body, /a team name is 1-63/);
 
       const again = await page.get('/console/settings');
       const wrong = await page.post('/console/settings/password', { ...hiddenFields(again.body, '/console/settings/password'), current: 'not the password', password: 'a brand new passphrase' });

@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { issueToken } from '../../src/admin.ts';
 import { requestLogEntries } from '../../src/console/request-log.ts';
-import { MAX_BODY_CHARS, PRUNE_BATCH, pruneTeamRequestLog, redactBody, RETENTION_ROWS } from '../../src/http/request-journal.ts';
+import { credentialName, redactBody as redactWith, redactFilter, redactUrlFilter, secretNames } from '../../src/http/log-redaction.ts';
+import { MAX_BODY_CHARS, PRUNE_BATCH, pruneTeamRequestLog, RETENTION_ROWS } from '../../src/http/request-journal.ts';
 import { insertRequestLog, pruneRequestLog, requestLogEdge } from '../../src/storage/repos/request-log.ts';
 import { createTestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -66,6 +67,63 @@ for (const engine of engines) {
         const second = await requestLogEntries(t.storage, t.team.id, { limit: 10, before: paged.next! });
         assert.equal(new Set([...paged.entries, ...second.entries].map((e) => e.id)).size, 20);
         await assert.rejects(requestLogEntries(t.storage, t.team.id, { status: 'bad' }), /status is 2xx/);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('issue 27 item 6: a password or a returned-never extension attribute leaves no trace in the log, however the PATCH spells its members, and a refused filter naming password neither', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        const registered = await t.request('POST', '/v2/admin/Schemas', {
+          resourceType: 'User',
+          schema: { id: 'urn:acme:params:scim:schemas:Vault:1.0:User', name: 'Vault', attributes: [{ name: 'pin', type: 'string', returned: 'never' }, { name: 'badge', type: 'complex', subAttributes: [{ name: 'code', type: 'string', returned: 'never' }, { name: 'label', type: 'string' }] }] },
+        });
+        assert.equal(registered.statusCode, 201, registered.body);
+        const created = await t.request('POST', '/v2/scim/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'ann@acme.example', password: 'secret-s00-long-enough' });
+        assert.equal(created.statusCode, 201, created.body);
+        const id = String(created.json().id);
+        const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+        const VAULT = 'urn:acme:params:scim:schemas:Vault:1.0:User';
+        const patches: [string, unknown][] = [
+          ['secret-s01-long-enough', { schemas: [PATCH], Operations: [{ op: 'replace', Path: 'password', value: 'secret-s01-long-enough' }] }],
+          ['secret-s02-long-enough', { schemas: [PATCH], Operations: [{ op: 'replace', PATH: 'password', VALUE: 'secret-s02-long-enough' }] }],
+          ['secret-s03-long-enough', { schemas: [PATCH], operations: [{ OP: 'replace', Path: 'PassWord', Value: 'secret-s03-long-enough' }] }],
+          ['secret-s04-long-enough', { schemas: [PATCH], Operations: [{ op: 'replace', value: { PassWord: 'secret-s04-long-enough' } }] }],
+          ['secret-s05-long-enough', { schemas: [PATCH], Operations: [{ op: 'replace', path: 'urn:ietf:params:scim:schemas:core:2.0:User:password', value: 'secret-s05-long-enough' }] }],
+          ['secret-s06-long-enough', { schemas: [PATCH], Operations: [{ op: 'replace', value: { 'urn:ietf:params:scim:schemas:core:2.0:User:PASSWORD': 'secret-s06-long-enough' } }] }],
+          ['4242-s07', { schemas: [PATCH], Operations: [{ op: 'add', path: `${VAULT}:pin`, value: '4242-s07' }] }],
+          ['4242-s08', { schemas: [PATCH], Operations: [{ op: 'add', value: { [VAULT]: { PIN: '4242-s08' } } }] }],
+          ['4242-s09', { schemas: [PATCH], Operations: [{ op: 'add', Path: VAULT, value: { Pin: '4242-s09', badge: { code: '4242-s10', label: 'front door' } } }] }],
+          ['4242-s11', { schemas: [PATCH], Operations: [{ op: 'replace', path: `${VAULT}:badge.code`, value: '4242-s11' }] }],
+        ];
+        for (const [secret, body] of patches) {
+          const res = await t.request('PATCH', `/v2/scim/Users/${id}`, body);
+          assert.ok(res.statusCode === 200 || res.statusCode === 204, `${secret}: ${res.statusCode} ${res.body}`);
+        }
+        // The password really changed: the variants are writes, not refused requests.
+        const put = await t.request('PUT', `/v2/scim/Users/${id}`, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'ann@acme.example', PASSWORD: 'secret-s12-long-enough', [VAULT]: { pin: '4242-s13' } });
+        assert.equal(put.statusCode, 200, put.body);
+        // Refused or not, a filter naming password keeps its literal out of the log.
+        const filter = (f: string) => `/v2/scim/Users?filter=${encodeURIComponent(f)}`;
+        assert.equal((await t.request('GET', filter('password eq "secret-s14"'))).statusCode, 400);
+        assert.equal((await t.request('GET', filter('userName eq "x" or PASSWORD sw secret-s15'))).statusCode, 400);
+        assert.equal((await t.request('GET', filter(`${VAULT}:pin eq "4242-s16"`))).statusCode, 400);
+        assert.equal((await t.request('POST', '/v2/scim/Users/.search', { schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], filter: 'password eq "secret-s17"' })).statusCode, 400);
+        // Refused or answered, the root search's body is logged with its literal redacted (its member spelled `Filter`).
+        await t.request('POST', '/v2/scim/.search', { schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], Filter: 'emails[value eq "a" and password eq "secret-s18"]' });
+        await t.app.close(); // flushes
+
+        const rows = (await requestLogEntries(t.storage, t.team.id, { limit: 200 })).entries;
+        assert.equal(rows.length, 1 + patches.length + 1 + 5, 'every request is logged');
+        const stored = rows.map((e) => `${e.path}\n${e.body ?? ''}`).join('\n');
+        for (const secret of ['secret-s0', 'secret-s1', '4242-s']) assert.ok(!stored.includes(secret), `no "${secret}" text in the log`);
+        for (let n = 0; n <= 18; n++) assert.ok(!stored.includes(`s${String(n).padStart(2, '0')}`), `secret ${n} is not in the log`);
+        // What is not secret stays readable.
+        assert.match(stored, /ann@acme\.example/);
+        assert.match(stored, /front door/);
+        assert.match(stored, /filter=password%20eq%20%22%5Bredacted%5D%22/);
+        assert.match(stored, /"emails\[value eq \\"a\\" and password eq \\"\[redacted\]\\"\]"/);
       } finally {
         await t.close();
       }
@@ -142,6 +200,8 @@ for (const engine of engines) {
   });
 }
 
+const redactBody = (body: unknown) => redactWith(body, credentialName, MAX_BODY_CHARS);
+
 describe('redactBody', () => {
   it('bounds the size and redacts nested secrets and PATCH values of sensitive paths', () => {
     const big = redactBody({ members: Array.from({ length: 5000 }, (_, i) => ({ value: `user-${i}` })) })!;
@@ -149,5 +209,20 @@ describe('redactBody', () => {
     const patch = redactBody({ Operations: [{ op: 'add', path: 'password', value: 'x1' }, { op: 'replace', value: { password: 'x2', 'urn:e:clientSecret': 'x3' } }] })!;
     assert.doesNotMatch(patch, /x1|x2|x3/);
     assert.equal(redactBody(undefined), null);
+  });
+
+  it('a filter naming a secret keeps no literal of that clause, whatever its form or position; other clauses stay', () => {
+    const f = (text: string) => redactFilter(text, credentialName);
+    assert.equal(f('password eq "a b" and userName eq "ann"'), 'password eq "[redacted]" and userName eq "ann"');
+    assert.equal(f('"hunter2" eq PassWord'), '"[redacted]" eq [redacted]');
+    assert.equal(f('password eq and'), 'password eq [redacted]', 'a value spelled like a joiner is still the value');
+    assert.equal(f('password hunter2'), 'password [redacted]', 'no operator: every word but the name');
+    assert.equal(f('password eq "unterminated'), 'password eq "[redacted]"');
+    assert.equal(f('emails[type eq "work" and password eq x].value'), 'emails[type eq "work" and password eq [redacted]].value');
+    // Names fold as the schema lookup folds them: the Kelvin sign is a "k" there, so here too.
+    const pkey = secretNames(new Set(['pkey']));
+    assert.doesNotMatch(redactWith({ Operations: [{ op: 'add', value: { 'urn:acme:X:p\u212Aey': 'k1' } }, { op: 'add', PATH: 'P\u212AEY', value: 'k2' }], 'to\u212Aen': 'k3' }, pkey, MAX_BODY_CHARS)!, /k1|k2|k3/);
+    assert.equal(redactFilter('p\u212Aey eq "k4"', pkey), 'p\u212Aey eq "[redacted]"');
+    assert.match(redactUrlFilter('/v2/scim/Users?count=2&filter=password+eq+%22hunter2%22', credentialName), /^\/v2\/scim\/Users\?count=2&filter=password%20eq%20%22%5Bredacted%5D%22$/);
   });
 });
