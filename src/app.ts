@@ -26,6 +26,7 @@ import { scimPlugin } from './http/scim-plugin.ts';
 import { adminPlugin } from './http/admin-plugin.ts';
 import { TeamTypesCache } from './scim/team-schemas.ts';
 import { ExtensionIndexBuilder } from './scim/index-builder.ts';
+import { DiscoveryCache } from './scim/discovery-cache.ts';
 import type { IndexBuilderSettings } from './scim/index-builder.ts';
 import type { OAuthContext } from './oauth/context.ts';
 import { BearerCache, DEFAULT_BEARER_CACHE } from './oauth/bearer-cache.ts';
@@ -68,6 +69,8 @@ export interface AppDeps {
   readonly bearerCache?: Partial<BearerCacheSettings>;
   /** The background builder of extension attribute indexes (scim/index-builder.ts). */
   readonly indexBuilder?: Partial<IndexBuilderSettings>;
+  /** The rendered discovery documents' cache (scim/discovery-cache.ts); a new one unless a test brings its own. */
+  readonly discovery?: DiscoveryCache;
 }
 
 declare module 'fastify' {
@@ -175,7 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('extensionIndexes', indexes);
   app.addHook('onReady', async () => indexes.start());
   app.addHook('onClose', async () => indexes.stop());
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), bearers };
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), discovery: deps.discovery ?? new DiscoveryCache(), bearers };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, prefix: '/v2/admin' });
