@@ -259,15 +259,17 @@ export async function tablesOf(db: Kysely<unknown>, engine: EngineName): Promise
 
 
 /**
- * The indexes on `table` and whether each is usable: PostgreSQL marks an index a failed
- * CONCURRENTLY build left behind (or one still being built) invalid; SQLite's are always valid.
+ * The indexes on `table`, whether each is usable, and whether a build of it is under way:
+ * PostgreSQL marks an index invalid while a CONCURRENTLY build runs (maybe another instance's)
+ * and after one failed; SQLite's are always valid.
  */
-export async function indexStates(db: QueryExecutorProvider, engine: EngineName, table: string): Promise<{ name: string; valid: boolean }[]> {
-  if (engine === 'sqlite') return (await indexNames(db, engine, table)).map((name) => ({ name, valid: true }));
-  const rows = (await sql<{ name: string; valid: boolean }>`select c.relname as name, i.indisvalid as valid from pg_index i
-    join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid join pg_namespace n on n.oid = t.relnamespace
+export async function indexStates(db: QueryExecutorProvider, engine: EngineName, table: string): Promise<{ name: string; valid: boolean; building: boolean }[]> {
+  if (engine === 'sqlite') return (await indexNames(db, engine, table)).map((name) => ({ name, valid: true, building: false }));
+  const rows = (await sql<{ name: string; valid: boolean; building: boolean }>`select c.relname as name, i.indisvalid as valid,
+      exists (select 1 from pg_stat_progress_create_index p where p.index_relid = i.indexrelid) as building
+    from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid join pg_namespace n on n.oid = t.relnamespace
     where n.nspname = current_schema() and t.relname = ${table}`.execute(db)).rows;
-  return rows.map((r) => ({ name: r.name, valid: r.valid === true }));
+  return rows.map((r) => ({ name: r.name, valid: r.valid === true, building: r.building === true }));
 }
 
 /** The names of the indexes on `table` (the connection's schema on PostgreSQL). */

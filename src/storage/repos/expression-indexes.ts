@@ -64,16 +64,17 @@ export interface IndexWork {
 
 /**
  * The work that makes the expression indexes of `table` exactly those of `wanted` (every team's,
- * together). An invalid index (a failed CONCURRENTLY build) is dropped and built again.
+ * together). An invalid index (a failed CONCURRENTLY build) is dropped and built again; one whose
+ * build is under way (another instance's builder) is left to it.
  */
 export async function indexWork(ex: Executor, table: ResourceTable, wanted: readonly WantedIndex[]): Promise<IndexWork> {
   const planned = new Map<string, WantedIndex>();
   for (const w of wanted) planned.set(indexNameOf(ex, table, w), w);
   const existing = (await indexStates(ex, hooksOf(ex).name, table)).filter((i) => i.name.startsWith(`${PREFIX}${table}_`));
-  const valid = new Set(existing.filter((i) => i.valid).map((i) => i.name));
+  const settled = new Set(existing.filter((i) => i.valid || i.building).map((i) => i.name));
   return {
-    drop: existing.filter((i) => !i.valid || !planned.has(i.name)).map((i) => i.name),
-    build: [...planned].filter(([name]) => !valid.has(name)).map(([, w]) => w),
+    drop: existing.filter((i) => !planned.has(i.name) || (!i.valid && !i.building)).map((i) => i.name),
+    build: [...planned].filter(([name]) => !settled.has(name)).map(([, w]) => w),
   };
 }
 
