@@ -9,6 +9,7 @@
  * what is left to do. Owned by its app (started when it is ready, stopped when it closes); the
  * CLI and `rollcall copy` run `buildExtensionIndexes` themselves.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Storage } from '../storage/connect.ts';
 import { activeExtensions } from '../storage/repos/extensions.ts';
@@ -43,11 +44,14 @@ export async function buildExtensionIndexes(storage: Storage, stopped: () => boo
   const built: string[] = [];
   for (const [table, { drop, build }] of await work(storage.db)) {
     for (const name of drop) {
+      // SQLite answers synchronously: the event loop turns between statements only if let.
+      await nextTurn();
       if (stopped()) return { dropped, built };
       await dropExpressionIndex(storage.db, name);
       dropped.push(name);
     }
     for (const wanted of build) {
+      await nextTurn();
       if (stopped()) return { dropped, built };
       built.push(await buildExpressionIndex(storage.db, table, wanted));
     }
