@@ -14,6 +14,7 @@ import { iso, systemClock } from '../src/clock.ts';
 import { newId } from '../src/ids.ts';
 import { PasswordHasher } from '../src/oauth/passwords.ts';
 import { createGroup } from '../src/scim/groups.ts';
+import { buildExtensionIndexes } from '../src/scim/index-builder.ts';
 import { addSchema } from '../src/scim/team-schemas.ts';
 import { userRowOf } from '../src/scim/users.ts';
 import { userResourceType } from '../src/scim/schema/registry.ts';
@@ -173,6 +174,7 @@ export async function loadBadges(storage: Storage, team: TeamRow, naming: UserNa
   });
   const started = performance.now();
   const schema = { id: BENCH_EXTENSION, name: 'Bench', attributes: [{ name: 'badge', type: 'string', uniqueness: 'server' }] };
-  await addSchema({ storage, clock: systemClock }, team, { resourceType: 'User', required: false, schema }, { actor: CLI_ACTOR });
+  await addSchema({ storage, clock: systemClock, baseUrl: 'https://bench.example' }, team, { resourceType: 'User', required: false, schema }, { actor: CLI_ACTOR });
+  await buildExtensionIndexes(storage);
   return (performance.now() - started) / 1000;
 }

@@ -25,6 +25,9 @@ import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
 import { adminPlugin } from './http/admin-plugin.ts';
 import { TeamTypesCache } from './scim/team-schemas.ts';
+import { ExtensionIndexBuilder } from './scim/index-builder.ts';
+import { DiscoveryCache } from './scim/discovery-cache.ts';
+import type { IndexBuilderSettings } from './scim/index-builder.ts';
 import type { OAuthContext } from './oauth/context.ts';
 import { BearerCache, DEFAULT_BEARER_CACHE } from './oauth/bearer-cache.ts';
 import type { BearerCacheSettings } from './oauth/bearer-cache.ts';
@@ -64,6 +67,17 @@ export interface AppDeps {
   readonly hashing?: HashingSettings;
   /** The bearer cache's bounds; DEFAULT_BEARER_CACHE with BEARER_CACHE_SECONDS, unless a test sets them. */
   readonly bearerCache?: Partial<BearerCacheSettings>;
+  /** The background builder of extension attribute indexes (scim/index-builder.ts). */
+  readonly indexBuilder?: Partial<IndexBuilderSettings>;
+  /** The rendered discovery documents' cache (scim/discovery-cache.ts); a new one unless a test brings its own. */
+  readonly discovery?: DiscoveryCache;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Builds the indexes schema changes want, after they commit; `idle()` waits for it (tests). */
+    readonly extensionIndexes: ExtensionIndexBuilder;
+  }
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -159,10 +173,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // On PostgreSQL, wait (briefly) for the LISTEN connection, so tokens are cached from the start;
   // if it is not up by then the cache stays off until it is (fail safe), and the app serves anyway.
   app.addHook('onReady', async () => void (await bearers.ready(2000)));
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), bearers };
+  // Extension attribute indexes are built here, after the schema change's request answered.
+  const indexes = new ExtensionIndexBuilder({ storage, log: app.log, settings: deps.indexBuilder ?? {} });
+  app.decorate('extensionIndexes', indexes);
+  app.addHook('onReady', async () => indexes.start());
+  app.addHook('onClose', async () => indexes.stop());
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), discovery: deps.discovery ?? new DiscoveryCache(), bearers };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
-  await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, prefix: '/v2/admin' });
+  await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
   await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret });

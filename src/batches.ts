@@ -21,3 +21,17 @@ export async function inBatches(step: () => Promise<number>, batch: number, maxS
   }
   return total;
 }
+
+/**
+ * Runs `step` on consecutive slices of `items` of at most `size` each, the event loop turning
+ * between slices: a write of many rows (a group's members) inside one transaction. The
+ * transaction stays whole (a failure in any slice rolls back every one); on SQLite other
+ * requests' statements still wait for the one connection, but timers, sockets and requests
+ * that need no database go on between slices.
+ */
+export async function inChunks<T>(items: readonly T[], size: number, step: (chunk: readonly T[]) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) {
+    if (i > 0) await nextTurn();
+    await step(items.slice(i, i + size));
+  }
+}

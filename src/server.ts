@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { rebuildExtensionIndexes } from './scim/team-schemas.ts';
+import { buildExtensionIndexes } from './scim/index-builder.ts';
 import type { Config } from './config.ts';
 import { connect, explainStorageError } from './storage/connect.ts';
 import type { Storage } from './storage/connect.ts';
@@ -25,10 +25,11 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
   try {
     await migrate(storage);
     const app = await buildApp({ config, storage });
-    // Derived state, kept in line at every change of a schema and here: a migration may have
-    // retired extensions (020) whose indexes would otherwise stay until the next registration.
-    // A failure is logged, not fatal: one team's stored schema must not keep every team offline.
-    await rebuildExtensionIndexes(storage).catch((error: unknown) => app.log.error({ err: error }, 'the expression indexes of schema extensions were not brought in line with the stored extensions'));
+    // Before the first request: a migration may have retired extensions (020) whose indexes must
+    // go before any write evaluates them; usually there is nothing to do. The app's builder takes
+    // over from here. A failure is logged, not fatal: one team's stored schema must not keep
+    // every team offline.
+    await buildExtensionIndexes(storage).catch((error: unknown) => app.log.error({ err: error }, 'the expression indexes of schema extensions were not brought in line with the stored extensions'));
     const address = await app.listen({ host: config.host, port: config.port });
     // Only once the port is ours: a first run that creates credentials and then fails to listen
     // (port taken) would leave them created and never shown (issue 12 item 4).

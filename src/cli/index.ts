@@ -24,7 +24,7 @@ import { ScimError } from '../scim/errors.ts';
 import { startServer, stopOnSignals } from '../server.ts';
 import { connect, explainStorageError, StorageFileError } from '../storage/connect.ts';
 import { CopyError, copyDatabase, NOT_COPIED } from '../storage/copy.ts';
-import { rebuildExtensionIndexes } from '../scim/team-schemas.ts';
+import { buildExtensionIndexes } from '../scim/index-builder.ts';
 import { LockedError } from '../storage/lock.ts';
 import { migrate } from '../storage/migrations/index.ts';
 import { ALL_SCOPES } from '../oauth/tokens.ts';
@@ -392,7 +392,7 @@ export function buildProgram(): Command {
         const copied = await copyDatabase(from, to, { batch: options.batchSize ?? 1000, progress: bar });
         bar.done();
         // The expression indexes of extension attributes are made from the copied schemas.
-        await rebuildExtensionIndexes(to);
+        await buildExtensionIndexes(to);
         const lines = copied.map((c) => `${c.table.padEnd(22)} ${String(c.rows).padStart(10)} rows  checksum ${c.checksum}  verified`);
         lines.push(`not copied: ${NOT_COPIED.join(', ')} (sessions end; the target's servers make new keys)`);
         print(options.json, { tables: copied, notCopied: NOT_COPIED }, lines.join('\n'));

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { AdminError, requireTeam } from '../admin.ts';
 import { CLI_ACTOR } from '../audit/events.ts';
 import type { CliHelpers, Common } from './helpers.ts';
+import { buildExtensionIndexes } from '../scim/index-builder.ts';
 import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
 
 
@@ -39,7 +40,7 @@ const resourceTypeOption = (value: string): 'User' | 'Group' => {
 export function registerSchemaCommands(program: Command, { withCommon, withDatabase, print }: CliHelpers): void {
   const schema = program.command('schema').description("a team's schema extensions (RFC 7643 section 7): custom attributes of Users and Groups");
 
-  withCommon(schema.command('add').description('register an extension schema, or a new definition of one (attributes may be added or left out, never change type); single-valued string attributes declared "uniqueness": "server" get an index that makes an eq filter on them fast at any size (built while the command runs: seconds per million resources; removed with the attribute)'))
+  withCommon(schema.command('add').description('register an extension schema, or a new definition of one (attributes may be added or left out, never change type); single-valued string attributes declared "uniqueness": "server" get an index that makes an eq filter on them fast at any size (built after the schema is saved, before the command ends: seconds per million resources, without blocking writes; removed with the attribute). Refused over the team\'s budgets extensions, extension.attributes, extension.bytes, indexed.attributes and discovery.bytes'))
     .requiredOption('--team <name>', 'team name')
     .option('--resource-type <type>', 'User (default) or Group', resourceTypeOption)
     .option('--required', 'resources of the type must carry the extension')
@@ -50,7 +51,14 @@ export function registerSchemaCommands(program: Command, { withCommon, withDatab
       const input = wrapped
         ? { resourceType: options.resourceType ?? doc.resourceType ?? 'User', required: options.required ?? doc.required, schema: doc.schema }
         : { resourceType: options.resourceType ?? 'User', required: options.required === true, schema: doc };
-      const view = await withDatabase(options, async (deps) => addSchema(deps, await requireTeam(deps, options.team), input, { actor: CLI_ACTOR }));
+      // The CLI builds the indexes the change wants itself (a server builds them too, at its next
+      // start or schema change): the command ends when the attribute's filters are fast.
+      const view = await withDatabase(options, async (deps) => {
+        const team = await requireTeam(deps, options.team);
+        const added = await addSchema(deps, team, input, { actor: CLI_ACTOR });
+        await buildExtensionIndexes(deps.storage);
+        return (await listSchemas(deps, team)).find((v) => v.id === added.id) ?? added;
+      });
       print(options.json, view, `${view.id}: ${view.attributes} attribute(s) on ${view.resourceType}${view.required ? ' (required)' : ''} for team ${options.team}${view.indexed.length > 0 ? `; indexed for eq filters: ${view.indexed.join(', ')}` : ''}`);
     });
 
@@ -73,7 +81,10 @@ export function registerSchemaCommands(program: Command, { withCommon, withDatab
     .requiredOption('--team <name>', 'team name')
     .argument('<id>', 'the schema URN')
     .action(async (id: string, options: Common & { team: string }) => {
-      await withDatabase(options, async (deps) => removeSchema(deps, await requireTeam(deps, options.team), id, { actor: CLI_ACTOR }));
+      await withDatabase(options, async (deps) => {
+        await removeSchema(deps, await requireTeam(deps, options.team), id, { actor: CLI_ACTOR });
+        await buildExtensionIndexes(deps.storage);
+      });
       print(options.json, { removed: id }, `removed ${id} from team ${options.team} (its values stay stored, hidden)`);
     });
 }

@@ -26,6 +26,8 @@ export interface AdminPluginOptions {
   readonly clock: Clock;
   readonly baseUrl: string;
   readonly bearers: BearerCache;
+  /** Told after a schema change commits (scim/index-builder.ts). */
+  readonly indexes: { kick(): void };
 }
 
 const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -33,7 +35,7 @@ const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
   const teams = new WeakMap<FastifyRequest, TeamRow>();
   const actors = new WeakMap<FastifyRequest, Actor>();
-  const deps = { storage: options.storage, clock: options.clock };
+  const deps = { storage: options.storage, clock: options.clock, baseUrl: options.baseUrl, indexes: options.indexes };
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => {

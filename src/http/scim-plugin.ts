@@ -17,6 +17,7 @@ import type { ScimContext } from '../scim/context.ts';
 import { typesOf } from '../scim/context.ts';
 import { CORE_TYPES } from '../scim/schema/extensions.ts';
 import type { TeamTypesCache } from '../scim/team-schemas.ts';
+import type { DiscoveryCache } from '../scim/discovery-cache.ts';
 import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -37,6 +38,8 @@ export interface ScimPluginOptions {
   readonly bearers: BearerCache;
   /** Each team's resource types (its schema extensions), kept per app. */
   readonly types: TeamTypesCache;
+  /** Each team's rendered /Schemas and /ResourceTypes, kept per app (both prefixes share it). */
+  readonly discovery: DiscoveryCache;
   /** Notes each use of a token without a client (a provisioning token's "last used"). */
   readonly lastUsed?: LastUsed;
   /** The request log the console shows (one per app, shared by both prefixes). */
@@ -218,6 +221,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
 
   registerScimRoutes(app, {
     baseUrl: options.baseUrl,
+    discovery: options.discovery,
     context: (request) => {
       const ctx = contexts.get(request);
       if (!ctx) throw new ScimError(401, 'Authentication required');

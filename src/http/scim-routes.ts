@@ -7,11 +7,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ScimContext } from '../scim/context.ts';
 import { typesOf } from '../scim/context.ts';
 import type { TeamTypes } from '../scim/schema/extensions.ts';
+import type { DiscoveryCache } from '../scim/discovery-cache.ts';
 import {
   resourceTypeByName,
-  resourceTypesList,
   schemaById,
-  schemasList,
   serviceProviderConfig,
 } from '../scim/discovery.ts';
 import { badRequest, ScimError } from '../scim/errors.ts';
@@ -33,6 +32,8 @@ export interface RouteOptions {
   readonly context: (request: FastifyRequest) => ScimContext;
   /** The resource types of the request's team (its extensions), the core ones without a token. */
   readonly types: (request: FastifyRequest) => TeamTypes;
+  /** The team's /Schemas and /ResourceTypes, rendered once per schema version. */
+  readonly discovery: DiscoveryCache;
 }
 
 type Params = { id: string };
@@ -138,11 +139,12 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
   for (const path of ['/ServiceProviderConfig', '/ServiceProviderConfigs']) {
     app.get(path, async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl)));
   }
-  app.get('/Schemas', async (request, reply) => send(request, reply, 200, schemasList(baseUrl, options.types(request))));
+  const rendered = (request: FastifyRequest, reply: FastifyReply, bytes: Buffer) => reply.code(200).header('content-type', responseType(request)).send(bytes);
+  app.get('/Schemas', async (request, reply) => rendered(request, reply, options.discovery.schemas(options.types(request), baseUrl)));
   app.get<{ Params: Params }>('/Schemas/:id', async (request, reply) =>
     send(request, reply, 200, schemaById(request.params.id, baseUrl, options.types(request))),
   );
-  app.get('/ResourceTypes', async (request, reply) => send(request, reply, 200, resourceTypesList(baseUrl, options.types(request))));
+  app.get('/ResourceTypes', async (request, reply) => rendered(request, reply, options.discovery.resourceTypes(options.types(request), baseUrl)));
   app.get<{ Params: Params }>('/ResourceTypes/:id', async (request, reply) =>
     send(request, reply, 200, resourceTypeByName(request.params.id, baseUrl, options.types(request))),
   );

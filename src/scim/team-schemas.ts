@@ -5,10 +5,12 @@
  * team's resource types, rebuilt when the team's `schema_version` (read with the bearer token)
  * moved. It owns these rules; it writes no SQL (repos/extensions.ts) and parses no HTTP.
  *
- * Every change writes an audit row (`schema_added`, `schema_removed`) and brings the expression
- * indexes of extension attributes (lower.ts `indexedKeys`: `uniqueness: server` ones) in line
- * with every team's extensions, in the change's transaction: a removed attribute or extension
- * loses its index unless another team's extension still wants the same one.
+ * Every change writes an audit row (`schema_added`, `schema_removed`) and is measured against
+ * the team's budgets (schema-budgets.ts). The expression indexes of extension attributes (lower.ts
+ * `indexedKeys`: `uniqueness: server` ones) are not built in the change's transaction: the
+ * change commits, and the app's index builder (index-builder.ts), or the CLI after its change,
+ * builds what is pending and drops what nobody wants any more, one index at a time. Until then
+ * filters on the attribute answer the same rows without the index.
  */
 import type { Actor } from '../audit/events.ts';
 import { recordEvent } from '../audit/events.ts';
@@ -16,8 +18,9 @@ import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { Executor } from '../storage/types.ts';
-import { syncExpressionIndexes } from '../storage/repos/expression-indexes.ts';
-import { activeExtensions, extensionByKey, extensionsOf, removeExtension, saveExtension } from '../storage/repos/extensions.ts';
+import { pendingIndexes } from '../storage/repos/expression-indexes.ts';
+import type { WantedIndex } from '../storage/repos/expression-indexes.ts';
+import { extensionByKey, extensionsOf, removeExtension, saveExtension } from '../storage/repos/extensions.ts';
 import type { ExtensionRow } from '../storage/repos/extensions.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { schemaDocument } from './discovery.ts';
@@ -26,10 +29,16 @@ import { checkEvolution, CORE_TYPES, readExtension, teamTypes } from './schema/e
 import type { ExtensionDecl, TeamTypes } from './schema/extensions.ts';
 import { indexedKeys } from './filter/lower.ts';
 import { transact } from '../storage/statements.ts';
+import { checkSchemaBudgets } from './schema-budgets.ts';
+import type { StoredExtension } from './schema-budgets.ts';
 
 export interface SchemaDeps {
   readonly storage: Storage;
   readonly clock: Clock;
+  /** The public base URL (the size of the team's /Schemas document depends on it). */
+  readonly baseUrl: string;
+  /** Told after a change commits, so that the indexes it wants are built (index-builder.ts). */
+  readonly indexes?: { kick(): void };
 }
 
 /** Who changes a team's schemas (the CLI, or an administrator's token through the admin API). */
@@ -42,23 +51,8 @@ export interface SchemaChange {
 const auditSchema = (deps: SchemaDeps, trx: Executor, team: TeamRow, change: SchemaChange, action: 'schema_added' | 'schema_removed', detail: Record<string, unknown>): Promise<void> =>
   recordEvent(trx, deps.clock, { teamId: team.id, actor: change.actor, requestId: change.requestId ?? null, action, resourceType: 'Schema', resourceId: null, detail });
 
-/** Makes the expression indexes those of every team's current extensions (lower.ts indexedKeys). */
-async function syncIndexes(trx: Executor): Promise<void> {
-  const decls = (await activeExtensions(trx)).map(declOf);
-  const wanted = (type: 'User' | 'Group') => decls.filter((d) => d.resourceType === type).flatMap((d) => indexedKeys(d.schema));
-  await syncExpressionIndexes(trx, 'users', wanted('User'));
-  await syncExpressionIndexes(trx, 'groups', wanted('Group'));
-}
-
-/**
- * Makes the expression indexes those every team's extensions want, in one transaction: after
- * `rollcall copy`, whose target has the tables' rows but none of these indexes, and when a server
- * starts (a migration may have retired extensions whose indexes must go). Nothing to do, it
- * reads the extensions and the index names only.
- */
-export async function rebuildExtensionIndexes(storage: Storage): Promise<void> {
-  await transact(storage.db, syncIndexes);
-}
+/** The expression indexes the team's extension of `decl` wants (lower.ts indexedKeys). */
+export const wantedIndexesOf = (teamId: string, decl: ExtensionDecl): WantedIndex[] => indexedKeys(decl.schema).map((key) => ({ teamId, key }));
 
 const indexedNames = (decl: ExtensionDecl): string[] => decl.schema.attributes.filter((a) => indexedKeys({ ...decl.schema, attributes: [a] }).length > 0).map((a) => a.name);
 
@@ -70,15 +64,25 @@ export interface ExtensionView {
   readonly attributes: number;
   /** Attributes with an expression index (`uniqueness: server`): fast `eq` filters. */
   readonly indexed: string[];
+  /** Those of `indexed` whose index is not built yet (their filters answer, without it). */
+  readonly pending: string[];
   readonly updated: string;
 }
 
-const declOf = (row: ExtensionRow): ExtensionDecl => readExtension(row.resource_type, row.required === 1, JSON.parse(row.definition));
+const storedOf = (row: ExtensionRow): StoredExtension => ({ decl: declOf(row), definition: row.definition });
 
-const viewOf = (row: ExtensionRow): ExtensionView => {
+export const tableOf = (decl: ExtensionDecl): 'users' | 'groups' => (decl.resourceType === 'User' ? 'users' : 'groups');
+
+export const declOf = (row: ExtensionRow): ExtensionDecl => readExtension(row.resource_type, row.required === 1, JSON.parse(row.definition));
+
+async function viewOf(ex: Executor, row: ExtensionRow): Promise<ExtensionView> {
   const decl = declOf(row);
-  return { id: decl.schema.id, resourceType: decl.resourceType, required: decl.required, attributes: decl.schema.attributes.length, indexed: indexedNames(decl), updated: row.updated_at };
-};
+  const wanted = wantedIndexesOf(row.team_id, decl);
+  const pending = new Set(await pendingIndexes(ex, tableOf(decl), wanted));
+  // indexedNames and indexedKeys list the same attributes in the same order.
+  const indexed = indexedNames(decl);
+  return { id: decl.schema.id, resourceType: decl.resourceType, required: decl.required, attributes: decl.schema.attributes.length, indexed, pending: indexed.filter((_, i) => pending.has(wanted[i]!)), updated: row.updated_at };
+}
 
 /** The team's resource types, read from storage. */
 export async function loadTeamTypes(ex: Executor, teamId: string): Promise<TeamTypes> {
@@ -114,7 +118,7 @@ export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resour
   const decl = readExtension(input.resourceType, input.required, input.schema);
   const key = decl.schema.id.toLowerCase();
   const now = iso(deps.clock);
-  return transact(deps.storage.db, async (trx) => {
+  const view = await transact(deps.storage.db, async (trx) => {
     const existing = await extensionByKey(trx, team.id, key);
     if (existing && existing.resource_type !== decl.resourceType) {
       throw badRequest('invalidValue', `${decl.schema.id} extends ${existing.resource_type}; it cannot extend ${decl.resourceType} too`);
@@ -132,8 +136,13 @@ export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resour
       updated_at: now,
       removed_at: null,
     };
+    // Saving bumps the team's schema version, which locks the team's row: a concurrent change
+    // of the team's schemas waits, and the budgets below count the extensions it committed.
     await saveExtension(trx, row);
-    await syncIndexes(trx);
+    const after = (await extensionsOf(trx, team.id)).map(storedOf);
+    const before = after.filter((e) => e.decl.schema.id.toLowerCase() !== key);
+    if (existing && existing.removed_at === null) before.push(storedOf(existing));
+    checkSchemaBudgets(team, before, after, deps.baseUrl);
     await auditSchema(deps, trx, team, change, 'schema_added', {
       schema: decl.schema.id,
       resourceType: decl.resourceType,
@@ -141,12 +150,17 @@ export async function addSchema(deps: SchemaDeps, team: TeamRow, input: { resour
       attributes: decl.schema.attributes.map((a) => a.name),
       indexed: indexedNames(decl),
     });
-    return viewOf(row);
+    return viewOf(trx, row);
   });
+  deps.indexes?.kick();
+  return view;
 }
 
 export async function listSchemas(deps: SchemaDeps, team: TeamRow): Promise<ExtensionView[]> {
-  return (await extensionsOf(deps.storage.db, team.id)).map(viewOf);
+  const rows = await extensionsOf(deps.storage.db, team.id);
+  const views: ExtensionView[] = [];
+  for (const row of rows) views.push(await viewOf(deps.storage.db, row));
+  return views;
 }
 
 /** The extension's schema document (as /Schemas/{id} shows it to the team). */
@@ -161,9 +175,9 @@ export async function removeSchema(deps: SchemaDeps, team: TeamRow, id: string, 
   const removed = await transact(deps.storage.db, async (trx) => {
     const row = await extensionByKey(trx, team.id, id.toLowerCase());
     if (!row || !(await removeExtension(trx, team.id, id.toLowerCase(), iso(deps.clock)))) return false;
-    await syncIndexes(trx);
     await auditSchema(deps, trx, team, change, 'schema_removed', { schema: row.schema_id, resourceType: row.resource_type });
     return true;
   });
   if (!removed) throw notFound(`Team ${team.name} has no schema extension ${id}`);
+  deps.indexes?.kick();
 }

@@ -89,6 +89,19 @@ export interface DialectHooks {
    * SQLite has one writer at a time and numbers the event in its insert (repos/events.ts).
    */
   readonly feedNumberedByReaders: boolean;
+  /**
+   * How the expression index of a team's extension attribute is built (repos/expression-indexes.ts),
+   * outside any request and transaction. PostgreSQL builds it CONCURRENTLY, so writes go on
+   * meanwhile; one index serves every team that wants the expression, unpartial so that it keeps
+   * statistics of the expression. SQLite has no concurrent build: a build holds the write lock,
+   * so each team gets its own index, partial on its `team_id` (`perTeam`), whose expression is
+   * evaluated on that team's rows only. `where` is that predicate, a literal the planner matches
+   * against a query's bound `team_id`.
+   */
+  createExpressionIndex(name: string, table: string, columns: RawBuilder<unknown>, where: RawBuilder<unknown> | undefined): RawBuilder<unknown>;
+  /** Drops an expression index (PostgreSQL: CONCURRENTLY, without blocking writes). */
+  dropExpressionIndex(name: string): RawBuilder<unknown>;
+  readonly expressionIndexPerTeam: boolean;
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -176,6 +189,10 @@ export const sqliteHooks: DialectHooks = {
   },
   // ORDER BY inside an aggregate: SQLite 3.44 and later.
   jsonRows: (items, orderBy) => sql`json_group_array(json_array(${sql.join([...items])}) order by ${sql.join([...orderBy])})`,
+  createExpressionIndex: (name, table, columns, where) =>
+    sql`create index if not exists ${sql.id(name)} on ${sql.table(table)} (${columns})${where ? sql` where ${where}` : sql``}`,
+  dropExpressionIndex: (name) => sql`drop index if exists ${sql.id(name)}`,
+  expressionIndexPerTeam: true,
 };
 
 export const postgresHooks: DialectHooks = {
@@ -222,6 +239,11 @@ export const postgresHooks: DialectHooks = {
   endsWith: (expr, value, indexed) =>
     indexed ? sql<SqlBool>`reverse(${expr}) like ${`${escapeLike(reverseCodePoints(value))}%`}` : sql<SqlBool>`${expr} like ${`%${escapeLike(value)}`}`,
   jsonRows: (items, orderBy) => sql`coalesce(json_agg(json_build_array(${sql.join([...items])}) order by ${sql.join([...orderBy])}), '[]'::json)`,
+  // CONCURRENTLY runs in no transaction block: the builder sends it alone on a pooled connection.
+  createExpressionIndex: (name, table, columns, where) =>
+    sql`create index concurrently if not exists ${sql.id(name)} on ${sql.table(table)} (${columns})${where ? sql` where ${where}` : sql``}`,
+  dropExpressionIndex: (name) => sql`drop index concurrently if exists ${sql.id(name)}`,
+  expressionIndexPerTeam: false,
 };
 
 /**
@@ -251,6 +273,20 @@ export async function tablesOf(db: Kysely<unknown>, engine: EngineName): Promise
   }));
 }
 
+
+/**
+ * The indexes on `table`, whether each is usable, and whether a build of it is under way:
+ * PostgreSQL marks an index invalid while a CONCURRENTLY build runs (maybe another instance's)
+ * and after one failed; SQLite's are always valid.
+ */
+export async function indexStates(db: QueryExecutorProvider, engine: EngineName, table: string): Promise<{ name: string; valid: boolean; building: boolean }[]> {
+  if (engine === 'sqlite') return (await indexNames(db, engine, table)).map((name) => ({ name, valid: true, building: false }));
+  const rows = (await sql<{ name: string; valid: boolean; building: boolean }>`select c.relname as name, i.indisvalid as valid,
+      exists (select 1 from pg_stat_progress_create_index p where p.index_relid = i.indexrelid) as building
+    from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid join pg_namespace n on n.oid = t.relnamespace
+    where n.nspname = current_schema() and t.relname = ${table}`.execute(db)).rows;
+  return rows.map((r) => ({ name: r.name, valid: r.valid === true, building: r.building === true }));
+}
 
 /** The names of the indexes on `table` (the connection's schema on PostgreSQL). */
 export async function indexNames(db: QueryExecutorProvider, engine: EngineName, table: string): Promise<string[]> {

@@ -68,7 +68,7 @@ describe('rollcall copy', { skip: postgresUrl ? false : 'needs TEST_DATABASE_URL
       await createGroup(ctx, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Few', members: ids.slice(0, 3).map((value) => ({ value })) });
       await createClient(deps, { name: 'Okta', redirectUris: [], team: 'acme' });
       // An extension attribute with an expression index (uniqueness: server): the target gets the index too.
-      await addSchema({ storage, clock: systemClock }, team, { resourceType: 'User', schema: { id: 'urn:acme:copy:2.0:User', attributes: [{ name: 'badge', type: 'string', uniqueness: 'server' }] } }, { actor: CLI_ACTOR });
+      await addSchema({ storage, clock: systemClock, baseUrl: 'https://rollcall.test' }, team, { resourceType: 'User', schema: { id: 'urn:acme:copy:2.0:User', attributes: [{ name: 'badge', type: 'string', uniqueness: 'server' }] } }, { actor: CLI_ACTOR });
       token = (await issueToken(deps, 'acme', 'admin@acme.example', { scope: ['read'], ttlSeconds: 3600, name: 'Entra' })).token;
     } finally {
       await storage.close();

@@ -50,4 +50,19 @@ describe('rollcall schema', () => {
     assert.match(rollcall(['schema', 'list', '--team', 'acme', '--database', database]).stdout, /no extension schemas/);
     assert.equal(rollcall(['schema', 'remove', '--team', 'acme', URN, '--database', database]).code, 1);
   });
+
+  it('issue 27 item 9: over a team budget, schema add fails with one line naming the budget; within it, the index is built before the command ends', () => {
+    const file = join(dir, 'budget.json');
+    writeFileSync(file, JSON.stringify({ id: URN, attributes: [{ name: 'badgeNumber', type: 'string', uniqueness: 'server' }, { name: 'desk', type: 'string', uniqueness: 'server' }] }));
+    assert.equal(rollcall(['team', 'update', '--name', 'acme', '--limit', 'indexed.attributes=1', '--database', database]).code, 0);
+    const refused = rollcall(['schema', 'add', '--team', 'acme', file, '--database', database]);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+    assert.match(refused.stderr, /^rollcall: Team acme would have 2 indexed attributes \(uniqueness: server\); its budget "indexed\.attributes" is 1 \(invalidValue\)$/m);
+    assert.equal(rollcall(['team', 'update', '--name', 'acme', '--limit', 'indexed.attributes=default', '--database', database]).code, 0);
+    const added = rollcall(['schema', 'add', '--team', 'acme', file, '--json', '--database', database]);
+    assert.equal(added.code, 0, added.stderr);
+    const view = JSON.parse(added.stdout);
+    assert.deepEqual([view.indexed, view.pending], [['badgeNumber', 'desk'], []]);
+  });
 });

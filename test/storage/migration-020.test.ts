@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { rebuildExtensionIndexes } from '../../src/scim/team-schemas.ts';
+import { buildExtensionIndexes } from '../../src/scim/index-builder.ts';
 import { connect } from '../../src/storage/connect.ts';
 import type { Storage } from '../../src/storage/connect.ts';
 import { indexNames } from '../../src/storage/dialect.ts';
@@ -84,7 +84,7 @@ for (const engine of unmigratedEngines) {
         assert.equal(JSON.parse(audit[0]!.detail).schema, HOSTILE);
 
         assert.deepEqual(await extensionIndexes(storage), [LEGACY]);
-        await rebuildExtensionIndexes(storage);
+        await buildExtensionIndexes(storage);
         const kept = await extensionIndexes(storage);
         assert.equal(kept.length, 1, 'the good team keeps the index of its code attribute');
         assert.ok(!kept.includes(LEGACY), 'the index reading the hostile URN is dropped');

@@ -12,7 +12,7 @@
  * The expression indexes that read such a URN (on SQLite they named another path, and failed on
  * every row of every team holding the enterprise extension) are derived state, and are dropped
  * by the server at start, which makes the indexes those of the stored extensions
- * (team-schemas.ts `rebuildExtensionIndexes`).
+ * (index-builder.ts `buildExtensionIndexes`).
  *
  * The rows are few (extensions, not resources) and are filtered here rather than in SQL, so both
  * engines apply one rule with no LIKE escaping.

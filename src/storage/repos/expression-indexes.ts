@@ -1,22 +1,24 @@
 /**
  * Expression indexes over values inside the resource documents (issue 11 item 4: a filter `eq`
  * on a team's extension attribute at a million users). The SCIM side names the values that
- * deserve one as sort-key shapes (scim/filter/lower.ts `indexedKeys`); this module compiles each
- * into the very expression predicate-sql.ts writes for an `eq` on it (folded or not, the JSON
- * path as a literal), and keeps the set of indexes equal to the wanted set: creates what is
- * missing, drops what nobody wants any more. Indexes are shared by every team that wants the
- * same expression (a name derived from the index's definition), and cover `(team_id,
- * expression)`. They are not partial: PostgreSQL keeps statistics of an index expression only for
- * indexes without a predicate, and without them it guesses that an `eq` matches 0.5% of the
- * rows, and for a page of 50 walks a million users by creation order instead (5 s at 1M).
- * So an index evaluates its expression on every team's rows, and that expression must be total
- * over any document: the dialect's reads give NULL for a value absent or of another JSON type,
- * cast nothing that could fail, and name exactly the keys given (dialect.ts refuses a key a path
- * could misread), so no team's values, of whatever type, can make another team's index fail.
+ * deserve one as sort-key shapes (scim/filter/lower.ts `indexedKeys`), per team; this module
+ * compiles each into the very expression predicate-sql.ts writes for an `eq` on it (folded or
+ * not, the JSON path as a literal), says what it takes to make the indexes those wanted, and
+ * builds or drops one index at a time, each statement on its own, never inside a request's
+ * transaction (issue 27 item 9: a build inside a registration held every team's writes).
+ *
+ * How an index is built is the dialect's (dialect.ts `createExpressionIndex`). On PostgreSQL one
+ * index serves every team that wants the same expression (a name derived from its definition),
+ * covers `(team_id, expression)` and is built CONCURRENTLY. It is not partial: PostgreSQL keeps
+ * statistics of an index expression only for indexes without a predicate, and without them it
+ * guesses that an `eq` matches 0.5% of the rows, and for a page of 50 walks a million users by
+ * creation order instead. On SQLite, where a build holds the write lock, each team has its own
+ * index, partial on its `team_id`: no team's expression is evaluated on another team's rows.
+ * Until an index exists, the query it would serve runs without it and answers the same rows.
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { indexNames } from '../dialect.ts';
+import { indexStates } from '../dialect.ts';
 import type { OrderKey } from '../predicate.ts';
 import { indexedExpressionSql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
@@ -26,43 +28,76 @@ import type { Executor } from '../types.ts';
 /** A text value of the document to index (an `eq` on it is what the index answers). */
 export type IndexedKey = OrderKey & { readonly kind: 'scalar' };
 
-const PREFIX = 'rc_x_';
-
-interface Planned {
-  readonly name: string;
-  readonly expression: ReturnType<typeof indexedExpressionSql>;
+/** A team's extension attribute that wants an index. */
+export interface WantedIndex {
+  readonly teamId: string;
+  readonly key: IndexedKey;
 }
 
-function plan(ex: Executor, table: ResourceTable, key: IndexedKey): Planned {
-  const expression = indexedExpressionSql(hooksOf(ex), table, key);
+const PREFIX = 'rc_x_';
+
+function compiledSql(ex: Executor, expression: { compile(ex: Executor): { sql: string; parameters: readonly unknown[] } }): string {
   const compiled = expression.compile(ex);
   if (compiled.parameters.length > 0) throw new Error('an indexed expression must be written without parameters');
+  return compiled.sql;
+}
+
+/** The index of `wanted` on `table`: its name, columns and (SQLite) the team's predicate. */
+function plan(ex: Executor, table: ResourceTable, wanted: WantedIndex) {
+  const hooks = hooksOf(ex);
+  const expression = indexedExpressionSql(hooks, table, wanted.key);
+  const where = hooks.expressionIndexPerTeam ? sql`team_id = ${sql.lit(wanted.teamId)}` : undefined;
   // The definition's shape is part of the name, so a changed definition replaces the old index.
-  return { name: `${PREFIX}${table}_${createHash('sha256').update(`(team_id, ${compiled.sql})`).digest('hex').slice(0, 24)}`, expression };
+  const definition = `(team_id, ${compiledSql(ex, expression)})${where ? ` where ${compiledSql(ex, where)}` : ''}`;
+  const name = `${PREFIX}${table}_${createHash('sha256').update(definition).digest('hex').slice(0, 24)}`;
+  return { name, columns: sql`team_id, ${expression}`, where };
+}
+
+/** The name of the index `wanted` gets on `table`. */
+export const indexNameOf = (ex: Executor, table: ResourceTable, wanted: WantedIndex): string => plan(ex, table, wanted).name;
+
+/** What makes the expression indexes of `table` those of `wanted`: indexes to drop, then to build. */
+export interface IndexWork {
+  readonly drop: readonly string[];
+  readonly build: readonly WantedIndex[];
 }
 
 /**
- * Makes the expression indexes of `table` exactly those of `wanted` (every team's, together).
- * Runs in the caller's transaction: a schema change and its indexes commit together. Returns
- * the names created and dropped.
+ * The work that makes the expression indexes of `table` exactly those of `wanted` (every team's,
+ * together). An invalid index (a failed CONCURRENTLY build) is dropped and built again; one whose
+ * build is under way (another instance's builder) is left to it.
  */
-export async function syncExpressionIndexes(ex: Executor, table: ResourceTable, wanted: readonly IndexedKey[]): Promise<{ created: string[]; dropped: string[] }> {
-  const planned = new Map(wanted.map((key) => plan(ex, table, key)).map((p) => [p.name, p]));
-  const existing = new Set((await indexNames(ex, hooksOf(ex).name, table)).filter((n) => n.startsWith(`${PREFIX}${table}_`)));
-  const created: string[] = [];
-  const dropped: string[] = [];
-  for (const name of existing) {
-    if (planned.has(name)) continue;
-    await sql`drop index if exists ${sql.id(name)}`.execute(ex);
-    dropped.push(name);
-  }
-  for (const [name, p] of planned) {
-    if (existing.has(name)) continue;
-    await sql`create index if not exists ${sql.id(name)} on ${sql.table(table)} (team_id, ${p.expression})`.execute(ex);
-    created.push(name);
-  }
-  // Statistics of the new expressions (both engines keep them for expression indexes), which
-  // PostgreSQL needs to see that an `eq` matches one row. SQLite samples (analysis_limit).
-  if (created.length > 0) await sql`analyze ${sql.table(table)}`.execute(ex);
-  return { created, dropped };
+export async function indexWork(ex: Executor, table: ResourceTable, wanted: readonly WantedIndex[]): Promise<IndexWork> {
+  const planned = new Map<string, WantedIndex>();
+  for (const w of wanted) planned.set(indexNameOf(ex, table, w), w);
+  const existing = (await indexStates(ex, hooksOf(ex).name, table)).filter((i) => i.name.startsWith(`${PREFIX}${table}_`));
+  const settled = new Set(existing.filter((i) => i.valid || i.building).map((i) => i.name));
+  return {
+    drop: existing.filter((i) => !planned.has(i.name) || (!i.valid && !i.building)).map((i) => i.name),
+    build: [...planned].filter(([name]) => !settled.has(name)).map(([, w]) => w),
+  };
+}
+
+/** Which of `wanted` have no usable index on `table` yet. */
+export async function pendingIndexes(ex: Executor, table: ResourceTable, wanted: readonly WantedIndex[]): Promise<WantedIndex[]> {
+  const valid = new Set((await indexStates(ex, hooksOf(ex).name, table)).filter((i) => i.valid).map((i) => i.name));
+  return wanted.filter((w) => !valid.has(indexNameOf(ex, table, w)));
+}
+
+/** Drops one expression index (its own statement, outside any transaction). */
+export async function dropExpressionIndex(ex: Executor, name: string): Promise<void> {
+  await hooksOf(ex).dropExpressionIndex(name).execute(ex);
+}
+
+/**
+ * Builds the index `wanted` wants on `table` (its own statement, outside any transaction), then
+ * the table's statistics, which PostgreSQL needs to see that an `eq` on the new expression
+ * matches one row (both engines keep statistics of expression indexes; SQLite samples them,
+ * analysis_limit). Answers the index's name.
+ */
+export async function buildExpressionIndex(ex: Executor, table: ResourceTable, wanted: WantedIndex): Promise<string> {
+  const { name, columns, where } = plan(ex, table, wanted);
+  await hooksOf(ex).createExpressionIndex(name, table, columns, where).execute(ex);
+  await sql`analyze ${sql.table(table)}`.execute(ex);
+  return name;
 }

@@ -4,6 +4,7 @@
  * never conflict. Version bumps are single UPDATE statements (no read-modify-write).
  */
 import { sql } from 'kysely';
+import { inChunks } from '../../batches.ts';
 import type { Expression, SqlBool } from 'kysely';
 import type { DialectHooks } from '../dialect.ts';
 import { defineLookup, defineSole, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
@@ -322,6 +323,9 @@ export async function addTeamUserAsMember(ex: Executor, teamId: string, groupId:
 /** Whether `error` is `addTeamUserAsMember`'s refusal of a member who is no user of the team. */
 export const isUnknownMember = (hooks: DialectHooks, error: unknown): boolean => hooks.notNullColumn(error) === 'group_members.user_id';
 
+/** Membership rows per statement of a big write; the event loop turns between statements (batches.ts inChunks). */
+const MEMBER_CHUNK = 500;
+
 /** Inserts membership rows, ignoring the ones that exist (adds are idempotent). */
 export async function addMembers(
   ex: Executor,
@@ -330,14 +334,13 @@ export async function addMembers(
   userIds: readonly string[],
   at: string,
 ): Promise<void> {
-  for (let i = 0; i < userIds.length; i += 500) {
-    const chunk = userIds.slice(i, i + 500);
+  await inChunks(userIds, MEMBER_CHUNK, async (chunk) => {
     await ex
       .insertInto('group_members')
       .values(chunk.map((user_id) => ({ team_id: teamId, group_id: groupId, user_id, created_at: at })))
       .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing())
       .execute();
-  }
+  });
 }
 
 export async function removeMembers(ex: Executor, groupId: string, userIds: readonly string[]): Promise<void> {
@@ -345,13 +348,9 @@ export async function removeMembers(ex: Executor, groupId: string, userIds: read
     await hot(ex).run(ex, REMOVE_MEMBER, { groupId, userId: userIds[0]! });
     return;
   }
-  for (let i = 0; i < userIds.length; i += 500) {
-    await ex
-      .deleteFrom('group_members')
-      .where('group_id', '=', groupId)
-      .where('user_id', 'in', userIds.slice(i, i + 500))
-      .execute();
-  }
+  await inChunks(userIds, MEMBER_CHUNK, async (chunk) => {
+    await ex.deleteFrom('group_members').where('group_id', '=', groupId).where('user_id', 'in', chunk).execute();
+  });
 }
 
 /** Removes every member except `keep`. */

@@ -8,6 +8,7 @@
  * compiled once (statements.ts); lists are built per request.
  */
 import { sql } from 'kysely';
+import { inChunks } from '../../batches.ts';
 import { defineLookup, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
 import type { Executor, UsersTable } from '../types.ts';
 import { GROUPS_COLUMN } from './list-order.ts';
@@ -113,15 +114,10 @@ export async function existingUserIds(ex: Executor, teamId: string, ids: readonl
   // One member added (what identity providers send): the compiled statement.
   if (ids.length === 1) return new Set((await hot(ex).all(ex, USER_ID_IN_TEAM, { teamId, id: ids[0]! })).map((r) => r.id));
   const found = new Set<string>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await ex
-      .selectFrom('users')
-      .select('id')
-      .where('team_id', '=', teamId)
-      .where('id', 'in', ids.slice(i, i + 500))
-      .execute();
+  await inChunks(ids, 500, async (chunk) => {
+    const rows = await ex.selectFrom('users').select('id').where('team_id', '=', teamId).where('id', 'in', chunk).execute();
     for (const r of rows) found.add(r.id);
-  }
+  });
   return found;
 }
 
