@@ -61,9 +61,9 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   );
 
   // A long poll answers at once when the server begins to close, so shutdown never waits on it.
-  let closing = false;
+  const closing = new AbortController();
   app.addHook('preClose', (done) => {
-    closing = true;
+    closing.abort();
     done();
   });
   const pollDeps = { storage: options.storage, clock: options.clock, signer: options.signer, issuer: options.baseUrl };
@@ -125,7 +125,20 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   app.post('/v2/events/poll', async (request, reply) => {
     const sub = await pollSubscription(pollDeps, bearerToken(request.headers.authorization));
     const body = parsePollRequest(request.body);
-    const answer = await poll(pollDeps, sub, body, () => closing || request.raw.destroyed);
+    // The client going away ends the wait: its socket's 'close' (the request itself counts as
+    // destroyed once its body is read, long before the client leaves). The listener goes with
+    // the poll, so a keep-alive connection's polls never pile listeners up.
+    const gone = new AbortController();
+    const socket = request.raw.socket;
+    const leave = () => gone.abort();
+    if (socket.destroyed) gone.abort();
+    else socket.once('close', leave);
+    let answer;
+    try {
+      answer = await poll(pollDeps, sub, body, AbortSignal.any([gone.signal, closing.signal]));
+    } finally {
+      socket.off('close', leave);
+    }
     return reply.code(200).header('content-type', 'application/json').send(scimBody(answer));
   });
 
