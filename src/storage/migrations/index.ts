@@ -22,6 +22,7 @@ import { migration012 } from './012_text_search.ts';
 import { migration013 } from './013_feed_numbered_at_commit.ts';
 import { migration014 } from './014_user_name_order.ts';
 import { migration015 } from './015_feed_numbered_by_readers.ts';
+import { migration017 } from './017_subscription_secret_index.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -40,6 +41,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '013_feed_numbered_at_commit': migration013(storage.hooks.name),
     '014_user_name_order': migration014(storage.hooks.name),
     '015_feed_numbered_by_readers': migration015(storage.hooks.name),
+    '017_subscription_secret_index': migration017(),
   };
 }
 
