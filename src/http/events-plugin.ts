@@ -9,6 +9,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { listEvents, DEFAULT_LIMIT, MAX_LIMIT, queryInteger } from '../events/listing.ts';
+import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { SetSigner } from '../events/set.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
@@ -24,6 +25,8 @@ export interface EventsPluginOptions {
   readonly baseUrl: string;
   readonly signer: SetSigner;
   readonly bearers: BearerCache;
+  /** Where push receivers may be (events/receivers.ts). */
+  readonly receivers: ReceiverPolicy;
 }
 
 /** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
