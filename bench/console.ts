@@ -14,6 +14,7 @@ import { createTeamUser } from '../src/admin.ts';
 import { buildApp } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
 import { createSubscription, listSubscriptions, pauseSubscription } from '../src/events/subscriptions.ts';
+import { ReceiverPolicy } from '../src/events/receivers.ts';
 import { ScimError } from '../src/scim/errors.ts';
 import { teamByName } from '../src/storage/repos/teams.ts';
 import { connect } from '../src/storage/connect.ts';
@@ -45,7 +46,7 @@ if (!team) throw new Error(`no team "${values.team}" in the database`);
 const BENCH_RECEIVER = 'https://console-bench.invalid/events';
 const subscription =
   (await listSubscriptions(deps, team.id)).find((s) => s.url === BENCH_RECEIVER)?.id ??
-  (await createSubscription(deps, team.id, { method: 'push', url: BENCH_RECEIVER, events: ['create', 'patch'] })).subscription.id;
+  (await createSubscription({ ...deps, receivers: new ReceiverPolicy() }, team.id, { method: 'push', url: BENCH_RECEIVER, events: ['create', 'patch'] })).subscription.id;
 await pauseSubscription(deps, team.id, subscription, 'console bench: never delivered');
 const app = await buildApp({
   // The key bench:scale's servers used on this database (its keys are sealed under it).

@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import type { Request } from 'autocannon';
 import { createTeam, createTeamUser, issueToken } from '../src/admin.ts';
 import { buildApp } from '../src/app.ts';
+import type { AppConfig } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { hooksOf, hot, StorageCarrier } from '../src/storage/statements.ts';
@@ -33,7 +34,11 @@ import { startReceiver } from './receiver.ts';
 import { rate, ratio, renderTable } from './table.ts';
 
 const SECRET_KEY = 'bench-instance-secret-0123456789abcdef-0123456789';
-const CONFIG = { publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent' as const, accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: false, redisUrl: undefined, secretKey: SECRET_KEY };
+// The receiver listens on loopback (bench/receiver.ts), which push delivery refuses unless allowed.
+const CONFIG: AppConfig = {
+  publicBaseUrl: 'http://127.0.0.1', logLevel: 'silent', accessTokenTtl: 3600, refreshTokenTtl: 86_400, passwordGrant: false, redisUrl: undefined, secretKey: SECRET_KEY,
+  allowReceivers: [{ kind: 'network', address: '127.0.0.1', prefix: 32, family: 4 }],
+};
 
 /** `storage` with the change feed's insert answered without the database. */
 function withoutFeed(storage: Storage): Storage {

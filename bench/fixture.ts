@@ -14,6 +14,7 @@ import { createClient, createTeam, createTeamUser, issueToken } from '../src/adm
 import type { AdminDeps } from '../src/admin.ts';
 import { systemClock } from '../src/clock.ts';
 import { createSubscription } from '../src/events/subscriptions.ts';
+import { ReceiverPolicy } from '../src/events/receivers.ts';
 import { issueGrant } from '../src/oauth/tokens.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { loadGroup, loadUsers } from './scale-loader.ts';
@@ -95,7 +96,9 @@ export async function seedThroughputFixture(storage: Storage, sizes: FixtureSize
     groupIds.push(await loadGroup(storage, team, `bench group ${String(g).padStart(2, '0')}`, []));
   }
   // Last, so that it starts at the end of the seeded feed: it receives what the scenarios write.
-  const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription(deps, team.id, { method: 'push', url: options.receiverUrl })).subscription;
+  // The bench's receiver listens on loopback (bench/receiver.ts), which only an allow list admits.
+  const receivers = new ReceiverPolicy([{ kind: 'network', address: '127.0.0.1', prefix: 32, family: 4 }]);
+  const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription({ ...deps, receivers }, team.id, { method: 'push', url: options.receiverUrl })).subscription;
   const refreshTokens = await mintRefreshTokens(storage, { teamId: team.id, userId: String(admin.id), clientId: client.client_id }, sizes.refreshTokens);
   return {
     accessToken: access.token,

@@ -45,9 +45,11 @@ import { SetSigner } from './events/set.ts';
 import { DEFAULT_DELIVERY, DeliveryWorker } from './events/delivery.ts';
 import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
+import { ReceiverPolicy, resolveSystem } from './events/receivers.ts';
+import type { Resolve } from './events/receivers.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
-  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds'>>;
+  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds' | 'allowReceivers'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -71,6 +73,8 @@ export interface AppDeps {
   readonly indexBuilder?: Partial<IndexBuilderSettings>;
   /** The rendered discovery documents' cache (scim/discovery-cache.ts); a new one unless a test brings its own. */
   readonly discovery?: DiscoveryCache;
+  /** How receivers' host names resolve (the system's resolver unless a test answers instead). */
+  readonly resolve?: Resolve;
 }
 
 declare module 'fastify' {
@@ -179,21 +183,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onReady', async () => indexes.start());
   app.addHook('onClose', async () => indexes.stop());
   const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), discovery: deps.discovery ?? new DiscoveryCache(), bearers };
+  // Where push receivers may be (ALLOW_RECEIVERS): one policy for creation (API, console) and delivery.
+  const receivers = new ReceiverPolicy(config.allowReceivers ?? [], deps.resolve ?? resolveSystem);
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
-  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret });
+  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret, receivers });
 
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);
-  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers });
+  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, receivers });
   // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
   if (deps.delivery !== false) {
     const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;
     const settings = { ...DEFAULT_DELIVERY, leaseMs, timeoutMs: Math.min(DEFAULT_DELIVERY.timeoutMs, leaseMs / 2), ...deps.delivery };
-    const worker = new DeliveryWorker({ storage, clock, signer, issuer: config.publicBaseUrl, log: app.log, settings });
+    const worker = new DeliveryWorker({ storage, clock, signer, issuer: config.publicBaseUrl, log: app.log, settings, receivers });
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }

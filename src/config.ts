@@ -44,7 +44,22 @@ export interface Config {
    * 0 turns the cache off). Revocations reach it at once (docs/SECURITY.md); this only bounds it.
    */
   readonly bearerCacheSeconds: number;
+  /**
+   * Receivers an operator allows on addresses push delivery otherwise refuses (ALLOW_RECEIVERS,
+   * default none; events/receivers.ts): loopback, link-local, private, unique-local and
+   * unspecified ones, for tests and receivers on the operator's own network.
+   */
+  readonly allowReceivers: readonly AllowedReceiver[];
 }
+
+/**
+ * One ALLOW_RECEIVERS entry: an address or CIDR range (`10.1.2.3`, `10.0.0.0/8`, `fd00::/8`), or
+ * a host name (`hooks.internal`: whatever it resolves to), each optionally for one port only
+ * (`127.0.0.1:8443`, `[::1]:8443`, `hooks.internal:8443`).
+ */
+export type AllowedReceiver =
+  | { readonly kind: 'network'; readonly address: string; readonly prefix: number; readonly family: 4 | 6; readonly port?: number }
+  | { readonly kind: 'name'; readonly name: string; readonly port?: number };
 
 export type TrustProxy = false | number | readonly string[];
 
@@ -113,6 +128,51 @@ function trustProxy(raw: string): TrustProxy {
   return entries;
 }
 
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** One ALLOW_RECEIVERS entry, or undefined when it is none of the forms AllowedReceiver names. */
+function allowedReceiver(entry: string): AllowedReceiver | undefined {
+  let rest = entry.toLowerCase();
+  let port: number | undefined;
+  // A port: after a bracketed IPv6 address, or after the only colon (an IPv4 address or a name).
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(rest);
+  if (bracketed) {
+    rest = bracketed[1]!;
+    if (bracketed[2] !== undefined) port = Number(bracketed[2]);
+  } else if (rest.split(':').length === 2) {
+    const [head = '', tail = ''] = rest.split(':');
+    if (!/^\d{1,5}$/.test(tail)) return undefined;
+    rest = head;
+    port = Number(tail);
+  }
+  if (port !== undefined && (port < 1 || port > 65535)) return undefined;
+  const withPort = port === undefined ? {} : { port };
+  const [address = '', prefix, extra] = rest.split('/');
+  const family = isIP(address);
+  if (family === 4 || family === 6) {
+    if (extra !== undefined) return undefined;
+    const bits = family === 4 ? 32 : 128;
+    if (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits)) return undefined;
+    // A range with a port would read ambiguously: a port only with one address.
+    if (prefix !== undefined && port !== undefined) return undefined;
+    return { kind: 'network', address, prefix: prefix === undefined ? bits : Number(prefix), family, ...withPort };
+  }
+  const name = rest.replace(/\.$/, '');
+  return prefix === undefined && HOST_NAME.test(name) && !/^[\d.]+$/.test(name) ? { kind: 'name', name, ...withPort } : undefined;
+}
+
+/** ALLOW_RECEIVERS: receivers allowed on addresses otherwise refused, separated by commas. */
+function allowReceivers(raw: string): AllowedReceiver[] {
+  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  return entries.map((entry) => {
+    const parsed = allowedReceiver(entry);
+    if (!parsed) {
+      throw new ConfigError('ALLOW_RECEIVERS', `expected addresses, CIDR ranges or host names, each optionally with a port (127.0.0.1:8443, [::1]:8443, 10.0.0.0/8, hooks.internal), separated by commas; "${entry}" is none of these`);
+    }
+    return parsed;
+  });
+}
+
 export type ConfigOverrides = Partial<Record<'databaseUrl' | 'host' | 'port' | 'publicBaseUrl', string>>;
 
 /** Builds the configuration from `env` (process.env by default) and CLI flags. */
@@ -151,7 +211,8 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const eventLeaseSeconds = rawLease === undefined ? 30 : integer('EVENT_LEASE_SECONDS', rawLease, 2, 600);
   const rawBearerCache = pick(undefined, 'BEARER_CACHE_SECONDS');
   const bearerCacheSeconds = rawBearerCache === undefined ? 30 : integer('BEARER_CACHE_SECONDS', rawBearerCache, 0, 300);
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds, bearerCacheSeconds };
+  const allowed = allowReceivers(pick(undefined, 'ALLOW_RECEIVERS') ?? '');
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds, bearerCacheSeconds, allowReceivers: allowed };
 }
 
 /** `rollcall user set-password` reads the new password here, so it stays out of the process list. */

@@ -11,6 +11,7 @@ import type { AdminDeps } from '../admin.ts';
 import type { CliHelpers, Common } from './helpers.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { SubscriptionView } from '../events/subscriptions.ts';
+import { ReceiverPolicy } from '../events/receivers.ts';
 
 
 const seqArg = (v: string): number => {
@@ -36,13 +37,13 @@ export function registerEventCommands(program: Command, { withCommon, withDataba
 
   withCommon(events.command('subscribe').description('subscribe a receiver to the team\'s events, from now on'))
     .requiredOption('--team <name>', 'team name')
-    .option('--url <url>', 'receiver URL (https, or http on loopback); SETs are POSTed to it (RFC 8935)')
+    .option('--url <url>', 'receiver URL (https, or http on loopback); SETs are POSTed to it (RFC 8935); loopback, private and link-local addresses only when ALLOW_RECEIVERS names them')
     .option('--poll', 'a poll subscription (RFC 8936) instead: prints the credential the receiver polls with, once')
     .option('--events <names...>', 'only these events: create, put, patch, delete, activate, deactivate (or their URIs)')
     .option('--full', 'the :full variants (the changed resource, never a password) instead of :notice')
     .action(async (options: Common & { team: string; url?: string; poll?: boolean; events?: string[]; full?: boolean }) => {
-      const created = await withDatabase(options, async (deps) =>
-        createSubscription(deps, (await requireTeam(deps, options.team)).id, {
+      const created = await withDatabase(options, async (deps, config) =>
+        createSubscription({ ...deps, receivers: new ReceiverPolicy(config.allowReceivers) }, (await requireTeam(deps, options.team)).id, {
           method: options.poll ? 'poll' : 'push',
           ...(options.url !== undefined ? { url: options.url } : {}),
           ...(options.events ? { events: options.events } : {}),

@@ -39,7 +39,7 @@ function createForm(csrf: string, form: SubscriptionForm | undefined): string {
 ${csrfField(csrf)}
 <label for="sub-url">Receiver URL</label>
 <input id="sub-url" name="url" type="text" inputmode="url" required maxlength="2000" spellcheck="false" autocapitalize="none" placeholder="https://app.example/scim-events" value="${e(form?.url)}" aria-describedby="sub-url-note">
-<p class="note" id="sub-url-note">https only (plain http only on a loopback address such as 127.0.0.1, for local development). Rollcall POSTs one signed SET per change (RFC 8935), starting with the next change.</p>
+<p class="note" id="sub-url-note">https only (plain http only on a loopback address such as 127.0.0.1, for local development). Loopback, private, link-local and unique-local addresses only when the operator allows them. Rollcall POSTs one signed SET per change (RFC 8935), starting with the next change.</p>
 <fieldset class="checks"><legend>Events (none ticked: every event)</legend>${boxes}</fieldset>
 <label class="check"><input type="checkbox" name="full" value="1"${form?.full ? ' checked' : ''}> Full: send the changed resource (never a password), not only the names of the attributes that changed</label>
 <p><button type="submit" class="primary">Add subscription</button></p>
@@ -113,7 +113,7 @@ export function subscriptionBody(csrf: string, detail: SubscriptionDetail, messa
 ${notice(message, error)}
 <div class="card"><dl class="attrs">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></div>
 <h2>Delivery log</h2>
-<p class="muted">Every push attempt, newest first (kept 7 days).</p>
+<p class="muted">Every push attempt, newest first (kept 7 days). Errors are categories: refused (connection refused), tls, timeout, dns, forbidden-address (an address the operator does not allow), network, http and the status.</p>
 <div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Time</th><th scope="col">Seq</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Error</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5" class="muted">No delivery attempts.</td></tr>'}</tbody></table></div>
 ${next}

@@ -4,10 +4,11 @@
  * subscription's delivery log in pages by (at, id) seek, the overview's event health (pending
  * events, subscriptions paused or failing), and the actions create, pause, resume, replay and
  * delete. The actions go through events/subscriptions.ts, the functions the CLI and the API use,
- * so the rules (receiver URL https or loopback http, replay within the retention) and the audit
+ * so the rules (receiver URL https or loopback http, on an address receivers.ts allows; replay within the retention) and the audit
  * row in the change's transaction are the same; the admin is the actor. Form values are checked
  * here and refused with a ConsoleInputError. No SQL and no HTML here.
  */
+import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { CHANGE_TYPES } from '../events/feed.ts';
 import type { ChangeType } from '../events/feed.ts';
@@ -115,13 +116,13 @@ export interface SubscriptionForm {
   readonly full: boolean;
 }
 
-export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm): Promise<SubscriptionView> {
+export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm, receivers: ReceiverPolicy): Promise<SubscriptionView> {
   const url = form.url.trim();
   if (url === '') throw new ConsoleInputError('enter the receiver URL (https, or http on a loopback address)');
   if (url.length > 2000) throw new ConsoleInputError('the receiver URL is at most 2,000 characters');
   const unknown = form.events.find((e) => !CHANGE_TYPES.includes(e as ChangeType));
   if (unknown !== undefined) throw new ConsoleInputError(`unknown event "${unknown}": choose among ${CHANGE_TYPES.join(', ')}`);
-  const created = await createSubscription(deps(ctx), ctx.team.id, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
+  const created = await createSubscription({ ...deps(ctx), receivers }, ctx.team.id, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
   return created.subscription;
 }
 

@@ -9,12 +9,20 @@
  * subscription's order is kept, and an event is sent again only when its acceptance was not
  * recorded (at-least-once; receivers de-duplicate by `jti`).
  *
- * A failure (network error, 10 s timeout, a redirect, which is never followed, or any answer
- * but 2xx) is logged and retried after an exponential backoff with jitter; after 24 hours of
- * failures the subscription pauses with the reason (SubscriptionView.pausedReason). A 400 with
- * an RFC 8935 error body means the receiver read the SET and refused it: retrying cannot help,
- * so it is logged and the stream moves on. Subscriptions deliver concurrently, so a slow
- * receiver delays only its own; SCIM requests never wait for delivery.
+ * Before each connection the receiver's host is resolved and every address checked
+ * (receivers.ts), and the socket connects to a checked address only (`pinnedLookup`).
+ *
+ * A failure (a refused address, a network error, 10 s timeout, a redirect, which is never
+ * followed, or any answer but 2xx) is logged and retried after an exponential backoff with
+ * jitter; after 24 hours of failures the subscription pauses with the reason
+ * (SubscriptionView.pausedReason). The log keeps a category only (`failureCategory`: refused,
+ * tls, timeout, dns, forbidden-address, network, `http <status>`), never the receiver's answer
+ * nor the network error's text: a receiver URL is a team's choice, and what an internal
+ * service answers, or how a port fails, is not theirs to read. A 400 with an RFC 8935 error
+ * body means the receiver read the SET and refused it: retrying cannot help, so it is logged
+ * (with the error code when RFC 8935 registers it) and the stream moves on. Subscriptions
+ * deliver concurrently, so a slow receiver delays only its own; SCIM requests never wait for
+ * delivery.
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -30,9 +38,10 @@ import type { EventRow } from '../storage/repos/events.ts';
 import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordDelivered, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Executor } from '../storage/types.ts';
+import { pinnedLookup, ReceiverRefused } from './receivers.ts';
+import type { ReceiverPolicy } from './receivers.ts';
 import { setClaims } from './set.ts';
 import type { SetSigner } from './set.ts';
-import { receiverProblem } from './subscriptions.ts';
 
 export interface DeliverySettings {
   /** How often an idle worker looks for due subscriptions. */
@@ -59,7 +68,7 @@ export const DEFAULT_DELIVERY: DeliverySettings = {
 };
 
 const BATCH = 100;
-/** Bytes of a receiver's answer read for the log; the rest is discarded. */
+/** Bytes of a receiver's answer read to recognise an RFC 8935 error (never stored); the rest is discarded. */
 const ANSWER_BYTES = 2048;
 
 export interface DeliveryDeps {
@@ -69,6 +78,8 @@ export interface DeliveryDeps {
   readonly issuer: string;
   readonly log: FastifyBaseLogger;
   readonly settings: DeliverySettings;
+  /** Where a receiver may be: checked again before every connection. */
+  readonly receivers: ReceiverPolicy;
 }
 
 /** The retry delay after `failures` consecutive failures: exponential, capped, half of it jittered. */
@@ -89,19 +100,74 @@ interface Answer {
   readonly body: string;
 }
 
+/** RFC 8935 section 2.4's registered error codes: the only words of a receiver's answer the log keeps. */
+const SET_ERRORS = new Set(['invalid_request', 'invalid_key', 'invalid_issuer', 'invalid_audience', 'authentication_failed', 'access_denied']);
+
+/** The `err` of an RFC 8935 error body (a registered code, or `refused` for any other), or undefined when the body is none. */
+function setError(body: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const err = typeof parsed === 'object' && parsed !== null ? (parsed as { err?: unknown }).err : undefined;
+  if (typeof err !== 'string') return undefined;
+  return SET_ERRORS.has(err) ? err : 'refused';
+}
+
+/** The outcome of an answer: 2xx delivered; a 400 with an RFC 8935 error settles the SET; anything else fails. */
+function answered(answer: Answer): Outcome {
+  const { status } = answer;
+  if (status >= 200 && status < 300) return { delivered: true, status, error: null };
+  const refusal = status === 400 ? setError(answer.body) : undefined;
+  // RFC 8935 section 2.3: the receiver read the SET and refused it; sending it again cannot help.
+  if (refusal !== undefined) return { delivered: true, status, error: `http 400 ${refusal}` };
+  return { delivered: false, status, error: `http ${status}` };
+}
+
+const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH$)/;
+
+/**
+ * What the attempt log keeps of a failure with no answer: a category, never the error's text
+ * (which names internal hosts, addresses and how a port failed).
+ */
+export function failureCategory(error: unknown, why: { timedOut: boolean; stopped: boolean }): string {
+  if (error instanceof ReceiverRefused) return error.category;
+  if (why.timedOut) return 'timeout';
+  if (why.stopped) return 'stopped';
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (typeof code === 'string' && TLS_CODES.test(code)) return 'tls';
+  return 'network';
+}
+
+/** `work`, or a rejection as soon as `signal` aborts (a name that takes long to resolve). */
+function until<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /**
  * One POST through node:http(s) on the worker's keep-alive agents (undici's fetch cost about a
  * fifth of a delivery's CPU in a profile: web streams, Request/Response objects). Never follows a
  * redirect (node:http does not); reads the first ANSWER_BYTES of the answer and drops the
- * connection if more comes. `signal` aborts it (timeout or shutdown).
+ * connection if more comes. `signal` aborts it (timeout or shutdown). A new connection goes to
+ * one of `addresses` (checked by the receiver policy), never to a fresh DNS answer.
  */
-function post(url: string, body: string, agents: { http: HttpAgent; https: HttpsAgent }, signal: AbortSignal): Promise<Answer> {
+function post(url: URL, body: string, agents: { http: HttpAgent; https: HttpsAgent }, signal: AbortSignal, addresses: Parameters<typeof pinnedLookup>[0]): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const secure = url.startsWith('https:');
+    const secure = url.protocol === 'https:';
     const options = {
       method: 'POST',
       headers: { 'content-type': 'application/secevent+jwt', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
       signal,
+      lookup: pinnedLookup(addresses),
     };
     const request = secure ? httpsRequest(url, { ...options, agent: agents.https }) : httpRequest(url, { ...options, agent: agents.http });
     request.once('error', reject);
@@ -258,36 +324,22 @@ export class DeliveryWorker {
 
   /** One POST of the event's SET; answers the outcome and the attempt to log. */
   async #send(sub: SubscriptionRow, row: EventRow): Promise<{ outcome: Outcome; attempt: AttemptRow }> {
-    const { clock, settings, signer, issuer } = this.#deps;
+    const { clock, settings, signer, issuer, receivers } = this.#deps;
     const started = performance.now();
     const at = clock.now().toISOString();
+    const timeout = AbortSignal.timeout(settings.timeoutMs);
     let outcome: Outcome;
-    const problem = receiverProblem(sub.url ?? '');
-    if (problem) {
-      outcome = { delivered: false, status: null, error: problem };
-    } else {
-      try {
-        const set = await signer.sign(setClaims(row, { issuer, audience: sub.url!, full: sub.full === 1 }));
-        const timeout = AbortSignal.timeout(settings.timeoutMs);
-        const response = await post(sub.url!, set, this.#agents, AbortSignal.any([timeout, this.#stop.signal])).catch((error: unknown) => {
-          throw timeout.aborted ? Object.assign(new Error('timed out'), { name: 'TimeoutError' }) : error;
-        });
-        const answer = response.body;
-        if (response.status >= 200 && response.status < 300) {
-          outcome = { delivered: true, status: response.status, error: null };
-        } else if (response.status === 400 && /"err"\s*:/.test(answer)) {
-          // RFC 8935 section 2.3: the receiver read the SET and refused it; sending it again cannot help.
-          outcome = { delivered: true, status: 400, error: `refused by the receiver: ${answer.slice(0, 500)}` };
-        } else if (response.status >= 300 && response.status < 400) {
-          outcome = { delivered: false, status: response.status, error: 'the receiver answered with a redirect, which is not followed' };
-        } else {
-          outcome = { delivered: false, status: response.status, error: `HTTP ${response.status}${answer ? `: ${answer.slice(0, 200)}` : ''}` };
-        }
-      } catch (error) {
-        const name = error instanceof Error ? error.name : '';
-        const message = name === 'TimeoutError' ? `no answer within ${settings.timeoutMs / 1000} s` : error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}` : String(error);
-        outcome = { delivered: false, status: null, error: message };
-      }
+    try {
+      const raw = sub.url ?? '';
+      if (receivers.shapeProblem(raw) !== undefined) throw new ReceiverRefused('forbidden-address', 'the receiver URL breaks the rules');
+      const url = new URL(raw);
+      const signal = AbortSignal.any([timeout, this.#stop.signal]);
+      // Resolved and checked now, for this connection: the socket goes to these addresses only.
+      const addresses = await until(receivers.vetted(url), signal);
+      const set = await signer.sign(setClaims(row, { issuer, audience: raw, full: sub.full === 1 }));
+      outcome = answered(await post(url, set, this.#agents, signal, addresses));
+    } catch (error) {
+      outcome = { delivered: false, status: null, error: failureCategory(error, { timedOut: timeout.aborted, stopped: this.#stop.signal.aborted }) };
     }
     const attempt = { id: newId(), subscription_id: sub.id, seq: row.seq, at, status: outcome.status, latency_ms: Math.round(performance.now() - started), error: outcome.error };
     return { outcome, attempt };

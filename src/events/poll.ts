@@ -6,9 +6,10 @@
  * cursor moves over every leading SET that is settled (or not wanted by its events filter), so
  * a SET not acknowledged is returned again on the next poll (at-least-once), and order holds.
  * With `returnImmediately: false` (RFC 8936's default) a poll with nothing pending waits up to
- * LONG_POLL_MS for the next event. Errors answer in RFC 8936 section 2.6's shape (`err`,
+ * LONG_POLL_MS for the next event, and stops waiting as soon as its `stop` signal fires. Errors answer in RFC 8936 section 2.6's shape (`err`,
  * `description`). It owns no SQL and no HTTP.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
@@ -130,8 +131,11 @@ export interface PollResponse {
   readonly moreAvailable: boolean;
 }
 
-/** One poll: settle, then answer the pending SETs (waiting for one when asked to). */
-export async function poll(deps: PollDeps, sub: SubscriptionRow, request: PollRequest, aborted: () => boolean = () => false): Promise<PollResponse> {
+/**
+ * One poll: settle, then answer the pending SETs (waiting for one when asked to). `stop` ends a
+ * wait at once (the client went away, or the server is closing): the answer is what is pending then.
+ */
+export async function poll(deps: PollDeps, sub: SubscriptionRow, request: PollRequest, stop: AbortSignal = new AbortController().signal): Promise<PollResponse> {
   const cursor = await settle(deps, sub, request);
   if (request.maxEvents === 0 || sub.state !== 'active') return { sets: {}, moreAvailable: false };
   const wanted = wantedBy(sub);
@@ -154,7 +158,7 @@ export async function poll(deps: PollDeps, sub: SubscriptionRow, request: PollRe
       if (more || rows.length === 0) break;
       after = rows.at(-1)!.seq;
     }
-    if (pending.length > 0 || Date.now() >= deadline || aborted()) {
+    if (pending.length > 0 || Date.now() >= deadline || stop.aborted) {
       const sets: Record<string, string> = {};
       for (const row of pending) {
         const claims = setClaims(row, { issuer: deps.issuer, audience: `${deps.issuer}/v2/events/poll/${sub.id}`, full: sub.full === 1 });
@@ -162,6 +166,8 @@ export async function poll(deps: PollDeps, sub: SubscriptionRow, request: PollRe
       }
       return { sets, moreAvailable: more };
     }
-    await new Promise((r) => setTimeout(r, LONG_POLL_STEP_MS));
+    await sleep(LONG_POLL_STEP_MS, undefined, { signal: stop }).catch(() => {});
+    // Stopped while waiting: nothing was pending at the last look.
+    if (stop.aborted) return { sets: {}, moreAvailable: false };
   }
 }

@@ -6,9 +6,9 @@
  *
  * A new subscription starts at the team's current end of the feed (it receives what happens
  * from now on); `replay --from SEQ` moves its cursor back so events from SEQ on are delivered
- * again, in order (receivers de-duplicate by `jti`). Receivers must be https, or http on a
- * loopback address (tests, local development): a plain-http receiver elsewhere would expose
- * the SETs and the changes they describe on the network. Every change (create, pause, resume,
+ * again, in order (receivers de-duplicate by `jti`). A receiver URL is judged by receivers.ts
+ * (https, or http on loopback; no address an operator has not allowed that is loopback,
+ * link-local, private, unique-local or unspecified). Every change (create, pause, resume,
  * replay, delete) writes its audit row in the change's transaction, naming who made it (the CLI,
  * a bearer of the API, or a console admin). It owns no SQL and no HTTP.
  */
@@ -26,12 +26,18 @@ import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions
 import type { Db, Executor } from '../storage/types.ts';
 import { CHANGE_TYPES } from './feed.ts';
 import type { ChangeType } from './feed.ts';
+import type { ReceiverPolicy } from './receivers.ts';
 import { eventUri } from './set.ts';
 import { transact } from '../storage/statements.ts';
 
 export interface SubscriptionDeps {
   readonly storage: { readonly db: Db };
   readonly clock: Clock;
+}
+
+/** What creating a subscription needs besides: the rules a receiver URL must meet. */
+export interface CreationDeps extends SubscriptionDeps {
+  readonly receivers: ReceiverPolicy;
 }
 
 /** Who asks for a change, for its audit row: the CLI unless said otherwise. */
@@ -58,23 +64,6 @@ export function auditedUrl(raw: string | null): string | null {
 
 const audit = (ex: Executor, deps: SubscriptionDeps, teamId: string, by: ChangeOrigin, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
   recordEvent(ex, deps.clock, { teamId, actor: by.actor, requestId: by.requestId, action, resourceType: 'Subscription', resourceId: id, detail });
-
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
-
-/** Why `raw` cannot be a receiver URL, or undefined when it can. */
-export function receiverProblem(raw: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return `"${raw}" is not an absolute URL`;
-  }
-  if (url.username || url.password) return 'the receiver URL must not carry credentials';
-  if (url.hash) return 'the receiver URL must not carry a fragment';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && (LOOPBACK.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname))) return undefined;
-  return 'the receiver must be https (plain http only on a loopback address, for tests and local development)';
-}
 
 /** Event names a subscription may ask for: the change types, or their RFC 9967 URIs (either variant). */
 export function parseEventTypes(values: readonly string[]): ChangeType[] {
@@ -140,11 +129,11 @@ export interface NewSubscription {
 /** The poll credential (shown once) and its digest, which is all the database keeps. */
 export const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-export async function createSubscription(deps: SubscriptionDeps, teamId: string, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+export async function createSubscription(deps: CreationDeps, teamId: string, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
   if (input.method !== 'push' && input.method !== 'poll') throw badRequest('invalidValue', 'method must be "push" or "poll"');
   if (input.method === 'push') {
     if (typeof input.url !== 'string') throw badRequest('invalidValue', 'a push subscription needs the receiver url');
-    const problem = receiverProblem(input.url);
+    const problem = await deps.receivers.problem(input.url);
     if (problem) throw badRequest('invalidValue', problem);
   } else if (input.url !== undefined) {
     throw badRequest('invalidValue', 'a poll subscription has no url: the receiver polls');

@@ -12,10 +12,13 @@ import { ConsoleInputError } from '../console/directory.ts';
 import { createFromConsole, deleteFromConsole, eventSubscriptions, pauseFromConsole, replayFromConsole, resumeFromConsole, subscriptionDetail } from '../console/events.ts';
 import type { SubscriptionForm } from '../console/events.ts';
 import { eventsBody, subscriptionBody } from '../console/events-views.ts';
+import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { ScimError } from '../scim/errors.ts';
 
 export interface ConsoleKit {
+  /** Where push receivers may be (events/receivers.ts). */
+  readonly receivers: ReceiverPolicy;
   /** The preHandler that requires a console session. */
   readonly signedIn: preHandlerAsyncHookHandler;
   /** Sends a console page in the Events section. */
@@ -100,7 +103,7 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
     const form: SubscriptionForm = { url: text(request.body, 'url'), events: texts(request.body, 'events'), full: text(request.body, 'full') !== '' };
     let id: string;
     try {
-      id = (await createFromConsole(kit.scim(request), form)).id;
+      id = (await createFromConsole(kit.scim(request), form, kit.receivers)).id;
     } catch (error) {
       const refused = refusal(error);
       if (!refused) throw error;

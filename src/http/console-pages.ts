@@ -34,12 +34,15 @@ import type { TeamRow } from '../storage/repos/teams.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import { unstorableText } from '../text.ts';
 import { consoleEventRoutes } from './console-events.ts';
+import type { ReceiverPolicy } from '../events/receivers.ts';
 
 export interface ConsoleOptions {
   readonly context: OAuthContext;
   readonly keys: KeyStore;
   readonly baseUrl: string;
   readonly cursorSecret: string;
+  /** Where push receivers may be (events/receivers.ts), for the Events page's create form. */
+  readonly receivers: ReceiverPolicy;
 }
 
 export const CONSOLE_COOKIE = 'rollcall_console';
@@ -290,7 +293,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     return show(request, reply, 'audit', 'Audit log', views.auditBody(filters, value.entries, value.next, error), error ? 400 : 200);
   });
 
-  await consoleEventRoutes(app, { signedIn, show: (request, reply, title, body, status) => show(request, reply, 'events', title, body, status), scim: (request) => signed(request).scim });
+  await consoleEventRoutes(app, { receivers: options.receivers, signedIn, show: (request, reply, title, body, status) => show(request, reply, 'events', title, body, status), scim: (request) => signed(request).scim });
 
   const settings = (request: FastifyRequest, reply: FastifyReply, message?: string, error?: string, status = 200) => {
     const s = signed(request);

@@ -9,6 +9,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { listEvents, DEFAULT_LIMIT, MAX_LIMIT, queryInteger } from '../events/listing.ts';
+import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { SetSigner } from '../events/set.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
@@ -26,6 +27,8 @@ export interface EventsPluginOptions {
   readonly baseUrl: string;
   readonly signer: SetSigner;
   readonly bearers: BearerCache;
+  /** Where push receivers may be (events/receivers.ts). */
+  readonly receivers: ReceiverPolicy;
 }
 
 /** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
@@ -88,9 +91,9 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   );
 
   // A long poll answers at once when the server begins to close, so shutdown never waits on it.
-  let closing = false;
+  const closing = new AbortController();
   app.addHook('preClose', (done) => {
-    closing = true;
+    closing.abort();
     done();
   });
   const pollDeps = { storage: options.storage, clock: options.clock, signer: options.signer, issuer: options.baseUrl };
@@ -152,7 +155,20 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   app.post('/v2/events/poll', async (request, reply) => {
     const sub = await pollSubscription(pollDeps, bearerToken(request.headers.authorization));
     const body = parsePollRequest(request.body);
-    const answer = await poll(pollDeps, sub, body, () => closing || request.raw.destroyed);
+    // The client going away ends the wait: its socket's 'close' (the request itself counts as
+    // destroyed once its body is read, long before the client leaves). The listener goes with
+    // the poll, so a keep-alive connection's polls never pile listeners up.
+    const gone = new AbortController();
+    const socket = request.raw.socket;
+    const leave = () => gone.abort();
+    if (socket.destroyed) gone.abort();
+    else socket.once('close', leave);
+    let answer;
+    try {
+      answer = await poll(pollDeps, sub, body, AbortSignal.any([gone.signal, closing.signal]));
+    } finally {
+      socket.off('close', leave);
+    }
     return reply.code(200).header('content-type', 'application/json').send(scimBody(answer));
   });
 

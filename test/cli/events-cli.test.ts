@@ -64,12 +64,28 @@ describe('rollcall events', () => {
     ]);
   });
 
-  it('refuses a plain-http receiver off loopback and an unknown team, with one line', () => {
+  it('refuses a plain-http receiver off loopback, a receiver on a link-local address, and an unknown team, with one line', () => {
     const http = rollcall(['events', 'subscribe', '--team', 'acme', '--url', 'http://receiver.example/events', '--database', database]);
     assert.equal(http.code, 1);
     assert.match(http.stderr, /^rollcall: the receiver must be https \(plain http only on a loopback address, for tests and local development\) \(invalidValue\)\n$/);
+    const metadata = rollcall(['events', 'subscribe', '--team', 'acme', '--url', 'https://169.254.169.254/latest/meta-data/', '--database', database]);
+    assert.equal(metadata.code, 1);
+    assert.match(metadata.stderr, /^rollcall: 169\.254\.169\.254 is a link-local address: .*ALLOW_RECEIVERS\) \(invalidValue\)\n$/);
     const team = rollcall(['events', 'list', '--team', 'nope', '--database', database]);
     assert.equal(team.code, 1);
     assert.match(team.stderr, /^rollcall: .*nope/);
+  });
+
+  it('a loopback receiver only when ALLOW_RECEIVERS names it; a bad ALLOW_RECEIVERS stops the command with one line', () => {
+    const args = ['events', 'subscribe', '--team', 'acme', '--url', 'http://127.0.0.1:9/events', '--database', database];
+    const refused = rollcall(args);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^rollcall: 127\.0\.0\.1 is a loopback address: .* \(invalidValue\)\n$/);
+    const allowed = rollcall(args, { ALLOW_RECEIVERS: '127.0.0.1:9' });
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stdout, / push {2}http:\/\/127\.0\.0\.1:9\/events {2}active /);
+    const bad = rollcall(args, { ALLOW_RECEIVERS: '127.0.0.1, 10.0.0.0/33' });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /ALLOW_RECEIVERS: expected addresses, CIDR ranges or host names, .*"10\.0\.0\.0\/33" is none of these/);
   });
 });

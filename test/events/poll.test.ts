@@ -1,8 +1,8 @@
 /**
  * Poll delivery (issue 10 items 4 and 7; RFC 8936): a poll subscription's receiver fetches its
  * pending SETs with the subscription's own token, acknowledges them (the next poll no longer
- * returns them; unacknowledged ones come again), reports errors (logged), long-polls, and
- * gets RFC 8936 error bodies for bad requests and credentials.
+ * returns them; unacknowledged ones come again), reports errors (logged), and gets RFC 8936
+ * error bodies for bad requests and credentials. Long polls: long-poll.test.ts.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -57,18 +57,6 @@ for (const engine of engines) {
       const view = json(await t.request('GET', `/v2/events/subscriptions/${sub.id}`));
       assert.equal(view.cursor, 5);
       assert.match(String((view.attempts as { error: string }[])[0]!.error), /receiver reported invalid_key: cannot verify/);
-    });
-
-    it('long-polls: a poll with nothing pending waits for the next event', async () => {
-      const sub = await subscribe({ events: ['create'] });
-      const started = Date.now();
-      const waiting = pollWith(sub.pollToken, { maxEvents: 10 });
-      await new Promise((r) => setTimeout(r, 300));
-      await users(1);
-      const answer = (await waiting).json() as { sets: Record<string, string> };
-      assert.deepEqual(Object.keys(answer.sets), [`${t.team.id}.1`]);
-      const waited = Date.now() - started;
-      assert.ok(waited >= 300 && waited < 5000, `answered ${waited} ms after the poll, once the event existed`);
     });
 
     it('bad credentials and bad bodies get RFC 8936 error bodies; a push subscription cannot poll', async () => {

@@ -139,7 +139,7 @@ for (const engine of engines) {
       }
       const down = json(await app.request('GET', `/v2/events/subscriptions/${sub.id}`));
       assert.ok((down.failures as number) >= 3, 'retried while down');
-      assert.ok((down.attempts as { error: string | null; status: number | null }[]).every((a) => a.status === null && a.error !== null), 'each failure logged with its error');
+      assert.ok((down.attempts as { error: string | null; status: number | null }[]).every((a) => a.status === null && a.error === 'refused'), 'each failure logged with its category: the connection was refused');
       await users(app, 5, 'later');
       await rx.reopen();
       await rx.waitFor(15);
@@ -178,7 +178,7 @@ for (const engine of engines) {
         await new Promise((r) => setTimeout(r, 10));
       }
       assert.equal(hung.cursor, 0, 'nothing counted as delivered to the hanging receiver');
-      assert.match(String((hung.attempts as { error: string }[])[0]!.error), /no answer within 0.3 s/);
+      assert.equal((hung.attempts as { error: string }[])[0]!.error, 'timeout');
     });
 
     it('redirects are not followed; 24 hours of failures pause the subscription with the reason; resume delivers', async () => {
@@ -199,7 +199,7 @@ for (const engine of engines) {
         await new Promise((r) => setTimeout(r, 10));
       }
       assert.equal(view.state, 'paused');
-      assert.match(String(view.pausedReason), /paused after failing since .* redirect, which is not followed/);
+      assert.match(String(view.pausedReason), /^paused after failing since .*; last error: http 307$/);
       const before = redirecting.received.length;
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(redirecting.received.length, before, 'a paused subscription gets nothing');

@@ -56,6 +56,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** ALLOW_RECEIVERS=127.0.0.0/8,::1 as config.ts parses it: what test apps and servers allow. */
+export const LOOPBACK_RECEIVERS: NonNullable<AppConfig['allowReceivers']> = [
+  { kind: 'network', address: '127.0.0.0', prefix: 8, family: 4 },
+  { kind: 'network', address: '::1', prefix: 128, family: 6 },
+];
+
 /** The configuration test apps run with (no Redis: rate limits in memory). */
 export const TEST_CONFIG: AppConfig = {
   publicBaseUrl: BASE_URL,
@@ -67,6 +73,9 @@ export const TEST_CONFIG: AppConfig = {
   // Every test app shares one instance secret, as instances of one deployment do (the
   // PostgreSQL engine needs one; two apps on one database must agree on it).
   secretKey: TEST_SECRET_KEY,
+  // The events tests' receivers listen on loopback (receiver.ts), which push delivery refuses
+  // unless allowed (ALLOW_RECEIVERS); tests of that refusal set their own list.
+  allowReceivers: LOOPBACK_RECEIVERS,
 };
 
 export interface TestAppOptions {

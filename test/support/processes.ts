@@ -41,7 +41,8 @@ export interface ServerProcess {
 export function startServer(database: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'serve', '--json', '--port', '0', '--database', database], {
-      env: { ...process.env, LOG_LEVEL: 'silent', ...secretFor([database]), ...env },
+      // Receivers in tests listen on loopback (receiver.ts): allowed, as in test apps (app.ts).
+      env: { ...process.env, LOG_LEVEL: 'silent', ALLOW_RECEIVERS: '127.0.0.0/8,::1', ...secretFor([database]), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));

@@ -56,4 +56,22 @@ describe('configuration', () => {
     assert.deepEqual(proxy('10.0.0.0/8, 192.168.0.1'), ['10.0.0.0/8', '192.168.0.1']);
     assert.deepEqual(proxy('fd00::/8,::1,loopback'), ['fd00::/8', '::1', 'loopback']);
   });
+
+  it('ALLOW_RECEIVERS: none by default; addresses, CIDR ranges and host names, each optionally with one port', () => {
+    assert.deepEqual(loadConfig({}, {}).allowReceivers, []);
+    const allowed = (value: string) => loadConfig({}, { ALLOW_RECEIVERS: value }).allowReceivers;
+    assert.deepEqual(allowed('127.0.0.1, [::1]:8443, 10.0.0.0/8, fd00::/8, ::1, Hooks.Internal:9000, localhost'), [
+      { kind: 'network', address: '127.0.0.1', prefix: 32, family: 4 },
+      { kind: 'network', address: '::1', prefix: 128, family: 6, port: 8443 },
+      { kind: 'network', address: '10.0.0.0', prefix: 8, family: 4 },
+      { kind: 'network', address: 'fd00::', prefix: 8, family: 6 },
+      { kind: 'network', address: '::1', prefix: 128, family: 6 },
+      { kind: 'name', name: 'hooks.internal', port: 9000 },
+      { kind: 'name', name: 'localhost' },
+    ]);
+    assert.deepEqual(allowed('127.0.0.1:8443'), [{ kind: 'network', address: '127.0.0.1', prefix: 32, family: 4, port: 8443 }]);
+    for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/8:443', '127.0.0.1:0', '127.0.0.1:70000', 'a b', '999.1.1.1', 'http://x', '[::1', 'host:port']) {
+      assert.throws(() => allowed(bad), (e: unknown) => e instanceof ConfigError && e.message.startsWith('ALLOW_RECEIVERS: expected addresses, CIDR ranges or host names') && e.message.includes(`"${bad}"`), bad);
+    }
+  });
 });

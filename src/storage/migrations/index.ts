@@ -23,6 +23,7 @@ import { migration013 } from './013_feed_numbered_at_commit.ts';
 import { migration014 } from './014_user_name_order.ts';
 import { migration015 } from './015_feed_numbered_by_readers.ts';
 import { migration016 } from './016_team_limits.ts';
+import { migration017 } from './017_subscription_secret_index.ts';
 import { migration020 } from './020_path_safe_schema_urns.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
@@ -43,6 +44,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '014_user_name_order': migration014(storage.hooks.name),
     '015_feed_numbered_by_readers': migration015(storage.hooks.name),
     '016_team_limits': migration016(),
+    '017_subscription_secret_index': migration017(),
     '020_path_safe_schema_urns': migration020(),
   };
 }
