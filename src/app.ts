@@ -32,6 +32,7 @@ import { ClientCache } from './oauth/client-cache.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
 import { DEFAULT_HASHING, PasswordHasher } from './oauth/passwords.ts';
+import { ScanGate } from './scim/scans.ts';
 import type { HashingSettings } from './oauth/passwords.ts';
 import type { Storage } from './storage/connect.ts';
 import { deriveKey, masterKey } from './keys/master.ts';
@@ -64,6 +65,8 @@ export interface AppDeps {
   readonly hashing?: HashingSettings;
   /** The bearer cache's bounds; DEFAULT_BEARER_CACHE with BEARER_CACHE_SECONDS, unless a test sets them. */
   readonly bearerCache?: Partial<BearerCacheSettings>;
+  /** This instance's scans in progress per team (scim/scans.ts); a new one unless a test holds places in it. */
+  readonly scans?: ScanGate;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -159,13 +162,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // On PostgreSQL, wait (briefly) for the LISTEN connection, so tokens are cached from the start;
   // if it is not up by then the cache stays off until it is (fail safe), and the app serves anyway.
   app.addHook('onReady', async () => void (await bearers.ready(2000)));
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), bearers };
+  // One gate of scans per instance: the API and the console's filter box share each team's places.
+  const scans = deps.scans ?? new ScanGate();
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), bearers, scans };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
-  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret });
+  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret, scans });
 
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);

@@ -22,7 +22,7 @@ export interface BudgetDefinition {
 
 export const BUDGETS = {
   'filter.cost': {
-    default: 2_000_000,
+    default: 250_000,
     min: 1,
     max: 1_000_000_000,
     unit: 'row evaluations',

@@ -28,6 +28,7 @@ import { OAuthError } from '../oauth/errors.ts';
 import { issueProvisioningToken, parseLifetime, ProvisioningTokenError, provisioningTokens, revokeProvisioningToken } from '../oauth/provisioning.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { ScimError } from '../scim/errors.ts';
+import type { ScanGate } from '../scim/scans.ts';
 import { endSession, openSession, resumeSession, SESSION_TTL_SECONDS } from '../sessions.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
@@ -40,6 +41,8 @@ export interface ConsoleOptions {
   readonly keys: KeyStore;
   readonly baseUrl: string;
   readonly cursorSecret: string;
+  /** This instance's scans in progress per team (scim/scans.ts), shared with the SCIM API. */
+  readonly scans?: ScanGate;
 }
 
 export const CONSOLE_COOKIE = 'rollcall_console';
@@ -150,6 +153,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
         requestId: request.id,
         cursorSecret: options.cursorSecret,
         passwords: ctx.passwords,
+        ...(options.scans ? { scans: options.scans } : {}),
       },
     };
   };

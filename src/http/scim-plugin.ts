@@ -23,6 +23,7 @@ import type { Storage } from '../storage/connect.ts';
 import type { LastUsed } from './last-used.ts';
 import type { RequestJournal } from './request-journal.ts';
 import { registerScimRoutes } from './scim-routes.ts';
+import type { ScanGate } from '../scim/scans.ts';
 import { unstorableText } from '../text.ts';
 
 export interface ScimPluginOptions {
@@ -40,6 +41,8 @@ export interface ScimPluginOptions {
   readonly lastUsed?: LastUsed;
   /** The request log the console shows (one per app, shared by both prefixes). */
   readonly journal?: RequestJournal;
+  /** This instance's scans in progress per team (scim/scans.ts), shared with the console. */
+  readonly scans?: ScanGate;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -194,6 +197,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     cursorSecret: options.cursorSecret,
     passwords: options.passwords,
     types,
+    ...(options.scans ? { scans: options.scans } : {}),
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -38,6 +38,8 @@ import { renderGroupRows } from './groups.ts';
 import { renderUserRows } from './users.ts';
 import { groupsByIds, searchAcross, usersByIds } from '../storage/repos/search.ts';
 import type { SearchBranch, SearchHit } from '../storage/repos/search.ts';
+import type { Predicate } from '../storage/predicate.ts';
+import { scanning } from './scans.ts';
 
 const knows = (rt: ResourceTypeDef, path: AttrPath): boolean => {
   try {
@@ -148,15 +150,26 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
 
   const users = branches.get(userType);
   const groups = branches.get(groupType);
-  const { hits, total } = await searchAcross(ctx.storage.db, ctx.team.id, {
-    ...(users ? { users } : {}),
-    ...(groups ? { groups } : {}),
-    onlyActiveUsers: hidesDeactivated(ctx),
-    sorted: sortBy !== undefined,
-    descending,
-    offset: startIndex - 1,
-    limit: count,
-  });
+  const onlyActiveUsers = hidesDeactivated(ctx);
+  const parts = [
+    ...(users ? [{ table: 'users' as const, ...(users.where ? { where: users.where } : {}), onlyActive: onlyActiveUsers }] : []),
+    ...(groups ? [{ table: 'groups' as const, ...(groups.where ? { where: groups.where } : {}), onlyActive: false }] : []),
+  ];
+  const guarded = (branch: SearchBranch, guard: (where: Predicate) => Predicate): SearchBranch => (branch.where ? { ...branch, where: guard(branch.where) } : branch);
+  // The filter's cost over both types, the team's scans and the statements' deadline (scans.ts).
+  const { hits, total } = await scanning(ctx, parts, (read) =>
+    read((ex, guard) =>
+      searchAcross(ex, ctx.team.id, {
+        ...(users ? { users: guarded(users, guard) } : {}),
+        ...(groups ? { groups: guarded(groups, guard) } : {}),
+        onlyActiveUsers,
+        sorted: sortBy !== undefined,
+        descending,
+        offset: startIndex - 1,
+        limit: count,
+      }),
+    ),
+  );
   const projectionFor = (rt: ResourceTypeDef): Projection => {
     const include = attributes?.get(rt);
     const exclude = excluded?.get(rt);
