@@ -16,13 +16,18 @@
  *   test of a JSON array's elements or of a resource's memberships once per element or
  *   membership, taken as NESTED_ROWS per row;
  * - under `not` no test is answered by an index (its complement is a scan);
- * - a filter that is a conjunction with an equality on a key column reads one row.
+ * - a filter that is a conjunction with an equality on a key column reads one row;
+ * - a filter of index ranges alone is bounded without reading the team's count (PROBE_ROWS
+ *   rows each), so that it runs no statement more than before.
  */
 import type { DialectHooks } from './dialect.ts';
 import type { Predicate } from './predicate.ts';
 import type { ResourceTable } from './predicate-sql.ts';
 import { KEY_COLUMNS, listedCount, PREFIX_INDEXED, PROBE_ROWS, SUFFIX_INDEXED } from './repos/paging.ts';
 import type { Executor } from './types.ts';
+
+/** The folded key whose index orders by code point on both engines, as ranges compare (migration 014). */
+const ORDERED_KEYS: Record<ResourceTable, string | undefined> = { users: 'user_name_key', groups: undefined };
 
 /** The rows an element or membership test reads per resource row, as the estimate takes it. */
 export const NESTED_ROWS = 4;
@@ -40,10 +45,10 @@ export interface FilterTerms {
 /** Whether `p` (outside any `not`) is answered by an index of `table`, as the SQL compares it. */
 function indexAnswers(p: Predicate & { kind: 'text' }, table: ResourceTable, hooks: DialectHooks): boolean {
   if (p.scalar.at !== 'column') return false;
-  if (p.op === 'eq') {
-    const column = p.folded ? p.scalar.folded : p.scalar.column;
-    return column !== undefined && KEY_COLUMNS[table].has(column);
-  }
+  const compared = p.folded ? p.scalar.folded : p.scalar.column;
+  if (p.op === 'eq') return compared !== undefined && KEY_COLUMNS[table].has(compared);
+  // A range of the folded userName: its code-point ordered index (migration 014).
+  if (p.op === 'gt' || p.op === 'ge' || p.op === 'lt' || p.op === 'le') return compared !== undefined && ORDERED_KEYS[table] === compared;
   if (!PREFIX_INDEXED[table].has(p.scalar.column)) return false;
   if (p.op === 'sw') return true;
   if (p.op === 'ew') return hooks.substringIndexed || SUFFIX_INDEXED[table].has(p.scalar.column);
@@ -115,5 +120,8 @@ export async function filterCost(ex: Executor, hooks: DialectHooks, table: Resou
   const terms = filterTerms(where, table, hooks);
   if (terms.scanned === 0 && terms.ranged === 0) return costOf(terms, 0);
   if (terms.byKey) return costOf(terms, 1);
+  // Index ranges alone: their bound, with no statement (a list of the indexes' costs as many
+  // statements as before).
+  if (terms.scanned === 0) return costOf(terms, PROBE_ROWS);
   return costOf(terms, await listedCount(ex, table, teamId, onlyActive));
 }
