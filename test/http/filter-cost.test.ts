@@ -11,14 +11,13 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { updateTeamLimits } from '../../src/admin.ts';
 import { newId } from '../../src/ids.ts';
-import { ScanGate } from '../../src/scim/scans.ts';
 import { addCounts, userDelta } from '../../src/storage/repos/counters.ts';
 import { insertUser } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
-import { adminDeps } from '../support/oauth.ts';
+import { adminDeps, hiddenFields, PageSession, registerAdmin } from '../support/oauth.ts';
 import { TableReads } from '../support/storage-spy.ts';
 
 const USERS = 2000;
@@ -100,6 +99,20 @@ for (const engine of engines) {
       const ranged = await t.request('GET', usersUrl(prefixes));
       assert.equal(ranged.statusCode, 200);
       assert.equal(json(ranged).totalResults, 2000);
+    });
+
+    it("the console's filter box gives the same refusal, shown on its page with 400, before reading", async () => {
+      await registerAdmin(t, 'root@cost.example', 'correct horse battery staple');
+      const page = new PageSession(t);
+      const form = await page.get('/console/sign-in');
+      const signIn = await page.post('/console/sign-in', { ...hiddenFields(form.body), username: 'root@cost.example', password: 'correct horse battery staple' });
+      assert.equal(signIn.statusCode, 303, signIn.body);
+      reads.reset();
+      const res = await page.get(`/console/users?filter=${encodeURIComponent(expensive)}`);
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /The filter is too expensive/);
+      assert.match(res.body, /filter\.cost of 250,000/);
+      assert.equal(reads.count, 0);
     });
 
     it('lets the operator raise the team\'s filter.cost: the same filter then runs', async () => {
