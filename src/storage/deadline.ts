@@ -10,6 +10,7 @@
  */
 import type { DialectHooks } from './dialect.ts';
 import type { Predicate } from './predicate.ts';
+import { transact } from './statements.ts';
 import type { Db, Executor } from './types.ts';
 
 /** A statement ran past its deadline and was stopped. */
@@ -38,7 +39,8 @@ export interface UnderDeadline {
 export async function withDeadline<T>(db: Db, hooks: DialectHooks, ms: number, work: (under: UnderDeadline) => Promise<T>): Promise<T> {
   try {
     if (hooks.deadlineIn === 'session') {
-      return await db.transaction().execute(async (trx) => {
+      // Through transact: a prepared statement a migration invalidated is run again unnamed.
+      return await transact(db, async (trx) => {
         await hooks.limitStatements(trx, ms);
         return work({ ex: trx, guard: (where) => where });
       });

@@ -8,7 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { updateTeamLimits } from '../../src/admin.ts';
 import { newId } from '../../src/ids.ts';
 import { addCounts, userDelta } from '../../src/storage/repos/counters.ts';
