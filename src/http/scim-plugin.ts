@@ -204,6 +204,12 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     if (error instanceof ScimError) return sendScimError(request, reply, error);
     const known = classify(error);
     if (known) return sendScimError(request, reply, known);
+    // A statement the database stopped outside a scan's deadline (an operator's cancel): the
+    // server's trouble, worth a retry, not an unknown failure.
+    if (options.storage.hooks.isDeadline(error)) {
+      request.log.warn({ err: error }, 'statement stopped by the database');
+      return sendScimError(request, reply, new ScimError(503, 'The database stopped a statement of this request before it finished; retry later', undefined, { 'retry-after': '1' }));
+    }
     request.log.error({ err: error }, 'unhandled error');
     return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
   });

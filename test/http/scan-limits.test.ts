@@ -58,7 +58,7 @@ const get = (t: TestApp, token: string, url: string) => t.app.inject({ method: '
 const users = (filter: string) => `/v2/scim/Users?filter=${encodeURIComponent(filter)}&count=5`;
 
 /** Another connection holding an ACCESS EXCLUSIVE lock on the test schema's users table. */
-async function lockUsers(url: string): Promise<{ waiting(): Promise<number>; release(): Promise<void> }> {
+async function lockUsers(url: string): Promise<{ waiting(): Promise<number>; cancelWaiting(): Promise<void>; release(): Promise<void> }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query('begin');
@@ -68,6 +68,7 @@ async function lockUsers(url: string): Promise<{ waiting(): Promise<number>; rel
   return {
     // Statements of this schema waiting for the lock (on the users table of this schema).
     waiting: async () => Number((await watcher.query(`select count(*) as n from pg_locks where not granted and relation = 'users'::regclass`)).rows[0].n),
+    cancelWaiting: async () => void (await watcher.query(`select pg_cancel_backend(pid) from pg_locks where not granted and relation = 'users'::regclass`)),
     release: async () => {
       await client.query('commit');
       await client.end();
@@ -102,6 +103,25 @@ for (const engine of engines) {
         await assert.rejects(page(Date.now() - 1), (error: unknown) => t.storage.hooks.isDeadline(error));
       });
     } else {
+      it('a statement the database cancels outside a scan (an operator\'s pg_cancel_backend) is a 503 with Retry-After, not a 500', async () => {
+        const created = await t.request('POST', '/v2/scim/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'cancelled@limits.example' });
+        assert.equal(created.statusCode, 201);
+        const id = String(json(created).id);
+        const lock = await lockUsers(t.url);
+        let res;
+        try {
+          const pending = t.request('PATCH', `/v2/scim/Users/${id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'title', value: 'x' }] });
+          await until(async () => (await lock.waiting()) === 1);
+          await lock.cancelWaiting();
+          res = await pending;
+        } finally {
+          await lock.release();
+        }
+        assert.equal(res.statusCode, 503, res.body);
+        assert.equal(res.headers['retry-after'], '1');
+        assert.match(String(json(res).detail), /stopped a statement/);
+      });
+
       it('statement_timeout stops a statement at the deadline, for the scan\'s transaction only', async () => {
         await assert.rejects(
           withDeadline(t.storage.db, t.storage.hooks, 100, (under) => sql`select pg_sleep(30)`.execute(under.ex)),
