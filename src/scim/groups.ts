@@ -191,17 +191,19 @@ export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<Li
   const window = pageWindow(ctx, rt, query);
   // Members a hidden-deactivation team cannot see do not count in filters either (lowering).
   const where = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
-  const options = {
-    ...(query.sortBy ? { sort: lowerSort(query.sortBy) } : {}),
-    descending: query.descending,
-  };
+  const sort = query.sortBy ? lowerSort(query.sortBy) : undefined;
+  const options = { ...(sort ? { sort } : {}), descending: query.descending };
   // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage), under
   // the filter's cost, the team's scans and the statements' deadline (scans.ts).
-  const { page, resources, serialized } = await scanning(ctx, [{ table: 'groups', ...(where ? { where } : {}), onlyActive: false }], (read) =>
+  const { page, resources, serialized } = await scanning(ctx, [{ table: 'groups', ...(where ? { where } : {}), ...(sort ? { sort } : {}), onlyActive: false }], (read) =>
     budgetedPage(
       window,
       query.count,
-      (slice, limit) => read((ex, guard) => listGroupRows(ex, ctx.team.id, { ...options, ...(where ? { where: guard(where) } : {}), limit, ...slice })),
+      (slice, limit) =>
+        read((ex, guard) => {
+          const guarded = guard(where);
+          return listGroupRows(ex, ctx.team.id, { ...options, ...(guarded ? { where: guarded } : {}), limit, ...slice });
+        }),
       (rows) => renderGroupRows(ctx, rows, query.projection),
     ),
   );

@@ -6,7 +6,7 @@
  * 1. the filter's estimated cost (storage/scan-cost.ts: tests evaluated row by row times the
  *    rows they are evaluated on, the team's rows read from its counters) is at most the team's
  *    `filter.cost`, else 400 before any of the filter's statements runs;
- * 2. a filter that scans takes one of the team's `scans.concurrent` places on this instance
+ * 2. a filter that scans (or a sort no index gives) takes one of the team's `scans.concurrent` places on this instance
  *    (ScanGate), else 429 with Retry-After: one team's scans cannot take the whole pool, or the
  *    whole event loop, however many it sends;
  * 3. its statements are held to the team's `statement.ms` (storage/deadline.ts: interrupted by
@@ -21,7 +21,7 @@ import { budgetsOfContext } from './context.ts';
 import type { ScimContext } from './context.ts';
 import { OverBudget } from './errors.ts';
 import { StatementDeadline, withDeadline } from '../storage/deadline.ts';
-import type { Predicate } from '../storage/predicate.ts';
+import type { OrderKey, Predicate } from '../storage/predicate.ts';
 import type { ResourceTable } from '../storage/predicate-sql.ts';
 import { filterCost, scans } from '../storage/scan-cost.ts';
 import type { FilterCost } from '../storage/scan-cost.ts';
@@ -62,16 +62,18 @@ export class ScanGate {
 export interface ScanPart {
   readonly table: ResourceTable;
   readonly where?: Predicate;
+  /** The list's order: one no index gives is a scan too (storage/scan-cost.ts sortScans). */
+  readonly sort?: OrderKey;
   /** Users only: whether deactivated users are left out (the rows a scan reads). */
   readonly onlyActive: boolean;
 }
 
 /** Where a list's statements run: the executor, and its filter as it must be sent there. */
-export type ReadWith = <T>(read: (ex: Executor, guard: (where: Predicate) => Predicate) => Promise<T>) => Promise<T>;
+export type ReadWith = <T>(read: (ex: Executor, guard: (where: Predicate | undefined) => Predicate | undefined) => Promise<T>) => Promise<T>;
 
 const formatted = (n: number): string => n.toLocaleString('en-US');
 
-function refuseCost(ctx: ScimContext, budgets: Budgets, costs: readonly FilterCost[]): void {
+function refuseCost(ctx: ScimContext, budgets: Budgets, costs: readonly FilterCost[], filtered: boolean): void {
   const cost = costs.reduce((n, c) => n + c.cost, 0);
   const limit = budgets['filter.cost'];
   if (cost <= limit) return;
@@ -80,8 +82,8 @@ function refuseCost(ctx: ScimContext, budgets: Budgets, costs: readonly FilterCo
   throw new OverBudget(
     ctx.team.id,
     'filter.cost',
-    `The filter is too expensive: about ${formatted(cost)} row evaluations (${formatted(scanned)} tests no index answers, on each of up to ${formatted(rows)} resources), over this team's limit filter.cost of ${formatted(limit)}. ` +
-      'Narrow it: use fewer tests of attributes no index answers (co, ew, value filters, group names, not), or add an equality on id, externalId, userName or displayName with "and", or a "sw" on userName, name.givenName, name.familyName or displayName.',
+    `The ${filtered ? 'filter' : 'sort'} is too expensive: about ${formatted(cost)} row evaluations (${formatted(scanned)} tests no index answers, on each of up to ${formatted(rows)} resources), over this team's limit filter.cost of ${formatted(limit)}. ` +
+      'Narrow it: sort by userName or not at all, use fewer tests of attributes no index answers (co, ew, value filters, group names, not), or add an equality on id, externalId, userName or displayName with "and", or a "sw" on userName, name.givenName, name.familyName or displayName.',
   );
 }
 
@@ -93,15 +95,15 @@ export async function scanning<R>(ctx: ScimContext, parts: readonly ScanPart[], 
   const { db, hooks } = ctx.storage;
   const budgets = budgetsOfContext(ctx);
   const costs: FilterCost[] = [];
-  for (const part of parts) if (part.where) costs.push(await filterCost(db, hooks, part.table, ctx.team.id, part.where, part.onlyActive));
-  refuseCost(ctx, budgets, costs);
+  for (const part of parts) if (part.where || part.sort) costs.push(await filterCost(db, hooks, part.table, ctx.team.id, part.where, part.onlyActive, part.sort));
+  refuseCost(ctx, budgets, costs, parts.some((p) => p.where !== undefined));
   if (!costs.some(scans)) return body((read) => read(db, (where) => where));
   const release = ctx.scans?.enter(ctx.team.id, budgets['scans.concurrent']);
   if (ctx.scans && !release) {
     throw new OverBudget(
       ctx.team.id,
       'scans.concurrent',
-      `This team already runs ${budgets['scans.concurrent']} filtered scans (filters no index answers) on this server, its limit scans.concurrent; retry when one has finished.`,
+      `This team already runs ${budgets['scans.concurrent']} scans (filters or sorts no index answers) on this server, its limit scans.concurrent; retry when one has finished.`,
       SCAN_RETRY_AFTER_SECONDS,
     );
   }

@@ -40,6 +40,7 @@ import { groupsByIds, searchAcross, usersByIds } from '../storage/repos/search.t
 import type { SearchBranch, SearchHit } from '../storage/repos/search.ts';
 import type { Predicate } from '../storage/predicate.ts';
 import { scanning } from './scans.ts';
+import type { ScanPart } from './scans.ts';
 
 const knows = (rt: ResourceTypeDef, path: AttrPath): boolean => {
   try {
@@ -151,11 +152,17 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
   const users = branches.get(userType);
   const groups = branches.get(groupType);
   const onlyActiveUsers = hidesDeactivated(ctx);
-  const parts = [
-    ...(users ? [{ table: 'users' as const, ...(users.where ? { where: users.where } : {}), onlyActive: onlyActiveUsers }] : []),
-    ...(groups ? [{ table: 'groups' as const, ...(groups.where ? { where: groups.where } : {}), onlyActive: false }] : []),
-  ];
-  const guarded = (branch: SearchBranch, guard: (where: Predicate) => Predicate): SearchBranch => (branch.where ? { ...branch, where: guard(branch.where) } : branch);
+  const part = (table: 'users' | 'groups', branch: SearchBranch, onlyActive: boolean): ScanPart => ({
+    table,
+    ...(branch.where ? { where: branch.where } : {}),
+    ...(sortBy && branch.sort ? { sort: branch.sort } : {}),
+    onlyActive,
+  });
+  const parts = [...(users ? [part('users', users, onlyActiveUsers)] : []), ...(groups ? [part('groups', groups, false)] : [])];
+  const guarded = (branch: SearchBranch, guard: (where: Predicate | undefined) => Predicate | undefined): SearchBranch => {
+    const where = guard(branch.where);
+    return where ? { ...branch, where } : branch;
+  };
   // The filter's cost over both types, the team's scans and the statements' deadline (scans.ts).
   const { hits, total } = await scanning(ctx, parts, (read) =>
     read((ex, guard) =>

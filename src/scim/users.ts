@@ -225,17 +225,18 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
   const rt = typesOf(ctx).User;
   const window = pageWindow(ctx, rt, query);
   const where = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
-  const sort = query.sortBy ? { sort: lowerSort(query.sortBy) } : {};
+  const sort = query.sortBy ? lowerSort(query.sortBy) : undefined;
   const onlyActive = hidesDeactivated(ctx);
   // The filter's cost, the team's scans and the statements' deadline (scans.ts).
-  const { page, resources, serialized } = await scanning(ctx, [{ table: 'users', ...(where ? { where } : {}), onlyActive }], (read) =>
+  const { page, resources, serialized } = await scanning(ctx, [{ table: 'users', ...(where ? { where } : {}), ...(sort ? { sort } : {}), onlyActive }], (read) =>
     budgetedPage(
       window,
       query.count,
       (slice, limit) =>
-        read((ex, guard) =>
-          listUserRows(ex, ctx.team.id, { ...(where ? { where: guard(where) } : {}), ...sort, onlyActive, withGroups: wantsAttribute(rt, query.projection, 'groups'), descending: query.descending, limit, ...slice }),
-        ),
+        read((ex, guard) => {
+          const guarded = guard(where);
+          return listUserRows(ex, ctx.team.id, { ...(guarded ? { where: guarded } : {}), ...(sort ? { sort } : {}), onlyActive, withGroups: wantsAttribute(rt, query.projection, 'groups'), descending: query.descending, limit, ...slice });
+        }),
       (rows) => renderUserRows(ctx, rows, query.projection),
     ),
   );

@@ -27,8 +27,11 @@ export class StatementDeadline extends Error {
 /** Where statements run under a deadline, and the filter that carries it on engines that test it per row. */
 export interface UnderDeadline {
   readonly ex: Executor;
-  /** `where` as the statements must send it: with the row-by-row test of the deadline when the engine needs one. */
-  guard(where: Predicate): Predicate;
+  /**
+   * `where` as the statements must send it: with the row-by-row test of the deadline when the
+   * engine needs one (then also when there is no filter: the test alone).
+   */
+  guard(where: Predicate | undefined): Predicate | undefined;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function withDeadline<T>(db: Db, hooks: DialectHooks, ms: number, w
     }
     // The wall clock, as the row test reads it (sqlite-adapter.ts rc_alive), not the app's clock.
     const deadline: Predicate = { kind: 'deadline', deadline: Date.now() + ms };
-    return await work({ ex: db, guard: (where) => ({ kind: 'and', left: deadline, right: where }) });
+    return await work({ ex: db, guard: (where) => (where ? { kind: 'and', left: deadline, right: where } : deadline) });
   } catch (error) {
     if (hooks.isDeadline(error)) throw new StatementDeadline(ms);
     throw error;

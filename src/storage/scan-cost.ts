@@ -17,11 +17,13 @@
  *   membership, taken as NESTED_ROWS per row;
  * - under `not` no test is answered by an index (its complement is a scan);
  * - a filter that is a conjunction with an equality on a key column reads one row;
+ * - a sort no index orders computes its key on every row the filter lets through (one evaluation
+ *   per row, `sortScans`);
  * - a filter of index ranges alone is bounded without reading the team's count (PROBE_ROWS
  *   rows each), so that it runs no statement more than before.
  */
 import type { DialectHooks } from './dialect.ts';
-import type { Predicate } from './predicate.ts';
+import type { OrderKey, Predicate } from './predicate.ts';
 import type { ResourceTable } from './predicate-sql.ts';
 import { KEY_COLUMNS, listedCount, PREFIX_INDEXED, PROBE_ROWS, SUFFIX_INDEXED } from './repos/paging.ts';
 import type { Executor } from './types.ts';
@@ -113,11 +115,23 @@ export function costOf(terms: FilterTerms, listed: number): FilterCost {
 }
 
 /**
- * The estimated cost of listing `table`'s rows of a team that satisfy `where`; the team's row
- * count comes from its counters (one read by key), read only when the filter is not free.
+ * Whether an index reads `table`'s rows in `sort`'s order: the folded userName, whose index is
+ * ordered by code point as sorts compare (migration 014). Any other sort key is computed for every
+ * row the filter lets through and sorted: one evaluation per row, like a scanned test.
  */
-export async function filterCost(ex: Executor, hooks: DialectHooks, table: ResourceTable, teamId: string, where: Predicate, onlyActive: boolean): Promise<FilterCost> {
-  const terms = filterTerms(where, table, hooks);
+export function sortScans(sort: OrderKey, table: ResourceTable): boolean {
+  if (sort.kind !== 'scalar' || sort.scalar.at !== 'column' || !sort.folded) return true;
+  return sort.scalar.folded === undefined || sort.scalar.folded !== ORDERED_KEYS[table];
+}
+
+/**
+ * The estimated cost of listing `table`'s rows of a team that satisfy `where`, ordered by `sort`;
+ * the team's row count comes from its counters (one read by key), read only when the list is
+ * not free.
+ */
+export async function filterCost(ex: Executor, hooks: DialectHooks, table: ResourceTable, teamId: string, where: Predicate | undefined, onlyActive: boolean, sort?: OrderKey): Promise<FilterCost> {
+  const filtered = where ? filterTerms(where, table, hooks) : NOTHING;
+  const terms = sort && sortScans(sort, table) ? { ...filtered, scanned: filtered.scanned + 1 } : filtered;
   if (terms.scanned === 0 && terms.ranged === 0) return costOf(terms, 0);
   if (terms.byKey) return costOf(terms, 1);
   // Index ranges alone: their bound, with no statement (a list of the indexes' costs as many

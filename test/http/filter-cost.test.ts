@@ -25,11 +25,11 @@ const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 /** The issue's filter: 200 `title ew` terms (the parser's most), none of which an index answers. */
 const expensive = Array.from({ length: 200 }, (_, i) => `title ew "x${i}"`).join(' or ');
 
-/** USERS users of the team, written through the storage layer with their counters (fast). */
-async function seedUsers(t: TestApp, teamId: string): Promise<void> {
+/** `count` users of the team, written through the storage layer with their counters (fast). */
+async function seedUsers(t: TestApp, teamId: string, count = USERS): Promise<void> {
   const at = new Date(Date.parse('2025-12-31T00:00:00.000Z')).toISOString();
   await t.storage.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < USERS; i++) {
+    for (let i = 0; i < count; i++) {
       const userName = `person${String(i).padStart(5, '0')}@cost.example`;
       const title = i % 100 === 0 ? 'Chief Engineer' : `Engineer ${i}`;
       const row: UserRow = {
@@ -98,6 +98,24 @@ for (const engine of engines) {
       const ranged = await t.request('GET', usersUrl(prefixes));
       assert.equal(ranged.statusCode, 200);
       assert.equal(json(ranged).totalResults, 2000);
+    });
+
+    it('a sort no index gives counts one evaluation per row: over the budget it is refused before reading; userName is free', async () => {
+      const small = await t.addTeam(`sorted-${engine.name}`);
+      await seedUsers(t, small.team.id, 20);
+      await updateTeamLimits(adminDeps(t), small.team.name, [{ name: 'filter.cost', value: 10 }]);
+      const as = (url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${small.token}` } });
+      reads.reset();
+      const refused = await as('/v2/scim/Users?sortBy=title&count=5');
+      assert.equal(refused.statusCode, 400);
+      assert.match(String(json(refused).detail), /The sort is too expensive: about 20 row evaluations/);
+      assert.equal(reads.count, 0);
+      const byName = await as('/v2/scim/Users?sortBy=userName&count=5');
+      assert.equal(byName.statusCode, 200);
+      assert.equal(json(byName).totalResults, 20);
+      const one = await as(`/v2/scim/Users?sortBy=title&filter=${encodeURIComponent('userName eq "person00007@cost.example"')}`);
+      assert.equal(one.statusCode, 200);
+      assert.equal(json(one).totalResults, 1);
     });
 
     it("the console's filter box gives the same refusal, shown on its page with 400, before reading", async () => {

@@ -11,7 +11,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { bindFilter } from '../../src/scim/filter/bind.ts';
-import { lowerFilter } from '../../src/scim/filter/lower.ts';
+import { lowerFilter, lowerSort } from '../../src/scim/filter/lower.ts';
+import { bindSort } from '../../src/scim/filter/bind.ts';
+import { parseAttrPath } from '../../src/scim/path.ts';
 import { parseFilter } from '../../src/scim/filter/parse.ts';
 import { CORE_TYPES } from '../../src/scim/schema/extensions.ts';
 import { postgresHooks, sqliteHooks } from '../../src/storage/dialect.ts';
@@ -19,7 +21,7 @@ import type { DialectHooks } from '../../src/storage/dialect.ts';
 import type { Predicate } from '../../src/storage/predicate.ts';
 import type { ResourceTable } from '../../src/storage/predicate-sql.ts';
 import { PROBE_ROWS } from '../../src/storage/repos/paging.ts';
-import { costOf, filterCost, filterTerms, NESTED_ROWS, scans } from '../../src/storage/scan-cost.ts';
+import { costOf, filterCost, filterTerms, NESTED_ROWS, scans, sortScans } from '../../src/storage/scan-cost.ts';
 
 const lowered = (table: ResourceTable, filter: string): Predicate =>
   lowerFilter(bindFilter(table === 'users' ? CORE_TYPES.User : CORE_TYPES.Group, parseFilter(filter)), { members: 'active' });
@@ -96,6 +98,24 @@ describe('costOf: tests times rows', () => {
   it("the issue's filter over 20,000 users: 4,000,000 row evaluations", () => {
     const filter = Array.from({ length: 200 }, (_, i) => `title ew "x${i}"`).join(' or ');
     assert.equal(costOf(filterTerms(lowered('users', filter), 'users', sqliteHooks), 20_000).cost, 4_000_000);
+  });
+});
+
+describe('sortScans: which orders an index gives', () => {
+  const sorted = (table: ResourceTable, path: string) => lowerSort(bindSort(table === 'users' ? CORE_TYPES.User : CORE_TYPES.Group, parseAttrPath(path, 'invalidValue')));
+  it('the folded userName is read in order from its index; every other key is computed per row and sorted', () => {
+    assert.equal(sortScans(sorted('users', 'userName'), 'users'), false);
+    for (const path of ['title', 'name.familyName', 'meta.lastModified', 'emails', 'externalId', 'id']) assert.equal(sortScans(sorted('users', path), 'users'), true, path);
+    assert.equal(sortScans(sorted('groups', 'displayName'), 'groups'), true);
+  });
+
+  it('a sort no index gives costs one evaluation per row, added to the filter\'s', async () => {
+    const ex = undefined as never;
+    // A key equality reads one row, sorted or not: no count read.
+    const keyed = await filterCost(ex, sqliteHooks, 'users', 'team', lowered('users', 'userName eq "a"'), true, sorted('users', 'title'));
+    assert.deepEqual([keyed.scanned, keyed.cost], [1, 2]);
+    const free = await filterCost(ex, sqliteHooks, 'users', 'team', undefined, true, sorted('users', 'userName'));
+    assert.equal(free.cost, 0);
   });
 });
 
