@@ -62,7 +62,7 @@ export class ScanGate {
 export interface ScanPart {
   readonly table: ResourceTable;
   readonly where?: Predicate;
-  /** The list's order: one no index gives is a scan too (storage/scan-cost.ts sortScans). */
+  /** The list's order: one no index gives makes the list a scan (storage/scan-cost.ts sortScans), not costlier. */
   readonly sort?: OrderKey;
   /** Users only: whether deactivated users are left out (the rows a scan reads). */
   readonly onlyActive: boolean;
@@ -73,7 +73,7 @@ export type ReadWith = <T>(read: (ex: Executor, guard: (where: Predicate | undef
 
 const formatted = (n: number): string => n.toLocaleString('en-US');
 
-function refuseCost(ctx: ScimContext, budgets: Budgets, costs: readonly FilterCost[], filtered: boolean): void {
+function refuseCost(ctx: ScimContext, budgets: Budgets, costs: readonly FilterCost[]): void {
   const cost = costs.reduce((n, c) => n + c.cost, 0);
   const limit = budgets['filter.cost'];
   if (cost <= limit) return;
@@ -82,8 +82,8 @@ function refuseCost(ctx: ScimContext, budgets: Budgets, costs: readonly FilterCo
   throw new OverBudget(
     ctx.team.id,
     'filter.cost',
-    `The ${filtered ? 'filter' : 'sort'} is too expensive: about ${formatted(cost)} row evaluations (${formatted(scanned)} tests no index answers, on each of up to ${formatted(rows)} resources), over this team's limit filter.cost of ${formatted(limit)}. ` +
-      'Narrow it: sort by userName or not at all, use fewer tests of attributes no index answers (co, ew, value filters, group names, not), or add an equality on id, externalId, userName or displayName with "and", or a "sw" on userName, name.givenName, name.familyName or displayName.',
+    `The filter is too expensive: about ${formatted(cost)} row evaluations (${formatted(scanned)} tests no index answers, on each of up to ${formatted(rows)} resources), over this team's limit filter.cost of ${formatted(limit)}. ` +
+      'Narrow it: use fewer tests of attributes no index answers (co, ew, value filters, group names, not), or add an equality on id, externalId, userName or displayName with "and", or a "sw" on userName, name.givenName, name.familyName or displayName.',
   );
 }
 
@@ -96,7 +96,7 @@ export async function scanning<R>(ctx: ScimContext, parts: readonly ScanPart[], 
   const budgets = budgetsOfContext(ctx);
   const costs: FilterCost[] = [];
   for (const part of parts) if (part.where || part.sort) costs.push(await filterCost(db, hooks, part.table, ctx.team.id, part.where, part.onlyActive, part.sort));
-  refuseCost(ctx, budgets, costs, parts.some((p) => p.where !== undefined));
+  refuseCost(ctx, budgets, costs);
   if (!costs.some(scans)) return body((read) => read(db, (where) => where));
   const release = ctx.scans?.enter(ctx.team.id, budgets['scans.concurrent']);
   if (ctx.scans && !release) {

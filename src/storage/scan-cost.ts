@@ -17,8 +17,6 @@
  *   membership, taken as NESTED_ROWS per row;
  * - under `not` no test is answered by an index (its complement is a scan);
  * - a filter that is a conjunction with an equality on a key column reads one row;
- * - a sort no index orders computes its key on every row the filter lets through (one evaluation
- *   per row, `sortScans`);
  * - a filter of index ranges alone is bounded without reading the team's count (PROBE_ROWS
  *   rows each), so that it runs no statement more than before.
  */
@@ -42,6 +40,12 @@ export interface FilterTerms {
   readonly ranged: number;
   /** Whether the filter reads one row by a key (a conjunction holding a key equality). */
   readonly byKey: boolean;
+  /**
+   * Whether the list is sorted by a key no index gives (`sortScans`): every row the filter lets
+   * through is read and sorted. Not in the cost (a sort is what a client asks of a list, and a
+   * team's own console offers several), but the list is a scan (`scans`).
+   */
+  readonly sorted?: boolean;
 }
 
 /** Whether `p` (outside any `not`) is answered by an index of `table`, as the SQL compares it. */
@@ -106,7 +110,7 @@ export interface FilterCost extends FilterTerms {
 }
 
 /** Whether the filter's statement evaluates tests on every listed row (the scan gate's concern, scim/scans.ts). */
-export const scans = (terms: FilterTerms): boolean => terms.scanned > 0 && !terms.byKey;
+export const scans = (terms: FilterTerms): boolean => (terms.scanned > 0 || terms.sorted === true) && !terms.byKey;
 
 /** The cost of `terms` over a team of `listed` rows. */
 export function costOf(terms: FilterTerms, listed: number): FilterCost {
@@ -115,9 +119,8 @@ export function costOf(terms: FilterTerms, listed: number): FilterCost {
 }
 
 /**
- * Whether an index reads `table`'s rows in `sort`'s order: the folded userName, whose index is
- * ordered by code point as sorts compare (migration 014). Any other sort key is computed for every
- * row the filter lets through and sorted: one evaluation per row, like a scanned test.
+ * Whether a list sorted by `sort` reads and sorts every row its filter lets through: any key but
+ * the folded userName, whose index is ordered by code point as sorts compare (migration 014).
  */
 export function sortScans(sort: OrderKey, table: ResourceTable): boolean {
   if (sort.kind !== 'scalar' || sort.scalar.at !== 'column' || !sort.folded) return true;
@@ -125,13 +128,13 @@ export function sortScans(sort: OrderKey, table: ResourceTable): boolean {
 }
 
 /**
- * The estimated cost of listing `table`'s rows of a team that satisfy `where`, ordered by `sort`;
- * the team's row count comes from its counters (one read by key), read only when the list is
- * not free.
+ * The estimated cost of listing `table`'s rows of a team that satisfy `where` (and whether its
+ * order `sort` makes it a scan); the team's row count comes from its counters (one read by key),
+ * read only when the filter is not free.
  */
 export async function filterCost(ex: Executor, hooks: DialectHooks, table: ResourceTable, teamId: string, where: Predicate | undefined, onlyActive: boolean, sort?: OrderKey): Promise<FilterCost> {
   const filtered = where ? filterTerms(where, table, hooks) : NOTHING;
-  const terms = sort && sortScans(sort, table) ? { ...filtered, scanned: filtered.scanned + 1 } : filtered;
+  const terms = sort && sortScans(sort, table) ? { ...filtered, sorted: true } : filtered;
   if (terms.scanned === 0 && terms.ranged === 0) return costOf(terms, 0);
   if (terms.byKey) return costOf(terms, 1);
   // Index ranges alone: their bound, with no statement (a list of the indexes' costs as many
