@@ -6,9 +6,9 @@
  * 1. the filter's estimated cost (storage/scan-cost.ts: tests evaluated row by row times the
  *    rows they are evaluated on, the team's rows read from its counters) is at most the team's
  *    `filter.cost`, else 400 before any of the filter's statements runs;
- * 2. a filter that scans (or a sort no index gives) takes one of the team's `scans.concurrent` places on this instance
- *    (ScanGate), else 429 with Retry-After: one team's scans cannot take the whole pool, or the
- *    whole event loop, however many it sends;
+ * 2. a filter that scans, or a sort no index gives, takes one of the team's `scans.concurrent`
+ *    places on this instance (ScanGate), else 429 with Retry-After: one team's scans cannot take
+ *    the whole pool, or the whole event loop, however many it sends;
  * 3. its statements are held to the team's `statement.ms` (storage/deadline.ts: interrupted by
  *    the database), else 400 naming the limit.
  *
