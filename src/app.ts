@@ -170,7 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
-  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret, scans });
+  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret, scans, metrics });
 
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);

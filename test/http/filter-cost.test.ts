@@ -107,8 +107,10 @@ for (const engine of engines) {
       const signIn = await page.post('/console/sign-in', { ...hiddenFields(form.body), username: 'root@cost.example', password: 'correct horse battery staple' });
       assert.equal(signIn.statusCode, 303, signIn.body);
       reads.reset();
+      const before = await refusals(t, t.team.id, 'filter.cost');
       const res = await page.get(`/console/users?filter=${encodeURIComponent(expensive)}`);
       assert.equal(res.statusCode, 400);
+      assert.equal(await refusals(t, t.team.id, 'filter.cost'), before + 1);
       assert.match(res.body, /The filter is too expensive/);
       assert.match(res.body, /filter\.cost of 250,000/);
       assert.equal(reads.count, 0);
