@@ -35,6 +35,7 @@ import { ClientCache } from './oauth/client-cache.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
 import { DEFAULT_HASHING, PasswordHasher } from './oauth/passwords.ts';
+import { ScanGate } from './scim/scans.ts';
 import type { HashingSettings } from './oauth/passwords.ts';
 import type { Storage } from './storage/connect.ts';
 import { deriveKey, masterKey } from './keys/master.ts';
@@ -75,6 +76,8 @@ export interface AppDeps {
   readonly discovery?: DiscoveryCache;
   /** How receivers' host names resolve (the system's resolver unless a test answers instead). */
   readonly resolve?: Resolve;
+  /** This instance's scans in progress per team (scim/scans.ts); a new one unless a test holds places in it. */
+  readonly scans?: ScanGate;
 }
 
 declare module 'fastify' {
@@ -182,7 +185,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('extensionIndexes', indexes);
   app.addHook('onReady', async () => indexes.start());
   app.addHook('onClose', async () => indexes.stop());
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), discovery: deps.discovery ?? new DiscoveryCache(), bearers };
+  // One gate of scans per instance: the API and the console's filter box share each team's places.
+  const scans = deps.scans ?? new ScanGate();
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans };
   // Where push receivers may be (ALLOW_RECEIVERS): one policy for creation (API, console) and delivery.
   const receivers = new ReceiverPolicy(config.allowReceivers ?? [], deps.resolve ?? resolveSystem);
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
@@ -190,7 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, prefix: '/v2/admin' });
   await app.register(oauthPlugin, { context: oauth, metrics });
   await app.register(oauthPages, { context: oauth, keys });
-  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret, receivers });
+  await app.register(consolePages, { context: oauth, keys, baseUrl: config.publicBaseUrl, cursorSecret, receivers, scans, metrics });
 
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);

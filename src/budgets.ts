@@ -22,11 +22,11 @@ export interface BudgetDefinition {
 
 export const BUDGETS = {
   'filter.cost': {
-    default: 2_000_000,
+    default: 250_000,
     min: 1,
     max: 1_000_000_000,
     unit: 'row evaluations',
-    meaning: "a filter's estimated cost, before it runs: its terms that need a JSON or function evaluation, times the rows they may be evaluated on",
+    meaning: "a filter's estimated cost, before it runs: its tests no index answers (a JSON read, a case fold, a pattern, an element or membership test) times the team's rows they are evaluated on, plus the recheck of each index range",
   },
   'statement.ms': {
     default: 5_000,

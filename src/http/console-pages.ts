@@ -27,7 +27,9 @@ import type { OAuthContext } from '../oauth/context.ts';
 import { OAuthError } from '../oauth/errors.ts';
 import { issueProvisioningToken, parseLifetime, ProvisioningTokenError, provisioningTokens, revokeProvisioningToken } from '../oauth/provisioning.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { ScimError } from '../scim/errors.ts';
+import { OverBudget, ScimError } from '../scim/errors.ts';
+import type { Metrics } from './metrics.ts';
+import type { ScanGate } from '../scim/scans.ts';
 import { endSession, openSession, resumeSession, SESSION_TTL_SECONDS } from '../sessions.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
@@ -43,6 +45,10 @@ export interface ConsoleOptions {
   readonly cursorSecret: string;
   /** Where push receivers may be (events/receivers.ts), for the Events page's create form. */
   readonly receivers: ReceiverPolicy;
+  /** This instance's scans in progress per team (scim/scans.ts), shared with the SCIM API. */
+  readonly scans?: ScanGate;
+  /** Counts the budget refusals the pages show rather than throw (the routes' error hook counts the others). */
+  readonly metrics?: Pick<Metrics, 'budgetRefused'>;
 }
 
 export const CONSOLE_COOKIE = 'rollcall_console';
@@ -155,6 +161,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
         requestId: request.id,
         cursorSecret: options.cursorSecret,
         passwords: ctx.passwords,
+        ...(options.scans ? { scans: options.scans } : {}),
       },
     };
   };
@@ -206,6 +213,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     try {
       return { value: await work() };
     } catch (error) {
+      if (error instanceof OverBudget && error.status === 400) options.metrics?.budgetRefused(error.teamId, error.budget);
       if ((error instanceof ScimError && error.status === 400) || error instanceof ConsoleInputError) return { value: empty, error: error.message };
       throw error;
     }

@@ -25,6 +25,7 @@ import type { LastUsed } from './last-used.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { RequestJournal } from './request-journal.ts';
 import { registerScimRoutes } from './scim-routes.ts';
+import type { ScanGate } from '../scim/scans.ts';
 import { unstorableText } from '../text.ts';
 
 export interface ScimPluginOptions {
@@ -44,6 +45,8 @@ export interface ScimPluginOptions {
   readonly lastUsed?: LastUsed;
   /** The request log the console shows (one per app, shared by both prefixes). */
   readonly journal?: RequestJournal;
+  /** This instance's scans in progress per team (scim/scans.ts), shared with the console. */
+  readonly scans?: ScanGate;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -203,12 +206,19 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     cursorSecret: options.cursorSecret,
     passwords: options.passwords,
     types,
+    ...(options.scans ? { scans: options.scans } : {}),
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ScimError) return sendScimError(request, reply, error);
     const known = classify(error);
     if (known) return sendScimError(request, reply, known);
+    // A statement the database stopped outside a scan's deadline (an operator's cancel): the
+    // server's trouble, worth a retry, not an unknown failure.
+    if (options.storage.hooks.isDeadline(error)) {
+      request.log.warn({ err: error }, 'statement stopped by the database');
+      return sendScimError(request, reply, new ScimError(503, 'The database stopped a statement of this request before it finished; retry later', undefined, { 'retry-after': '1' }));
+    }
     request.log.error({ err: error }, 'unhandled error');
     return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
   });

@@ -11,6 +11,7 @@ import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { LowerOptions } from './filter/lower.ts';
+import type { ScanGate } from './scans.ts';
 import { CORE_TYPES } from './schema/extensions.ts';
 import type { TeamTypes } from './schema/extensions.ts';
 
@@ -31,6 +32,8 @@ export interface ScimContext {
    * The core ones when absent (operator contexts of the CLI).
    */
   readonly types?: TeamTypes;
+  /** This instance's scans in progress per team (scans.ts); none counted when absent (the CLI). */
+  readonly scans?: ScanGate;
 }
 
 /** The team's User and Group resource types. */

@@ -38,6 +38,7 @@ import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
+import { scanning } from './scans.ts';
 import type { ListResult } from './paging.ts';
 import { applyPatch, membersOnlyChange } from './patch.ts';
 import type { MemberDelta } from './patch.ts';
@@ -188,18 +189,23 @@ export async function getGroup(ctx: ScimContext, id: string, projection: Project
 export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const rt = typesOf(ctx).Group;
   const window = pageWindow(ctx, rt, query);
-  const options = {
-    // Members a hidden-deactivation team cannot see do not count in filters either (lowering).
-    ...(query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {}),
-    ...(query.sortBy ? { sort: lowerSort(query.sortBy) } : {}),
-    descending: query.descending,
-  };
-  // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage).
-  const { page, resources, serialized } = await budgetedPage(
-    window,
-    query.count,
-    (slice, limit) => listGroupRows(ctx.storage.db, ctx.team.id, { ...options, limit, ...slice }),
-    (rows) => renderGroupRows(ctx, rows, query.projection),
+  // Members a hidden-deactivation team cannot see do not count in filters either (lowering).
+  const where = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
+  const sort = query.sortBy ? lowerSort(query.sortBy) : undefined;
+  const options = { ...(sort ? { sort } : {}), descending: query.descending };
+  // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage), under
+  // the filter's cost, the team's scans and the statements' deadline (scans.ts).
+  const { page, resources, serialized } = await scanning(ctx, [{ table: 'groups', ...(where ? { where } : {}), ...(sort ? { sort } : {}), onlyActive: false }], (read) =>
+    budgetedPage(
+      window,
+      query.count,
+      (slice, limit) =>
+        read((ex, guard) => {
+          const guarded = guard(where);
+          return listGroupRows(ex, ctx.team.id, { ...options, ...(guarded ? { where: guarded } : {}), limit, ...slice });
+        }),
+      (rows) => renderGroupRows(ctx, rows, query.projection),
+    ),
   );
   return listResult(ctx, rt, query, window, page, resources, serialized);
 }

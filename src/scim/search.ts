@@ -39,6 +39,9 @@ import { renderGroupRows } from './groups.ts';
 import { renderUserRows } from './users.ts';
 import { groupsByIds, searchAcross, usersByIds } from '../storage/repos/search.ts';
 import type { SearchBranch, SearchHit } from '../storage/repos/search.ts';
+import type { Predicate } from '../storage/predicate.ts';
+import { scanning } from './scans.ts';
+import type { ScanPart } from './scans.ts';
 
 const knows = (rt: ResourceTypeDef, path: AttrPath): boolean => {
   try {
@@ -149,15 +152,32 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
 
   const users = branches.get(userType);
   const groups = branches.get(groupType);
-  const { hits, total } = await searchAcross(ctx.storage.db, ctx.team.id, {
-    ...(users ? { users } : {}),
-    ...(groups ? { groups } : {}),
-    onlyActiveUsers: hidesDeactivated(ctx),
-    sorted: sortBy !== undefined,
-    descending,
-    offset: startIndex - 1,
-    limit: count,
+  const onlyActiveUsers = hidesDeactivated(ctx);
+  const part = (table: 'users' | 'groups', branch: SearchBranch, onlyActive: boolean): ScanPart => ({
+    table,
+    ...(branch.where ? { where: branch.where } : {}),
+    ...(sortBy && branch.sort ? { sort: branch.sort } : {}),
+    onlyActive,
   });
+  const parts = [...(users ? [part('users', users, onlyActiveUsers)] : []), ...(groups ? [part('groups', groups, false)] : [])];
+  const guarded = (branch: SearchBranch, guard: (where: Predicate | undefined) => Predicate | undefined): SearchBranch => {
+    const where = guard(branch.where);
+    return where ? { ...branch, where } : branch;
+  };
+  // The filter's cost over both types, the team's scans and the statements' deadline (scans.ts).
+  const { hits, total } = await scanning(ctx, parts, (read) =>
+    read((ex, guard) =>
+      searchAcross(ex, ctx.team.id, {
+        ...(users ? { users: guarded(users, guard) } : {}),
+        ...(groups ? { groups: guarded(groups, guard) } : {}),
+        onlyActiveUsers,
+        sorted: sortBy !== undefined,
+        descending,
+        offset: startIndex - 1,
+        limit: count,
+      }),
+    ),
+  );
   const projectionFor = (rt: ResourceTypeDef): Projection => {
     const include = attributes?.get(rt);
     const exclude = excluded?.get(rt);

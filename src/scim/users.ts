@@ -29,6 +29,7 @@ import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed, ScimError } from './errors.ts';
 import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
+import { scanning } from './scans.ts';
 import type { ListResult } from './paging.ts';
 import { applyPatch } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';
@@ -223,14 +224,21 @@ export async function getUser(ctx: ScimContext, id: string, projection: Projecti
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const rt = typesOf(ctx).User;
   const window = pageWindow(ctx, rt, query);
-  const where = query.filter ? { where: lowerFilter(query.filter, lowering(ctx)) } : {};
-  const sort = query.sortBy ? { sort: lowerSort(query.sortBy) } : {};
-  const { page, resources, serialized } = await budgetedPage(
-    window,
-    query.count,
-    (slice, limit) =>
-      listUserRows(ctx.storage.db, ctx.team.id, { ...where, ...sort, onlyActive: hidesDeactivated(ctx), withGroups: wantsAttribute(rt, query.projection, 'groups'), descending: query.descending, limit, ...slice }),
-    (rows) => renderUserRows(ctx, rows, query.projection),
+  const where = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
+  const sort = query.sortBy ? lowerSort(query.sortBy) : undefined;
+  const onlyActive = hidesDeactivated(ctx);
+  // The filter's cost, the team's scans and the statements' deadline (scans.ts).
+  const { page, resources, serialized } = await scanning(ctx, [{ table: 'users', ...(where ? { where } : {}), ...(sort ? { sort } : {}), onlyActive }], (read) =>
+    budgetedPage(
+      window,
+      query.count,
+      (slice, limit) =>
+        read((ex, guard) => {
+          const guarded = guard(where);
+          return listUserRows(ex, ctx.team.id, { ...(guarded ? { where: guarded } : {}), ...(sort ? { sort } : {}), onlyActive, withGroups: wantsAttribute(rt, query.projection, 'groups'), descending: query.descending, limit, ...slice });
+        }),
+      (rows) => renderUserRows(ctx, rows, query.projection),
+    ),
   );
   return listResult(ctx, rt, query, window, page, resources, serialized);
 }

@@ -102,7 +102,24 @@ export interface DialectHooks {
   /** Drops an expression index (PostgreSQL: CONCURRENTLY, without blocking writes). */
   dropExpressionIndex(name: string): RawBuilder<unknown>;
   readonly expressionIndexPerTeam: boolean;
+  /**
+   * How a statement is held to a deadline (storage/deadline.ts): PostgreSQL interrupts it itself
+   * (`statement_timeout`, set for the transaction the statements run in, `limitStatements`);
+   * node:sqlite has no progress handler or interrupt, so SQLite tests the deadline on every row
+   * the statement evaluates (`withinDeadline`, a function that throws once it has passed, which
+   * stops the statement).
+   */
+  readonly deadlineIn: 'session' | 'rows';
+  /** PostgreSQL: the statements of the transaction `trx` are interrupted after `ms` milliseconds. */
+  limitStatements(trx: QueryExecutorProvider, ms: number): Promise<void>;
+  /** SQLite: a condition true while the clock is before `deadline` (epoch ms), that stops the statement after it. */
+  withinDeadline(deadline: Expression<unknown>): RawBuilder<SqlBool>;
+  /** Whether a driver error is a statement stopped at its deadline. */
+  isDeadline(error: unknown): boolean;
 }
+
+/** The message of the error `rc_alive` throws (sqlite-adapter.ts) when a statement's deadline has passed. */
+export const SQLITE_DEADLINE_MESSAGE = 'rollcall: the statement ran past its deadline';
 
 const codeOf = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
@@ -150,6 +167,14 @@ export const sqliteHooks: DialectHooks = {
   revocationNoticeSql: 'select ? as rollcall_revocation',
   writableCtes: false,
   feedNumberedByReaders: false,
+  deadlineIn: 'rows',
+  limitStatements: async () => {
+    throw new Error('SQLite statements are held to their deadline row by row (withinDeadline)');
+  },
+  // rc_alive is registered on every connection by sqlite-adapter.ts; it is not deterministic, so
+  // SQLite calls it for every row rather than once per statement.
+  withinDeadline: (deadline) => sql<SqlBool>`rc_alive(${deadline})`,
+  isDeadline: (error) => messageOf(error).includes(SQLITE_DEADLINE_MESSAGE),
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   isUniqueViolation: (error) =>
@@ -200,6 +225,14 @@ export const postgresHooks: DialectHooks = {
   revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
   writableCtes: true,
   feedNumberedByReaders: true,
+  deadlineIn: 'session',
+  // set_config(..., true) is SET LOCAL with a bound value: it ends with the transaction.
+  limitStatements: async (trx, ms) => void (await sql`select set_config('statement_timeout', ${String(Math.trunc(ms))}, true)`.execute(trx)),
+  withinDeadline: () => {
+    throw new Error('PostgreSQL interrupts statements itself (limitStatements)');
+  },
+  // 57014 query_canceled: statement_timeout (or a cancel request).
+  isDeadline: (error) => codeOf(error) === '57014',
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   // The feed's own key (events_pk) is never the request's fault: a clash there is the

@@ -108,6 +108,8 @@ function compile(scope: Scope, p: Predicate): RawBuilder<SqlBool> {
       }
       return sql<SqlBool>`exists (select 1 from group_members rm join groups rg on rg.id = rm.group_id where rm.user_id = ${sql.ref(`${ROW}.id`)} and ${compile(scope, p.where)})`;
     }
+    case 'deadline':
+      return hooks.withinDeadline(sql.val(p.deadline));
   }
 }
 

@@ -52,7 +52,12 @@ export type Predicate =
    * Some membership row of the current resource satisfies `where` (read with `related`): a
    * group's member users, counting only `users`; a user's groups.
    */
-  | { readonly kind: 'related'; readonly users: RelatedUsers; readonly where: Predicate };
+  | { readonly kind: 'related'; readonly users: RelatedUsers; readonly where: Predicate }
+  /**
+   * True while the clock is before `deadline` (epoch ms); a statement that evaluates it for a row
+   * after that is stopped (storage/deadline.ts, on an engine that cannot interrupt a statement).
+   */
+  | { readonly kind: 'deadline'; readonly deadline: number };
 
 /** An ordering key. Absent values are NULL (paging puts them last). */
 export type OrderKey =
@@ -97,6 +102,8 @@ export function withParams(p: Predicate, param: (value: unknown) => string): Pre
     case 'anyElement':
     case 'related':
       return { ...p, where: withParams(p.where, param) };
+    case 'deadline':
+      return { kind: 'deadline', deadline: param(p.deadline) as unknown as number };
   }
 }
 
@@ -111,6 +118,7 @@ export function comparesByEquality(p: Predicate): boolean {
     case 'always':
     case 'known':
     case 'flag':
+    case 'deadline':
       return true;
     case 'and':
     case 'or':

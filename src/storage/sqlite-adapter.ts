@@ -11,6 +11,7 @@ import type { StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
+import { SQLITE_DEADLINE_MESSAGE } from './dialect.ts';
 import { reverseCodePoints } from './text-range.ts';
 
 type Param = null | number | bigint | string | NodeJS.ArrayBufferView;
@@ -114,6 +115,13 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.raw.function('rc_reverse', { deterministic: true }, (value) =>
       typeof value === 'string' ? reverseCodePoints(value) : value,
     );
+    // A statement's deadline (dialect.ts withinDeadline): node:sqlite offers no progress handler
+    // or interrupt, so a statement held to a deadline calls this for each row it evaluates, and
+    // the error thrown once the deadline has passed ends the statement there.
+    this.raw.function('rc_alive', { deterministic: false }, (deadline) => {
+      if (Date.now() > Number(deadline)) throw new Error(SQLITE_DEADLINE_MESSAGE);
+      return 1;
+    });
   }
 
   /**

@@ -145,7 +145,7 @@ function resumedPage(ex: Executor, hooks: DialectHooks, table: ResourceTable, te
 export const FROM_END_AFTER = 1000;
 
 /** How many rows an unfiltered list of the team holds, from its counters. */
-async function listedCount(ex: Executor, table: ResourceTable, teamId: string, onlyActive: boolean): Promise<number> {
+export async function listedCount(ex: Executor, table: ResourceTable, teamId: string, onlyActive: boolean): Promise<number> {
   const counts = await teamCounts(ex, teamId);
   if (table === 'groups') return counts.groups;
   return onlyActive ? counts.usersActive : counts.usersActive + counts.usersDeactivated;
@@ -262,11 +262,11 @@ const MATCH_COUNT = 'rc_matches';
  * suffix, a scan of the folded keys' index for a substring; trigrams serve every one of them on
  * PostgreSQL).
  */
-const PREFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = {
+export const PREFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = {
   users: new Set(['user_name', 'given_name', 'family_name']),
   groups: new Set(['display_name']),
 };
-const SUFFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = { users: new Set(['user_name']), groups: new Set(['display_name']) };
+export const SUFFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = { users: new Set(['user_name']), groups: new Set(['display_name']) };
 
 /**
  * The columns that find a resource by its key, each indexed (the id by its primary key; the
@@ -274,7 +274,7 @@ const SUFFIX_INDEXED: Record<ResourceTable, ReadonlySet<string>> = { users: new 
  * 006): an equality on one of them reads a few rows from one index range, quick whatever the
  * team's size.
  */
-const KEY_COLUMNS: Record<ResourceTable, ReadonlySet<string>> = {
+export const KEY_COLUMNS: Record<ResourceTable, ReadonlySet<string>> = {
   users: new Set(['id', 'user_name_key', 'external_id']),
   groups: new Set(['id', 'display_name_key', 'external_id']),
 };

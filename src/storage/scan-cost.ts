@@ -1,0 +1,144 @@
+/**
+ * What a list or search filter will cost before it runs (issue 27: a filter's cost is bounded),
+ * in row evaluations: how many of its tests the statement evaluates, times the rows it evaluates
+ * them on. Storage owns the estimate because it alone knows which tests an index answers (the
+ * key columns, the prefix and suffix ranges of repos/paging.ts) and which are evaluated row by
+ * row (a JSON read, a case fold, a pattern, an element or membership subquery). The SCIM side
+ * compares the estimate with the team's `filter.cost` and refuses over it (scim/scans.ts); this
+ * module refuses nothing and runs no filter.
+ *
+ * The model, deliberately simple and conservative:
+ * - a test an index answers (an equality on a key column, a prefix or suffix range on an
+ *   indexed column, a substring test PostgreSQL's trigrams answer) is read from the index; it is
+ *   rechecked on its matches, at most the rows of the walk the planner may take for it
+ *   (paging.ts PROBE_ROWS) or the team's rows when fewer;
+ * - every other test is evaluated on every listed row of the team (a scan), once per row, and a
+ *   test of a JSON array's elements or of a resource's memberships once per element or
+ *   membership, taken as NESTED_ROWS per row;
+ * - under `not` no test is answered by an index (its complement is a scan);
+ * - a filter that is a conjunction with an equality on a key column reads one row;
+ * - a filter of index ranges alone is bounded without reading the team's count (PROBE_ROWS
+ *   rows each), so that it runs no statement more than before.
+ */
+import type { DialectHooks } from './dialect.ts';
+import type { OrderKey, Predicate } from './predicate.ts';
+import type { ResourceTable } from './predicate-sql.ts';
+import { KEY_COLUMNS, listedCount, PREFIX_INDEXED, PROBE_ROWS, SUFFIX_INDEXED } from './repos/paging.ts';
+import type { Executor } from './types.ts';
+
+/** The folded key whose index orders by code point on both engines, as ranges compare (migration 014). */
+const ORDERED_KEYS: Record<ResourceTable, string | undefined> = { users: 'user_name_key', groups: undefined };
+
+/** The rows an element or membership test reads per resource row, as the estimate takes it. */
+export const NESTED_ROWS = 4;
+
+/** A filter's tests by how they are evaluated. */
+export interface FilterTerms {
+  /** Evaluations per listed row of the team: the tests no index answers. */
+  readonly scanned: number;
+  /** Tests an index range answers: rechecked on at most PROBE_ROWS rows each. */
+  readonly ranged: number;
+  /** Whether the filter reads one row by a key (a conjunction holding a key equality). */
+  readonly byKey: boolean;
+  /**
+   * Whether the list is sorted by a key no index gives (`sortScans`): every row the filter lets
+   * through is read and sorted. Not in the cost (a sort is what a client asks of a list, and a
+   * team's own console offers several), but the list is a scan (`scans`).
+   */
+  readonly sorted?: boolean;
+}
+
+/** Whether `p` (outside any `not`) is answered by an index of `table`, as the SQL compares it. */
+function indexAnswers(p: Predicate & { kind: 'text' }, table: ResourceTable, hooks: DialectHooks): boolean {
+  if (p.scalar.at !== 'column') return false;
+  const compared = p.folded ? p.scalar.folded : p.scalar.column;
+  if (p.op === 'eq') return compared !== undefined && KEY_COLUMNS[table].has(compared);
+  // A range of the folded userName: its code-point ordered index (migration 014).
+  if (p.op === 'gt' || p.op === 'ge' || p.op === 'lt' || p.op === 'le') return compared !== undefined && ORDERED_KEYS[table] === compared;
+  if (!PREFIX_INDEXED[table].has(p.scalar.column)) return false;
+  if (p.op === 'sw') return true;
+  if (p.op === 'ew') return hooks.substringIndexed || SUFFIX_INDEXED[table].has(p.scalar.column);
+  // co: trigrams on PostgreSQL; on SQLite a test of every key of the index (dialect.ts contains).
+  return p.op === 'co' && hooks.substringIndexed;
+}
+
+const sum = (a: FilterTerms, b: FilterTerms, byKey: boolean): FilterTerms => ({ scanned: a.scanned + b.scanned, ranged: a.ranged + b.ranged, byKey });
+
+const SCANNED: FilterTerms = { scanned: 1, ranged: 0, byKey: false };
+const NOTHING: FilterTerms = { scanned: 0, ranged: 0, byKey: false };
+
+/** The tests of `p` by how they are evaluated; `negated` under a `not`. */
+export function filterTerms(p: Predicate, table: ResourceTable, hooks: DialectHooks, negated = false): FilterTerms {
+  switch (p.kind) {
+    case 'always':
+    case 'deadline':
+      return NOTHING;
+    case 'and': {
+      const left = filterTerms(p.left, table, hooks, negated);
+      const right = filterTerms(p.right, table, hooks, negated);
+      return sum(left, right, !negated && (left.byKey || right.byKey));
+    }
+    case 'or': {
+      const left = filterTerms(p.left, table, hooks, negated);
+      const right = filterTerms(p.right, table, hooks, negated);
+      return sum(left, right, !negated && left.byKey && right.byKey);
+    }
+    case 'not':
+      return filterTerms(p.predicate, table, hooks, true);
+    case 'text':
+      if (!negated && indexAnswers(p, table, hooks)) return { scanned: 0, ranged: 1, byKey: p.op === 'eq' };
+      return SCANNED;
+    case 'known':
+    case 'flag':
+    case 'number':
+      return SCANNED;
+    case 'anyElement':
+    case 'related': {
+      // The element's or membership's tests are evaluated in a subquery per row, indexed or not.
+      const inner = filterTerms(p.where, table, hooks, true);
+      return { scanned: NESTED_ROWS * Math.max(1, inner.scanned), ranged: 0, byKey: false };
+    }
+  }
+}
+
+/** A filter's estimated cost and what it is made of. */
+export interface FilterCost extends FilterTerms {
+  /** The rows a scan of the filter evaluates its scanned tests on. */
+  readonly rows: number;
+  /** Row evaluations: scanned tests times rows, plus each ranged test's recheck. */
+  readonly cost: number;
+}
+
+/** Whether the filter's statement evaluates tests on every listed row (the scan gate's concern, scim/scans.ts). */
+export const scans = (terms: FilterTerms): boolean => (terms.scanned > 0 || terms.sorted === true) && !terms.byKey;
+
+/** The cost of `terms` over a team of `listed` rows. */
+export function costOf(terms: FilterTerms, listed: number): FilterCost {
+  const rows = terms.byKey ? Math.min(1, listed) : listed;
+  return { ...terms, rows, cost: terms.scanned * rows + terms.ranged * Math.min(rows, PROBE_ROWS) };
+}
+
+/**
+ * Whether a list sorted by `sort` reads and sorts every row its filter lets through: any key but
+ * the folded userName, whose index is ordered by code point as sorts compare (migration 014).
+ */
+export function sortScans(sort: OrderKey, table: ResourceTable): boolean {
+  if (sort.kind !== 'scalar' || sort.scalar.at !== 'column' || !sort.folded) return true;
+  return sort.scalar.folded === undefined || sort.scalar.folded !== ORDERED_KEYS[table];
+}
+
+/**
+ * The estimated cost of listing `table`'s rows of a team that satisfy `where` (and whether its
+ * order `sort` makes it a scan); the team's row count comes from its counters (one read by key),
+ * read only when the filter is not free.
+ */
+export async function filterCost(ex: Executor, hooks: DialectHooks, table: ResourceTable, teamId: string, where: Predicate | undefined, onlyActive: boolean, sort?: OrderKey): Promise<FilterCost> {
+  const filtered = where ? filterTerms(where, table, hooks) : NOTHING;
+  const terms = sort && sortScans(sort, table) ? { ...filtered, sorted: true } : filtered;
+  if (terms.scanned === 0 && terms.ranged === 0) return costOf(terms, 0);
+  if (terms.byKey) return costOf(terms, 1);
+  // Index ranges alone: their bound, with no statement (a list of the indexes' costs as many
+  // statements as before).
+  if (terms.scanned === 0) return costOf(terms, PROBE_ROWS);
+  return costOf(terms, await listedCount(ex, table, teamId, onlyActive));
+}
