@@ -121,13 +121,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bearers.close();
     clients.close();
   });
+  const limits = new Limits({ ...DEFAULT_LIMITS, ...deps.limits }, redis, deps.limitKeyPrefix);
   const oauth: OAuthContext = {
     storage,
     clients,
     clock,
     passwords,
     lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
-    limits: new Limits({ ...DEFAULT_LIMITS, ...deps.limits }, redis, deps.limitKeyPrefix),
+    limits,
     passwordGrant: config.passwordGrant,
     issuer: config.publicBaseUrl,
   };
@@ -150,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDrain(app);
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
-  registerPressure(metrics, { hashing: () => passwords.load });
+  registerPressure(metrics, { hashing: () => passwords.load, limiterKeys: () => limits.memoryKeys() });
   registerDocs(app, config.publicBaseUrl);
   registerHealth(app, storage, () => (redis ? (redis.status === 'ready' ? 'redis' : 'degraded') : 'memory'));
   const lastUsed = new LastUsed(storage, clock, app.log);

@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (GET /metrics, text format): request counts and latency histograms by
  * route template, method and status; token grants by grant type and outcome; the database
- * pool; the password hasher's units; the process's own metrics. Each
+ * pool; the password hasher's units and the limiters' keys; the process's own metrics. Each
  * app has its own registry, so tests can build many. Routes are labelled by their template
  * (`/v2/scim/Users/:id`), never by the raw URL.
  */
@@ -86,9 +86,10 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
   );
 }
 
-/** The shared capacities anonymous callers press on (issue 27.7), read at each scrape. */
+/** The shared capacities anonymous callers press on (issue 27.7 and 27.8), read at each scrape. */
 export interface Pressure {
   readonly hashing: () => HashingLoad;
+  readonly limiterKeys: () => Readonly<Record<string, number>>;
 }
 
 export function registerPressure(metrics: Metrics, pressure: Pressure): void {
@@ -103,6 +104,15 @@ export function registerPressure(metrics: Metrics, pressure: Pressure): void {
       this.set({ class: 'team', state: 'queued' }, load.queued);
       this.set({ class: 'anonymous', state: 'running' }, load.anonymousRunning);
       this.set({ class: 'anonymous', state: 'queued' }, load.anonymousQueued);
+    },
+  });
+  new Gauge({
+    name: 'rollcall_limiter_keys',
+    help: 'Keys held in process memory by each brute-force limiter (bounded by LimitSettings.memoryKeys)',
+    labelNames: ['limiter'],
+    registers: [metrics.registry],
+    collect() {
+      for (const [limiter, keys] of Object.entries(pressure.limiterKeys())) this.set({ limiter }, keys);
     },
   });
 }
