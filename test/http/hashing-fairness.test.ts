@@ -153,7 +153,7 @@ describe('issue 27 item 7: anonymous callers cannot starve authenticated work', 
     assert.deepEqual(answers.map((r) => r.statusCode), Array(16).fill(401), 'every sign-in was checked, none refused');
   });
 
-  it('a second sign-in from an address whose first is still being checked is refused at once: 429 with Retry-After, as a page and as an OAuth error', async () => {
+  it('a second sign-in from an address whose first is still being checked is refused at once: 429 with Retry-After, as the console page, the authorization page and an OAuth error', async () => {
     kdf = new HeldKdf();
     t = await createTestApp({ deps: { passwordKdf: kdf } });
     const client = await registerClient(t);
@@ -182,7 +182,24 @@ describe('issue 27 item 7: anonymous callers cannot starve authenticated work', 
     assert.equal(grant.statusCode, 429);
     assert.equal(grant.headers['retry-after'], '1');
     assert.equal(json(grant).error, 'slow_down');
-    assert.ok(!kdf.started.includes('second password try') && !kdf.started.includes('grant password try'), 'the refused ones were never verified');
+
+    const authorizePage = await t.app.inject({ method: 'GET', url: `/oauth/authorize?client_id=${client.id}&response_type=code`, remoteAddress: here });
+    const jar = new Jar();
+    jar.take(authorizePage);
+    const authorize = await answeredAtOnce(
+      'the authorization page sign-in is answered',
+      t.app.inject({
+        method: 'POST',
+        url: '/oauth/authorize',
+        remoteAddress: here,
+        headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ ...hiddenFields(authorizePage.body), username: 'someone@acme.example', password: 'authorize password try' }).toString(),
+      }),
+    );
+    assert.equal(authorize.statusCode, 429);
+    assert.equal(authorize.headers['retry-after'], '1');
+    assert.match(String(authorize.headers['content-type']), /^text\/html/);
+    for (const refused of ['second password try', 'grant password try', 'authorize password try']) assert.ok(!kdf.started.includes(refused), `${refused}: never verified`);
 
     // Another address is admitted (it waits for the anonymous slot), not refused.
     const other = elsewhere('someone@acme.example', 'other address try');
