@@ -14,7 +14,7 @@ import type { Deadlines } from './http/deadlines.ts';
 import { registerDrain } from './http/drain.ts';
 import { frameworkErrors } from './http/framework-errors.ts';
 import { registerHealth } from './http/health.ts';
-import { createMetrics, registerMetrics } from './http/metrics.ts';
+import { createMetrics, registerMetrics, registerPressure } from './http/metrics.ts';
 import { consolePages } from './http/console-pages.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
@@ -34,9 +34,9 @@ import type { BearerCacheSettings } from './oauth/bearer-cache.ts';
 import { ClientCache } from './oauth/client-cache.ts';
 import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
-import { DEFAULT_HASHING, PasswordHasher } from './oauth/passwords.ts';
+import { PasswordHasher, SCRYPT } from './oauth/passwords.ts';
+import type { HashingSettings, PasswordKdf } from './oauth/passwords.ts';
 import { ScanGate } from './scim/scans.ts';
-import type { HashingSettings } from './oauth/passwords.ts';
 import type { Storage } from './storage/connect.ts';
 import { deriveKey, masterKey } from './keys/master.ts';
 import { KeyStore } from './keys/store.ts';
@@ -66,8 +66,10 @@ export interface AppDeps {
   readonly deadlines?: Partial<Deadlines>;
   /** Push delivery of events (events/delivery.ts): on by default; false turns it off (tests that count queries). */
   readonly delivery?: Partial<DeliverySettings> | false;
-  /** How many scrypt derivations run and wait at once; DEFAULT_HASHING unless a test needs others. */
-  readonly hashing?: HashingSettings;
+  /** How many scrypt derivations run and wait at once, per class; DEFAULT_HASHING for every one a test does not set. */
+  readonly hashing?: Partial<HashingSettings>;
+  /** The derivation behind the hasher: scrypt unless a test needs to hold derivations and release them. */
+  readonly passwordKdf?: PasswordKdf;
   /** The bearer cache's bounds; DEFAULT_BEARER_CACHE with BEARER_CACHE_SECONDS, unless a test sets them. */
   readonly bearerCache?: Partial<BearerCacheSettings>;
   /** The background builder of extension attribute indexes (scim/index-builder.ts). */
@@ -129,8 +131,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // quit() waits for a reply that an unreachable Redis never sends: then just drop the socket.
   if (redis) app.addHook('onClose', async () => (redis.status === 'ready' ? void (await redis.quit()) : redis.disconnect()));
 
-  // One hashing queue for the whole app: SCIM writes and sign-ins share its bound (issue 13.4).
-  const passwords = new PasswordHasher(deps.hashing ?? DEFAULT_HASHING);
+  // One hasher for the whole app: SCIM writes and sign-ins share its slots, fairly (issue 13.4, 27.7).
+  const passwords = new PasswordHasher(deps.hashing, deps.passwordKdf ?? SCRYPT);
   // One bearer cache for every API surface of this app, and one of the token endpoint's clients,
   // with the same bounds; emptied and unsubscribed on close.
   const cacheSettings = { ...DEFAULT_BEARER_CACHE, ...(config.bearerCacheSeconds !== undefined ? { ttlSeconds: config.bearerCacheSeconds } : {}), ...deps.bearerCache };
@@ -140,13 +142,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bearers.close();
     clients.close();
   });
+  const limits = new Limits({ ...DEFAULT_LIMITS, ...deps.limits }, redis, deps.limitKeyPrefix);
   const oauth: OAuthContext = {
     storage,
     clients,
     clock,
     passwords,
     lifetimes: { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl },
-    limits: new Limits({ ...DEFAULT_LIMITS, ...deps.limits }, redis, deps.limitKeyPrefix),
+    limits,
     passwordGrant: config.passwordGrant,
     issuer: config.publicBaseUrl,
   };
@@ -169,6 +172,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDrain(app);
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
+  registerPressure(metrics, { hashing: () => passwords.load, limiterKeys: () => limits.memoryKeys() });
   registerDocs(app, config.publicBaseUrl);
   registerHealth(app, storage, () => (redis ? (redis.status === 'ready' ? 'redis' : 'degraded') : 'memory'));
   const lastUsed = new LastUsed(storage, clock, app.log);

@@ -329,7 +329,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     const s = signed(request);
     try {
       // The current password is checked like a sign-in (same limits; a wrong one is audited).
-      await signIn(ctx, s.user.user_name, field(request.body, 'current'), { clientId: null, requestId: request.id, method: 'form', address: request.ip, teamName: s.team.name });
+      await signIn(ctx, s.user.user_name, field(request.body, 'current'), { clientId: null, requestId: request.id, method: 'form', address: request.ip, teamName: s.team.name, signedInTeamId: s.team.id });
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_grant') return settings(request, reply, undefined, 'The current password is not right.', 400);
       throw error;

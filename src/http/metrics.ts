@@ -1,11 +1,13 @@
 /**
  * Prometheus metrics (GET /metrics, text format): request counts and latency histograms by
  * route template, method and status; token grants by grant type and outcome; the database
- * pool; the process's own metrics. Each app has its own registry, so tests can build many.
- * Routes are labelled by their template (`/v2/scim/Users/:id`), never by the raw URL.
+ * pool; the password hasher's units and the limiters' keys; the process's own metrics. Each
+ * app has its own registry, so tests can build many. Routes are labelled by their template
+ * (`/v2/scim/Users/:id`), never by the raw URL.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { HashingLoad } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import { OverBudget } from '../scim/errors.ts';
 
@@ -97,4 +99,35 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.get('/metrics', async (_request, reply) =>
     reply.code(200).header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
+}
+
+/** The shared capacities anonymous callers press on (issue 27.7 and 27.8), read at each scrape. */
+export interface Pressure {
+  readonly hashing: () => HashingLoad;
+  readonly limiterKeys: () => Readonly<Record<string, number>>;
+}
+
+export function registerPressure(metrics: Metrics, pressure: Pressure): void {
+  new Gauge({
+    name: 'rollcall_password_hashing_units',
+    help: 'Units of the password hasher by class (team: authenticated writes; anonymous: sign-ins) and state',
+    labelNames: ['class', 'state'],
+    registers: [metrics.registry],
+    collect() {
+      const load = pressure.hashing();
+      this.set({ class: 'team', state: 'running' }, load.running - load.anonymousRunning);
+      this.set({ class: 'team', state: 'queued' }, load.queued);
+      this.set({ class: 'anonymous', state: 'running' }, load.anonymousRunning);
+      this.set({ class: 'anonymous', state: 'queued' }, load.anonymousQueued);
+    },
+  });
+  new Gauge({
+    name: 'rollcall_limiter_keys',
+    help: 'Keys held in process memory by each brute-force limiter (bounded by LimitSettings.memoryKeys)',
+    labelNames: ['limiter'],
+    registers: [metrics.registry],
+    collect() {
+      for (const [limiter, keys] of Object.entries(pressure.limiterKeys())) this.set({ limiter }, keys);
+    },
+  });
 }

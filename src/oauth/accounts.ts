@@ -27,8 +27,8 @@ import type { UserRow } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 import { invalidGrant, OAuthError } from './errors.ts';
 import type { Limits } from './limits.ts';
-import { HashingBusy, signInPasswordProblem, SIGN_IN_PASSWORD_MAX } from './passwords.ts';
-import type { PasswordHasher } from './passwords.ts';
+import { AddressBusy, HashingBusy, signInPasswordProblem, SIGN_IN_PASSWORD_MAX } from './passwords.ts';
+import type { HashingLane, PasswordHasher } from './passwords.ts';
 
 /** A hash of a random password nobody knows: verified in place of a missing account, to take equal time. */
 const DECOY_HASH = 'scrypt$131072$8$1$OgYuCi4gTR1gR6sOjNGqEQ$fEbLVReKEy47wZ73hdJWxy6EHmmID1fApe16FX77N2I';
@@ -55,14 +55,20 @@ export interface SignInContext {
   readonly passwords: PasswordHasher;
 }
 
-/** A verification through the app's bounded queue; a full queue is 429 with Retry-After (issue 13.4). */
-async function verifyQueued(ctx: SignInContext, password: string, encoded: string): Promise<boolean> {
+/**
+ * The sign-in's verifications as one unit of the app's hasher (issue 13.4, issue 27.7): an
+ * unauthenticated sign-in in the anonymous share, one at a time per address; a signed-in
+ * administrator's check in the team's share. No room is 429 with Retry-After.
+ */
+async function verifyQueued(ctx: SignInContext, meta: SignInMeta, password: string, encoded: readonly string[]): Promise<boolean[]> {
+  const lane: HashingLane = meta.signedInTeamId !== undefined ? { team: meta.signedInTeamId } : { address: meta.address };
   try {
-    return await ctx.passwords.verify(password, encoded);
+    return await ctx.passwords.verify(lane, password, encoded);
   } catch (error) {
     if (error instanceof HashingBusy) {
-      // The server is busy, not the caller wrong: nothing counts against its address.
-      throw new OAuthError('slow_down', error.message, 429, { 'retry-after': String(error.retryAfterSeconds) }, false);
+      // A busy server is not the caller's fault; a second sign-in racing its first from one address is.
+      const counts = error instanceof AddressBusy;
+      throw new OAuthError('slow_down', error.message, 429, { 'retry-after': String(error.retryAfterSeconds) }, counts);
     }
     throw error;
   }
@@ -78,6 +84,8 @@ export interface SignInMeta {
   readonly clientTeamId?: string | null;
   /** A team the caller names (the form's team choice, the password grant's `team`): by name. */
   readonly teamName?: string;
+  /** A signed-in administrator proving their password again: the team's work, not an anonymous sign-in. */
+  readonly signedInTeamId?: string;
 }
 
 export type SignInResult =
@@ -117,14 +125,15 @@ export async function signIn(ctx: SignInContext, username: string, password: str
   try {
     const rows = scope !== 'none' ? await loginCandidates(ex, key, scope, ROWS_READ) : [];
     candidates = rows.filter(maySignIn).slice(0, verifications);
-    for (let i = 0; i < verifications; i++) {
-      const candidate = candidates[i];
-      const ok = await verifyQueued(ctx, password, candidate?.password_hash ?? DECOY_HASH);
+    // Every verification is made, the missing ones against the decoy, in one unit of the hasher.
+    const hashes = Array.from({ length: verifications }, (_, i) => candidates[i]?.password_hash ?? DECOY_HASH);
+    const results = await verifyQueued(ctx, meta, password, hashes);
+    candidates.forEach((candidate, i) => {
       // A stored password that is too short to sign in is refused like a wrong one, after the work.
-      if (candidate && ok && signInPasswordProblem(password) === undefined) matched.push(candidate);
-    }
+      if (results[i] === true && signInPasswordProblem(password) === undefined) matched.push(candidate);
+    });
   } catch (error) {
-    // Not checked (a busy hashing queue, a database error): the attempt is given back.
+    // Not checked (no room in the hasher, a database error): the attempt is given back.
     await attempt.abandoned();
     throw error;
   }

@@ -8,7 +8,8 @@
  * a right secret always works, whatever others sent for the same client id; only a source that
  * fails is throttled, per (client id, address) with exponential backoff (limits.ts). A client id
  * that cannot exist (not 20 characters of [A-Z0-9]) is refused before anything is counted or
- * looked up.
+ * looked up; one that does not exist is looked up and compared like any other, and counted only
+ * per address (client ids are not secrets, RFC 6749 2.2: no answer needs to hide which exist).
  */
 import { recordEvent } from '../audit/events.ts';
 import { isStorableText } from '../text.ts';
@@ -80,9 +81,16 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
   else throw invalidClient(false);
   if (usedBasic && params.client_id !== undefined && params.client_id !== id) throw invalidRequest('client_id differs from the authenticated client');
   if (!isWellFormedClientId(id)) throw invalidClient(usedBasic);
-  const client = await authenticateClient(ctx.storage.db, id, secret, (i) => ctx.clients.byId(i));
+  let exists = false;
+  const client = await authenticateClient(ctx.storage.db, id, secret, async (i) => {
+    const row = await ctx.clients.byId(i);
+    exists = row !== undefined;
+    return row;
+  });
   if (!client) {
-    const wait = await ctx.limits.clientFailed(id, request.address);
+    // Only a client that exists has failures worth remembering (issue 27.8): an unknown id costs
+    // no counter, and its source is still limited by its failed requests per address.
+    const wait = exists ? await ctx.limits.clientFailed(id, request.address) : undefined;
     throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);
   }
   return { client, params };

@@ -9,13 +9,15 @@
  * is blocked with exponential backoff, and nobody else is; a generous ceiling per identity stops
  * guessing spread over many addresses. A password attempt is reserved (a point consumed,
  * atomically, in Redis or in memory) before the password is verified and refunded on success, so
- * parallel guesses cannot pass a "locked?" check together. This module only counts; it never
- * decides whether a credential is right.
+ * parallel guesses cannot pass a "locked?" check together. Every store in process memory holds
+ * a bounded number of keys (bounded-limiter.ts), so anonymous traffic leaves memory flat. This
+ * module only counts; it never decides whether a credential is right.
  */
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import type { RateLimiterLike, RateLimiterRes } from 'rate-limiter-flexible';
 import { sha256 } from '../ids.ts';
+import { BoundedMemoryLimiter } from './bounded-limiter.ts';
 import { tooManyAttempts } from './errors.ts';
 
 export interface Window {
@@ -50,6 +52,11 @@ export interface LimitSettings {
    * address; once used up, every request from the address is refused until the window ends.
    */
   readonly oauthPerAddress: Window;
+  /**
+   * Keys each limiter keeps in process memory (issue 27.8): beyond it the least recently used
+   * key seen once goes first (bounded-limiter.ts). With Redis, the bound of the memory fallback.
+   */
+  readonly memoryKeys: number;
 }
 
 export const DEFAULT_LIMITS: LimitSettings = {
@@ -60,9 +67,10 @@ export const DEFAULT_LIMITS: LimitSettings = {
   passwordPerClient: { points: 120, seconds: 60 },
   signinPerAddress: { points: 30, seconds: 60 },
   oauthPerAddress: { points: 100, seconds: 60 },
+  memoryKeys: 10_000,
 };
 
-export type LimitKind = keyof LimitSettings;
+export type LimitKind = Exclude<keyof LimitSettings, 'memoryKeys'>;
 type BackoffKind = 'accountFailures' | 'clientFailures';
 type StrikeKind = `${BackoffKind}Strikes`;
 
@@ -86,18 +94,22 @@ const retryAfter = (res: RateLimiterRes): number => Math.max(1, Math.ceil(res.ms
 const digest = (...parts: readonly string[]): string => sha256(parts.join('\u0000'));
 
 export class Limits {
-  readonly #limiters: Record<LimitKind | StrikeKind, RateLimiterAbstract>;
+  readonly #limiters: Record<LimitKind | StrikeKind, RateLimiterLike>;
   readonly #settings: LimitSettings;
+  /** Every store in process memory (the limiters themselves, or Redis's fallbacks), by name. */
+  readonly #memory = new Map<string, BoundedMemoryLimiter>();
 
   /** `keyPrefix` separates deployments (or tests) sharing one Redis. */
   constructor(settings: LimitSettings, redis?: Redis, keyPrefix = 'rollcall') {
     this.#settings = settings;
-    const make = (kind: string, points: number, duration: number): RateLimiterAbstract => {
+    const make = (kind: string, points: number, duration: number): RateLimiterLike => {
       const options = { points, duration, keyPrefix: `${keyPrefix}:${kind}` };
-      if (!redis) return new RateLimiterMemory(options);
+      const memory = new BoundedMemoryLimiter({ ...options, maxKeys: settings.memoryKeys });
+      this.#memory.set(kind, memory);
+      if (!redis) return memory;
       // While Redis is unreachable, each instance keeps counting in its own memory rather than
       // failing sign-ins or letting them through unlimited.
-      return new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(options) });
+      return new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: memory });
     };
     const window = (kind: LimitKind) => make(kind, settings[kind].points, settings[kind].seconds);
     const strikes = (kind: BackoffKind) => make(`${kind}Strikes`, Number.MAX_SAFE_INTEGER, this.#maxBlock(kind));
@@ -112,6 +124,11 @@ export class Limits {
       accountFailuresStrikes: strikes('accountFailures'),
       clientFailuresStrikes: strikes('clientFailures'),
     };
+  }
+
+  /** Keys each store in process memory holds now, by limiter (metrics, tests). */
+  memoryKeys(): Record<string, number> {
+    return Object.fromEntries([...this.#memory].map(([kind, limiter]) => [kind, limiter.size]));
   }
 
   #maxBlock(kind: BackoffKind): number {
@@ -187,10 +204,10 @@ export class Limits {
   }
 
   /**
-   * Counts a failed authentication of `clientId` from `address` (called only after the secret
-   * was checked and was wrong). Returns the seconds that source must wait when it is over its
-   * limit (or the client over its ceiling), undefined otherwise. A right secret is never
-   * counted nor refused here.
+   * Counts a failed authentication of `clientId` from `address` (called only for a client that
+   * exists, after the secret was checked and was wrong). Returns the seconds that source must
+   * wait when it is over its limit (or the client over its ceiling), undefined otherwise. A
+   * right secret is never counted nor refused here.
    */
   async clientFailed(clientId: string, address: string): Promise<number | undefined> {
     const pair = digest('client', clientId, address);

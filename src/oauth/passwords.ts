@@ -4,10 +4,12 @@
  *
  * Each derivation takes 128 MiB and one libuv thread for about a quarter of a second, so the app
  * owns one PasswordHasher (issue 13 item 4) through which every SCIM write that sets a password
- * and every sign-in goes: a few derivations at a time, a bounded queue behind them, and beyond
- * it a HashingBusy the caller answers with 503 / 429 and Retry-After in its protocol's shape. A
- * sign-in storm then holds at most `concurrency` x 128 MiB and leaves the other libuv threads to
- * file and DNS work. Hashing never happens inside a database transaction (the callers' rule).
+ * and every sign-in goes: a few derivations at a time, bounded queues behind them, and beyond
+ * them a HashingBusy the caller answers with 503 / 429 and Retry-After in its protocol's shape.
+ * A sign-in storm then holds at most `concurrency` x 128 MiB and leaves the other libuv threads
+ * to file and DNS work. The slots are shared fairly (issue 27 item 7): teams' authenticated work
+ * round robin, anonymous sign-ins in a bounded share of their own, one at a time per address.
+ * Hashing never happens inside a database transaction (the callers' rule).
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { ScryptOptions } from 'node:crypto';
@@ -39,62 +41,212 @@ export async function verifyPassword(password: string, encoded: string): Promise
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
+/** The derivation behind the hasher: scrypt, unless a test puts a controllable one in its place. */
+export interface PasswordKdf {
+  hash(password: string): Promise<string>;
+  verify(password: string, encoded: string): Promise<boolean>;
+}
+
+export const SCRYPT: PasswordKdf = Object.freeze({ hash: hashPassword, verify: verifyPassword });
+
+/**
+ * Whom a unit of hashing serves. The hasher shares its slots fairly between these.
+ * - `team`: authenticated work of that team (a SCIM write setting a password by the team's token,
+ *   a signed-in administrator proving their password again).
+ * - `address`: an unauthenticated sign-in (the authorization page, the console, the password
+ *   grant) from that source address.
+ */
+export type HashingLane = { readonly team: string } | { readonly address: string };
+
 export interface HashingSettings {
   /** Derivations running at once (each holds 128 MiB and a libuv thread). */
   readonly concurrency: number;
-  /** Derivations waiting for a turn; beyond this the caller is told to come back later. */
+  /**
+   * Authenticated units waiting, all teams together. A team with nothing waiting is admitted even
+   * beyond it, so one team's flood never refuses another team's first write.
+   */
   readonly maxQueued: number;
+  /** Authenticated units one team may have waiting. */
+  readonly maxQueuedPerTeam: number;
+  /** Of `concurrency`, the slots unauthenticated sign-ins may hold at once; the rest stay for teams. */
+  readonly anonymousConcurrency: number;
+  /** Unauthenticated sign-ins waiting (each from a different address). */
+  readonly anonymousQueued: number;
 }
 
-export const DEFAULT_HASHING: HashingSettings = Object.freeze({ concurrency: 2, maxQueued: 32 });
+export const DEFAULT_HASHING: HashingSettings = Object.freeze({
+  concurrency: 2,
+  maxQueued: 32,
+  maxQueuedPerTeam: 16,
+  anonymousConcurrency: 1,
+  anonymousQueued: 16,
+});
 
-/** The hashing queue is full: answer "busy, retry after" instead of queueing without end. */
+/** No room for this unit now: answer "busy, retry after" instead of queueing without end. */
 export class HashingBusy extends Error {
   readonly retryAfterSeconds = 1;
-  constructor() {
-    super('Too many password checks are in progress; try again in a moment');
+  constructor(message = 'Too many password checks are in progress; try again in a moment') {
+    super(message);
     this.name = 'HashingBusy';
   }
 }
 
-/** scrypt through a bounded queue, shared by SCIM writes and sign-ins. */
+/** A sign-in from this address is already being checked: one at a time per address. */
+export class AddressBusy extends HashingBusy {
+  constructor() {
+    super('A sign-in from this address is already being checked; wait for its answer before trying again');
+    this.name = 'AddressBusy';
+  }
+}
+
+export interface HashingLoad {
+  /** Units running, both classes together. */
+  readonly running: number;
+  /** Authenticated units waiting, all teams together. */
+  readonly queued: number;
+  readonly anonymousRunning: number;
+  readonly anonymousQueued: number;
+}
+
+/**
+ * Password derivations through a small number of slots, scheduled fairly between classes of
+ * work. Authenticated units wait in one queue per team, served round robin, so a team flooding
+ * password writes takes its turn like any other. Unauthenticated sign-ins wait in a queue of
+ * their own and hold at most `anonymousConcurrency` slots, so anonymous callers cannot take the
+ * capacity authenticated work needs; an address has at most one sign-in running or waiting, a
+ * second is refused at once (AddressBusy). When both classes wait, a freed slot alternates
+ * between them. A unit is whatever its caller asks in one turn: a sign-in's several
+ * verifications (accounts.ts) run one after another in one slot.
+ */
 export class PasswordHasher {
   readonly #settings: HashingSettings;
+  readonly #kdf: PasswordKdf;
   #running = 0;
-  readonly #waiting: (() => void)[] = [];
+  #anonymousRunning = 0;
+  /** Waiting units per team. */
+  readonly #teams = new Map<string, (() => void)[]>();
+  #teamsQueued = 0;
+  /** Teams with units running or waiting: how many run, and the turn at which one last started. */
+  readonly #served = new Map<string, { running: number; turn: number }>();
+  #turn = 0;
+  readonly #anonymous: (() => void)[] = [];
+  /** Addresses with a sign-in running or waiting. */
+  readonly #addresses = new Set<string>();
+  #lastWasAnonymous = false;
 
-  constructor(settings: HashingSettings = DEFAULT_HASHING) {
-    this.#settings = settings;
+  constructor(settings: Partial<HashingSettings> = {}, kdf: PasswordKdf = SCRYPT) {
+    const merged = { ...DEFAULT_HASHING, ...settings };
+    const concurrency = Math.max(1, merged.concurrency);
+    this.#settings = { ...merged, concurrency, anonymousConcurrency: Math.min(Math.max(1, merged.anonymousConcurrency), concurrency) };
+    this.#kdf = kdf;
   }
 
-  /** Derivations running and waiting now (metrics, tests). */
-  get load(): { readonly running: number; readonly queued: number } {
-    return { running: this.#running, queued: this.#waiting.length };
+  /** Units running and waiting now (metrics, tests). */
+  get load(): HashingLoad {
+    return { running: this.#running, queued: this.#teamsQueued, anonymousRunning: this.#anonymousRunning, anonymousQueued: this.#anonymous.length };
   }
 
-  hash(password: string): Promise<string> {
-    return this.#run(() => hashPassword(password));
+  hash(lane: HashingLane, password: string): Promise<string> {
+    return this.#run(lane, () => this.#kdf.hash(password));
   }
 
-  verify(password: string, encoded: string): Promise<boolean> {
-    return this.#run(() => verifyPassword(password, encoded));
+  /** Verifies `password` against each of `encoded` in turn, as one unit: one slot, one place in line. */
+  verify(lane: HashingLane, password: string, encoded: readonly string[]): Promise<boolean[]> {
+    return this.#run(lane, async () => {
+      const results: boolean[] = [];
+      for (const one of encoded) results.push(await this.#kdf.verify(password, one));
+      return results;
+    });
   }
 
-  async #run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#running >= this.#settings.concurrency) {
-      if (this.#waiting.length >= this.#settings.maxQueued) throw new HashingBusy();
-      // The slot is handed over by the finishing derivation, so #running stays counted.
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  async #run<T>(lane: HashingLane, work: () => Promise<T>): Promise<T> {
+    const anonymous = 'address' in lane;
+    if (anonymous) {
+      if (this.#addresses.has(lane.address)) throw new AddressBusy();
+      if (this.#anonymous.length >= this.#settings.anonymousQueued && !this.#mayStartAnonymous()) throw new HashingBusy();
+      this.#addresses.add(lane.address);
     } else {
-      this.#running++;
+      const waiting = this.#teams.get(lane.team)?.length ?? 0;
+      const full = waiting >= this.#settings.maxQueuedPerTeam || (waiting > 0 && this.#teamsQueued >= this.#settings.maxQueued);
+      if (full && this.#running >= this.#settings.concurrency) throw new HashingBusy();
     }
     try {
-      return await work();
+      await new Promise<void>((resolve) => {
+        if (anonymous) this.#anonymous.push(resolve);
+        else this.#enqueueTeam(lane.team, resolve);
+        this.#dispatch();
+      });
+      try {
+        return await work();
+      } finally {
+        this.#running--;
+        if (anonymous) this.#anonymousRunning--;
+        else this.#finishedTeamUnit(lane.team);
+        this.#dispatch();
+      }
     } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#running--;
+      if (anonymous) this.#addresses.delete(lane.address);
     }
+  }
+
+  #enqueueTeam(team: string, start: () => void): void {
+    const queue = this.#teams.get(team);
+    if (queue) queue.push(start);
+    else this.#teams.set(team, [start]);
+    this.#teamsQueued++;
+  }
+
+  #mayStartAnonymous(): boolean {
+    return this.#running < this.#settings.concurrency && this.#anonymousRunning < this.#settings.anonymousConcurrency;
+  }
+
+  /** Starts waiting units while slots are free: teams round robin, alternating with sign-ins. */
+  #dispatch(): void {
+    while (this.#running < this.#settings.concurrency) {
+      const anonymousMay = this.#anonymous.length > 0 && this.#anonymousRunning < this.#settings.anonymousConcurrency;
+      const teamWaits = this.#teamsQueued > 0;
+      if (anonymousMay && (!teamWaits || !this.#lastWasAnonymous)) {
+        this.#running++;
+        this.#anonymousRunning++;
+        this.#lastWasAnonymous = true;
+        this.#anonymous.shift()!();
+      } else if (teamWaits) {
+        this.#running++;
+        this.#lastWasAnonymous = false;
+        this.#nextTeamUnit()();
+      } else {
+        return;
+      }
+    }
+  }
+
+  /**
+   * The first waiting unit of the team whose turn it is: the waiting team whose last unit
+   * started longest ago (a team never served yet first, then in order of arrival).
+   */
+  #nextTeamUnit(): () => void {
+    let chosen: string | undefined;
+    let oldest = Infinity;
+    for (const team of this.#teams.keys()) {
+      const turn = this.#served.get(team)?.turn ?? -1;
+      if (turn < oldest) [chosen, oldest] = [team, turn];
+    }
+    const queue = this.#teams.get(chosen!)!;
+    const start = queue.shift()!;
+    if (queue.length === 0) this.#teams.delete(chosen!);
+    this.#teamsQueued--;
+    const served = this.#served.get(chosen!);
+    if (served) [served.running, served.turn] = [served.running + 1, ++this.#turn];
+    else this.#served.set(chosen!, { running: 1, turn: ++this.#turn });
+    return start;
+  }
+
+  /** A team's unit ended: the team is forgotten once it has nothing running or waiting. */
+  #finishedTeamUnit(team: string): void {
+    const served = this.#served.get(team);
+    if (!served) return;
+    served.running--;
+    if (served.running === 0 && !this.#teams.has(team)) this.#served.delete(team);
   }
 }
 

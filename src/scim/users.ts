@@ -145,11 +145,11 @@ interface Prehashed {
  */
 class PasswordNotHashed extends Error {}
 
-/** Hashes through the app's bounded queue; a full queue is 503 with Retry-After (issue 13.4). */
+/** Hashes in the team's share of the app's hasher; no room is 503 with Retry-After (issue 13.4, 27.7). */
 async function hashOutside(ctx: ScimContext, password: string | undefined): Promise<Prehashed | undefined> {
   if (password === undefined) return undefined;
   try {
-    return { password, hash: await ctx.passwords.hash(password) };
+    return { password, hash: await ctx.passwords.hash({ team: ctx.team.id }, password) };
   } catch (error) {
     if (error instanceof HashingBusy) {
       throw new ScimError(503, error.message, undefined, { 'retry-after': String(error.retryAfterSeconds) });

@@ -151,8 +151,8 @@ describe('13.5 exponential backoff per (identity, address)', () => {
 
 describe('13.5: a busy server never spends the sign-in attempts', () => {
   it('password grants refused because the hashing queue is full (429) leave the right password usable once it is free', async () => {
-    // One derivation at a time and none waiting: concurrent sign-ins beyond the first are "busy".
-    const t = await createTestApp({ deps: { hashing: { concurrency: 1, maxQueued: 0 } } });
+    // One derivation at a time and no sign-in waiting: concurrent sign-ins beyond the first are "busy".
+    const t = await createTestApp({ deps: { hashing: { concurrency: 1, anonymousQueued: 0 } } });
     try {
       const client = await registerClient(t);
       const admin = await registerAdmin(t);

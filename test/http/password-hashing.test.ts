@@ -4,7 +4,8 @@
  * shared by SCIM writes and sign-ins. Before: eight password PATCHes on SQLite made a GET wait
  * for all of them (one connection, each transaction holding it while hashing); twelve on
  * PostgreSQL held every pooled connection. Over the queue's bound the answer is 503 (SCIM) or
- * 429 (OAuth) with Retry-After, in each protocol's error shape.
+ * 429 (OAuth) with Retry-After, in each protocol's error shape. (How the slots are shared between
+ * teams and sign-ins: hashing-fairness.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -72,7 +73,7 @@ describe('the hashing queue bound (issue 13 item 4)', () => {
     assert.equal((await t.request('PATCH', `/v2/scim/Users/${id}`, setPassword('the last one'))).statusCode, 200);
   });
 
-  it('a sign-in storm over the bound gets 429 with Retry-After in an RFC 6749 error body, and shares the bound with SCIM writes', async () => {
+  it('a sign-in storm over the bound gets 429 with Retry-After in an RFC 6749 error body (one sign-in at a time per address, issue 27.7)', async () => {
     const client = await registerClient(t);
     const admin = await registerAdmin(t, 'storm@acme.example');
     const answers = await Promise.all(Array.from({ length: 5 }, () => passwordGrant(t, client, admin)));
