@@ -17,6 +17,7 @@ import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-s
 import type { Storage } from '../storage/connect.ts';
 import { userById } from '../storage/repos/users.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
+import type { AccessLog } from './access-log.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
 
 export interface AdminPluginOptions {
@@ -24,6 +25,8 @@ export interface AdminPluginOptions {
   readonly clock: Clock;
   readonly baseUrl: string;
   readonly bearers: BearerCache;
+  /** The access log, told the team of each authenticated request. */
+  readonly accessLog?: AccessLog;
 }
 
 const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -55,6 +58,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     const needed = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) throw new ScimError(403, `This request needs the "${needed}" scope`);
     teams.set(request, bearer.team);
+    options.accessLog?.team(request, bearer.team);
     actors.set(request, { via: 'scim', clientId: bearer.clientId, userId: bearer.userId });
   });
 

@@ -32,6 +32,7 @@ import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import { unstorableText } from '../text.ts';
+import type { AccessLog } from './access-log.ts';
 import { consoleEventRoutes } from './console-events.ts';
 
 export interface ConsoleOptions {
@@ -39,6 +40,8 @@ export interface ConsoleOptions {
   readonly keys: KeyStore;
   readonly baseUrl: string;
   readonly cursorSecret: string;
+  /** The access log, told the team of each signed-in request. */
+  readonly accessLog?: AccessLog;
 }
 
 export const CONSOLE_COOKIE = 'rollcall_console';
@@ -137,6 +140,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     const user = id === undefined ? undefined : await resumeSession(ctx, SESSION_KIND, id);
     const team = user ? await teamById(ctx.storage.db, user.team_id) : undefined;
     if (!user || !team) return seeOther(reply, '/console/sign-in');
+    options.accessLog?.team(request, team);
     (request as WithSession)[SIGNED] = {
       user,
       team,

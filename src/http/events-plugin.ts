@@ -16,6 +16,7 @@ import { badRequest, ScimError } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { AccessLog } from './access-log.ts';
 import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
 
 export interface EventsPluginOptions {
@@ -24,10 +25,12 @@ export interface EventsPluginOptions {
   readonly baseUrl: string;
   readonly signer: SetSigner;
   readonly bearers: BearerCache;
+  /** The access log, told the team of each authenticated request. */
+  readonly accessLog?: AccessLog;
 }
 
 /** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
-export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
+export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers' | 'accessLog'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
   const token = bearerToken(request.headers.authorization);
   if (token === undefined) {
     throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
@@ -36,6 +39,7 @@ export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers'
   if (!bearer) {
     throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
   }
+  options.accessLog?.team(request, bearer.team);
   if (!bearer.scopes.has(scope)) {
     throw new ScimError(403, `This request needs the "${scope}" scope`, undefined, { 'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${scope}"` });
   }

@@ -20,6 +20,7 @@ import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { AccessLog } from './access-log.ts';
 import type { LastUsed } from './last-used.ts';
 import type { RequestJournal } from './request-journal.ts';
 import { registerScimRoutes } from './scim-routes.ts';
@@ -40,6 +41,8 @@ export interface ScimPluginOptions {
   readonly lastUsed?: LastUsed;
   /** The request log the console shows (one per app, shared by both prefixes). */
   readonly journal?: RequestJournal;
+  /** The access log, told the team of each authenticated request. */
+  readonly accessLog?: AccessLog;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -173,6 +176,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     }
     if (bearer.clientId === null) options.lastUsed?.used(bearer.tokenHash);
     options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash });
+    options.accessLog?.team(request, bearer.team);
     const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
     const needed = reads ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) {

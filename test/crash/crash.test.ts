@@ -104,7 +104,7 @@ for (const target of targets) {
     });
 
     it('SIGTERM drains the requests in flight, then exits 0', async () => {
-      const server = await startServer(db.url, { LOG_LEVEL: 'info' });
+      const server = await startServer(db.url, { LOG_LEVEL: 'debug' });
       // Creating users with passwords is slow (scrypt), so these are still in flight when SIGTERM
       // lands: it is sent once the server has logged receiving all four.
       const inFlight = Array.from({ length: 4 }, (_, i) => scim(server.url, token, 'POST', '/Users', { userName: `drain${i}@acme.example`, password: `drain password ${i}` }));
