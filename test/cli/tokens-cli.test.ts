@@ -66,7 +66,7 @@ describe('rollcall token issue / list / revoke', () => {
     assert.notEqual(mine.lastUsedAt, null);
 
     const audit = JSON.parse(rollcall(['audit', 'list', '--team', 'acme', '--json', '--database', database]).stdout) as { action: string; resourceId: string }[];
-    assert.deepEqual(audit.filter((e) => e.resourceId === out.id).map((e) => e.action), ['token_issued', 'token_revoked']);
+    assert.deepEqual(audit.filter((e) => e.resourceId === out.id).map((e) => e.action), ['token_revoked', 'token_issued'], 'newest first');
     assert.equal(rollcall(['token', 'revoke', '--team', 'acme', '--id', 'NOPE', '--database', database]).code, 1);
   });
 });
