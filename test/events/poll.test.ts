@@ -61,14 +61,15 @@ for (const engine of engines) {
 
     it('long-polls: a poll with nothing pending waits for the next event', async () => {
       const sub = await subscribe({ events: ['create'] });
-      const started = Date.now();
-      const waiting = pollWith(sub.pollToken, { maxEvents: 10 });
+      // An order, not a time (issue 27 item 14): unanswered while nothing is pending, then
+      // answered with the event created meanwhile.
+      let answered = false;
+      const waiting = pollWith(sub.pollToken, { maxEvents: 10 }).finally(() => (answered = true));
       await new Promise((r) => setTimeout(r, 300));
+      assert.equal(answered, false, 'the poll waits while nothing is pending');
       await users(1);
       const answer = (await waiting).json() as { sets: Record<string, string> };
-      assert.deepEqual(Object.keys(answer.sets), [`${t.team.id}.1`]);
-      const waited = Date.now() - started;
-      assert.ok(waited >= 300 && waited < 5000, `answered ${waited} ms after the poll, once the event existed`);
+      assert.deepEqual(Object.keys(answer.sets), [`${t.team.id}.1`], 'answered with the event that came after it');
     });
 
     it('bad credentials and bad bodies get RFC 8936 error bodies; a push subscription cannot poll', async () => {
