@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { connect } from '../../src/storage/connect.ts';
 import { lastSeq } from '../../src/storage/repos/events.ts';
-import { createPgSchema, postgresUrl } from '../support/engines.ts';
+import { createPgSchema, NO_POSTGRES, postgresUrl } from '../support/engines.ts';
 import { scim, seedTeamToken, startServer } from '../support/processes.ts';
 
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
@@ -37,6 +37,8 @@ const targets: Target[] = [
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+if (NO_POSTGRES) describe('crash safety on postgres', { skip: NO_POSTGRES }, () => {});
 
 for (const target of targets) {
   describe(`crash safety on ${target.name}`, () => {
