@@ -4,8 +4,9 @@
  * the team when the request authenticated as one, latency in milliseconds, the client's address,
  * and the request id every line of the request carries. It replaces Fastify's pair of lines
  * ("incoming request", "request completed") as Fastify's log controller; the line marking each
- * request as it arrives is kept at level debug, for following requests in flight. Fastify's
- * other lines (errors of its default handler, 404s) are left as they are.
+ * request as it arrives is kept at level debug, for following requests in flight. An error of
+ * Fastify's default handler is logged only when it is the server's (5xx, with the error); a
+ * client's error (4xx) is its access log line. Fastify's other lines are left as they are.
  *
  * The surfaces that authenticate (SCIM, admin, events, console) note the request's team here as
  * they learn it; this module does not authenticate and keeps nothing past the request.
@@ -24,6 +25,10 @@ export class AccessLog extends LogController {
 
   override incomingRequest(request: FastifyRequest): void {
     request.log.debug({ method: request.method, url: redactUrl(request.url), remoteAddress: request.ip }, 'incoming request');
+  }
+
+  override defaultErrorLog(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    if (reply.statusCode >= 500) request.log.error({ err: error, status: reply.statusCode }, error.message);
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
