@@ -141,7 +141,9 @@ export class Servers {
     // The flags `npm start` runs the server with (src/node-flags.ts), so the bench measures that.
     const args = [...SERVER_NODE_FLAGS, ...(options.nodeArgs ?? []), ROLLCALL_CLI, 'serve', '--json', '--host', '127.0.0.1', '--port', '0', '--database', options.databaseUrl];
     // Rollcall reads its settings from the environment; the bench only silences the request log.
-    const server = await spawnServer(options.label ?? 'rollcall', args, { SECRET_KEY: this.#secretKey, ALLOW_RECEIVERS: '127.0.0.1', ...process.env, LOG_LEVEL: 'silent' });
+    // PostgreSQL instances must share one PUBLIC_BASE_URL (their events' issuer); the bench reads
+    // the listening URL from the server's own line, so any shared value serves.
+    const server = await spawnServer(options.label ?? 'rollcall', args, { SECRET_KEY: this.#secretKey, PUBLIC_BASE_URL: 'http://127.0.0.1', ALLOW_RECEIVERS: '127.0.0.1', ...process.env, LOG_LEVEL: 'silent' });
     return this.#track(server);
   }
 

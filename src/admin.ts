@@ -184,6 +184,10 @@ export async function createTeamUser(
   userName: string,
   options: { password?: string; admin?: boolean },
 ): Promise<Record<string, unknown>> {
+  // An admin exists to sign in, which takes a password: one created without it could do nothing.
+  if (options.admin === true && options.password === undefined) {
+    throw new AdminError('an admin signs in with a password: pass --password, or set ROLLCALL_PASSWORD (kept out of the process list)');
+  }
   const team = await requireTeam(deps, teamName);
   const created = await createUser(await contextFor(deps, team), {
     schemas: [USER_SCHEMA],
@@ -398,7 +402,7 @@ export interface AuditView {
 }
 
 /** A team's audit events from `since` (ISO 8601) on, oldest first. */
-export async function auditEvents(deps: AdminDeps, teamName: string, since: string | undefined, limit: number): Promise<AuditView[]> {
+export async function auditEvents(deps: AdminDeps, teamName: string, since: string | undefined, limit: number, order: 'oldest' | 'newest' = 'oldest'): Promise<AuditView[]> {
   const team = await requireTeam(deps, teamName);
   let from: string | undefined;
   if (since !== undefined) {
@@ -406,7 +410,7 @@ export async function auditEvents(deps: AdminDeps, teamName: string, since: stri
     if (Number.isNaN(ms)) throw new AdminError(`--since must be an ISO 8601 date or time, got "${since}"`);
     from = new Date(ms).toISOString();
   }
-  const rows = await listAuditEvents(deps.storage.db, team.id, from, limit);
+  const rows = await listAuditEvents(deps.storage.db, team.id, from, limit, order);
   return rows.map((r) => ({
     at: r.at,
     action: r.action,

@@ -215,6 +215,22 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds, bearerCacheSeconds, allowReceivers: allowed };
 }
 
+/**
+ * The configuration of a serving process (`rollcall serve`, `npm start`). On PostgreSQL several
+ * instances share one database, and each signs its events with PUBLIC_BASE_URL as the issuer
+ * (`iss`): a default made from each instance's own HOST and PORT would give every instance a
+ * different issuer, and receivers would reject the others' SETs. So PostgreSQL needs it set, the
+ * same on every instance, as it needs SECRET_KEY.
+ */
+export function loadServeConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const config = loadConfig(overrides, env);
+  const rawBase = overrides.publicBaseUrl ?? (env.PUBLIC_BASE_URL !== undefined && env.PUBLIC_BASE_URL !== '' ? env.PUBLIC_BASE_URL : undefined);
+  if (rawBase === undefined && !config.databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError('PUBLIC_BASE_URL', 'required with PostgreSQL (the same value on every instance: the URL clients reach Rollcall at, which is also the issuer of its signed events), e.g. --public-base-url https://rollcall.example');
+  }
+  return config;
+}
+
 /** `rollcall user set-password` reads the new password here, so it stays out of the process list. */
 export function passwordFromEnvironment(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const value = env.ROLLCALL_PASSWORD;

@@ -6,8 +6,9 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { buildExtensionIndexes } from './scim/index-builder.ts';
+import { ConfigError } from './config.ts';
 import type { Config } from './config.ts';
-import { connect, explainStorageError } from './storage/connect.ts';
+import { connect, explainDatabaseError } from './storage/connect.ts';
 import type { Storage } from './storage/connect.ts';
 import { lockSqliteFile } from './storage/lock.ts';
 import { migrate } from './storage/migrations/index.ts';
@@ -19,8 +20,13 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, onReady?: (storage: Storage) => Promise<void>): Promise<RunningServer> {
-  const storage = connect(config.databaseUrl);
+export interface StartOptions {
+  /** Make a missing directory of the SQLite file (`--create`; connect.ts). */
+  readonly createDirectory?: boolean;
+}
+
+export async function startServer(config: Config, onReady?: (storage: Storage) => Promise<void>, options: StartOptions = {}): Promise<RunningServer> {
+  const storage = connect(config.databaseUrl, { createDirectory: options.createDirectory === true });
   const release = storage.sqlitePath ? lockSqliteFile(storage.sqlitePath) : () => {};
   try {
     await migrate(storage);
@@ -30,7 +36,10 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
     // over from here. A failure is logged, not fatal: one team's stored schema must not keep
     // every team offline.
     await buildExtensionIndexes(storage).catch((error: unknown) => app.log.error({ err: error }, 'the expression indexes of schema extensions were not brought in line with the stored extensions'));
-    const address = await app.listen({ host: config.host, port: config.port });
+    const address = await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
+      await app.close().catch(() => {});
+      throw explainListenError(error, config);
+    });
     // Only once the port is ours: a first run that creates credentials and then fails to listen
     // (port taken) would leave them created and never shown (issue 12 item 4).
     if (onReady) {
@@ -63,8 +72,18 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
   } catch (error) {
     await storage.close().catch(() => {});
     release();
-    throw explainStorageError(error, storage.sqlitePath);
+    throw explainDatabaseError(error, config.databaseUrl, storage.sqlitePath);
   }
+}
+
+/** A failure to listen, retold as one line naming the setting that chose the address. */
+function explainListenError(error: unknown, config: Config): unknown {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return new ConfigError('PORT', `${where} is already in use by another process: stop it, or choose another port with PORT or --port`);
+  if (code === 'EACCES') return new ConfigError('PORT', `${where}: permission denied (ports below 1024 need privileges): choose another with PORT or --port`);
+  if (code === 'EADDRNOTAVAIL') return new ConfigError('HOST', `${config.host} is not an address of this machine: choose another with HOST or --host`);
+  return error;
 }
 
 /** Stops the server on SIGTERM / SIGINT, after in-flight requests finish. */

@@ -6,7 +6,7 @@
  * server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
 import { BUDGET_NAMES, BudgetError, budgetsOf, budgetViews, parseLimit } from '../budgets.ts';
 import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, requireTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam, updateTeamLimits } from '../admin.ts';
@@ -17,15 +17,16 @@ import { registerSchemaCommands } from './schema.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps, ClientView } from '../admin.ts';
 import { systemClock } from '../clock.ts';
-import { ConfigError, loadConfig, passwordFromEnvironment } from '../config.ts';
+import { ConfigError, DEFAULT_DATABASE_URL, loadConfig, loadServeConfig, passwordFromEnvironment } from '../config.ts';
 import type { Config, ConfigOverrides } from '../config.ts';
 import { applyServerHeapPolicy } from '../node-flags.ts';
 import { ScimError } from '../scim/errors.ts';
 import { startServer, stopOnSignals } from '../server.ts';
-import { connect, explainStorageError, StorageFileError } from '../storage/connect.ts';
+import { connect, explainDatabaseError, explainStorageError, StorageFileError } from '../storage/connect.ts';
+import type { Storage } from '../storage/connect.ts';
 import { CopyError, copyDatabase, NOT_COPIED } from '../storage/copy.ts';
 import { buildExtensionIndexes } from '../scim/index-builder.ts';
-import { LockedError } from '../storage/lock.ts';
+import { LockedError, lockSqliteFile } from '../storage/lock.ts';
 import { migrate } from '../storage/migrations/index.ts';
 import { ALL_SCOPES } from '../oauth/tokens.ts';
 import { parseLifetime } from '../oauth/provisioning.ts';
@@ -37,14 +38,16 @@ function packageVersion(): string {
   return pkg.version ?? 'unknown';
 }
 
-function configFrom(options: Common & { host?: string; port?: string; publicBaseUrl?: string }): Config {
+function overridesFrom(options: Common & { host?: string; port?: string; publicBaseUrl?: string }): ConfigOverrides {
   const overrides: ConfigOverrides = {};
   if (options.database !== undefined) overrides.databaseUrl = options.database;
   if (options.host !== undefined) overrides.host = options.host;
   if (options.port !== undefined) overrides.port = options.port;
   if (options.publicBaseUrl !== undefined) overrides.publicBaseUrl = options.publicBaseUrl;
-  return loadConfig(overrides);
+  return overrides;
 }
+
+const configFrom = (options: Common & { host?: string; port?: string; publicBaseUrl?: string }): Config => loadConfig(overridesFrom(options));
 
 /** --json output is camelCase everywhere (as SCIM resources, which `user create` prints as they are). */
 const clientJson = (c: ClientView) => ({ clientId: c.client_id, name: c.name, redirectUris: c.redirect_uris, team: c.team, createdAt: c.created_at });
@@ -84,15 +87,39 @@ function progressBar(): ((table: string, done: number, total: number) => void) &
   return Object.assign(draw, { done: () => {} });
 }
 
+/**
+ * Whether a missing directory of the SQLite file is made: when asked (`--create`), or for the
+ * default path (./data/rollcall.db), so that `npm start` works on a fresh clone. A path somebody
+ * typed must exist, so a typo is refused instead of starting an empty database.
+ */
+const createDirectory = (databaseUrl: string, create: boolean | undefined): boolean => create === true || databaseUrl === DEFAULT_DATABASE_URL;
+
+const CREATE_HELP = "make the SQLite file's directory when it is missing (the default ./data is always made)";
+
+/**
+ * Holds a copied SQLite file's server lock (storage/lock.ts) while the copy runs, so a file that a
+ * running server holds is refused (the copy must read what nobody writes meanwhile), and no server
+ * starts on either file until the copy ends. Returns the release.
+ */
+function lockForCopy(storage: Storage, flag: '--from' | '--to'): () => void {
+  if (storage.sqlitePath === undefined) return () => {};
+  try {
+    return lockSqliteFile(storage.sqlitePath);
+  } catch (error) {
+    if (!(error instanceof LockedError)) throw error;
+    throw new CopyError(`${flag} ${storage.sqlitePath} is held by a running Rollcall server: stop it first (the copy needs a file nobody writes meanwhile)`);
+  }
+}
+
 /** Runs `work` against a migrated database and closes it afterwards. */
 async function withDatabase<T>(options: Common, work: (deps: AdminDeps, config: Config) => Promise<T>): Promise<T> {
   const config = configFrom(options);
-  const storage = connect(config.databaseUrl);
+  const storage = connect(config.databaseUrl, { createDirectory: createDirectory(config.databaseUrl, false) });
   try {
     await migrate(storage);
     return await work({ storage, clock: systemClock, baseUrl: config.publicBaseUrl }, config);
   } catch (error) {
-    throw explainStorageError(error, storage.sqlitePath);
+    throw explainDatabaseError(error, config.databaseUrl, storage.sqlitePath);
   } finally {
     await storage.close();
   }
@@ -117,11 +144,9 @@ function parseExpiresIn(value: string): number {
   }
 }
 
-function parseTtl(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 60 || Number(value) > 365 * 86_400) {
-    throw new InvalidArgumentError('--ttl is a number of seconds from 60 to 31536000');
-  }
-  return Number(value);
+/** The spelling `token issue` had before --expires-in: refused with the new name, never a second spelling. */
+function renamedTtl(): never {
+  throw new InvalidArgumentError('--ttl is now --expires-in (seconds, or 30m, 12h, 90d; at most 366d)');
 }
 
 export function buildProgram(): Command {
@@ -136,9 +161,10 @@ export function buildProgram(): Command {
     .option('--port <port>', 'port to listen on (PORT, default 8080)')
     .option('--public-base-url <url>', 'base URL in meta.location (PUBLIC_BASE_URL)')
     .option('--show-first-run-credentials', 'on an empty database, create the first admin and client and print their credentials even when stdout is not a terminal')
-    .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string; showFirstRunCredentials?: boolean }) => {
+    .option('--create', CREATE_HELP)
+    .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string; showFirstRunCredentials?: boolean; create?: boolean }) => {
       applyServerHeapPolicy();
-      const config = configFrom(options);
+      const config = loadServeConfig(overridesFrom(options));
       // The first run's password and secret are shown once, to a person: on a terminal, or where
       // the operator asked. Never as a log line (stdout of a service often feeds a log store);
       // when they cannot be shown, nothing is created, so nothing unusable or leaked is left.
@@ -149,7 +175,7 @@ export function buildProgram(): Command {
         const deps = { storage, clock: systemClock, baseUrl: config.publicBaseUrl };
         if (mayShow) created = await firstRun(deps);
         else withheld = await firstRunPending(deps);
-      });
+      }, { createDirectory: createDirectory(config.databaseUrl, options.create) });
       stopOnSignals(server);
       if (created) process.stdout.write(`${firstRunText(created, config.publicBaseUrl)}\n`);
       if (withheld) {
@@ -158,11 +184,12 @@ export function buildProgram(): Command {
       print(options.json, { url: server.url, database: server.storage.hooks.name }, `Rollcall is serving on ${server.url} (${server.storage.hooks.name})`);
     });
 
-  withCommon(program.command('migrate').description('apply pending database migrations')).action(async (options: Common) => {
-    const storage = connect(configFrom(options).databaseUrl);
+  withCommon(program.command('migrate').description('apply pending database migrations')).option('--create', CREATE_HELP).action(async (options: Common & { create?: boolean }) => {
+    const { databaseUrl } = configFrom(options);
+    const storage = connect(databaseUrl, { createDirectory: createDirectory(databaseUrl, options.create) });
     try {
       const applied = await migrate(storage).catch((error: unknown) => {
-        throw explainStorageError(error, storage.sqlitePath);
+        throw explainDatabaseError(error, databaseUrl, storage.sqlitePath);
       });
       print(options.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
     } finally {
@@ -244,12 +271,13 @@ export function buildProgram(): Command {
   withCommon(user.command('create').description('create a user in a team'))
     .requiredOption('--team <name>', 'team name')
     .requiredOption('--user-name <userName>', 'userName (e-mail shaped)')
-    .option('--password <password>', 'password for signing in (with --admin: at least 12 characters)')
-    .option('--admin', 'userType admin (may sign in to authorize clients)')
+    .option('--password <password>', 'password for signing in (with --admin: required, at least 12 characters; or ROLLCALL_PASSWORD)')
+    .option('--admin', 'userType admin (may sign in to authorize clients; needs a password)')
     .action(async (options: Common & { team: string; userName: string; password?: string; admin?: boolean }) => {
+      const password = options.password ?? passwordFromEnvironment();
       const resource = await withDatabase(options, (deps) =>
         createTeamUser(deps, options.team, options.userName, {
-          ...(options.password !== undefined ? { password: options.password } : {}),
+          ...(password !== undefined ? { password } : {}),
           ...(options.admin ? { admin: true } : {}),
         }),
       );
@@ -321,15 +349,15 @@ export function buildProgram(): Command {
     });
 
   const audit = program.command('audit').description('the audit trail');
-  withCommon(audit.command('list').description("list a team's audit events, oldest first"))
+  withCommon(audit.command('list').description("list a team's audit events, newest first"))
     .requiredOption('--team <name>', 'team name')
     .option('--since <time>', 'only events at or after this ISO 8601 time')
-    .option('--limit <n>', 'at most this many events (default 1000)', (v: string) => {
+    .option('--limit <n>', 'at most this many events, the latest (default 1000)', (v: string) => {
       if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 100_000) throw new InvalidArgumentError('--limit is a number from 1 to 100000');
       return Number(v);
     })
     .action(async (options: Common & { team: string; since?: string; limit?: number }) => {
-      const events = await withDatabase(options, (deps) => auditEvents(deps, options.team, options.since, options.limit ?? 1000));
+      const events = await withDatabase(options, (deps) => auditEvents(deps, options.team, options.since, options.limit ?? 1000, 'newest'));
       const line = (e: (typeof events)[number]) => {
         const actor = e.actor as { via?: string; clientId?: string | null; userId?: string | null };
         const who = [actor.via, actor.clientId ? `client ${actor.clientId}` : '', actor.userId ? `user ${actor.userId}` : ''].filter(Boolean).join(' ');
@@ -345,12 +373,12 @@ export function buildProgram(): Command {
     .option('--name <name>', 'a name to recognise the token by in `token list` and the console')
     .option('--scope <scopes>', 'space-separated scopes', parseScope, ['read', 'write'] as Scope[])
     .option('--expires-in <time>', 'lifetime: seconds, or 30m, 12h, 90d (at most 366d; default ACCESS_TOKEN_TTL)', parseExpiresIn)
-    .option('--ttl <seconds>', 'lifetime in seconds (older spelling of --expires-in)', parseTtl)
-    .action(async (options: Common & { team: string; userName: string; name?: string; scope: Scope[]; expiresIn?: number; ttl?: number }) => {
+    .addOption(new Option('--ttl <seconds>').hideHelp().argParser(renamedTtl))
+    .action(async (options: Common & { team: string; userName: string; name?: string; scope: Scope[]; expiresIn?: number }) => {
       const issued = await withDatabase(options, (deps, config) =>
         issueToken(deps, options.team, options.userName, {
           scope: options.scope,
-          ttlSeconds: options.expiresIn ?? options.ttl ?? config.accessTokenTtl,
+          ttlSeconds: options.expiresIn ?? config.accessTokenTtl,
           ...(options.name !== undefined ? { name: options.name } : {}),
         }),
       );
@@ -382,12 +410,20 @@ export function buildProgram(): Command {
       return Number(v);
     })
     .option('--json', 'print JSON')
-    .action(async (options: { from: string; to: string; batchSize?: number; json?: boolean }) => {
+    .option('--create', "make the target SQLite file's directory when it is missing")
+    .action(async (options: { from: string; to: string; batchSize?: number; json?: boolean; create?: boolean }) => {
       const from = connect(options.from);
-      const to = connect(options.to);
+      const to = connect(options.to, { createDirectory: options.create === true });
+      const releases: (() => void)[] = [];
       try {
-        await migrate(from);
-        await migrate(to);
+        releases.push(lockForCopy(from, '--from'));
+        releases.push(lockForCopy(to, '--to'));
+        await migrate(from).catch((error: unknown) => {
+          throw explainDatabaseError(error, options.from, from.sqlitePath, '--from');
+        });
+        await migrate(to).catch((error: unknown) => {
+          throw explainDatabaseError(error, options.to, to.sqlitePath, '--to');
+        });
         const bar = progressBar();
         const copied = await copyDatabase(from, to, { batch: options.batchSize ?? 1000, progress: bar });
         bar.done();
@@ -401,6 +437,7 @@ export function buildProgram(): Command {
       } finally {
         await from.close();
         await to.close();
+        for (const release of releases) release();
       }
     });
 

@@ -19,6 +19,7 @@ import { userById } from '../storage/repos/users.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import type { AccessLog } from './access-log.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
 
 export interface AdminPluginOptions {
@@ -28,6 +29,8 @@ export interface AdminPluginOptions {
   readonly bearers: BearerCache;
   /** Told after a schema change commits (scim/index-builder.ts). */
   readonly indexes: { kick(): void };
+  /** The access log, told the team of each authenticated request. */
+  readonly accessLog?: AccessLog;
 }
 
 const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -77,6 +80,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     const needed = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) throw new ScimError(403, `This request needs the "${needed}" scope`);
     teams.set(request, bearer.team);
+    options.accessLog?.team(request, bearer.team);
     actors.set(request, { via: 'scim', clientId: bearer.clientId, userId: bearer.userId });
   });
 

@@ -35,6 +35,7 @@ import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import { unstorableText } from '../text.ts';
+import type { AccessLog } from './access-log.ts';
 import { consoleEventRoutes } from './console-events.ts';
 import type { ReceiverPolicy } from '../events/receivers.ts';
 
@@ -49,6 +50,8 @@ export interface ConsoleOptions {
   readonly scans?: ScanGate;
   /** Counts the budget refusals the pages show rather than throw (the routes' error hook counts the others). */
   readonly metrics?: Pick<Metrics, 'budgetRefused'>;
+  /** The access log, told the team of each signed-in request. */
+  readonly accessLog?: AccessLog;
 }
 
 export const CONSOLE_COOKIE = 'rollcall_console';
@@ -149,6 +152,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     if (!user || !team) return seeOther(reply, '/console/sign-in');
     // An id no database can store names nothing (PostgreSQL would refuse the query with a 500).
     if (unstorableText(request.params) !== undefined) throw new ScimError(404, 'There is no such page.');
+    options.accessLog?.team(request, team);
     (request as WithSession)[SIGNED] = {
       user,
       team,

@@ -19,6 +19,7 @@ import { createSubscription, getSubscription, listSubscriptions, pauseSubscripti
 import type { Storage } from '../storage/connect.ts';
 import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import type { AccessLog } from './access-log.ts';
 import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
 
 export interface EventsPluginOptions {
@@ -29,10 +30,12 @@ export interface EventsPluginOptions {
   readonly bearers: BearerCache;
   /** Where push receivers may be (events/receivers.ts). */
   readonly receivers: ReceiverPolicy;
+  /** The access log, told the team of each authenticated request. */
+  readonly accessLog?: AccessLog;
 }
 
 /** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
-export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
+export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers' | 'accessLog'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
   const token = bearerToken(request.headers.authorization);
   if (token === undefined) {
     throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
@@ -41,6 +44,7 @@ export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers'
   if (!bearer) {
     throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
   }
+  options.accessLog?.team(request, bearer.team);
   if (!bearer.scopes.has(scope)) {
     throw new ScimError(403, `This request needs the "${scope}" scope`, undefined, { 'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${scope}"` });
   }

@@ -21,6 +21,7 @@ import type { DiscoveryCache } from '../scim/discovery-cache.ts';
 import { ScimError } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { AccessLog } from './access-log.ts';
 import type { LastUsed } from './last-used.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { RequestJournal } from './request-journal.ts';
@@ -47,6 +48,8 @@ export interface ScimPluginOptions {
   readonly journal?: RequestJournal;
   /** This instance's scans in progress per team (scim/scans.ts), shared with the console. */
   readonly scans?: ScanGate;
+  /** The access log, told the team of each authenticated request. */
+  readonly accessLog?: AccessLog;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -185,6 +188,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     if (bearer.clientId === null) options.lastUsed?.used(bearer.tokenHash);
     const types = await options.types.typesOf(options.storage.db, bearer.team);
     options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash, types });
+    options.accessLog?.team(request, bearer.team);
     const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
     const needed = reads ? 'read' : 'write';
     if (!bearer.scopes.has(needed)) {

@@ -18,6 +18,7 @@ import {
   clearMembers,
   deleteGroup as deleteGroupRow,
   groupById,
+  existingGroupIds,
   insertGroup,
   isUnknownMember,
   listGroups as listGroupRows,
@@ -95,10 +96,21 @@ const displayNameTaken = (name: string) => conflict(`a group named "${name}" alr
 const unknownMembers = (ids: readonly string[]) =>
   badRequest('invalidValue', `unknown member${ids.length > 1 ? 's' : ''}: ${ids.slice(0, 10).join(', ')}`);
 
+/**
+ * Why members that are no user of the team are refused: a member that is a group of the team
+ * asks for what is not supported (nested groups: members are Users only), anything else is an
+ * unknown member. Both 400 invalidValue, naming them.
+ */
+async function refusedMembers(ctx: ScimContext, ex: Executor, missing: readonly string[]): Promise<ScimError> {
+  const groups = [...(await existingGroupIds(ex, ctx.team.id, missing))];
+  if (groups.length === 0) return unknownMembers(missing);
+  return badRequest('invalidValue', `nested groups are not supported: members are Users, and ${groups.slice(0, 10).join(', ')} ${groups.length > 1 ? 'are Groups' : 'is a Group'}`);
+}
+
 async function assertMembersExist(ctx: ScimContext, ex: Executor, ids: readonly string[]): Promise<void> {
   const found = await existingUserIds(ex, ctx.team.id, ids);
   const missing = ids.filter((id) => !found.has(id));
-  if (missing.length > 0) throw unknownMembers(missing);
+  if (missing.length > 0) throw await refusedMembers(ctx, ex, missing);
 }
 
 /** The audit event and the feed event (RFC 9967) of a write to a group, in the write's transaction. */
@@ -148,17 +160,24 @@ async function applyMembers(ctx: ScimContext, ex: Executor, groupId: string, del
 }
 
 /** runWrite for a group write: a lone member added who is no user of the team is 400 invalidValue naming it. */
-function runGroupWrite<T>(ctx: ScimContext, body: (trx: Tx, lone: LoneMember) => Promise<T>, onUnique?: () => Promise<ScimError>): Promise<T> {
+async function runGroupWrite<T>(ctx: ScimContext, body: (trx: Tx, lone: LoneMember) => Promise<T>, onUnique?: () => Promise<ScimError>): Promise<T> {
   const lone: LoneMember = {};
-  return runWrite(
-    ctx,
-    (trx) => {
-      lone.id = undefined;
-      return body(trx, lone);
-    },
-    onUnique,
-    (error) => (lone.id !== undefined && isUnknownMember(ctx.storage.hooks, error) ? unknownMembers([lone.id]) : undefined),
-  );
+  let refusedLone: ScimError | undefined;
+  try {
+    return await runWrite(
+      ctx,
+      (trx) => {
+        lone.id = undefined;
+        return body(trx, lone);
+      },
+      onUnique,
+      (error) => (lone.id !== undefined && isUnknownMember(ctx.storage.hooks, error) ? (refusedLone = unknownMembers([lone.id])) : undefined),
+    );
+  } catch (error) {
+    // The write is rolled back: whether the lone member was a group is read afterwards.
+    if (error === refusedLone && lone.id !== undefined) throw await refusedMembers(ctx, ctx.storage.db, [lone.id]);
+    throw error;
+  }
 }
 
 export async function createGroup(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
@@ -174,7 +193,10 @@ export async function createGroup(ctx: ScimContext, body: unknown, projection: P
     // their bump to the commit, so nothing else may come between them.
     const rendered = await render(ctx, trx, row, projection);
     const note = { action: 'create', detail: { displayName: row.display_name, members: validated.members?.length ?? 0 } } as const;
-    await write(ctx, trx, note, 'create', row, Object.keys(validated.document).sort(), validated.members ? { added: validated.members } : undefined);
+    // Members given at creation are among its changed attributes, as they are for a put or a
+    // patch: a `:notice` SET names them as the JSON feed shows them.
+    const withMembers = validated.members !== undefined && validated.members.length > 0;
+    await write(ctx, trx, note, 'create', row, [...Object.keys(validated.document), ...(withMembers ? ['members'] : [])].sort(), withMembers ? { added: validated.members } : undefined);
     await addCounts(trx, ctx.team.id, { groups: 1 });
     return rendered;
   }, async () => displayNameTaken(row.display_name));

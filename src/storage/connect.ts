@@ -5,7 +5,7 @@
  * SQLite file also gets its maintenance, started here and stopped by close(): WAL checkpoints in
  * a worker thread (checkpointer.ts) and a periodic PRAGMA optimize for the query planner.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
@@ -43,6 +43,11 @@ export interface ConnectOptions {
   readonly onCheckpoint?: (report: CheckpointReport) => void;
   /** PostgreSQL: the LISTEN connection's reconnect and heartbeat timing (tests shorten it). */
   readonly listen?: ListenOptions;
+  /**
+   * SQLite files: make the file's directory when it is missing (`--create`). Otherwise a missing
+   * directory is refused, so a mistyped path is an error instead of a new, empty database.
+   */
+  readonly createDirectory?: boolean;
 }
 
 /** How often a long-lived SQLite connection re-runs PRAGMA optimize (SQLite's advice: hourly). */
@@ -72,6 +77,50 @@ export function explainStorageError(error: unknown, sqlitePath: string | undefin
   return new StorageFileError(`SQLite database ${sqlitePath}: ${error.message} (set by DATABASE_URL or --database)`, { cause: error });
 }
 
+/** The network errors that mean "nothing answers at the address DATABASE_URL names". */
+const UNREACHABLE: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name not resolved',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+/** PostgreSQL's SQLSTATE for a database name the server does not know (invalid_catalog_name). */
+const NO_SUCH_DATABASE = '3D000';
+
+/**
+ * A PostgreSQL failure to reach the database, retold as one line naming the setting and what to
+ * do: nothing listening (or no such host) at the URL's address, or a server without the named
+ * database (created with createdb). `setting` names where the URL came from. The URL's password
+ * is never repeated. Other errors pass unchanged.
+ */
+export function explainPostgresError(error: unknown, url: string, setting = 'DATABASE_URL or --database'): unknown {
+  if (!(error instanceof Error) || error instanceof StorageFileError) return error;
+  const code = (error as { code?: unknown }).code;
+  let target: URL | undefined;
+  try {
+    target = new URL(url);
+  } catch {
+    return error;
+  }
+  const address = `${target.hostname || 'localhost'}:${target.port || '5432'}`;
+  const database = decodeURIComponent(target.pathname.replace(/^\//, '')) || decodeURIComponent(target.username) || 'postgres';
+  if (typeof code === 'string' && code in UNREACHABLE) {
+    return new StorageFileError(`PostgreSQL at ${address} is unreachable (${UNREACHABLE[code]}): check ${setting}, and that the server is running`, { cause: error });
+  }
+  if (code === NO_SUCH_DATABASE) {
+    return new StorageFileError(`PostgreSQL at ${address} has no database "${database}": create it with \`createdb ${database}\`, or correct ${setting}`, { cause: error });
+  }
+  return error;
+}
+
+/** explainStorageError or explainPostgresError, as the URL's engine asks. */
+export function explainDatabaseError(error: unknown, url: string, sqlitePath: string | undefined, setting?: string): unknown {
+  return url.startsWith('sqlite:') ? explainStorageError(error, sqlitePath) : explainPostgresError(error, url, setting);
+}
+
 export function connect(url: string, options: ConnectOptions = {}): Storage {
   const parsed = parseDatabaseUrl(url);
   if (parsed.engine === 'sqlite') {
@@ -79,7 +128,12 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     const path = memory ? ':memory:' : resolve(parsed.path);
     let database: NodeSqliteDatabase;
     try {
-      if (!memory) mkdirSync(dirname(path), { recursive: true });
+      if (!memory && !existsSync(dirname(path))) {
+        if (options.createDirectory !== true) {
+          throw new StorageFileError(`SQLite database ${path}: the directory ${dirname(path)} does not exist; create it, or pass --create to \`rollcall serve\` or \`rollcall migrate\` (the path is set by DATABASE_URL or --database)`);
+        }
+        mkdirSync(dirname(path), { recursive: true });
+      }
       // An in-memory database has no WAL: nothing to checkpoint, nobody else to share it with.
       database = new NodeSqliteDatabase(path, { backgroundCheckpoints: !memory });
     } catch (error) {

@@ -5,14 +5,17 @@
  * the 401, subscribe a local receiver to the team's events, see a delivery in its log, pause it
  * with a reason and find it on the overview, change a setting; axe-core run inside every page
  * (no serious or critical violation);
- * a screenshot of every page saved to docs/console/. REQUIRE_BROWSER=1 makes a missing browser a
- * failure; elsewhere the tests are skipped when /usr/bin/chromium is absent.
+ * a screenshot of every page, saved to docs/console/ when UPDATE_SCREENSHOTS=1 (the README shows
+ * them), otherwise to a temporary directory removed afterwards, so that the suite leaves the tree
+ * as it found it. REQUIRE_BROWSER=1 makes a missing browser a failure; elsewhere the tests are
+ * reported as skipped, with the reason, when /usr/bin/chromium is absent.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -32,7 +35,9 @@ const missing = !existsSync(CHROMIUM);
 if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const SHOTS = join(import.meta.dirname, '../../docs/console');
+/** The README's screenshots are rewritten only when asked: `UPDATE_SCREENSHOTS=1 node --test test/browser/console.test.ts`. */
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+const DOCS_SHOTS = join(import.meta.dirname, '../../docs/console');
 const PASSWORD = 'browser console password';
 const HOSTILE = ['<script>alert(1)</script>@x.example', '"quoted\' o\'hara"@x.example', '\u202Eevil\u202C@x.example', '😀emoji@x.example'];
 
@@ -94,10 +99,15 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await close?.();
       await database?.dispose();
       await receiver?.close();
+      if (!UPDATE_SCREENSHOTS) rmSync(shots, { recursive: true, force: true });
     });
 
+    let shots = DOCS_SHOTS;
+    before(() => {
+      if (!UPDATE_SCREENSHOTS) shots = mkdtempSync(join(tmpdir(), 'rollcall-screenshots-'));
+    });
     const shot = async (name: string) => {
-      await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`) });
+      await page.screenshot({ path: join(shots, `${name}-${width}.png`) });
       assert.deepEqual(await accessibility(page), [], `axe on ${name} at ${width} px`);
     };
 

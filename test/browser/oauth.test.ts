@@ -105,7 +105,6 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     assert.match(String(await page.locator('h1').textContent()), /Allow Acme Directory Sync to access acme\?/);
-    await page.screenshot({ path: '.tmp/consent.png' }).catch(() => undefined);
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${clientUrl}/callback**`);
     assert.equal(await page.locator('#result').textContent(), 'token 200 users 200 total 1 state=state-approve');

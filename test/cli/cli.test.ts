@@ -49,9 +49,11 @@ describe('rollcall CLI', () => {
     const audit = rollcall(['audit', 'list', '--team', 'acme', '--json', '--database', database]);
     assert.equal(audit.code, 0, audit.stderr);
     const events = JSON.parse(audit.stdout) as { action: string; resourceId: string; actor: { via: string } }[];
-    // Issuing a token is audited too (issue 12 item 4): two tokens were issued above.
-    assert.deepEqual(events.map((e) => [e.action, e.actor.via]), [['create', 'cli'], ['token_issued', 'cli'], ['token_issued', 'cli']]);
-    assert.equal(events[0]!.resourceId, created.id);
+    // Issuing a token is audited too: two tokens were issued above. Newest first.
+    assert.deepEqual(events.map((e) => [e.action, e.actor.via]), [['token_issued', 'cli'], ['token_issued', 'cli'], ['create', 'cli']]);
+    assert.equal(events[2]!.resourceId, created.id);
+    const latest = JSON.parse(rollcall(['audit', 'list', '--team', 'acme', '--limit', '1', '--json', '--database', database]).stdout) as { action: string }[];
+    assert.deepEqual(latest.map((e) => e.action), ['token_issued'], '--limit keeps the latest events');
     const human = rollcall(['audit', 'list', '--team', 'acme', '--since', '2000-01-01', '--database', database]);
     assert.match(human.stdout, /create\s+User \w{20}\s+by cli/);
     assert.match(rollcall(['audit', 'list', '--team', 'acme', '--since', 'yesterday', '--database', database]).stderr, /--since must be an ISO 8601/);

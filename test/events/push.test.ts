@@ -156,16 +156,19 @@ for (const engine of engines) {
       await subscribe(app, { url: flaky.url });
       await subscribe(app, { url: hanging.url });
       await subscribe(app, { url: healthy.url });
-      const latencies: number[] = [];
+      // Each write is answered whatever the receivers do: some are answered while the hanging
+      // receiver holds a delivery open (an order, not a time: issue 27 item 14). A write that
+      // waited for the deliveries would be answered only once that hang had timed out.
+      let answeredDuringHang = 0;
       for (let i = 0; i < 20; i++) {
-        const started = performance.now();
         assert.equal((await app.request('POST', '/v2/scim/Users', { userName: `l${i}@acme.example` })).statusCode, 201);
-        latencies.push(performance.now() - started);
+        if (hanging.inFlight > 0) answeredDuringHang++;
+        // From the first event on, the hanging receiver holds a delivery open, then the retries.
+        if (i === 0) await hanging.waitFor(1);
       }
       await healthy.waitFor(20);
       await flaky.waitFor(23);
-      const max = Math.max(...latencies);
-      assert.ok(max < 250, `SCIM writes while a receiver hangs: slowest ${max.toFixed(1)} ms`);
+      assert.ok(answeredDuringHang >= 1, 'no SCIM write was answered while the hanging receiver held a delivery');
       const healthySeqs = seqs(await verifyAll(healthy.received, await jwks(app), { issuer: BASE_URL, audience: healthy.url }));
       assert.deepEqual(healthySeqs, range(1, 20), 'the healthy receiver got everything while the other hung');
       const flakySeqs = seqs(await verifyAll(flaky.received, await jwks(app), { issuer: BASE_URL, audience: flaky.url }));

@@ -1,10 +1,10 @@
 /**
  * Issue 14 item 1 across processes: each server keeps verified tokens in memory, so a revocation
  * made elsewhere must reach it. On PostgreSQL: a token revoked through one instance, or by the
- * CLI, is refused by the other within one second (LISTEN/NOTIFY); while an instance's LISTEN
- * connection is down it serves nothing from memory (fail safe) and caches again once it is back.
- * On an SQLite file: `rollcall token revoke` (another process) is seen by the server within one
- * second (PRAGMA data_version, polled).
+ * CLI, is refused by the other before its cache entry expires (LISTEN/NOTIFY); while an
+ * instance's LISTEN connection is down it serves nothing from memory (fail safe) and caches again
+ * once it is back. On an SQLite file: `rollcall token revoke` (another process) is seen by the
+ * server before its cache entry expires (PRAGMA data_version, polled).
  *
  * Each test first shows the server really answers from memory: a token revoked behind its back
  * (a plain UPDATE that announces nothing) still works there. That is the cache this file holds
@@ -32,12 +32,22 @@ import type { ServerProcess } from '../support/processes.ts';
 
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
-/** Polls `check` every 20 ms until it is true; answers the milliseconds it took, or fails after `limitMs`. */
-async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now();
+/**
+ * The servers keep verified tokens this long (the most BEARER_CACHE_SECONDS allows): a refusal
+ * seen before then came from a revocation notice, not from the entry expiring.
+ */
+const CACHE = { BEARER_CACHE_SECONDS: '300' };
+
+/**
+ * Polls `check` every 20 ms until it is true. `guardMs` only stops a test that would otherwise
+ * wait for ever: it is far below the cache lifetime, so passing it means the notice never came.
+ * No assertion compares a duration with a limit (issue 27 item 14).
+ */
+async function until(check: () => Promise<boolean>, guardMs = 20_000): Promise<void> {
+  const giveUp = Date.now() + guardMs;
   for (;;) {
-    if (await check()) return Date.now() - start;
-    if (Date.now() - start > limitMs) assert.fail(`not within ${limitMs} ms`);
+    if (await check()) return;
+    if (Date.now() > giveUp) assert.fail(`still not true after ${guardMs / 1000} s (the cache keeps entries ${CACHE.BEARER_CACHE_SECONDS} s)`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -64,7 +74,7 @@ describe('bearer cache: revocations across instances on PostgreSQL', { skip: pos
   before(async () => {
     schema = await createPgSchema(postgresUrl!);
     owner = await seedTeamToken(schema.url);
-    servers = await Promise.all([startServer(schema.url), startServer(schema.url)]);
+    servers = await Promise.all([startServer(schema.url, CACHE), startServer(schema.url, CACHE)]);
     storage = connect(schema.url);
   });
   after(async () => {
@@ -73,7 +83,7 @@ describe('bearer cache: revocations across instances on PostgreSQL', { skip: pos
     await schema?.drop();
   });
 
-  it('a token revoked through one instance (user deactivated) is refused by the other within one second', async () => {
+  it('a token revoked through one instance (user deactivated) is refused by the other before its cache entry expires', async () => {
     const [a, b] = servers.map((s) => s.url) as [string, string];
     const probe = await userToken(storage, 'probe@acme.example');
     const victim = await userToken(storage, 'victim@acme.example');
@@ -85,16 +95,18 @@ describe('bearer cache: revocations across instances on PostgreSQL', { skip: pos
     const res = await scim(a, owner, 'PATCH', `/Users/${victim.userId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
     assert.equal(res.status, 200);
     assert.equal(await status(a, victim.token), 401, 'the instance that did it refuses it at once');
-    const ms = await within(1000, async () => (await status(b, victim.token)) === 401);
-    assert.ok(ms < 1000, `refused by the other instance after ${ms} ms`);
+    await until(async () => (await status(b, victim.token)) === 401);
+    // The probe, cached before the victim and revoked without a notice, is still served from
+    // memory: the victim's entry did not expire, the notice removed it.
+    assert.equal(await status(b, probe.token), 200, 'instance B still answers the probe from its cache');
   });
 
-  it('rollcall token revoke (a third process) is refused by both instances within one second', async () => {
+  it('rollcall token revoke (a third process) is refused by both instances before its cache entry expires', async () => {
     const victim = await userToken(storage, 'cli@acme.example');
     for (const s of servers) assert.equal(await status(s.url, victim.token), 200);
     const out = rollcall(['token', 'revoke', '--team', 'acme', '--id', victim.id, '--json', '--database', schema.url]);
     assert.equal(out.code, 0, out.stderr);
-    for (const s of servers) await within(1000, async () => (await status(s.url, victim.token)) === 401);
+    for (const s of servers) await until(async () => (await status(s.url, victim.token)) === 401);
   });
 });
 
@@ -134,7 +146,7 @@ describe('bearer cache: the LISTEN connection drops (PostgreSQL)', { skip: postg
       // This app's LISTEN connection (named by application_name), not those of other tests.
       const killed = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and query = 'LISTEN ${REVOCATION_CHANNEL}'`, [appName]);
       assert.equal(killed.rowCount, 1);
-      await within(1000, async () => !t.storage.revocations.live);
+      await until(async () => !t.storage.revocations.live);
       assert.equal(await scimStatus(t, first), 401, 'down: the row is read, and it says revoked');
 
       const second = await t.tokenFor(t.team.id, ['read']);
@@ -142,7 +154,7 @@ describe('bearer cache: the LISTEN connection drops (PostgreSQL)', { skip: postg
       await revokeBehindTheBack(t.storage, second);
       assert.equal(await scimStatus(t, second), 401, 'down: nothing was cached');
 
-      await within(5000, async () => t.storage.revocations.live);
+      await until(async () => t.storage.revocations.live);
       const third = await t.tokenFor(t.team.id, ['read']);
       assert.equal(await scimStatus(t, third), 200);
       await revokeBehindTheBack(t.storage, third);
@@ -165,7 +177,7 @@ describe('bearer cache: another process on the same SQLite file', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('rollcall token revoke while the server runs: refused within one second', async () => {
+  it('rollcall token revoke while the server runs: refused before its cache entry expires', async () => {
     const url = `sqlite:${join(dir, 'rollcall.db')}`;
     await seedTeamToken(url);
     const storage = connect(url);
@@ -175,12 +187,11 @@ describe('bearer cache: another process on the same SQLite file', () => {
     } finally {
       await storage.close();
     }
-    server = await startServer(url);
+    server = await startServer(url, CACHE);
     assert.equal(await status(server.url, victim.token), 200);
     assert.equal(await status(server.url, victim.token), 200);
     const out = rollcall(['token', 'revoke', '--team', 'acme', '--id', victim.id, '--json', '--database', url]);
     assert.equal(out.code, 0, out.stderr);
-    const ms = await within(1000, async () => (await status(server!.url, victim.token)) === 401);
-    assert.ok(ms < 1000);
+    await until(async () => (await status(server!.url, victim.token)) === 401);
   });
 });

@@ -2,8 +2,14 @@
  * The database engines every storage-level suite runs on. SQLite always (in memory); PostgreSQL
  * when TEST_DATABASE_URL is set, each test database being a fresh schema dropped afterwards.
  * With REQUIRE_PG=1 a missing or unreachable PostgreSQL fails the run instead of skipping.
+ *
+ * Without TEST_DATABASE_URL the PostgreSQL cases are reported as skipped, with the reason, not
+ * left out in silence: each `for (const engine of engines)` over the list registers, in place of
+ * the PostgreSQL suite, a skipped suite saying why (the list's iterator does it, so the suites
+ * that loop over it need no change). Suites of their own use NO_POSTGRES as their skip reason.
  */
 import { randomBytes } from 'node:crypto';
+import { it } from 'node:test';
 import pg from 'pg';
 import { connect } from '../../src/storage/connect.ts';
 import type { Storage } from '../../src/storage/connect.ts';
@@ -87,7 +93,22 @@ const postgresEngine = (baseUrl: string): TestEngine => ({
   },
 });
 
-/** The engines to run on: SQLite, plus PostgreSQL when configured. */
-export const engines: readonly TestEngine[] = pgUrl ? [sqliteEngine, postgresEngine(pgUrl)] : [sqliteEngine];
+/** Why the PostgreSQL cases are skipped, or false when they run: a suite's `skip` option. */
+export const NO_POSTGRES: string | false = pgUrl ? false : 'no PostgreSQL: TEST_DATABASE_URL is not set';
+
+/** `list`, whose iteration also reports the PostgreSQL suite skipped, with the reason. */
+function reportingSkippedPostgres(list: TestEngine[], reason: string): readonly TestEngine[] {
+  const values = Array.prototype[Symbol.iterator];
+  Object.defineProperty(list, Symbol.iterator, {
+    value(this: TestEngine[]) {
+      it('on postgres', { skip: reason }, () => {});
+      return values.call(this);
+    },
+  });
+  return list;
+}
+
+/** The engines to run on: SQLite, plus PostgreSQL when configured (reported skipped otherwise). */
+export const engines: readonly TestEngine[] = pgUrl ? [sqliteEngine, postgresEngine(pgUrl)] : reportingSkippedPostgres([sqliteEngine], NO_POSTGRES as string);
 
 export const postgresUrl: string | undefined = pgUrl;

@@ -15,12 +15,16 @@ import { TEST_SECRET_KEY } from './app.ts';
 
 const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
 
+/** The PUBLIC_BASE_URL every test server on PostgreSQL shares: its events' issuer. */
+export const TEST_PUBLIC_BASE_URL = 'http://rollcall.test';
+
 /**
- * SECRET_KEY for a command on PostgreSQL (required there: keys/master.ts); SQLite files keep
- * their key file, so the tests exercise that path too.
+ * SECRET_KEY and PUBLIC_BASE_URL for a command on PostgreSQL (both required there, the same on
+ * every instance: keys/master.ts, config.ts loadServeConfig); SQLite files keep their key file
+ * and the default base URL, so the tests exercise that path too.
  */
 const secretFor = (args: readonly string[]): Record<string, string> =>
-  args.some((a) => /^postgres(ql)?:\/\//.test(a)) ? { SECRET_KEY: TEST_SECRET_KEY } : {};
+  args.some((a) => /^postgres(ql)?:\/\//.test(a)) ? { SECRET_KEY: TEST_SECRET_KEY, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL } : {};
 
 /** Runs one `rollcall` command to completion, quietly, and returns what it printed. */
 export function rollcall(args: readonly string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {

@@ -23,6 +23,8 @@ export interface Receiver {
   answer: Answer;
   /** The most requests that were in flight at once. */
   readonly maxInFlight: number;
+  /** Requests in flight now (received, not yet answered or closed). */
+  readonly inFlight: number;
   /** Stops listening (the port stays reserved for `reopen`). */
   close(): Promise<void>;
   /** Listens again on the same port. */
@@ -80,6 +82,9 @@ export async function startReceiver(answer: Answer = () => ({ status: 202 })): P
     },
     get maxInFlight() {
       return state.maxInFlight;
+    },
+    get inFlight() {
+      return state.inFlight;
     },
     async close() {
       for (const r of hanging) r.destroy();

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig, loadServeConfig } from '../../src/config.ts';
 
 describe('configuration', () => {
   it('defaults: SQLite file, 127.0.0.1:8080, one-hour tokens, password grant on, no Redis, no proxy', () => {
@@ -45,6 +45,15 @@ describe('configuration', () => {
     for (const [env, message] of cases) {
       assert.throws(() => loadConfig({}, env), (e: unknown) => e instanceof ConfigError && e.message === message, message);
     }
+  });
+
+  it('a server on PostgreSQL needs PUBLIC_BASE_URL (its events\' issuer, the same on every instance); on SQLite it defaults', () => {
+    const pg = 'postgres://rollcall@db.example/rollcall';
+    assert.throws(() => loadServeConfig({}, { DATABASE_URL: pg }), (e: unknown) => e instanceof ConfigError && e.message.startsWith('PUBLIC_BASE_URL: required with PostgreSQL'));
+    assert.equal(loadServeConfig({ publicBaseUrl: 'https://scim.example' }, { DATABASE_URL: pg }).publicBaseUrl, 'https://scim.example');
+    assert.equal(loadServeConfig({}, { DATABASE_URL: pg, PUBLIC_BASE_URL: 'https://scim.example/' }).publicBaseUrl, 'https://scim.example');
+    assert.equal(loadServeConfig({}, {}).publicBaseUrl, 'http://127.0.0.1:8080');
+    assert.equal(loadConfig({}, { DATABASE_URL: pg }).publicBaseUrl, 'http://127.0.0.1:8080', 'commands other than serve sign nothing');
   });
 
   it('13.6: TRUST_PROXY takes off, on (one hop), a hop count, or proxy addresses and CIDR ranges', () => {

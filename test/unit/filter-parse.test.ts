@@ -34,9 +34,14 @@ const or = (left: Filter, right: Filter): Filter => ({ kind: 'or', left, right }
 const not = (filter: Filter): Filter => ({ kind: 'not', filter });
 const vp = (p: AttrPath | string, filter: Filter): Filter => ({ kind: 'valuePath', path: typeof p === 'string' ? path(p) : p, filter });
 
+const HANG_GUARD_MS = 10_000;
+
 const deadline = { sandbox: createContext({ job: (): unknown => undefined }), script: new Script('job()') };
 
-/** Runs `fn` under a hard deadline: a parser stuck in a loop fails the test instead of hanging it. */
+/**
+ * Runs `fn` under a hard deadline: a parser stuck in a loop fails the test instead of hanging it.
+ * A guard against a hang, far above any parse, never a measure of speed (issue 27 item 14).
+ */
 function withinDeadline<T>(ms: number, fn: () => T): T {
   deadline.sandbox.job = fn;
   return deadline.script.runInContext(deadline.sandbox, { timeout: ms }) as T;
@@ -45,7 +50,7 @@ function withinDeadline<T>(ms: number, fn: () => T): T {
 /** The ScimError `fn` throws; fails when it returns or throws anything else. */
 function refusal(fn: () => unknown, label: string): ScimError {
   try {
-    const value = withinDeadline(1000, fn);
+    const value = withinDeadline(HANG_GUARD_MS, fn);
     assert.fail(`${label}: expected a refusal, got ${JSON.stringify(value)}`);
   } catch (error) {
     if (error instanceof assert.AssertionError) throw error;
@@ -261,9 +266,10 @@ describe('parseFilter (RFC 7644 3.4.2.2)', () => {
     assertRefused(() => parseFilter(`${'('.repeat(MAX_FILTER_DEPTH)}emails[value pr]${')'.repeat(MAX_FILTER_DEPTH)}`), 'invalidFilter', 'value filter one level too deep');
 
     for (const hostile of ['('.repeat(MAX_FILTER_LENGTH), 'not ('.repeat(MAX_FILTER_LENGTH / 5), `${'('.repeat(2000)}a pr${')'.repeat(2000)}`]) {
-      const started = performance.now();
-      assertRefused(() => parseFilter(hostile), 'invalidFilter', `hostile nesting of ${hostile.length} characters`);
-      assert.ok(performance.now() - started < 250, `refusing ${hostile.slice(0, 20)}... took ${performance.now() - started} ms`);
+      // Refused by the depth bound, as the parser reaches it: not after reading the whole text.
+      const error = refusal(() => parseFilter(hostile), `hostile nesting of ${hostile.length} characters`);
+      assert.equal(error.scimType, 'invalidFilter');
+      assert.match(error.message, new RegExp(`nested deeper than ${MAX_FILTER_DEPTH} levels`), error.message);
     }
   });
 
@@ -276,7 +282,7 @@ describe('parseFilter (RFC 7644 3.4.2.2)', () => {
   it('whitespace: any Unicode space separates tokens (no-break space, vertical tab) and never stalls the tokenizer', () => {
     for (const space of ['\u00a0', '\u000b', '\u000c', '\u2003', '\u3000', '\ufeff']) {
       const text = `userName${space}eq${space}"x"${space}and${space}title${space}pr`;
-      assert.deepEqual(withinDeadline(1000, () => parseFilter(text)), and(cmp('userName', 'eq', 'x'), pr('title')), JSON.stringify(space));
+      assert.deepEqual(withinDeadline(HANG_GUARD_MS, () => parseFilter(text)), and(cmp('userName', 'eq', 'x'), pr('title')), JSON.stringify(space));
     }
   });
 });
@@ -374,19 +380,17 @@ const grammarSoup = fc
   .map(([parts, separator]) => parts.join(separator));
 
 describe('parser robustness (property)', () => {
-  it('any text: parseFilter / parsePatchPath return a frozen tree or throw a ScimError 400 of their scimType, within milliseconds', () => {
+  it('any text: parseFilter / parsePatchPath return a frozen tree or throw a ScimError 400 of their scimType, never hang', () => {
     const check = (text: string) => {
       for (const [parse, scimType] of [[parseFilter, 'invalidFilter'], [parsePatchPath, 'invalidPath']] as const) {
-        const started = performance.now();
         try {
-          assertDeepFrozen(withinDeadline(1000, () => parse(text)), JSON.stringify(text));
+          assertDeepFrozen(withinDeadline(HANG_GUARD_MS, () => parse(text)), JSON.stringify(text));
         } catch (error) {
           if (error instanceof assert.AssertionError) throw error;
           assert.ok(error instanceof ScimError, `${JSON.stringify(text)} threw ${String(error)}`);
           assert.equal(error.status, 400);
           assert.equal(error.scimType, scimType, `${JSON.stringify(text)}: ${error.message}`);
         }
-        assert.ok(performance.now() - started < 250, `${JSON.stringify(text.slice(0, 60))} took ${performance.now() - started} ms`);
       }
     };
     fc.assert(

@@ -20,11 +20,15 @@ export async function insertAuditEvent(ex: Executor, row: AuditRow): Promise<voi
   await hot(ex).write(ex, INSERT_AUDIT_EVENT, row);
 }
 
-/** A team's events from `since` on, oldest first. */
-export async function listAuditEvents(ex: Executor, teamId: string, since: string | undefined, limit: number): Promise<AuditRow[]> {
+/**
+ * A team's events from `since` on, oldest first, or newest first (the last `limit` events, as an
+ * operator reading the trail wants them); either way one walk of the (team_id, at, id) index.
+ */
+export async function listAuditEvents(ex: Executor, teamId: string, since: string | undefined, limit: number, order: 'oldest' | 'newest' = 'oldest'): Promise<AuditRow[]> {
   let query = ex.selectFrom('audit_events').selectAll().where('team_id', '=', teamId);
   if (since !== undefined) query = query.where('at', '>=', since);
-  return query.orderBy('at').orderBy('id').limit(limit).execute();
+  const direction = order === 'newest' ? 'desc' : 'asc';
+  return query.orderBy('at', direction).orderBy('id', direction).limit(limit).execute();
 }
 
 /** How many events name `resourceId` (crash tests: every acknowledged write has its event). */

@@ -179,6 +179,16 @@ export async function groupById(ex: Executor, teamId: string, id: string): Promi
   return hot(ex).first(ex, GROUP_BY_ID, { teamId, id });
 }
 
+/** The ids among `ids` that are groups of the team (a member refused: was it a nested group?). */
+export async function existingGroupIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await ex.selectFrom('groups').select('id').where('team_id', '=', teamId).where('id', 'in', ids.slice(i, i + 500)).execute();
+    for (const r of rows) found.add(r.id);
+  }
+  return found;
+}
+
 export async function updateGroup(ex: Executor, row: GroupRow, expectedVersion: number): Promise<boolean> {
   return (await hot(ex).run(ex, UPDATE_GROUP, { ...row, expectedVersion })) === 1;
 }
