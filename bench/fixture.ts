@@ -95,7 +95,7 @@ export async function seedThroughputFixture(storage: Storage, sizes: FixtureSize
     groupIds.push(await loadGroup(storage, team, `bench group ${String(g).padStart(2, '0')}`, []));
   }
   // Last, so that it starts at the end of the seeded feed: it receives what the scenarios write.
-  const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription(deps, team.id, { method: 'push', url: options.receiverUrl })).subscription;
+  const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription(deps, team, { method: 'push', url: options.receiverUrl })).subscription;
   const refreshTokens = await mintRefreshTokens(storage, { teamId: team.id, userId: String(admin.id), clientId: client.client_id }, sizes.refreshTokens);
   return {
     accessToken: access.token,

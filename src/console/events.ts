@@ -121,7 +121,7 @@ export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm
   if (url.length > 2000) throw new ConsoleInputError('the receiver URL is at most 2,000 characters');
   const unknown = form.events.find((e) => !CHANGE_TYPES.includes(e as ChangeType));
   if (unknown !== undefined) throw new ConsoleInputError(`unknown event "${unknown}": choose among ${CHANGE_TYPES.join(', ')}`);
-  const created = await createSubscription(deps(ctx), ctx.team.id, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
+  const created = await createSubscription(deps(ctx), ctx.team, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
   return created.subscription;
 }
 

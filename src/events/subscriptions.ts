@@ -18,10 +18,11 @@ import type { Actor, AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
-import { badRequest, notFound, ScimError } from '../scim/errors.ts';
+import { budgetsOf } from '../budgets.ts';
+import { badRequest, notFound, OverBudget, ScimError } from '../scim/errors.ts';
 import { countEventsAfter, feedEnds, lastSeq } from '../storage/repos/events.ts';
 import type { FeedEnds } from '../storage/repos/events.ts';
-import { attemptsOf, attemptsPage, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
+import { attemptsOf, attemptsPage, countSubscriptionsLocked, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Db, Executor } from '../storage/types.ts';
 import { CHANGE_TYPES } from './feed.ts';
@@ -140,7 +141,14 @@ export interface NewSubscription {
 /** The poll credential (shown once) and its digest, which is all the database keeps. */
 export const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-export async function createSubscription(deps: SubscriptionDeps, teamId: string, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+/** The team a subscription is created for, with its budget overrides (`subscriptions` caps how many it holds). */
+export interface SubscribingTeam {
+  readonly id: string;
+  readonly limits?: string | null;
+}
+
+export async function createSubscription(deps: SubscriptionDeps, team: SubscribingTeam, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+  const teamId = team.id;
   if (input.method !== 'push' && input.method !== 'poll') throw badRequest('invalidValue', 'method must be "push" or "poll"');
   if (input.method === 'push') {
     if (typeof input.url !== 'string') throw badRequest('invalidValue', 'a push subscription needs the receiver url');
@@ -154,6 +162,9 @@ export async function createSubscription(deps: SubscriptionDeps, teamId: string,
   const now = iso(deps.clock);
   const pollToken = input.method === 'poll' ? `rce_${randomBytes(24).toString('base64url')}` : undefined;
   const row = await transact(deps.storage.db, async (trx) => {
+    const cap = budgetsOf(team).subscriptions;
+    const held = await countSubscriptionsLocked(trx, teamId);
+    if (held >= cap) throw new OverBudget(teamId, 'subscriptions', `the team holds ${held} event subscriptions, its budget is ${cap}: delete one first, or ask the operator to raise the subscriptions limit`);
     const created: SubscriptionRow = {
       id: newId(),
       team_id: teamId,

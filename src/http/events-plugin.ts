@@ -85,7 +85,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     if (body.full !== undefined && typeof body.full !== 'boolean') throw badRequest('invalidValue', 'full must be true or false');
     if (body.url !== undefined && typeof body.url !== 'string') throw badRequest('invalidValue', 'url must be a string');
     const method = body.method ?? 'push';
-    const created = await createSubscription(options, bearer.team.id, {
+    const created = await createSubscription(options, bearer.team, {
       method: method as 'push',
       ...(typeof body.url === 'string' ? { url: body.url } : {}),
       ...(events !== undefined ? { events: events as string[] } : {}),
