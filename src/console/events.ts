@@ -38,7 +38,8 @@ export interface SubscriptionShown extends SubscriptionView {
 export type { FeedEnds };
 
 const deps = (ctx: ScimContext) => ({ storage: ctx.storage, clock: ctx.clock });
-const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId });
+// The console admin's session: what a subscription they create or resume acts on (its user).
+const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId, credential: { tokenHash: null, userId: ctx.actor.userId } });
 async function shown(ctx: ScimContext, list: readonly SubscriptionView[], feed: FeedEnds): Promise<SubscriptionShown[]> {
   const pending = await pendingCounts(deps(ctx), ctx.team.id, list, feed);
   return list.map((s, i) => ({ ...s, pending: pending[i]!.count, pendingExact: pending[i]!.exact }));

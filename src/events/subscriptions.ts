@@ -10,7 +10,11 @@
  * loopback address (tests, local development): a plain-http receiver elsewhere would expose
  * the SETs and the changes they describe on the network. Every change (create, pause, resume,
  * replay, delete) writes its audit row in the change's transaction, naming who made it (the CLI,
- * a bearer of the API, or a console admin). It owns no SQL and no HTTP.
+ * a bearer of the API, or a console admin). A team holds at most its `subscriptions` budget of
+ * them. Only administrators change them (the API checks the token, oauth/administrators.ts), and
+ * a subscription records the credential it was created (or last resumed) with: revoking that
+ * credential pauses it (storage/repos/subscription-creators.ts); the CLI's have none. It owns no
+ * SQL and no HTTP.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { CLI_ACTOR, recordEvent } from '../audit/events.ts';
@@ -35,10 +39,21 @@ export interface SubscriptionDeps {
   readonly clock: Clock;
 }
 
-/** Who asks for a change, for its audit row: the CLI unless said otherwise. */
+/**
+ * The credential a change is made with (issue 27 item 5): an administrator's access token (its
+ * SHA-256) and its user, or a console admin's session (the user only). A subscription keeps its
+ * creator's; revoking that credential pauses it (storage/repos/subscription-creators.ts).
+ */
+export interface Credential {
+  readonly tokenHash: string | null;
+  readonly userId: string | null;
+}
+
+/** Who asks for a change, for its audit row: the CLI (the operator, no credential) unless said otherwise. */
 export interface ChangeOrigin {
   readonly actor: Actor;
   readonly requestId: string | null;
+  readonly credential?: Credential;
 }
 
 const CLI_ORIGIN: ChangeOrigin = { actor: CLI_ACTOR, requestId: null };
@@ -183,6 +198,8 @@ export async function createSubscription(deps: SubscriptionDeps, team: Subscribi
       secret_hash: pollToken ? digestOf(pollToken) : null,
       created_at: now,
       updated_at: now,
+      creator_token: by.credential?.tokenHash ?? null,
+      creator_user: by.credential?.userId ?? null,
     };
     await insertSubscription(trx, created);
     await audit(trx, deps, teamId, by, 'subscription_created', created.id, { method: created.method, url: auditedUrl(created.url), events, full: input.full === true, from: created.cursor + 1 });
@@ -231,11 +248,24 @@ export async function pauseSubscription(deps: SubscriptionDeps, teamId: string, 
   });
 }
 
-/** Resumes delivery now, with a fresh retry budget. */
+/**
+ * Resumes delivery now, with a fresh retry budget. Whoever resumes takes the subscription over:
+ * from now on it acts on their credential (a subscription paused because its creator's was
+ * revoked goes on only on another administrator's authority).
+ */
 export async function resumeSubscription(deps: SubscriptionDeps, teamId: string, id: string, by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
   return changeSubscription(deps, teamId, id, by, 'subscription_resumed', async (trx, row) => {
     const now = iso(deps.clock);
-    await updateSubscription(trx, teamId, id, { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now, updated_at: now });
+    await updateSubscription(trx, teamId, id, {
+      state: 'active',
+      paused_reason: null,
+      failures: 0,
+      failing_since: null,
+      next_attempt_at: now,
+      updated_at: now,
+      creator_token: by.credential?.tokenHash ?? null,
+      creator_user: by.credential?.userId ?? null,
+    });
     return { was: row.state, ...(row.paused_reason ? { pausedReason: row.paused_reason } : {}) };
   });
 }

@@ -23,6 +23,7 @@ import { migration013 } from './013_feed_numbered_at_commit.ts';
 import { migration014 } from './014_user_name_order.ts';
 import { migration015 } from './015_feed_numbered_by_readers.ts';
 import { migration016 } from './016_team_limits.ts';
+import { migration018 } from './018_subscription_creators.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -42,6 +43,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '014_user_name_order': migration014(storage.hooks.name),
     '015_feed_numbered_by_readers': migration015(storage.hooks.name),
     '016_team_limits': migration016(),
+    '018_subscription_creators': migration018(),
   };
 }
 

@@ -49,7 +49,7 @@ export async function deleteSubscription(ex: Executor, teamId: string, id: strin
   return Number(result.numDeletedRows) > 0;
 }
 
-export type SubscriptionChange = Partial<Pick<EventSubscriptionsTable, 'state' | 'paused_reason' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'cursor'>>;
+export type SubscriptionChange = Partial<Pick<EventSubscriptionsTable, 'state' | 'paused_reason' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'cursor' | 'creator_token' | 'creator_user'>>;
 
 export async function updateSubscription(ex: Executor, teamId: string, id: string, change: SubscriptionChange): Promise<boolean> {
   const result = await ex.updateTable('event_subscriptions').set(change).where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
