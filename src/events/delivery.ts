@@ -147,6 +147,8 @@ interface Held {
   leaseUntil: number;
   /** Events after the cursor read ahead (one read per BATCH events, not one per turn). */
   ahead: EventRow[];
+  /** The worker's count of ended turns when it was put in its queue (see #pump). */
+  queuedAt: number;
   /** The team's budgets when the subscription was claimed. */
   readonly slots: number;
   readonly receiverMs: number;
@@ -165,6 +167,8 @@ export class DeliveryWorker {
   readonly #agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
+  /** Turns ended so far. */
+  #ended = 0;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
@@ -240,6 +244,7 @@ export class DeliveryWorker {
           wanted: sub.events === null ? undefined : new Set(JSON.parse(sub.events) as string[]),
           leaseUntil: now.getTime() + settings.leaseMs,
           ahead: [],
+          queuedAt: 0,
           slots: budgets['delivery.slots'],
           receiverMs: budgets['receiver.ms'],
         };
@@ -252,6 +257,7 @@ export class DeliveryWorker {
 
   /** Puts a held subscription at the back of its team's queue. */
   #wait(held: Held): void {
+    held.queuedAt = this.#ended;
     this.#queue.setSlots(held.sub.team_id, held.slots);
     this.#queue.push(held.sub.team_id, held);
   }
@@ -262,12 +268,16 @@ export class DeliveryWorker {
       const turn = this.#queue.take();
       if (!turn) return;
       const held = turn.item;
-      const run: Promise<void> = this.#turn(held)
+      // Other turns ended while it waited: an administrator may have paused it (or a revocation
+      // did) meanwhile, so its state is read again, with its lease, before it sends anything.
+      const recheck = this.#ended > held.queuedAt;
+      const run: Promise<void> = this.#turn(held, recheck)
         .catch((error: unknown) => {
           this.#deps.log.warn({ err: error, subscription: held.sub.id }, 'event delivery failed; the events stay pending');
           return false;
         })
         .then(async (again) => {
+          this.#ended += 1;
           if (again && !this.#stop.signal.aborted) this.#wait(held);
           else await this.#release(held);
         })
@@ -306,7 +316,7 @@ export class DeliveryWorker {
    * the state. The lease is renewed on its own only when less than a send's timeout of it is
    * left, so a send never outlives it.
    */
-  async #turn(held: Held): Promise<boolean> {
+  async #turn(held: Held, recheck: boolean): Promise<boolean> {
     const { storage, clock, settings } = this.#deps;
     for (let passed = 0; passed <= BATCH; ) {
       if (this.#stop.signal.aborted) return false;
@@ -316,7 +326,8 @@ export class DeliveryWorker {
       }
       const row = held.ahead[0]!;
       const now = clock.now();
-      if (held.leaseUntil - now.getTime() <= settings.timeoutMs * 1.5) {
+      if (recheck || held.leaseUntil - now.getTime() <= settings.timeoutMs * 1.5) {
+        recheck = false;
         if (!(await renewLease(storage.db, held.sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return false;
         held.leaseUntil = now.getTime() + settings.leaseMs;
       }

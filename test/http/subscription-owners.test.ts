@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { issueToken } from '../../src/admin.ts';
 import { createSubscription } from '../../src/events/subscriptions.ts';
+import { subscriptionById } from '../../src/storage/repos/subscriptions.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -121,6 +122,35 @@ for (const engine of engines) {
       // An administrator resumes it and takes it over: it delivers again, on their authority.
       assert.equal((await t.request('POST', `/v2/events/subscriptions/${id}/resume`, {}, { 'content-type': 'application/json' })).statusCode, 200);
       await owned.waitFor(3);
+    });
+
+    it('a subscription waiting for its turn when its creator is revoked sends nothing more: its state is read again before it sends', async () => {
+      // One slot, so the admin's subscription waits behind the operator's, whose request is held.
+      t = await createTestApp({ engine, deps: { delivery: { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 60_000, leaseMs: 180_000, maxConcurrent: 1 } } });
+      await t.app.ready();
+      const admin = await registerAdmin(t, 'admin@acme.example', PASSWORD);
+      const client = await registerClient(t);
+      const adminToken = String(json(await passwordGrant(t, client, admin)).access_token);
+      const owned = await startReceiver();
+      const first = await startReceiver((_r, i) => (i === 0 ? 'hang' : { status: 202 }));
+      receivers.push(owned, first);
+      const id = String(json(await as(adminToken, 'POST', '/v2/events/subscriptions', { url: owned.url })).id);
+      const operators = (await createSubscription({ storage: t.storage, clock: t.clock }, t.team, { method: 'push', url: first.url })).subscription.id;
+      assert.equal((await as(adminToken, 'POST', `/v2/events/subscriptions/${id}/pause`, {})).statusCode, 200);
+      assert.equal((await t.request('POST', `/v2/events/subscriptions/${operators}/pause`, {}, { 'content-type': 'application/json' })).statusCode, 200);
+      for (const name of ['one', 'two', 'three']) assert.equal((await t.request('POST', '/v2/scim/Users', { userName: `${name}@acme.example` })).statusCode, 201);
+
+      await t.request('POST', `/v2/events/subscriptions/${operators}/resume`, {}, { 'content-type': 'application/json' });
+      await until("the operator's first SET to hold the slot", () => first.held === 1);
+      assert.equal((await as(adminToken, 'POST', `/v2/events/subscriptions/${id}/resume`, {})).statusCode, 200);
+      await until("the admin's subscription to be claimed, waiting for its turn", async () => (await subscriptionById(t!.storage.db, t!.team.id, id))?.lease_owner != null);
+
+      assert.equal((await postForm(t, '/oauth/revoke', { token: adminToken }, { client })).statusCode, 200);
+      first.release();
+      await first.waitFor(3);
+      await until('the lease of the paused subscription to be given back', async () => (await subscriptionById(t!.storage.db, t!.team.id, id))?.lease_owner == null);
+      assert.equal(owned.received.length, 0, 'its turn came after the revocation: nothing was sent');
+      assert.equal(json(await t.request('GET', `/v2/events/subscriptions/${id}`)).state, 'paused');
     });
 
     it("deactivating the console admin who created a subscription pauses it; another admin's session or token is untouched", async () => {
