@@ -46,7 +46,7 @@ if (!team) throw new Error(`no team "${values.team}" in the database`);
 const BENCH_RECEIVER = 'https://console-bench.invalid/events';
 const subscription =
   (await listSubscriptions(deps, team.id)).find((s) => s.url === BENCH_RECEIVER)?.id ??
-  (await createSubscription({ ...deps, receivers: new ReceiverPolicy() }, team.id, { method: 'push', url: BENCH_RECEIVER, events: ['create', 'patch'] })).subscription.id;
+  (await createSubscription({ ...deps, receivers: new ReceiverPolicy() }, team, { method: 'push', url: BENCH_RECEIVER, events: ['create', 'patch'] })).subscription.id;
 await pauseSubscription(deps, team.id, subscription, 'console bench: never delivered');
 const app = await buildApp({
   // The key bench:scale's servers used on this database (its keys are sealed under it).

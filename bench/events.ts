@@ -21,6 +21,7 @@
 import { parseArgs } from 'node:util';
 import type { Request } from 'autocannon';
 import { createTeam, createTeamUser, issueToken } from '../src/admin.ts';
+import { issueAccessToken } from '../src/oauth/tokens.ts';
 import { buildApp } from '../src/app.ts';
 import type { AppConfig } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
@@ -150,9 +151,10 @@ async function deliveryThroughput(postgres: string | undefined, smoke: boolean):
   const receiverUrl = receiver.url;
   try {
     const deps = { storage, clock: systemClock, baseUrl: 'http://127.0.0.1' };
-    await createTeam(deps, 'bench');
+    const team = await createTeam(deps, 'bench');
     await createTeamUser(deps, 'bench', 'owner@bench.example', {});
-    const token = (await issueToken(deps, 'bench', 'owner@bench.example', { scope: ['read', 'write'], ttlSeconds: 86_400 })).token;
+    // An administrator's token (the operator's): a provisioning token may not manage subscriptions.
+    const token = (await issueAccessToken(storage.db, systemClock, { teamId: team.id, userId: null, clientId: null, scope: ['read', 'write'], ttlSeconds: 86_400 })).token;
     const app = await buildApp({ config: CONFIG, storage, delivery: { pollIntervalMs: 20 } });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     try {

@@ -98,7 +98,7 @@ export async function seedThroughputFixture(storage: Storage, sizes: FixtureSize
   // Last, so that it starts at the end of the seeded feed: it receives what the scenarios write.
   // The bench's receiver listens on loopback (bench/receiver.ts), which only an allow list admits.
   const receivers = new ReceiverPolicy([{ kind: 'network', address: '127.0.0.1', prefix: 32, family: 4 }]);
-  const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription({ ...deps, receivers }, team.id, { method: 'push', url: options.receiverUrl })).subscription;
+  const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription({ ...deps, receivers }, team, { method: 'push', url: options.receiverUrl })).subscription;
   const refreshTokens = await mintRefreshTokens(storage, { teamId: team.id, userId: String(admin.id), clientId: client.client_id }, sizes.refreshTokens);
   return {
     accessToken: access.token,

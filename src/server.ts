@@ -31,7 +31,7 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
   try {
     await migrate(storage);
     const app = await buildApp({ config, storage });
-    // Before the first request: a migration may have retired extensions (020) whose indexes must
+    // Before the first request: a migration may have retired extensions (019) whose indexes must
     // go before any write evaluates them; usually there is nothing to do. The app's builder takes
     // over from here. A failure is logged, not fatal: one team's stored schema must not keep
     // every team offline.

@@ -43,7 +43,7 @@ export function registerEventCommands(program: Command, { withCommon, withDataba
     .option('--full', 'the :full variants (the changed resource, never a password) instead of :notice')
     .action(async (options: Common & { team: string; url?: string; poll?: boolean; events?: string[]; full?: boolean }) => {
       const created = await withDatabase(options, async (deps, config) =>
-        createSubscription({ ...deps, receivers: new ReceiverPolicy(config.allowReceivers) }, (await requireTeam(deps, options.team)).id, {
+        createSubscription({ ...deps, receivers: new ReceiverPolicy(config.allowReceivers) }, await requireTeam(deps, options.team), {
           method: options.poll ? 'poll' : 'push',
           ...(options.url !== undefined ? { url: options.url } : {}),
           ...(options.events ? { events: options.events } : {}),

@@ -39,7 +39,8 @@ export interface SubscriptionShown extends SubscriptionView {
 export type { FeedEnds };
 
 const deps = (ctx: ScimContext) => ({ storage: ctx.storage, clock: ctx.clock });
-const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId });
+// The console admin's session: what a subscription they create or resume acts on (its user).
+const origin = (ctx: ScimContext): ChangeOrigin => ({ actor: ctx.actor, requestId: ctx.requestId, credential: { tokenHash: null, userId: ctx.actor.userId } });
 async function shown(ctx: ScimContext, list: readonly SubscriptionView[], feed: FeedEnds): Promise<SubscriptionShown[]> {
   const pending = await pendingCounts(deps(ctx), ctx.team.id, list, feed);
   return list.map((s, i) => ({ ...s, pending: pending[i]!.count, pendingExact: pending[i]!.exact }));
@@ -122,7 +123,7 @@ export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm
   if (url.length > 2000) throw new ConsoleInputError('the receiver URL is at most 2,000 characters');
   const unknown = form.events.find((e) => !CHANGE_TYPES.includes(e as ChangeType));
   if (unknown !== undefined) throw new ConsoleInputError(`unknown event "${unknown}": choose among ${CHANGE_TYPES.join(', ')}`);
-  const created = await createSubscription({ ...deps(ctx), receivers }, ctx.team.id, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
+  const created = await createSubscription({ ...deps(ctx), receivers }, ctx.team, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
   return created.subscription;
 }
 

@@ -1,18 +1,23 @@
 /**
- * Push delivery (issue 10 items 3 and 6; RFC 8935). Every instance runs one DeliveryWorker,
- * owned by its app and stopped when the app closes. A tick numbers the feeds' committed events
- * (PostgreSQL: repos/events.ts numberFeeds), finds push subscriptions that are active, due and
- * behind their team's feed, and takes each one's lease (a conditional UPDATE
- * that one instance wins, on both engines; a lease whose instance died expires and is taken
- * over). The holder then POSTs the subscription's SETs one per request, in seq order, each only
- * after the previous one was accepted, moving the cursor by compare-and-set after each: so a
- * subscription's order is kept, and an event is sent again only when its acceptance was not
- * recorded (at-least-once; receivers de-duplicate by `jti`).
+ * Push delivery (issue 10 items 3 and 6; RFC 8935; issue 27 item 2). Every instance runs one
+ * DeliveryWorker, owned by its app and stopped when the app closes. A tick numbers the feeds'
+ * committed events (PostgreSQL: repos/events.ts numberFeeds), finds push subscriptions that are
+ * active, due and behind their team's feed, a few per team, and takes each one's lease (a
+ * conditional UPDATE that one instance wins, on both engines; a lease whose instance died
+ * expires and is taken over). The holder keeps the lease until the subscription has caught up,
+ * but delivers in turns (fair-queue.ts): a turn POSTs one SET, moves the cursor by
+ * compare-and-set, and puts the subscription at the back of its team's queue; teams take turns
+ * round robin, each with at most its `delivery.slots` in flight on this instance, and each
+ * request waits at most the team's `receiver.ms` (never more than the instance's timeout). So a
+ * subscription's order is kept (one turn of it at a time, each after the previous SET was
+ * accepted), an event is sent again only when its acceptance was not recorded (at-least-once;
+ * receivers de-duplicate by `jti`), and a team's slow receivers or long backlog spend that
+ * team's slots only: another team's event waits for at most one turn per team.
  *
  * Before each connection the receiver's host is resolved and every address checked
  * (receivers.ts), and the socket connects to a checked address only (`pinnedLookup`).
  *
- * A failure (a refused address, a network error, 10 s timeout, a redirect, which is never
+ * A failure (a refused address, a network error, the timeout, a redirect, which is never
  * followed, or any answer but 2xx) is logged and retried after an exponential backoff with
  * jitter; after 24 hours of failures the subscription pauses with the reason
  * (SubscriptionView.pausedReason). The log keeps a category only (`failureCategory`: refused,
@@ -20,9 +25,8 @@
  * nor the network error's text: a receiver URL is a team's choice, and what an internal
  * service answers, or how a port fails, is not theirs to read. A 400 with an RFC 8935 error
  * body means the receiver read the SET and refused it: retrying cannot help, so it is logged
- * (with the error code when RFC 8935 registers it) and the stream moves on. Subscriptions
- * deliver concurrently, so a slow receiver delays only its own; SCIM requests never wait for
- * delivery.
+ * (with the error code when RFC 8935 registers it) and the stream moves on. SCIM requests never
+ * wait for delivery.
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -40,6 +44,8 @@ import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions
 import type { Executor } from '../storage/types.ts';
 import { pinnedLookup, ReceiverRefused } from './receivers.ts';
 import type { ReceiverPolicy } from './receivers.ts';
+import { budgetsOf } from '../budgets.ts';
+import { FairQueue } from './fair-queue.ts';
 import { setClaims } from './set.ts';
 import type { SetSigner } from './set.ts';
 
@@ -199,14 +205,36 @@ function post(url: URL, body: string, agents: { http: HttpAgent; https: HttpsAge
   });
 }
 
+/** A subscription this instance holds the lease of, between its turns. */
+interface Held {
+  sub: SubscriptionRow;
+  readonly wanted: ReadonlySet<string> | undefined;
+  /** The lease as this instance last set it (ms since the epoch). */
+  leaseUntil: number;
+  /** Events after the cursor read ahead (one read per BATCH events, not one per turn). */
+  ahead: EventRow[];
+  /** The worker's count of ended turns when it was put in its queue (see #pump). */
+  queuedAt: number;
+  /** The team's budgets when the subscription was claimed. */
+  readonly slots: number;
+  readonly receiverMs: number;
+}
+
+/** Subscriptions one instance holds per delivery slot (waiting for their turn or in one). */
+const HELD_PER_SLOT = 4;
+
 export class DeliveryWorker {
   readonly #deps: DeliveryDeps;
   readonly #owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
-  readonly #running = new Map<string, Promise<void>>();
+  readonly #held = new Map<string, Held>();
+  readonly #queue = new FairQueue<Held>();
+  readonly #running = new Set<Promise<void>>();
   readonly #stop = new AbortController();
   readonly #agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
+  /** Turns ended so far. */
+  #ended = 0;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
@@ -216,12 +244,16 @@ export class DeliveryWorker {
     this.#schedule(0);
   }
 
-  /** Stops looking for work, aborts requests in flight (their events stay pending) and waits for every run to end. */
+  /**
+   * Stops looking for work, aborts requests in flight (their events stay pending), waits for
+   * every turn to end and gives back the leases of the subscriptions waiting for one.
+   */
   async stop(): Promise<void> {
     this.#stop.abort();
     clearTimeout(this.#timer);
     await this.#ticking;
-    await Promise.allSettled([...this.#running.values()]);
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    await Promise.allSettled(this.#queue.drain().map((held) => this.#release(held)));
     this.#agents.http.destroy();
     this.#agents.https.destroy();
   }
@@ -243,91 +275,159 @@ export class DeliveryWorker {
     return new Date(now.getTime() + this.#deps.settings.leaseMs).toISOString();
   }
 
+  /**
+   * Numbers the feeds, then claims due subscriptions into their teams' queues: a few per team
+   * at most (its slots times HELD_PER_SLOT), the teams interleaved, so that no team's number of
+   * subscriptions keeps another's from being claimed.
+   */
   async #tick(): Promise<void> {
     const { storage, clock, settings } = this.#deps;
     // Committed events are numbered by the feed's readers on PostgreSQL (migration 015): this
     // worker numbers every team's, so a subscription is due as soon as its team wrote. A team
     // that fails to number holds up no other team, nor the delivery of what is numbered.
     await numberFeeds(storage.db).catch((error: unknown) => this.#deps.log.warn({ err: error }, 'event delivery: numbering the feed failed; will try again'));
-    const free = settings.maxConcurrent - this.#running.size;
-    if (free <= 0) return;
-    const due = await dueSubscriptions(storage.db, clock.now().toISOString(), free * 2);
-    for (const sub of due) {
-      if (this.#stop.signal.aborted || this.#running.size >= settings.maxConcurrent) break;
-      if (this.#running.has(sub.id)) continue;
-      const now = clock.now();
-      if (!(await claimLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) continue;
-      const run = this.#deliver(sub, now.getTime() + settings.leaseMs)
-        .catch((error: unknown) => this.#deps.log.warn({ err: error, subscription: sub.id }, 'event delivery failed; the events stay pending'))
-        .finally(async () => {
-          await releaseLease(storage.db, sub.id, this.#owner).catch(() => {});
-          this.#running.delete(sub.id);
-        });
-      this.#running.set(sub.id, run);
+    const room = settings.maxConcurrent * HELD_PER_SLOT - this.#held.size;
+    if (room > 0 && !this.#stop.signal.aborted) {
+      const heldPerTeam = new Map<string, number>();
+      const full = new Set<string>();
+      for (const held of this.#held.values()) {
+        const n = (heldPerTeam.get(held.sub.team_id) ?? 0) + 1;
+        heldPerTeam.set(held.sub.team_id, n);
+        if (n >= held.slots * HELD_PER_SLOT) full.add(held.sub.team_id);
+      }
+      const due = await dueSubscriptions(storage.db, { now: clock.now().toISOString(), limit: room, perTeam: HELD_PER_SLOT, skipTeams: [...full] });
+      for (const { team_limits: limits, ...sub } of due) {
+        if (this.#stop.signal.aborted) break;
+        if (this.#held.has(sub.id)) continue;
+        const budgets = budgetsOf({ limits });
+        const teamHeld = heldPerTeam.get(sub.team_id) ?? 0;
+        if (teamHeld >= budgets['delivery.slots'] * HELD_PER_SLOT) continue;
+        const now = clock.now();
+        if (!(await claimLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) continue;
+        heldPerTeam.set(sub.team_id, teamHeld + 1);
+        const held: Held = {
+          sub,
+          wanted: sub.events === null ? undefined : new Set(JSON.parse(sub.events) as string[]),
+          leaseUntil: now.getTime() + settings.leaseMs,
+          ahead: [],
+          queuedAt: 0,
+          slots: budgets['delivery.slots'],
+          receiverMs: budgets['receiver.ms'],
+        };
+        this.#held.set(sub.id, held);
+        this.#wait(held);
+      }
     }
+    this.#pump();
+  }
+
+  /** Puts a held subscription at the back of its team's queue. */
+  #wait(held: Held): void {
+    held.queuedAt = this.#ended;
+    this.#queue.setSlots(held.sub.team_id, held.slots);
+    this.#queue.push(held.sub.team_id, held);
+  }
+
+  /** Starts turns while the instance has a free slot and some team may take one. */
+  #pump(): void {
+    while (!this.#stop.signal.aborted && this.#queue.inFlight < this.#deps.settings.maxConcurrent) {
+      const turn = this.#queue.take();
+      if (!turn) return;
+      const held = turn.item;
+      // Other turns ended while it waited: an administrator may have paused it (or a revocation
+      // did) meanwhile, so its state is read again, with its lease, before it sends anything.
+      const recheck = this.#ended > held.queuedAt;
+      const run: Promise<void> = this.#turn(held, recheck)
+        .catch((error: unknown) => {
+          this.#deps.log.warn({ err: error, subscription: held.sub.id }, 'event delivery failed; the events stay pending');
+          return false;
+        })
+        .then(async (again) => {
+          this.#ended += 1;
+          if (again && !this.#stop.signal.aborted) this.#wait(held);
+          else await this.#release(held);
+        })
+        .finally(() => {
+          this.#queue.done(turn.teamId);
+          this.#running.delete(run);
+          this.#pump();
+        });
+      this.#running.add(run);
+    }
+  }
+
+  async #release(held: Held): Promise<void> {
+    this.#held.delete(held.sub.id);
+    await releaseLease(this.#deps.storage.db, held.sub.id, this.#owner).catch(() => {});
+  }
+
+  /** Moves the cursor past `to` (with the attempt that delivered it, if any); false to stop. */
+  async #advance(held: Held, to: number, attempt?: AttemptRow): Promise<boolean> {
+    const { storage, clock, settings } = this.#deps;
+    const now = clock.now();
+    const move = { owner: this.#owner, from: held.sub.cursor, to, now: now.toISOString(), until: this.#leaseUntil(now) };
+    const state = attempt ? await recordDelivered(storage.db, attempt, move) : await advanceCursor(storage.db, { ...move, id: held.sub.id });
+    if (state === undefined) return false;
+    held.leaseUntil = now.getTime() + settings.leaseMs;
+    held.sub = { ...held.sub, cursor: to };
+    return state === 'active';
   }
 
   /**
-   * Delivers the subscription's pending events in order until it is caught up, fails, is paused,
-   * or loses its lease. Each accepted event costs one transaction (one statement on PostgreSQL):
-   * its attempt logged, the cursor moved and the lease extended by one conditional UPDATE that
-   * also answers the state. The
-   * lease is renewed on its own only when less than a send's timeout of it is left, so a send
-   * never outlives it.
+   * One turn of a subscription: its next wanted event sent (events it does not want are passed
+   * over without a request, a batch at most). Answers whether it goes on (back to its team's
+   * queue) or stops: caught up, failed (retried after the backoff), paused, or its lease lost.
+   * Each accepted event costs one transaction (one statement on PostgreSQL): its attempt
+   * logged, the cursor moved and the lease extended by one conditional UPDATE that also answers
+   * the state. The lease is renewed on its own only when less than a send's timeout of it is
+   * left, so a send never outlives it.
    */
-  async #deliver(sub: SubscriptionRow, claimedUntil: number): Promise<void> {
+  async #turn(held: Held, recheck: boolean): Promise<boolean> {
     const { storage, clock, settings } = this.#deps;
-    const wanted = sub.events === null ? undefined : new Set(JSON.parse(sub.events) as string[]);
-    let cursor = sub.cursor;
-    // The lease as #tick claimed it: renewed below before it could run out.
-    let leaseUntil = claimedUntil;
-    // Moves the cursor past `to` (with the attempt that delivered it, if any); false to stop.
-    const advance = async (to: number, attempt?: AttemptRow): Promise<boolean> => {
-      const now = clock.now();
-      const move = { owner: this.#owner, from: cursor, to, now: now.toISOString(), until: this.#leaseUntil(now) };
-      const state = attempt ? await recordDelivered(storage.db, attempt, move) : await advanceCursor(storage.db, { ...move, id: sub.id });
-      if (state === undefined) return false;
-      leaseUntil = now.getTime() + settings.leaseMs;
-      cursor = to;
-      return state === 'active';
-    };
-    for (;;) {
-      const rows = await eventsAfter(storage.db, sub.team_id, cursor, BATCH);
-      if (rows.length === 0) return;
-      for (const row of rows) {
-        if (this.#stop.signal.aborted) return;
-        const now = clock.now();
-        if (leaseUntil - now.getTime() <= settings.timeoutMs * 1.5) {
-          if (!(await renewLease(storage.db, sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return;
-          leaseUntil = now.getTime() + settings.leaseMs;
-        }
-        if (wanted && !wanted.has(row.type)) {
-          // Not asked for: the cursor moves past it without a request.
-          if (!(await advance(row.seq))) return;
-          continue;
-        }
-        const { outcome, attempt } = await this.#send(sub, row);
-        if (!outcome.delivered) {
-          // The attempt and the retry state it leads to, together (one commit; readers never see one without the other).
-          const stopping = this.#stop.signal.aborted;
-          await transact(storage.db, async (trx) => {
-            await insertAttempt(trx, attempt);
-            if (!stopping) await this.#failed(trx, sub, outcome);
-          });
-          return;
-        }
-        if (!(await advance(row.seq, attempt))) return;
-        sub = { ...sub, failures: 0, failing_since: null };
+    for (let passed = 0; passed <= BATCH; ) {
+      if (this.#stop.signal.aborted) return false;
+      if (held.ahead.length === 0) {
+        held.ahead = await eventsAfter(storage.db, held.sub.team_id, held.sub.cursor, BATCH);
+        if (held.ahead.length === 0) return false;
       }
+      const row = held.ahead[0]!;
+      const now = clock.now();
+      if (recheck || held.leaseUntil - now.getTime() <= settings.timeoutMs * 1.5) {
+        recheck = false;
+        if (!(await renewLease(storage.db, held.sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return false;
+        held.leaseUntil = now.getTime() + settings.leaseMs;
+      }
+      if (held.wanted && !held.wanted.has(row.type)) {
+        // Not asked for: the cursor moves past it without a request.
+        if (!(await this.#advance(held, row.seq))) return false;
+        held.ahead.shift();
+        passed += 1;
+        continue;
+      }
+      const { outcome, attempt } = await this.#send(held.sub, row, Math.min(settings.timeoutMs, held.receiverMs));
+      if (!outcome.delivered) {
+        // The attempt and the retry state it leads to, together (one commit; readers never see one without the other).
+        const stopping = this.#stop.signal.aborted;
+        await transact(storage.db, async (trx) => {
+          await insertAttempt(trx, attempt);
+          if (!stopping) await this.#failed(trx, held.sub, outcome);
+        });
+        return false;
+      }
+      if (!(await this.#advance(held, row.seq, attempt))) return false;
+      held.ahead.shift();
+      held.sub = { ...held.sub, failures: 0, failing_since: null };
+      return true;
     }
+    return true;
   }
 
   /** One POST of the event's SET; answers the outcome and the attempt to log. */
-  async #send(sub: SubscriptionRow, row: EventRow): Promise<{ outcome: Outcome; attempt: AttemptRow }> {
-    const { clock, settings, signer, issuer, receivers } = this.#deps;
+  async #send(sub: SubscriptionRow, row: EventRow, timeoutMs: number): Promise<{ outcome: Outcome; attempt: AttemptRow }> {
+    const { clock, signer, issuer, receivers } = this.#deps;
     const started = performance.now();
     const at = clock.now().toISOString();
-    const timeout = AbortSignal.timeout(settings.timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
     let outcome: Outcome;
     try {
       const raw = sub.url ?? '';

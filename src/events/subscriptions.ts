@@ -10,7 +10,11 @@
  * (https, or http on loopback; no address an operator has not allowed that is loopback,
  * link-local, private, unique-local or unspecified). Every change (create, pause, resume,
  * replay, delete) writes its audit row in the change's transaction, naming who made it (the CLI,
- * a bearer of the API, or a console admin). It owns no SQL and no HTTP.
+ * a bearer of the API, or a console admin). A team holds at most its `subscriptions` budget of
+ * them. Only administrators change them (the API checks the token, oauth/administrators.ts), and
+ * a subscription records the credential it was created (or last resumed) with: revoking that
+ * credential pauses it (storage/repos/subscription-creators.ts); the CLI's have none. It owns no
+ * SQL and no HTTP.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { CLI_ACTOR, recordEvent } from '../audit/events.ts';
@@ -18,10 +22,11 @@ import type { Actor, AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
-import { badRequest, notFound, ScimError } from '../scim/errors.ts';
+import { budgetsOf } from '../budgets.ts';
+import { badRequest, notFound, OverBudget, ScimError } from '../scim/errors.ts';
 import { countEventsAfter, feedEnds, lastSeq } from '../storage/repos/events.ts';
 import type { FeedEnds } from '../storage/repos/events.ts';
-import { attemptsOf, attemptsPage, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
+import { attemptsOf, attemptsPage, countSubscriptionsLocked, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Db, Executor } from '../storage/types.ts';
 import { CHANGE_TYPES } from './feed.ts';
@@ -40,10 +45,21 @@ export interface CreationDeps extends SubscriptionDeps {
   readonly receivers: ReceiverPolicy;
 }
 
-/** Who asks for a change, for its audit row: the CLI unless said otherwise. */
+/**
+ * The credential a change is made with (issue 27 item 5): an administrator's access token (its
+ * SHA-256) and its user, or a console admin's session (the user only). A subscription keeps its
+ * creator's; revoking that credential pauses it (storage/repos/subscription-creators.ts).
+ */
+export interface Credential {
+  readonly tokenHash: string | null;
+  readonly userId: string | null;
+}
+
+/** Who asks for a change, for its audit row: the CLI (the operator, no credential) unless said otherwise. */
 export interface ChangeOrigin {
   readonly actor: Actor;
   readonly requestId: string | null;
+  readonly credential?: Credential;
 }
 
 const CLI_ORIGIN: ChangeOrigin = { actor: CLI_ACTOR, requestId: null };
@@ -129,7 +145,14 @@ export interface NewSubscription {
 /** The poll credential (shown once) and its digest, which is all the database keeps. */
 export const digestOf = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
-export async function createSubscription(deps: CreationDeps, teamId: string, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+/** The team a subscription is created for, with its budget overrides (`subscriptions` caps how many it holds). */
+export interface SubscribingTeam {
+  readonly id: string;
+  readonly limits?: string | null;
+}
+
+export async function createSubscription(deps: CreationDeps, team: SubscribingTeam, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+  const teamId = team.id;
   if (input.method !== 'push' && input.method !== 'poll') throw badRequest('invalidValue', 'method must be "push" or "poll"');
   if (input.method === 'push') {
     if (typeof input.url !== 'string') throw badRequest('invalidValue', 'a push subscription needs the receiver url');
@@ -143,6 +166,9 @@ export async function createSubscription(deps: CreationDeps, teamId: string, inp
   const now = iso(deps.clock);
   const pollToken = input.method === 'poll' ? `rce_${randomBytes(24).toString('base64url')}` : undefined;
   const row = await transact(deps.storage.db, async (trx) => {
+    const cap = budgetsOf(team).subscriptions;
+    const held = await countSubscriptionsLocked(trx, teamId);
+    if (held >= cap) throw new OverBudget(teamId, 'subscriptions', `the team holds ${held} event subscriptions, its budget is ${cap}: delete one first, or ask the operator to raise the subscriptions limit`);
     const created: SubscriptionRow = {
       id: newId(),
       team_id: teamId,
@@ -161,6 +187,8 @@ export async function createSubscription(deps: CreationDeps, teamId: string, inp
       secret_hash: pollToken ? digestOf(pollToken) : null,
       created_at: now,
       updated_at: now,
+      creator_token: by.credential?.tokenHash ?? null,
+      creator_user: by.credential?.userId ?? null,
     };
     await insertSubscription(trx, created);
     await audit(trx, deps, teamId, by, 'subscription_created', created.id, { method: created.method, url: auditedUrl(created.url), events, full: input.full === true, from: created.cursor + 1 });
@@ -209,11 +237,24 @@ export async function pauseSubscription(deps: SubscriptionDeps, teamId: string, 
   });
 }
 
-/** Resumes delivery now, with a fresh retry budget. */
+/**
+ * Resumes delivery now, with a fresh retry budget. Whoever resumes takes the subscription over:
+ * from now on it acts on their credential (a subscription paused because its creator's was
+ * revoked goes on only on another administrator's authority).
+ */
 export async function resumeSubscription(deps: SubscriptionDeps, teamId: string, id: string, by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
   return changeSubscription(deps, teamId, id, by, 'subscription_resumed', async (trx, row) => {
     const now = iso(deps.clock);
-    await updateSubscription(trx, teamId, id, { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now, updated_at: now });
+    await updateSubscription(trx, teamId, id, {
+      state: 'active',
+      paused_reason: null,
+      failures: 0,
+      failing_since: null,
+      next_attempt_at: now,
+      updated_at: now,
+      creator_token: by.credential?.tokenHash ?? null,
+      creator_user: by.credential?.userId ?? null,
+    });
     return { was: row.state, ...(row.paused_reason ? { pausedReason: row.paused_reason } : {}) };
   });
 }

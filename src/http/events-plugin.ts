@@ -2,8 +2,9 @@
  * The events' HTTP surface (issue 10): `GET /.well-known/jwks.json` (public: the keys that verify
  * every SET), `GET /v2/events` (the plain JSON feed listing; bearer token with scope `read`, team
  * of the token), `POST /v2/events/poll` (RFC 8936, with a poll subscription's own token), and
- * the subscription API under `/v2/events/subscriptions` (scope `read` to look,
- * `write` to change; the team of the token; docs/events.md). Errors answer in RFC 7644 3.12
+ * the subscription API under `/v2/events/subscriptions` (scope `read` to look; to change,
+ * scope `write` and an administrator's token, never a provisioning token; the team of the
+ * token; docs/events.md). Errors answer in RFC 7644 3.12
  * bodies like the rest of /v2. It parses and authenticates; the rules live in src/events.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -12,6 +13,7 @@ import { listEvents, DEFAULT_LIMIT, MAX_LIMIT, queryInteger } from '../events/li
 import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { SetSigner } from '../events/set.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
+import { notAnAdministrator } from '../oauth/administrators.ts';
 import type { Bearer } from '../oauth/tokens.ts';
 import { badRequest, ScimError } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
@@ -48,6 +50,17 @@ export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers'
   if (!bearer.scopes.has(scope)) {
     throw new ScimError(403, `This request needs the "${scope}" scope`, undefined, { 'www-authenticate': `Bearer realm="rollcall", error="insufficient_scope", scope="${scope}"` });
   }
+  return bearer;
+}
+
+/**
+ * The bearer of a request that changes subscriptions: `write` scope and an administrator's token
+ * (oauth/administrators.ts), or a 403 in the SCIM error shape.
+ */
+async function requireAdministrator(options: Pick<EventsPluginOptions, 'bearers' | 'storage'>, request: FastifyRequest): Promise<Bearer> {
+  const bearer = await requireBearer(options, request, 'write');
+  const not = await notAnAdministrator(options.storage.db, bearer);
+  if (not !== undefined) throw new ScimError(403, `Only a team administrator's token manages event subscriptions; this is ${not}`);
   return bearer;
 }
 
@@ -109,17 +122,21 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   };
   const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
   /** The audit row's actor: the bearer's client and user, like a SCIM write's. */
-  const originOf = (request: FastifyRequest, bearer: Bearer) => ({ actor: { via: 'scim' as const, clientId: bearer.clientId, userId: bearer.userId }, requestId: request.id });
+  const originOf = (request: FastifyRequest, bearer: Bearer) => ({
+    actor: { via: 'scim' as const, clientId: bearer.clientId, userId: bearer.userId },
+    requestId: request.id,
+    credential: { tokenHash: bearer.tokenHash, userId: bearer.userId },
+  });
 
   app.post('/v2/events/subscriptions', async (request, reply) => {
-    const bearer = await requireBearer(options, request, 'write');
+    const bearer = await requireAdministrator(options, request);
     const body = bodyOf(request);
     const events = body.events;
     if (events !== undefined && (!Array.isArray(events) || !events.every((e) => typeof e === 'string'))) throw badRequest('invalidValue', 'events must be an array of event names');
     if (body.full !== undefined && typeof body.full !== 'boolean') throw badRequest('invalidValue', 'full must be true or false');
     if (body.url !== undefined && typeof body.url !== 'string') throw badRequest('invalidValue', 'url must be a string');
     const method = body.method ?? 'push';
-    const created = await createSubscription(options, bearer.team.id, {
+    const created = await createSubscription(options, bearer.team, {
       method: method as 'push',
       ...(typeof body.url === 'string' ? { url: body.url } : {}),
       ...(events !== undefined ? { events: events as string[] } : {}),
@@ -136,20 +153,20 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     return send(reply, 200, await getSubscription(options, bearer.team.id, idOf(request)));
   });
   app.delete('/v2/events/subscriptions/:id', async (request, reply) => {
-    const bearer = await requireBearer(options, request, 'write');
+    const bearer = await requireAdministrator(options, request);
     await removeSubscription(options, bearer.team.id, idOf(request), originOf(request, bearer));
     return reply.code(204).send();
   });
   app.post('/v2/events/subscriptions/:id/pause', async (request, reply) => {
-    const bearer = await requireBearer(options, request, 'write');
+    const bearer = await requireAdministrator(options, request);
     return send(reply, 200, await pauseSubscription(options, bearer.team.id, idOf(request), undefined, originOf(request, bearer)));
   });
   app.post('/v2/events/subscriptions/:id/resume', async (request, reply) => {
-    const bearer = await requireBearer(options, request, 'write');
+    const bearer = await requireAdministrator(options, request);
     return send(reply, 200, await resumeSubscription(options, bearer.team.id, idOf(request), originOf(request, bearer)));
   });
   app.post('/v2/events/subscriptions/:id/replay', async (request, reply) => {
-    const bearer = await requireBearer(options, request, 'write');
+    const bearer = await requireAdministrator(options, request);
     const from = bodyOf(request).from;
     if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
     return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from, originOf(request, bearer)));

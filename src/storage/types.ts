@@ -271,6 +271,10 @@ export interface EventSubscriptionsTable {
   secret_hash: string | null;
   created_at: string;
   updated_at: string;
+  /** SHA-256 of the access token that created it (migration 018); NULL: the CLI, or a console session. */
+  creator_token: string | null;
+  /** The user who created it (the token's or the console admin's); NULL: the CLI. */
+  creator_user: string | null;
 }
 
 export interface EventAttemptsTable {

@@ -88,4 +88,15 @@ describe('rollcall events', () => {
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /ALLOW_RECEIVERS: expected addresses, CIDR ranges or host names, .*"10\.0\.0\.0\/33" is none of these/);
   });
+
+  it("refuses a subscription over the team's subscriptions budget with one line (issue 27 item 2)", () => {
+    assert.equal(rollcall(['team', 'create', '--name', 'capped', '--database', database]).code, 0);
+    assert.equal(rollcall(['team', 'update', '--name', 'capped', '--limit', 'subscriptions=1', '--database', database]).code, 0);
+    const first = rollcall(['events', 'subscribe', '--team', 'capped', '--url', 'https://receiver.example/one', '--database', database]);
+    assert.equal(first.code, 0, first.stderr);
+    const second = rollcall(['events', 'subscribe', '--team', 'capped', '--poll', '--database', database]);
+    assert.equal(second.code, 1);
+    assert.match(second.stderr, /^rollcall: the team holds 1 event subscriptions, its budget is 1: delete one first, or ask the operator to raise the subscriptions limit \(invalidValue\)\n$/);
+    assert.equal(rollcall(['events', 'list', '--team', 'capped', '--database', database]).stdout.trim().split('\n').length, 1, 'nothing was created');
+  });
 });

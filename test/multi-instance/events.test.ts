@@ -9,7 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { JSONWebKeySet } from 'jose';
+import { systemClock } from '../../src/clock.ts';
+import { issueAccessToken } from '../../src/oauth/tokens.ts';
 import { connect } from '../../src/storage/connect.ts';
+import { teamByName } from '../../src/storage/repos/teams.ts';
 import { createPgSchema, postgresUrl } from '../support/engines.ts';
 import { scim, seedTeamToken, startServer } from '../support/processes.ts';
 import type { ServerProcess } from '../support/processes.ts';
@@ -18,6 +21,17 @@ import type { Receiver } from '../support/receiver.ts';
 
 const ISSUER = 'https://rollcall.test';
 const RUNS = Number(process.env.EVENTS_KILL_RUNS ?? '1');
+
+/** An administrator's token of the seeded team (the operator's: no client, no user); a provisioning token may not manage subscriptions. */
+async function administratorToken(database: string): Promise<string> {
+  const storage = connect(database);
+  try {
+    const team = (await teamByName(storage.db, 'acme'))!;
+    return (await issueAccessToken(storage.db, systemClock, { teamId: team.id, userId: null, clientId: null, scope: ['read', 'write'], ttlSeconds: 3600 })).token;
+  } finally {
+    await storage.close();
+  }
+}
 
 async function leaseOwner(database: string, id: string): Promise<string | null> {
   const storage = connect(database);
@@ -49,7 +63,7 @@ describe('event delivery: two instances on one PostgreSQL, the delivering one ki
 
       const created = await fetch(`${servers[0]!.url}/v2/events/subscriptions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${await administratorToken(schema.url)}`, 'content-type': 'application/json' },
         body: JSON.stringify({ url: receiver.url }),
       });
       assert.equal(created.status, 201);

@@ -1,7 +1,7 @@
 /**
  * A local SET receiver for the events tests (RFC 8935): an HTTP server on 127.0.0.1 (port 0)
  * that records every request (content type, body) and answers as the test says: 202 by
- * default, or a status, a redirect, or never (hanging). `verify` checks every SET's signature
+ * default, or a status, a redirect, or never (hanging, until the test releases it). `verify` checks every SET's signature
  * against a JWKS with jose.
  */
 import { createServer } from 'node:http';
@@ -31,6 +31,10 @@ export interface Receiver {
   reopen(): Promise<void>;
   /** Resolves when `n` requests have arrived (or rejects after `ms`). */
   waitFor(n: number, ms?: number): Promise<void>;
+  /** Requests answered 'hang' and still held. */
+  readonly held: number;
+  /** Answers every held request with `status` (202 by default). */
+  release(status?: number): void;
 }
 
 export async function startReceiver(answer: Answer = () => ({ status: 202 })): Promise<Receiver> {
@@ -93,6 +97,17 @@ export async function startReceiver(answer: Answer = () => ({ status: 202 })): P
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
     reopen: listen,
+    get held() {
+      return [...hanging].filter((r) => !r.destroyed).length;
+    },
+    release(status = 202) {
+      for (const r of hanging) {
+        if (r.destroyed) continue;
+        r.writeHead(status);
+        r.end();
+      }
+      hanging.clear();
+    },
     async waitFor(n: number, ms = 15_000) {
       const deadline = Date.now() + ms;
       while (received.length < n) {

@@ -24,7 +24,8 @@ import { migration014 } from './014_user_name_order.ts';
 import { migration015 } from './015_feed_numbered_by_readers.ts';
 import { migration016 } from './016_team_limits.ts';
 import { migration017 } from './017_subscription_secret_index.ts';
-import { migration020 } from './020_path_safe_schema_urns.ts';
+import { migration018 } from './018_subscription_creators.ts';
+import { migration019 } from './019_path_safe_schema_urns.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -45,7 +46,8 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '015_feed_numbered_by_readers': migration015(storage.hooks.name),
     '016_team_limits': migration016(),
     '017_subscription_secret_index': migration017(),
-    '020_path_safe_schema_urns': migration020(),
+    '018_subscription_creators': migration018(),
+    '019_path_safe_schema_urns': migration019(),
   };
 }
 

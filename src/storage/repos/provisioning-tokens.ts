@@ -46,3 +46,8 @@ export async function touchProvisioningTokens(ex: Executor, hashes: readonly str
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
     .execute();
 }
+
+/** Whether the access token with this SHA-256 is a provisioning token (one an operator issued). */
+export async function isProvisioningToken(ex: Executor, tokenHash: string): Promise<boolean> {
+  return (await ex.selectFrom('provisioning_tokens').select('id').where('token_hash', '=', tokenHash).executeTakeFirst()) !== undefined;
+}

@@ -18,6 +18,17 @@ export async function insertSubscription(ex: Executor, row: SubscriptionRow): Pr
   await ex.insertInto('event_subscriptions').values(row).execute();
 }
 
+/**
+ * How many subscriptions the team holds, counted after its row is locked for the rest of the
+ * transaction (a write that changes nothing takes the row lock on PostgreSQL and the write lock
+ * on SQLite): two creations of one team cannot both count below its cap.
+ */
+export async function countSubscriptionsLocked(ex: Executor, teamId: string): Promise<number> {
+  await ex.updateTable('teams').set((eb) => ({ limits: eb.ref('limits') })).where('id', '=', teamId).execute();
+  const row = await ex.selectFrom('event_subscriptions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function subscriptionsOfTeam(ex: Executor, teamId: string): Promise<SubscriptionRow[]> {
   return (await ex.selectFrom('event_subscriptions').selectAll().where('team_id', '=', teamId).orderBy('created_at').orderBy('id').execute()).map(toRow);
 }
@@ -38,28 +49,47 @@ export async function deleteSubscription(ex: Executor, teamId: string, id: strin
   return Number(result.numDeletedRows) > 0;
 }
 
-export type SubscriptionChange = Partial<Pick<EventSubscriptionsTable, 'state' | 'paused_reason' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'cursor'>>;
+export type SubscriptionChange = Partial<Pick<EventSubscriptionsTable, 'state' | 'paused_reason' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'cursor' | 'creator_token' | 'creator_user'>>;
 
 export async function updateSubscription(ex: Executor, teamId: string, id: string, change: SubscriptionChange): Promise<boolean> {
   const result = await ex.updateTable('event_subscriptions').set(change).where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** Push subscriptions that are active, due, not leased (or whose lease expired), and behind their team's feed. */
-export async function dueSubscriptions(ex: Executor, now: string, limit: number): Promise<SubscriptionRow[]> {
-  const rows = await ex
+/** A due subscription with its team's budget overrides (teams.limits), which its delivery spends. */
+export interface DueSubscription extends SubscriptionRow {
+  readonly team_limits: string | null;
+}
+
+export interface DueQuery {
+  readonly now: string;
+  readonly limit: number;
+  /** At most this many of one team. */
+  readonly perTeam: number;
+  /** Teams left out (the caller holds enough of theirs). */
+  readonly skipTeams: readonly string[];
+}
+
+/**
+ * Push subscriptions that are active, due, not leased (or whose lease expired), and behind their
+ * team's feed: at most `perTeam` of a team, the teams interleaved (each team's most overdue
+ * first, then each team's second...), so that one team's many subscriptions never fill the list.
+ */
+export async function dueSubscriptions(ex: Executor, q: DueQuery): Promise<DueSubscription[]> {
+  let due = ex
     .selectFrom('event_subscriptions as s')
+    .innerJoin('teams as t', 't.id', 's.team_id')
     .selectAll('s')
+    .select((eb) => ['t.limits as team_limits', eb.fn.agg<number>('row_number').over((ob) => ob.partitionBy('s.team_id').orderBy('s.next_attempt_at').orderBy('s.id')).as('rank_in_team')])
     .where('s.method', '=', 'push')
     .where('s.state', '=', 'active')
-    .where('s.next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('s.lease_until', 'is', null), eb('s.lease_until', '<', now)]))
+    .where('s.next_attempt_at', '<=', q.now)
+    .where((eb) => eb.or([eb('s.lease_until', 'is', null), eb('s.lease_until', '<', q.now)]))
     // Behind the feed's newest event (one step down the team's primary key).
-    .where((eb) => eb('s.cursor', '<', eb.selectFrom('events as e').select((e) => e.fn.max('e.seq').as('newest')).whereRef('e.team_id', '=', 's.team_id')))
-    .orderBy('s.next_attempt_at')
-    .limit(limit)
-    .execute();
-  return rows.map(toRow);
+    .where((eb) => eb('s.cursor', '<', eb.selectFrom('events as e').select((e) => e.fn.max('e.seq').as('newest')).whereRef('e.team_id', '=', 's.team_id')));
+  if (q.skipTeams.length > 0) due = due.where('s.team_id', 'not in', q.skipTeams);
+  const rows = await ex.selectFrom(due.as('d')).selectAll('d').where('d.rank_in_team', '<=', q.perTeam).orderBy('d.rank_in_team').orderBy('d.next_attempt_at').limit(q.limit).execute();
+  return rows.map(({ rank_in_team: _rank, ...r }) => ({ ...toRow(r), team_limits: r.team_limits ?? null }));
 }
 
 /** Takes the lease if it is free or expired; true for exactly one of several instances racing. */

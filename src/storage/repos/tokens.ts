@@ -2,12 +2,14 @@
  * Access and refresh tokens, stored only as SHA-256 hashes (DESIGN.md section 5). The lookups
  * of every request (the bearer check with its team, a token by hash) are compiled once. Every
  * function here that takes an access token's access away announces it (revocations.ts), so
- * that no instance keeps serving it from its bearer cache; retiring a refresh token for its
- * rotation announces nothing (refresh tokens are never cached).
+ * that no instance keeps serving it from its bearer cache, and pauses the event subscriptions
+ * created with it (subscription-creators.ts) in the same transaction; retiring a refresh token
+ * for its rotation does neither (refresh tokens are never cached, and create nothing).
  */
 import { announceRevocation } from '../revocations.ts';
 import { defineLookup, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
 import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
+import { pauseSubscriptionsOfRevoked } from './subscription-creators.ts';
 import { userById } from './users.ts';
 import type { UserRow } from './users.ts';
 
@@ -87,6 +89,8 @@ export async function revokeTokensOfUser(ex: Executor, userId: string, at: strin
     .executeTakeFirst();
   const revoked = Number(result.numUpdatedRows);
   if (revoked > 0) await announceRevocation(ex, { kind: 'user', id: userId });
+  // Also what the user made in the console, whose session ends with its tokens.
+  await pauseSubscriptionsOfRevoked(ex, { kind: 'user', id: userId }, at);
   return revoked;
 }
 
@@ -156,7 +160,10 @@ export async function revokeToken(ex: Executor, hash: string, at: string): Promi
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   const revoked = Number(result.numUpdatedRows) === 1;
-  if (revoked) await announceRevocation(ex, { kind: 'token', id: hash });
+  if (revoked) {
+    await announceRevocation(ex, { kind: 'token', id: hash });
+    await pauseSubscriptionsOfRevoked(ex, { kind: 'token', id: hash }, at);
+  }
   return revoked;
 }
 
@@ -169,7 +176,10 @@ export async function revokeFamily(ex: Executor, familyId: string, at: string): 
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   const revoked = Number(result.numUpdatedRows);
-  if (revoked > 0) await announceRevocation(ex, { kind: 'family', id: familyId });
+  if (revoked > 0) {
+    await announceRevocation(ex, { kind: 'family', id: familyId });
+    await pauseSubscriptionsOfRevoked(ex, { kind: 'family', id: familyId }, at);
+  }
   return revoked;
 }
 
@@ -181,6 +191,9 @@ export async function revokeTokensOfClient(ex: Executor, clientId: string, at: s
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   const revoked = Number(result.numUpdatedRows);
-  if (revoked > 0) await announceRevocation(ex, { kind: 'client', id: clientId });
+  if (revoked > 0) {
+    await announceRevocation(ex, { kind: 'client', id: clientId });
+    await pauseSubscriptionsOfRevoked(ex, { kind: 'client', id: clientId }, at);
+  }
   return revoked;
 }

@@ -24,7 +24,7 @@ import type { Database } from '../types.ts';
 
 const PATH_BREAKING = /["\\]/;
 
-export function migration020(): Migration {
+export function migration019(): Migration {
   return {
     async up(untyped: Kysely<unknown>) {
       const db = untyped as unknown as Kysely<Database>;

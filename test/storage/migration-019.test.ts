@@ -1,5 +1,5 @@
 /**
- * Migration 020 (issue 27 item 3) and the server's start: a database where a team registered an
+ * Migration 019 (issue 27 item 3) and the server's start: a database where a team registered an
  * extension whose URN holds `"` before registration refused it. The migration retires that
  * extension (removed, audited, the team's schema version moved) and leaves every other extension
  * alone; the start makes the expression indexes those of the stored extensions, so the index
@@ -66,7 +66,7 @@ async function olderDatabase(storage: Storage): Promise<void> {
 const extensionIndexes = async (storage: Storage): Promise<string[]> => (await indexNames(storage.db, storage.hooks.name, 'users')).filter((n) => n.startsWith('rc_x_')).sort();
 
 for (const engine of unmigratedEngines) {
-  describe(`migration 020 on ${engine.name}`, () => {
+  describe(`migration 019 on ${engine.name}`, () => {
     it('retires the extension whose URN holds ", audits it, moves its schema version; the start drops its index and keeps the others', async () => {
       const { storage, dispose } = await engine.open();
       try {
