@@ -14,7 +14,8 @@ import type { SubscriptionForm } from '../console/events.ts';
 import { eventsBody, subscriptionBody } from '../console/events-views.ts';
 import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { ScimError } from '../scim/errors.ts';
+import { OverBudget, ScimError } from '../scim/errors.ts';
+import type { Metrics } from './metrics.ts';
 
 export interface ConsoleKit {
   /** Where push receivers may be (events/receivers.ts). */
@@ -25,6 +26,8 @@ export interface ConsoleKit {
   show(request: FastifyRequest, reply: FastifyReply, title: string, body: string, status?: number): FastifyReply;
   /** The signed-in admin's SCIM context (team, actor, request id). */
   scim(request: FastifyRequest): ScimContext;
+  /** Counts the budget refusals the pages show rather than throw (the routes' error hook counts the others). */
+  readonly metrics?: Pick<Metrics, 'budgetRefused'>;
 }
 
 type Params = { Params: { id: string } };
@@ -48,8 +51,12 @@ const DONE: Record<string, string> = {
   deleted: 'Subscription deleted.',
 };
 
-/** The refusals a form can meet, shown on the page; anything else goes to the console's error page. */
-function refusal(error: unknown): { status: number; message: string } | undefined {
+/**
+ * The refusals a form can meet, shown on the page (a budget's counted as the error hook would
+ * count it); anything else goes to the console's error page.
+ */
+function refusal(error: unknown, metrics?: Pick<Metrics, 'budgetRefused'>): { status: number; message: string } | undefined {
+  if (error instanceof OverBudget) metrics?.budgetRefused(error.teamId, error.budget);
   if (error instanceof ConsoleInputError) return { status: 400, message: error.message };
   if (error instanceof ScimError && (error.status === 400 || error.status === 410)) return { status: error.status, message: error.message };
   return undefined;
@@ -105,7 +112,7 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
     try {
       id = (await createFromConsole(kit.scim(request), form, kit.receivers)).id;
     } catch (error) {
-      const refused = refusal(error);
+      const refused = refusal(error, kit.metrics);
       if (!refused) throw error;
       return list(request, reply, form, refused);
     }

@@ -305,7 +305,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     return show(request, reply, 'audit', 'Audit log', views.auditBody(filters, value.entries, value.next, error), error ? 400 : 200);
   });
 
-  await consoleEventRoutes(app, { receivers: options.receivers, signedIn, show: (request, reply, title, body, status) => show(request, reply, 'events', title, body, status), scim: (request) => signed(request).scim });
+  await consoleEventRoutes(app, { receivers: options.receivers, ...(options.metrics ? { metrics: options.metrics } : {}), signedIn, show: (request, reply, title, body, status) => show(request, reply, 'events', title, body, status), scim: (request) => signed(request).scim });
 
   const settings = (request: FastifyRequest, reply: FastifyReply, message?: string, error?: string, status = 200) => {
     const s = signed(request);

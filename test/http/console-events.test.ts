@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { auditEvents } from '../../src/admin.ts';
+import { auditEvents, updateTeamLimits } from '../../src/admin.ts';
 import { newId } from '../../src/ids.ts';
 import { pruneEvents } from '../../src/storage/repos/events.ts';
 import { insertAttempt } from '../../src/storage/repos/subscriptions.ts';
@@ -354,6 +354,21 @@ describe('console Events page: delivery log, escaping, overview', () => {
     } finally {
       await t.close();
       await receiver.close();
+    }
+  });
+
+  it("over the team's subscriptions budget the form shows the refusal (400) and it is counted per team", async () => {
+    const { t, page } = await consoleOf();
+    try {
+      await updateTeamLimits(adminDeps(t), 'acme', [{ name: 'subscriptions', value: 1 }]);
+      assert.equal((await submit(t, page, '/console/events', '/console/events/subscriptions', [['url', 'https://one.example/events']])).statusCode, 303);
+      const refused = await submit(t, page, '/console/events', '/console/events/subscriptions', [['url', 'https://two.example/events']]);
+      assert.equal(refused.statusCode, 400);
+      assert.match(refused.body, /holds 1 event subscriptions, its budget is 1/);
+      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      assert.match(metrics, new RegExp(`rollcall_budget_refusals_total\\{team="${t.team.id}",budget="subscriptions"\\} 1`));
+    } finally {
+      await t.close();
     }
   });
 });
