@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { BUDGETS } from './budgets.ts';
 import { buildExtensionIndexes } from './scim/index-builder.ts';
 import { ConfigError } from './config.ts';
 import type { Config } from './config.ts';
@@ -26,7 +27,8 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, onReady?: (storage: Storage) => Promise<void>, options: StartOptions = {}): Promise<RunningServer> {
-  const storage = connect(config.databaseUrl, { createDirectory: options.createDirectory === true });
+  // Every statement of the server has a deadline: the largest a team's statement.ms may be.
+  const storage = connect(config.databaseUrl, { createDirectory: options.createDirectory === true, statementTimeoutMs: BUDGETS['statement.ms'].max });
   const release = storage.sqlitePath ? lockSqliteFile(storage.sqlitePath) : () => {};
   try {
     await migrate(storage);

@@ -48,6 +48,13 @@ export interface ConnectOptions {
    * directory is refused, so a mistyped path is an error instead of a new, empty database.
    */
   readonly createDirectory?: boolean;
+  /**
+   * PostgreSQL: a deadline on every statement of this process's connections (`statement_timeout`,
+   * milliseconds), the ceiling under which a scan sets its team's shorter one; the server passes
+   * the largest `statement.ms` a team may have. Migrations and index builds lift it for
+   * themselves (they take as long as the data is large). Unset: no ceiling (the CLI's commands).
+   */
+  readonly statementTimeoutMs?: number;
 }
 
 /** How often a long-lived SQLite connection re-runs PRAGMA optimize (SQLite's advice: hourly). */
@@ -173,7 +180,8 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   }
   // Pipeline mode: statements handed to a client together go out together, one round trip
   // (pg-deferred-writes.ts); one at a time, as Kysely sends them, it changes nothing.
-  const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10, pipeline: true });
+  const ceiling = options.statementTimeoutMs !== undefined ? { statement_timeout: options.statementTimeoutMs } : {};
+  const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10, pipeline: true, ...ceiling });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const revocations = new Revocations(pgListener(parsed.url, options.listen));
@@ -181,7 +189,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
   const names = new PreparedNames();
   const bare = new Kysely<Database>({ dialect: withRevocationNotices(new PostgresDialect({ pool: namingPool(pool, names) }), revocations, postgresHooks.revocationNoticeSql) });
   // Lookups by key outside transactions share a few pipelined connections (pg-statements.ts).
-  const lookups = new LookupConnections({ connectionString: parsed.url, application_name: `rollcall lookups ${process.pid}`, keepAlive: true });
+  const lookups = new LookupConnections({ connectionString: parsed.url, application_name: `rollcall lookups ${process.pid}`, keepAlive: true, ...ceiling });
   const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool, names, lookups), postgresHooks), postgresHooks));
   return {
     db,

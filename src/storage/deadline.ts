@@ -1,5 +1,5 @@
 /**
- * Statements held to a deadline (issue 27: every statement of a scan has one, on both engines):
+ * Statements held to a deadline (every statement of a scan has one, on both engines):
  * a list or search whose filter scans the team's rows runs its statements through `withDeadline`,
  * and a statement still running at the deadline is stopped by the database, not abandoned while
  * it goes on: PostgreSQL's `statement_timeout`, set for a transaction the statements run in;
@@ -10,7 +10,7 @@
  */
 import type { DialectHooks } from './dialect.ts';
 import type { Predicate } from './predicate.ts';
-import { transact } from './statements.ts';
+import { hooksOf, transact } from './statements.ts';
 import type { Db, Executor } from './types.ts';
 
 /** A statement ran past its deadline and was stopped. */
@@ -55,4 +55,24 @@ export async function withDeadline<T>(db: Db, hooks: DialectHooks, ms: number, w
     if (hooks.isDeadline(error)) throw new StatementDeadline(ms);
     throw error;
   }
+}
+
+/**
+ * Runs `work` on one connection whose statements have no deadline: an index build takes as long
+ * as the table is large, which no request's deadline (the pool's ceiling, connect.ts
+ * `statementTimeoutMs`) foresees. The connection gets its own deadline back before it returns to
+ * the pool. On SQLite, which has no session deadline, `work` runs as it is.
+ */
+export async function withoutStatementDeadline<T>(db: Db, work: (ex: Executor) => Promise<T>): Promise<T> {
+  const hooks = hooksOf(db);
+  const lift = hooks.sessionStatementTimeout(0);
+  if (!lift) return work(db);
+  return db.connection().execute(async (connection) => {
+    await lift.execute(connection);
+    try {
+      return await work(connection);
+    } finally {
+      await hooks.sessionStatementTimeout(undefined)?.execute(connection);
+    }
+  });
 }

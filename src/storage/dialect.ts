@@ -116,6 +116,12 @@ export interface DialectHooks {
   withinDeadline(deadline: Expression<unknown>): RawBuilder<SqlBool>;
   /** Whether a driver error is a statement stopped at its deadline. */
   isDeadline(error: unknown): boolean;
+  /**
+   * PostgreSQL: the statement that sets this session's statement deadline to `ms` (0: none), or,
+   * with `undefined`, back to the connection's own (the pool's ceiling, connect.ts
+   * `statementTimeoutMs`). SQLite has no session deadline: undefined, nothing to send.
+   */
+  sessionStatementTimeout(ms: number | undefined): RawBuilder<unknown> | undefined;
 }
 
 /** The message of the error `rc_alive` throws (sqlite-adapter.ts) when a statement's deadline has passed. */
@@ -174,6 +180,7 @@ export const sqliteHooks: DialectHooks = {
   // rc_alive is registered on every connection by sqlite-adapter.ts; it is not deterministic, so
   // SQLite calls it for every row rather than once per statement.
   withinDeadline: (deadline) => sql<SqlBool>`rc_alive(${deadline})`,
+  sessionStatementTimeout: () => undefined,
   isDeadline: (error) => messageOf(error).includes(SQLITE_DEADLINE_MESSAGE),
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
@@ -233,6 +240,7 @@ export const postgresHooks: DialectHooks = {
   },
   // 57014 query_canceled: statement_timeout (or a cancel request).
   isDeadline: (error) => codeOf(error) === '57014',
+  sessionStatementTimeout: (ms) => (ms === undefined ? sql`reset statement_timeout` : sql`select set_config('statement_timeout', ${String(Math.trunc(ms))}, false)`),
   parseJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value as Record<string, unknown>)),
   toJson: (value) => JSON.stringify(value),
   // The feed's own key (events_pk) is never the request's fault: a clash there is the

@@ -4,6 +4,7 @@
  * apply each migration once.
  */
 import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Migration, MigrationProvider, MigrationResultSet } from 'kysely/migration';
 import type { Storage } from '../connect.ts';
@@ -51,6 +52,27 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
   };
 }
 
+/**
+ * Each migration first lifts the connection's statement deadline for the rest of the migrations'
+ * transaction (PostgreSQL runs them in one): a migration takes as long as the data is large,
+ * which the server's ceiling on statements (connect.ts `statementTimeoutMs`) does not foresee.
+ */
+export function migrationsWithoutDeadline(storage: Storage, migrations: Record<string, Migration>): Record<string, Migration> {
+  if (storage.hooks.deadlineIn !== 'session') return migrations;
+  return Object.fromEntries(
+    Object.entries(migrations).map(([name, migration]) => [
+      name,
+      {
+        ...migration,
+        async up(db: Kysely<unknown>) {
+          await storage.hooks.limitStatements(db, 0);
+          await migration.up(db);
+        },
+      },
+    ]),
+  );
+}
+
 const LOOKUP_ATTEMPTS = 10;
 
 /** PostgreSQL's invalid_schema_name: a schema named in the statement (or looked up by it) is gone. */
@@ -58,7 +80,7 @@ const schemaVanished = (error: unknown): boolean => typeof error === 'object' &&
 
 /** Applies every pending migration; throws with the failing migration's name and cause. */
 export async function migrate(storage: Storage): Promise<string[]> {
-  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(storage) };
+  const provider: MigrationProvider = { getMigrations: async () => migrationsWithoutDeadline(storage, migrationsFor(storage)) };
   // Kysely looks for its own tables in every schema unless told which one: name the schema the
   // connection works in, so databases in sibling schemas never mistake each other's tables.
   const migrationTableSchema =

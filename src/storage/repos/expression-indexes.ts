@@ -22,8 +22,9 @@ import { indexStates } from '../dialect.ts';
 import type { OrderKey } from '../predicate.ts';
 import { indexedExpressionSql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
+import { withoutStatementDeadline as withoutDeadline } from '../deadline.ts';
 import { hooksOf } from '../statements.ts';
-import type { Executor } from '../types.ts';
+import type { Db, Executor } from '../types.ts';
 
 /** A text value of the document to index (an `eq` on it is what the index answers). */
 export type IndexedKey = OrderKey & { readonly kind: 'scalar' };
@@ -85,8 +86,8 @@ export async function pendingIndexes(ex: Executor, table: ResourceTable, wanted:
 }
 
 /** Drops one expression index (its own statement, outside any transaction). */
-export async function dropExpressionIndex(ex: Executor, name: string): Promise<void> {
-  await hooksOf(ex).dropExpressionIndex(name).execute(ex);
+export async function dropExpressionIndex(db: Db, name: string): Promise<void> {
+  await withoutDeadline(db, (ex) => hooksOf(ex).dropExpressionIndex(name).execute(ex));
 }
 
 /**
@@ -95,9 +96,11 @@ export async function dropExpressionIndex(ex: Executor, name: string): Promise<v
  * matches one row (both engines keep statistics of expression indexes; SQLite samples them,
  * analysis_limit). Answers the index's name.
  */
-export async function buildExpressionIndex(ex: Executor, table: ResourceTable, wanted: WantedIndex): Promise<string> {
-  const { name, columns, where } = plan(ex, table, wanted);
-  await hooksOf(ex).createExpressionIndex(name, table, columns, where).execute(ex);
-  await sql`analyze ${sql.table(table)}`.execute(ex);
+export async function buildExpressionIndex(db: Db, table: ResourceTable, wanted: WantedIndex): Promise<string> {
+  const { name, columns, where } = plan(db, table, wanted);
+  await withoutDeadline(db, async (ex) => {
+    await hooksOf(ex).createExpressionIndex(name, table, columns, where).execute(ex);
+    await sql`analyze ${sql.table(table)}`.execute(ex);
+  });
   return name;
 }
