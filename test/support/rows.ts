@@ -4,8 +4,10 @@
  * users row as the Users service's create would store it (`userRowFor`: `validateResource`, then
  * the schema's column copies through `userRowOf`, the document through the dialect's `toJson`),
  * and a bulk load of many such users in multi-row INSERTs with the team's counters kept
- * (`loadUsers`). Only the per-row HTTP and transaction overhead is skipped. The server never
- * imports this module; tests and `bench/` do, and tests never import `bench/`.
+ * (`loadUsers`). Only the per-row HTTP and transaction overhead is skipped. For tests that
+ * write rows straight through a repository, `userRow` and `groupRow` give a complete row with
+ * the columns a test does not care about at their defaults. The server never imports this
+ * module; tests and `bench/` do, and tests never import `bench/`.
  */
 import { newId } from '../../src/ids.ts';
 import { userRowOf } from '../../src/scim/users.ts';
@@ -15,7 +17,58 @@ import { validateResource } from '../../src/scim/validate.ts';
 import type { Storage } from '../../src/storage/connect.ts';
 import { addCounts } from '../../src/storage/repos/counters.ts';
 import type { TeamRow } from '../../src/storage/repos/teams.ts';
+import type { GroupRow } from '../../src/storage/repos/groups.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
+
+/** A creation time before any test clock's start, so rows written with it are the oldest. */
+export const ROW_TIME = '2026-01-01T00:00:00.000Z';
+
+/**
+ * A users row for `userName` (its keys folded), active, no password, its document holding only
+ * userName and active; `extra` replaces any column. A row made inactive (`active: 0`) holds no
+ * userName claim unless `extra` names one.
+ */
+export function userRow(teamId: string, userName: string, extra: Partial<UserRow> = {}): UserRow {
+  const active = extra.active ?? 1;
+  const key = userName.toLowerCase();
+  return {
+    id: newId(),
+    team_id: teamId,
+    user_name: userName,
+    user_name_key: key,
+    user_name_claim: active === 1 ? key : null,
+    external_id: null,
+    active,
+    user_type: null,
+    display_name: null,
+    given_name: null,
+    family_name: null,
+    password_hash: null,
+    data: JSON.stringify({ userName, active: active === 1 }),
+    version: 1,
+    created_at: ROW_TIME,
+    updated_at: ROW_TIME,
+    deleted_at: null,
+    ...extra,
+  };
+}
+
+/** A groups row for `displayName` (its key folded), no members; `extra` replaces any column. */
+export function groupRow(teamId: string, displayName: string, extra: Partial<GroupRow> = {}): GroupRow {
+  return {
+    id: newId(),
+    team_id: teamId,
+    display_name: displayName,
+    display_name_key: displayName.toLowerCase(),
+    external_id: null,
+    active: 1,
+    data: JSON.stringify({ displayName, active: true }),
+    version: 1,
+    created_at: ROW_TIME,
+    updated_at: ROW_TIME,
+    ...extra,
+  };
+}
 
 /** Where a long load reports how far it got (the benchmarks pass their progress bar). */
 export interface LoadProgress {
