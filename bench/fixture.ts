@@ -17,8 +17,9 @@ import { createSubscription } from '../src/events/subscriptions.ts';
 import { ReceiverPolicy } from '../src/events/receivers.ts';
 import { issueGrant } from '../src/oauth/tokens.ts';
 import type { Storage } from '../src/storage/connect.ts';
-import { loadGroup, loadUsers } from './scale-loader.ts';
-import type { LoadedUser } from './scale-loader.ts';
+import { loadGroup } from './scale-loader.ts';
+import { loadUsers } from '../test/support/rows.ts';
+import type { LoadedUser } from '../test/support/rows.ts';
 
 export interface FixtureSizes {
   readonly readUsers: number;

@@ -12,8 +12,9 @@ import { summarize } from './load.ts';
 import type { Measurement } from './load.ts';
 import { PATCH_OP } from '../src/scim/schema/urns.ts';
 import { progressBar } from './progress.ts';
-import { badgeOf, BENCH_EXTENSION, externalIdOf, userNameOf } from './scale-loader.ts';
-import type { UserNaming } from './scale-loader.ts';
+import { badgeOf, BENCH_EXTENSION } from './scale-loader.ts';
+import { externalIdOf, userNameOf } from '../test/support/rows.ts';
+import type { UserNaming } from '../test/support/rows.ts';
 import type { Probe } from './scenarios.ts';
 
 export interface ScaleFixture {

@@ -10,7 +10,7 @@ import type { Request } from 'autocannon';
 import { PATCH_OP } from '../src/scim/schema/urns.ts';
 import type { ThroughputFixture } from './fixture.ts';
 import { BENCH_DOMAIN } from './fixture.ts';
-import { userBody } from './scale-loader.ts';
+import { userBody } from '../test/support/rows.ts';
 
 export type Side = 'rollcall' | 'reference';
 

@@ -8,8 +8,10 @@
  *
  * This module only states and parses budgets. Each is enforced where its resource is spent (the
  * filter planner, the statement deadline, the scan gate, subscriptions, schema registration,
- * discovery, delivery), which refuses in its protocol's shape (`overBudget` for SCIM) and is
- * counted per team and budget in Prometheus (`rollcall_budget_refusals_total`).
+ * discovery, delivery), which refuses by throwing `OverBudget`: protocol-neutral here, rendered
+ * by each surface in its own shape (the SCIM error body on the SCIM, admin and events APIs, the
+ * page's message in the console, a line on the CLI) and counted per team and budget in
+ * Prometheus (`rollcall_budget_refusals_total`).
  */
 
 export interface BudgetDefinition {
@@ -60,6 +62,30 @@ export const BUDGET_NAMES = Object.keys(BUDGETS) as readonly BudgetName[];
 export const DEFAULT_BUDGETS: Budgets = Object.freeze(Object.fromEntries(BUDGET_NAMES.map((n) => [n, BUDGETS[n].default])) as Record<BudgetName, number>);
 
 export const isBudgetName = (name: string): name is BudgetName => Object.hasOwn(BUDGETS, name);
+
+/**
+ * A team's budget refused the request: 429 with a wait (`retryAfterSeconds`) when waiting will
+ * do (a concurrency budget), 400 when the request itself is over (a filter's cost, a schema's
+ * size). It names the team and the budget, which the metrics count per team (http/metrics.ts);
+ * the message says what was over and is safe to show the client.
+ */
+export class OverBudget extends Error {
+  readonly teamId: string;
+  readonly budget: BudgetName;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(teamId: string, budget: BudgetName, detail: string, retryAfterSeconds?: number) {
+    super(detail);
+    this.name = 'OverBudget';
+    this.teamId = teamId;
+    this.budget = budget;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  get status(): 400 | 429 {
+    return this.retryAfterSeconds === undefined ? 400 : 429;
+  }
+}
 
 /** A wrong `--limit` (or admin input): the message names the budget and what it takes. */
 export class BudgetError extends Error {}

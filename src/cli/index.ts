@@ -20,7 +20,7 @@ import { systemClock } from '../clock.ts';
 import { ConfigError, DEFAULT_DATABASE_URL, loadConfig, loadServeConfig, passwordFromEnvironment } from '../config.ts';
 import type { Config, ConfigOverrides } from '../config.ts';
 import { applyServerHeapPolicy } from '../node-flags.ts';
-import { ScimError } from '../scim/errors.ts';
+import { scimErrorOf } from '../scim/errors.ts';
 import { startServer, stopOnSignals } from '../server.ts';
 import { connect, explainDatabaseError, explainStorageError, StorageFileError } from '../storage/connect.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -465,10 +465,11 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     if (error instanceof Error && 'exitCode' in error && 'code' in error && String(error.code).startsWith('commander.')) {
       process.exit(Number(error.exitCode));
     }
+    const known = scimErrorOf(error);
     if (error instanceof AdminError || error instanceof ConfigError || error instanceof LockedError || error instanceof StorageFileError || error instanceof CopyError) {
       console.error(`rollcall: ${error.message}`);
-    } else if (error instanceof ScimError) {
-      console.error(`rollcall: ${error.message}${error.scimType ? ` (${error.scimType})` : ''}`);
+    } else if (known) {
+      console.error(`rollcall: ${known.message}${known.scimType ? ` (${known.scimType})` : ''}`);
     } else {
       console.error(`rollcall: ${error instanceof Error ? error.message : String(error)}`);
     }

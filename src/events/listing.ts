@@ -7,7 +7,7 @@
  * pruned is a 410, so a client learns it must resynchronise instead of silently skipping
  * changes. It owns no SQL and no HTTP.
  */
-import { badRequest, ScimError } from '../scim/errors.ts';
+import { invalidValue, pruned } from './errors.ts';
 import { eventsAfter, feedEnds } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import type { Executor } from '../storage/types.ts';
@@ -60,7 +60,7 @@ export const viewOf = (row: EventRow): EventView => ({
 export function queryInteger(name: string, raw: unknown, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
   if (typeof raw !== 'string' || !/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw badRequest('invalidValue', `${name} must be a whole number from ${min} to ${max}`);
+    throw invalidValue(`${name} must be a whole number from ${min} to ${max}`);
   }
   return Number(raw);
 }
@@ -68,9 +68,9 @@ export function queryInteger(name: string, raw: unknown, fallback: number, min: 
 /** Throws 410 when events after `after` were pruned (the client cannot continue from there). */
 export async function assertNotPruned(ex: Executor, teamId: string, after: number): Promise<void> {
   const { firstKept: first, lastSeq: last } = await feedEnds(ex, teamId);
-  const pruned = first === undefined ? last > after : first > after + 1;
-  if (pruned) {
-    throw new ScimError(410, `events after ${after} were pruned by the retention; the oldest kept is ${first ?? 'none'}: read the resources again, then follow from the latest seq`);
+  const gone = first === undefined ? last > after : first > after + 1;
+  if (gone) {
+    throw pruned(`events after ${after} were pruned by the retention; the oldest kept is ${first ?? 'none'}: read the resources again, then follow from the latest seq`);
   }
 }
 

@@ -22,8 +22,8 @@ import type { Actor, AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
-import { budgetsOf } from '../budgets.ts';
-import { badRequest, notFound, OverBudget, ScimError } from '../scim/errors.ts';
+import { budgetsOf, OverBudget } from '../budgets.ts';
+import { invalidValue, notFound, pruned } from './errors.ts';
 import { countEventsAfter, feedEnds, lastSeq } from '../storage/repos/events.ts';
 import type { FeedEnds } from '../storage/repos/events.ts';
 import { attemptsOf, attemptsPage, countSubscriptionsLocked, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
@@ -86,7 +86,7 @@ export function parseEventTypes(values: readonly string[]): ChangeType[] {
   const types = new Set<ChangeType>();
   for (const value of values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)) {
     const type = CHANGE_TYPES.find((t) => t === value || eventUri(t, false) === value || eventUri(t, true) === value);
-    if (!type) throw badRequest('invalidValue', `unknown event "${value}": expected one of ${CHANGE_TYPES.join(', ')} or their RFC 9967 URIs`);
+    if (!type) throw invalidValue(`unknown event "${value}": expected one of ${CHANGE_TYPES.join(', ')} or their RFC 9967 URIs`);
     types.add(type);
   }
   return [...types];
@@ -153,16 +153,16 @@ export interface SubscribingTeam {
 
 export async function createSubscription(deps: CreationDeps, team: SubscribingTeam, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
   const teamId = team.id;
-  if (input.method !== 'push' && input.method !== 'poll') throw badRequest('invalidValue', 'method must be "push" or "poll"');
+  if (input.method !== 'push' && input.method !== 'poll') throw invalidValue('method must be "push" or "poll"');
   if (input.method === 'push') {
-    if (typeof input.url !== 'string') throw badRequest('invalidValue', 'a push subscription needs the receiver url');
+    if (typeof input.url !== 'string') throw invalidValue('a push subscription needs the receiver url');
     const problem = await deps.receivers.problem(input.url);
-    if (problem) throw badRequest('invalidValue', problem);
+    if (problem) throw invalidValue(problem);
   } else if (input.url !== undefined) {
-    throw badRequest('invalidValue', 'a poll subscription has no url: the receiver polls');
+    throw invalidValue('a poll subscription has no url: the receiver polls');
   }
   const events = input.events === undefined ? null : parseEventTypes(input.events);
-  if (events !== null && events.length === 0) throw badRequest('invalidValue', 'events must name at least one event');
+  if (events !== null && events.length === 0) throw invalidValue('events must name at least one event');
   const now = iso(deps.clock);
   const pollToken = input.method === 'poll' ? `rce_${randomBytes(24).toString('base64url')}` : undefined;
   const row = await transact(deps.storage.db, async (trx) => {
@@ -271,13 +271,13 @@ export async function removeSubscription(deps: SubscriptionDeps, teamId: string,
 export async function replaySubscription(deps: SubscriptionDeps, teamId: string, id: string, from: number, by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
   if (!Number.isSafeInteger(from) || from < 1) {
     await requireSubscription(deps.storage.db, teamId, id);
-    throw badRequest('invalidValue', 'from must be a sequence number (1 or more)');
+    throw invalidValue('from must be a sequence number (1 or more)');
   }
   return changeSubscription(deps, teamId, id, by, 'subscription_replayed', async (trx, row) => {
     const { firstKept: first, lastSeq: last } = await feedEnds(trx, teamId);
-    if (from > last + 1) throw badRequest('invalidValue', `from ${from} is past the end of the feed (last seq ${last})`);
+    if (from > last + 1) throw invalidValue(`from ${from} is past the end of the feed (last seq ${last})`);
     if (first === undefined ? from <= last : from < first) {
-      throw new ScimError(410, `events before ${first ?? last + 1} were pruned by the retention; replay from ${first ?? last + 1} or later`);
+      throw pruned(`events before ${first ?? last + 1} were pruned by the retention; replay from ${first ?? last + 1} or later`);
     }
     const now = iso(deps.clock);
     await updateSubscription(trx, teamId, id, { cursor: from - 1, next_attempt_at: now, failures: 0, failing_since: null, updated_at: now });

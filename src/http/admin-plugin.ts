@@ -12,7 +12,7 @@ import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { signsIn } from '../oauth/accounts.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
-import { ScimError } from '../scim/errors.ts';
+import { ScimError, scimErrorOf } from '../scim/errors.ts';
 import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
 import type { Storage } from '../storage/connect.ts';
 import { userById } from '../storage/repos/users.ts';
@@ -85,7 +85,8 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof ScimError) return sendScimError(request, reply, error);
+    const known = scimErrorOf(error);
+    if (known) return sendScimError(request, reply, known);
     if (error.statusCode === 413) return sendScimError(request, reply, new ScimError(413, 'The request body is too large'));
     request.log.error({ err: error }, 'unhandled error');
     return sendScimError(request, reply, new ScimError(500, 'Internal server error'));

@@ -14,7 +14,8 @@ import type { SubscriptionForm } from '../console/events.ts';
 import { eventsBody, subscriptionBody } from '../console/events-views.ts';
 import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { OverBudget, ScimError } from '../scim/errors.ts';
+import { OverBudget } from '../budgets.ts';
+import { scimErrorOf } from '../scim/errors.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface ConsoleKit {
@@ -58,7 +59,8 @@ const DONE: Record<string, string> = {
 function refusal(error: unknown, metrics?: Pick<Metrics, 'budgetRefused'>): { status: number; message: string } | undefined {
   if (error instanceof OverBudget) metrics?.budgetRefused(error.teamId, error.budget);
   if (error instanceof ConsoleInputError) return { status: 400, message: error.message };
-  if (error instanceof ScimError && (error.status === 400 || error.status === 410)) return { status: error.status, message: error.message };
+  const known = scimErrorOf(error);
+  if (known && (known.status === 400 || known.status === 410)) return { status: known.status, message: known.message };
   return undefined;
 }
 

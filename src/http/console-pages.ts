@@ -8,7 +8,7 @@
  * call the domain (console/*.ts, oauth/provisioning.ts, admin.ts) and render console/views.ts;
  * no SQL here.
  */
-import { budgetViews } from '../budgets.ts';
+import { budgetViews, OverBudget } from '../budgets.ts';
 import cookie, { Signer } from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
@@ -27,7 +27,7 @@ import type { OAuthContext } from '../oauth/context.ts';
 import { OAuthError } from '../oauth/errors.ts';
 import { issueProvisioningToken, parseLifetime, ProvisioningTokenError, provisioningTokens, revokeProvisioningToken } from '../oauth/provisioning.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { OverBudget, ScimError } from '../scim/errors.ts';
+import { ScimError, scimErrorOf } from '../scim/errors.ts';
 import type { Metrics } from './metrics.ts';
 import type { ScanGate } from '../scim/scans.ts';
 import { endSession, openSession, resumeSession, SESSION_TTL_SECONDS } from '../sessions.ts';
@@ -120,7 +120,8 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
       return html(reply, 429, views.signInPage(reply.generateCsrf(), error.message));
     }
     const signed = (request as WithSession)[SIGNED];
-    const status = error instanceof ScimError ? error.status : error instanceof ConsoleInputError ? 400 : error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 500;
+    const known = scimErrorOf(error);
+    const status = known ? known.status : error instanceof ConsoleInputError ? 400 : error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'unhandled error in the console');
     const message = status >= 500 ? 'Rollcall could not complete the request. Try again in a moment.' : error.message;
     if (!signed) return html(reply, status, views.signInPage(reply.generateCsrf(), message));
@@ -218,7 +219,9 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
       return { value: await work() };
     } catch (error) {
       if (error instanceof OverBudget && error.status === 400) options.metrics?.budgetRefused(error.teamId, error.budget);
-      if ((error instanceof ScimError && error.status === 400) || error instanceof ConsoleInputError) return { value: empty, error: error.message };
+      const known = scimErrorOf(error);
+      if (known?.status === 400) return { value: empty, error: known.message };
+      if (error instanceof ConsoleInputError) return { value: empty, error: error.message };
       throw error;
     }
   }

@@ -15,7 +15,7 @@ import type { SetSigner } from '../events/set.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
 import { notAnAdministrator } from '../oauth/administrators.ts';
 import type { Bearer } from '../oauth/tokens.ts';
-import { badRequest, ScimError } from '../scim/errors.ts';
+import { badRequest, ScimError, scimErrorOf } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -91,7 +91,8 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     }
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof ScimError) return sendScimError(request, reply, error);
+    const known = scimErrorOf(error);
+    if (known) return sendScimError(request, reply, known);
     // The poll endpoint answers in RFC 8936's own error shape.
     if ((error as unknown) instanceof PollError) {
       const e = error as unknown as PollError;

@@ -1,5 +1,4 @@
 /** Liveness and readiness, without a token: /healthz (the process answers), /readyz (the database answers). */
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { Storage } from '../storage/connect.ts';
 
@@ -12,7 +11,7 @@ export function registerHealth(app: FastifyInstance, storage: Storage, rateLimit
   app.get('/healthz', async (_request, reply) => reply.code(200).send({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
     try {
-      await sql`select 1`.execute(storage.db);
+      await storage.ping();
       return reply.code(200).send({ status: 'ready', database: storage.hooks.name, rateLimits: rateLimits() });
     } catch (error) {
       request.log.warn({ err: error }, 'database not reachable');

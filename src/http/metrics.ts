@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { HashingLoad } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
-import { OverBudget } from '../scim/errors.ts';
+import { OverBudget } from '../budgets.ts';
 
 export interface Metrics {
   readonly registry: Registry;

@@ -18,7 +18,7 @@ import { typesOf } from '../scim/context.ts';
 import { CORE_TYPES } from '../scim/schema/extensions.ts';
 import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import type { DiscoveryCache } from '../scim/discovery-cache.ts';
-import { ScimError } from '../scim/errors.ts';
+import { ScimError, scimErrorOf } from '../scim/errors.ts';
 import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { AccessLog } from './access-log.ts';
@@ -214,8 +214,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof ScimError) return sendScimError(request, reply, error);
-    const known = classify(error);
+    const known = scimErrorOf(error) ?? classify(error);
     if (known) return sendScimError(request, reply, known);
     // A statement the database stopped outside a scan's deadline (an operator's cancel): the
     // server's trouble, worth a retry, not an unknown failure.

@@ -2,9 +2,11 @@
  * The indexed column copies of a document, derived from the schema's `storage` mappings: the
  * one place that knows which attribute feeds which column.
  */
+import type { ResourceColumn } from '../storage/types.ts';
 import type { AttributeDef, ResourceTypeDef } from './schema/types.ts';
 
-export type ColumnValues = Record<string, string | number | null>;
+/** A resource table's column copies by column name (storage/types.ts names them). */
+export type ColumnValues = Partial<Record<ResourceColumn, string | number | null>>;
 
 function visit(attrs: readonly AttributeDef[], doc: Readonly<Record<string, unknown>> | undefined, out: ColumnValues): void {
   for (const a of attrs) {

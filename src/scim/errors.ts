@@ -3,7 +3,8 @@
  * to show the client. The SCIM HTTP plugin renders every one of them, and turns anything else
  * into a bland 500. Nothing here knows about HTTP frameworks.
  */
-import type { BudgetName } from '../budgets.ts';
+import { OverBudget } from '../budgets.ts';
+import { EventsError } from '../events/errors.ts';
 import { ERROR_SCHEMA } from './schema/urns.ts';
 
 export type ScimType =
@@ -58,23 +59,19 @@ export const conflict = (detail: string): ScimError => new ScimError(409, detail
 export const preconditionFailed = (detail: string): ScimError => new ScimError(412, detail);
 
 /**
- * A team's budget refused the request (src/budgets.ts): 429 with `Retry-After` when waiting will
- * do (a concurrency budget), 400 when the request itself is over (a filter's cost, a schema's
- * size). It names the team and the budget, which the metrics count per team (http/metrics.ts).
+ * The SCIM error for a failure raised below the SCIM layer, in the shape the SCIM surfaces (the
+ * SCIM, admin and events APIs, the console, the CLI) show it; undefined for anything else. A
+ * budget's refusal (budgets.ts) is 429 with `Retry-After` when waiting will do, else 400
+ * invalidValue; an events failure (events/errors.ts) keeps its status and code.
  */
-export class OverBudget extends ScimError {
-  readonly budget: BudgetName;
-  readonly teamId: string;
-
-  constructor(teamId: string, budget: BudgetName, detail: string, retryAfterSeconds?: number) {
-    super(
-      retryAfterSeconds === undefined ? 400 : 429,
-      detail,
-      retryAfterSeconds === undefined ? 'invalidValue' : undefined,
-      retryAfterSeconds === undefined ? {} : { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
-    );
-    this.name = 'OverBudget';
-    this.budget = budget;
-    this.teamId = teamId;
+export function scimErrorOf(error: unknown): ScimError | undefined {
+  if (error instanceof ScimError) return error;
+  if (error instanceof OverBudget) {
+    const wait = error.retryAfterSeconds;
+    return wait === undefined
+      ? new ScimError(400, error.message, 'invalidValue')
+      : new ScimError(429, error.message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(wait))) });
   }
+  if (error instanceof EventsError) return new ScimError(error.status, error.message, error.code);
+  return undefined;
 }

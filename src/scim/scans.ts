@@ -16,10 +16,10 @@
  * statements are the quick ones of every request, run as before. The refusals are OverBudget
  * errors, counted per team and budget on /metrics.
  */
+import { OverBudget } from '../budgets.ts';
 import type { Budgets } from '../budgets.ts';
 import { budgetsOfContext } from './context.ts';
 import type { ScimContext } from './context.ts';
-import { OverBudget } from './errors.ts';
 import { StatementDeadline, withDeadline } from '../storage/deadline.ts';
 import type { OrderKey, Predicate } from '../storage/predicate.ts';
 import type { ResourceTable } from '../storage/predicate-sql.ts';

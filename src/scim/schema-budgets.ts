@@ -7,11 +7,10 @@
  * refused (OverBudget, 400 invalidValue naming the budget); one that does not grow a figure
  * already over a lowered budget is not, so a team can always shrink. No storage, no HTTP.
  */
-import { budgetsOf } from '../budgets.ts';
+import { budgetsOf, OverBudget } from '../budgets.ts';
 import type { BudgetName } from '../budgets.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { schemasList } from './discovery.ts';
-import { OverBudget } from './errors.ts';
 import { indexedKeys } from './filter/lower.ts';
 import { teamTypes } from './schema/extensions.ts';
 import type { ExtensionDecl } from './schema/extensions.ts';

@@ -8,6 +8,7 @@
  */
 import type { Tx } from '../storage/types.ts';
 import type { ScimContext } from './context.ts';
+import { OverBudget } from '../budgets.ts';
 import { conflict, ScimError } from './errors.ts';
 
 /** Thrown inside a write when a concurrent update won the version race; the write is retried. */
@@ -31,7 +32,7 @@ export async function runWrite<T>(
     try {
       return await ctx.storage.db.transaction().execute(body);
     } catch (error) {
-      if (error instanceof ScimError) throw error;
+      if (error instanceof ScimError || error instanceof OverBudget) throw error;
       const retryable = error instanceof RetryWrite || ctx.storage.hooks.isRetryable(error);
       if (retryable && attempt < ATTEMPTS) {
         await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * attempt)));

@@ -29,6 +29,8 @@ export interface Storage {
   readonly revocations: RevocationFeed;
   /** Connections of the pool, for /metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
+  /** Resolves once the database answers a trivial statement; rejects when it cannot (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,11 @@ export interface ConnectOptions {
 
 /** How often a long-lived SQLite connection re-runs PRAGMA optimize (SQLite's advice: hourly). */
 const OPTIMIZE_INTERVAL_MS = 60 * 60 * 1000;
+
+/** One trivial statement through Kysely: on SQLite it waits for an open transaction, as any read does. */
+async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}
 
 export function parseDatabaseUrl(url: string): { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string } {
   if (url.startsWith('sqlite:')) {
@@ -170,6 +177,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
       sqlitePath: memory ? undefined : path,
       revocations,
       poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+      ping: () => ping(db),
       async close() {
         clearInterval(optimizer);
         await revocations.close();
@@ -197,6 +205,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     sqlitePath: undefined,
     revocations,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ping: () => ping(db),
     async close() {
       await revocations.close();
       await lookups.close();

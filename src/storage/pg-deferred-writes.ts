@@ -99,12 +99,12 @@ export function renumbered(text: string, offset: number): string | undefined {
   return out;
 }
 
-/** `writes` as one statement: each but the last in a WITH, placeholders renumbered in order. */
-export function combinedWrites(writes: readonly PendingWrite[]): { text: string; values: unknown[] } {
+/** `writes` as one statement: each but the last in a WITH, placeholders renumbered in order; `texts` keeps the combined texts built. */
+export function combinedWrites(writes: readonly PendingWrite[], texts: CombinedTexts): { text: string; values: unknown[] } {
   if (writes.length === 1) return { text: writes[0]!.text, values: [...writes[0]!.values] };
   const values: unknown[] = [];
   for (const write of writes) values.push(...write.values);
-  return { text: combinedText(writes), values };
+  return { text: texts.textOf(writes), values };
 }
 
 /** A node of the combined texts known, by the sequence of the writes' texts (each a template's own string). */
@@ -115,27 +115,31 @@ interface Combination {
 
 /** Combinations remembered: as many as the code's write paths, bounded all the same. */
 const MAX_COMBINATIONS = 256;
-const combinations: Combination = { next: new Map() };
-let combinationsKnown = 0;
 
 /**
- * The combined text of `writes`, built once per sequence of texts: the same string every time,
- * so looking it up by name costs no hashing of a fresh string.
+ * The combined texts of one storage's deferred writes, each built once per sequence of texts:
+ * the same string every time, so looking it up by name costs no hashing of a fresh string. The
+ * storage's PreparedNames (pg-statements.ts) owns one, which every connection of its pool uses.
  */
-function combinedText(writes: readonly PendingWrite[]): string {
-  let node = combinations;
-  for (const write of writes) {
-    let next = node.next.get(write.text);
-    if (!next) {
-      if (combinationsKnown >= MAX_COMBINATIONS) return buildCombined(writes);
-      next = { next: new Map() };
-      node.next.set(write.text, next);
-      combinationsKnown++;
+export class CombinedTexts {
+  readonly #root: Combination = { next: new Map() };
+  #known = 0;
+
+  textOf(writes: readonly PendingWrite[]): string {
+    let node = this.#root;
+    for (const write of writes) {
+      let next = node.next.get(write.text);
+      if (!next) {
+        if (this.#known >= MAX_COMBINATIONS) return buildCombined(writes);
+        next = { next: new Map() };
+        node.next.set(write.text, next);
+        this.#known++;
+      }
+      node = next;
     }
-    node = next;
+    node.text ??= buildCombined(writes);
+    return node.text;
   }
-  node.text ??= buildCombined(writes);
-  return node.text;
 }
 
 function buildCombined(writes: readonly PendingWrite[]): string {
@@ -180,6 +184,8 @@ export interface TextKinds {
   noteCombined(text: string): void;
   /** A statement that is a whole transaction's work by itself (statements.ts `defineSole`). */
   sole(text: string): boolean;
+  /** Where the combined texts of the storage's deferred writes are kept. */
+  readonly combinations: CombinedTexts;
 }
 
 /** One pooled connection's transaction state: its BEGIN not sent yet, its writes waiting. */
@@ -261,7 +267,7 @@ export class DeferringConnection {
       this.#begin = undefined;
     }
     if (this.#pending.length > 0) {
-      const combined = combinedWrites(this.#pending);
+      const combined = combinedWrites(this.#pending, this.#kinds.combinations);
       // A single write is its own template's text, named already.
       if (this.#pending.length > 1) this.#kinds.noteCombined(combined.text);
       this.#pending = [];

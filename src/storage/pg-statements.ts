@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import pg from 'pg';
 import { isStalePlan } from './dialect.ts';
-import { DeferringConnection, deferrableTable } from './pg-deferred-writes.ts';
+import { CombinedTexts, DeferringConnection, deferrableTable } from './pg-deferred-writes.ts';
 import type { Send } from './pg-deferred-writes.ts';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
@@ -45,6 +45,8 @@ export class PreparedNames {
   /** The texts of sole statements (statements.ts `defineSole`). */
   readonly #sole = new Set<string>();
   #namedCombined = 0;
+  /** The combined texts of deferred writes, built once each (pg-deferred-writes.ts). */
+  readonly combinations = new CombinedTexts();
 
   /** The name `template` runs under, or undefined when it runs unnamed. */
   nameOf(template: Template): string | undefined {

@@ -10,6 +10,7 @@
  * Every test is two-valued: a scalar that is absent (NULL) fails it, never yields NULL, so that
  * `not` means the complement.
  */
+import type { ResourceColumn } from './types.ts';
 
 /** How a scalar is read: as text, as a JSON boolean (true/false), or as a JSON number. */
 export type ReadAs = 'text' | 'flag' | 'number';
@@ -17,7 +18,7 @@ export type ReadAs = 'text' | 'flag' | 'number';
 /** A scalar storage can read for the current row. */
 export type Scalar =
   /** A column of the resource's table; `folded` names a column holding its case-folded copy. */
-  | { readonly at: 'column'; readonly column: string; readonly folded?: string }
+  | { readonly at: 'column'; readonly column: ResourceColumn; readonly folded?: ResourceColumn }
   /** The value at `keys` inside the resource's JSON document. */
   | { readonly at: 'document'; readonly keys: readonly string[] }
   /** The value at `keys` inside the current element of an `anyElement` / `firstElement` array. */

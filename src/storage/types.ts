@@ -310,6 +310,11 @@ export interface Database {
   request_log: RequestLogTable;
 }
 
+/** A column of a resource table: what a SCIM attribute's storage mapping and a predicate may name. */
+export type ResourceColumn = keyof UsersTable | keyof GroupsTable;
+/** A column every resource table has (the timestamps and version `meta` maps to). */
+export type CommonColumn = keyof UsersTable & keyof GroupsTable;
+
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: what every repository function takes. */
 export type Executor = Kysely<Database> | Transaction<Database>;

@@ -16,6 +16,7 @@ import type { UserRow } from '../../src/storage/repos/users.ts';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
+import { groupRow, userRow } from '../support/rows.ts';
 import { TableReads } from '../support/storage-spy.ts';
 
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
@@ -41,19 +42,12 @@ async function seedBigGroup(t: TestApp): Promise<BigGroup> {
   const users: UserRow[] = Array.from({ length: MEMBERS }, (_, i) => {
     const userName = `member${String(i).padStart(5, '0')}@big.example`;
     const active = i % 26 === 7 ? 0 : 1;
-    return {
-      id: newId(), team_id: t.team.id, user_name: userName, user_name_key: userName, user_name_claim: active === 1 ? userName : null, external_id: null, active, user_type: null,
-      display_name: null, given_name: null, family_name: null, password_hash: null,
-      data: t.storage.hooks.toJson({ userName, active: active === 1 }), version: 1, created_at: at(0), updated_at: at(0), deleted_at: null,
-    };
+    return userRow(t.team.id, userName, { active, created_at: at(0), updated_at: at(0) });
   });
   const groupId = newId();
   await t.storage.db.transaction().execute(async (trx) => {
     for (const u of users) await insertUser(trx, u);
-    await insertGroup(trx, {
-      id: groupId, team_id: t.team.id, display_name: 'Big', display_name_key: 'big', external_id: null, active: 1,
-      data: t.storage.hooks.toJson({ displayName: 'Big', active: true }), version: 1, created_at: at(0), updated_at: at(0),
-    });
+    await insertGroup(trx, groupRow(t.team.id, 'Big', { id: groupId, created_at: at(0), updated_at: at(0) }));
     // Batch b joins at second BATCHES - b, so later batches come first; ids are random.
     for (let b = 0; b < BATCHES; b++) {
       const batch = users.filter((_, i) => i % BATCHES === b).map((u) => u.id);

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { userRowFor } from '../../bench/scale-loader.ts';
+import { userRowFor } from '../support/rows.ts';
 import { userWords } from '../../src/console/directory.ts';
 import { USER_SCHEMA } from '../../src/scim/schema/urns.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';

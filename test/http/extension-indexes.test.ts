@@ -18,7 +18,7 @@ import { listAuditEvents } from '../../src/storage/repos/audit.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
-import { loadUsers } from '../../bench/scale-loader.ts';
+import { loadUsers } from '../support/rows.ts';
 
 type Json = Record<string, unknown>;
 

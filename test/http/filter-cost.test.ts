@@ -9,13 +9,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { updateTeamLimits } from '../../src/admin.ts';
-import { newId } from '../../src/ids.ts';
 import { addCounts, userDelta } from '../../src/storage/repos/counters.ts';
 import { insertUser } from '../../src/storage/repos/users.ts';
-import type { UserRow } from '../../src/storage/repos/users.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
+import { userRow } from '../support/rows.ts';
 import { adminDeps, hiddenFields, PageSession, registerAdmin } from '../support/oauth.ts';
 import { TableReads } from '../support/storage-spy.ts';
 
@@ -32,12 +31,7 @@ async function seedUsers(t: TestApp, teamId: string, count = USERS): Promise<voi
     for (let i = 0; i < count; i++) {
       const userName = `person${String(i).padStart(5, '0')}@cost.example`;
       const title = i % 100 === 0 ? 'Chief Engineer' : `Engineer ${i}`;
-      const row: UserRow = {
-        id: newId(), team_id: teamId, user_name: userName, user_name_key: userName, user_name_claim: userName, external_id: null, active: 1, user_type: null,
-        display_name: null, given_name: null, family_name: null, password_hash: null,
-        data: t.storage.hooks.toJson({ userName, active: true, title }), version: 1, created_at: at, updated_at: at, deleted_at: null,
-      };
-      await insertUser(trx, row);
+      await insertUser(trx, userRow(teamId, userName, { data: t.storage.hooks.toJson({ userName, active: true, title }), created_at: at, updated_at: at }));
       await addCounts(trx, teamId, userDelta(undefined, 'active'), at);
     }
   });

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { Storage } from '../../src/storage/connect.ts';
 import { hooksOf, hot, StorageCarrier } from '../../src/storage/statements.ts';
-import { loadUsers } from '../../bench/scale-loader.ts';
+import { loadUsers } from '../support/rows.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';

@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadUsers, userNameOf } from '../../bench/scale-loader.ts';
-import type { UserNaming } from '../../bench/scale-loader.ts';
+import { loadUsers, userNameOf } from '../support/rows.ts';
+import type { UserNaming } from '../support/rows.ts';
 import { FEW_MATCHES, PROBE_ROWS } from '../../src/storage/repos/paging.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';

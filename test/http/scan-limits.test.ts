@@ -15,16 +15,15 @@ import pg from 'pg';
 import { updateTeamLimits } from '../../src/admin.ts';
 import type { BudgetName } from '../../src/budgets.ts';
 import { BUDGETS } from '../../src/budgets.ts';
-import { newId } from '../../src/ids.ts';
 import { ScanGate } from '../../src/scim/scans.ts';
 import { StatementDeadline, withDeadline } from '../../src/storage/deadline.ts';
 import { addCounts, userDelta } from '../../src/storage/repos/counters.ts';
 import { listRows } from '../../src/storage/repos/paging.ts';
 import { insertUser } from '../../src/storage/repos/users.ts';
-import type { UserRow } from '../../src/storage/repos/users.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
+import { userRow } from '../support/rows.ts';
 import { adminDeps } from '../support/oauth.ts';
 
 const USERS = 2000;
@@ -37,12 +36,7 @@ async function seedUsers(t: TestApp, teamId: string, count: number): Promise<voi
   await t.storage.db.transaction().execute(async (trx) => {
     for (let i = 0; i < count; i++) {
       const userName = `person${String(i).padStart(5, '0')}@limits.example`;
-      const row: UserRow = {
-        id: newId(), team_id: teamId, user_name: userName, user_name_key: userName, user_name_claim: userName, external_id: null, active: 1, user_type: null,
-        display_name: null, given_name: null, family_name: null, password_hash: null,
-        data: t.storage.hooks.toJson({ userName, active: true, title: `Engineer ${i}` }), version: 1, created_at: at, updated_at: at, deleted_at: null,
-      };
-      await insertUser(trx, row);
+      await insertUser(trx, userRow(teamId, userName, { data: t.storage.hooks.toJson({ userName, active: true, title: `Engineer ${i}` }), created_at: at, updated_at: at }));
       await addCounts(trx, teamId, userDelta(undefined, 'active'), at);
     }
   });

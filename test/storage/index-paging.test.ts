@@ -17,30 +17,17 @@ import { listUsers } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
+import { userRow } from '../support/rows.ts';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
 
 function row(teamId: string, n: number, createdMs: number, state: 'active' | 'deactivated' | 'deleted'): UserRow {
-  const userName = `p${n}@x.example`;
-  return {
-    id: newId(),
-    team_id: teamId,
-    user_name: userName,
-    user_name_key: userName,
-    user_name_claim: state === 'active' ? userName : null,
-    external_id: null,
+  return userRow(teamId, `p${n}@x.example`, {
     active: state === 'active' ? 1 : 0,
-    user_type: null,
-    display_name: null,
-    given_name: null,
-    family_name: null,
-    password_hash: null,
-    data: JSON.stringify({ userName }),
-    version: 1,
     created_at: at(createdMs),
     updated_at: at(createdMs),
     deleted_at: state === 'deleted' ? at(createdMs + 1) : null,
-  };
+  });
 }
 
 for (const engine of engines) {

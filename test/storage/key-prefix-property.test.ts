@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { userRowFor } from '../../bench/scale-loader.ts';
+import { userRowFor } from '../support/rows.ts';
 import { userWords } from '../../src/console/directory.ts';
 import { newId } from '../../src/ids.ts';
 import { compareCodePoints } from '../../src/text.ts';

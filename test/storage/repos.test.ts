@@ -9,52 +9,17 @@ import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { addCounts } from '../../src/storage/repos/counters.ts';
 import { addMembers, addTeamUserAsMember, clearMembers, firstMembers, groupsOfUsers, insertGroup, isUnknownMember, memberChunk, removeMembers, touchGroup } from '../../src/storage/repos/groups.ts';
-import type { GroupRow } from '../../src/storage/repos/groups.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { revokeTokensOfUser, insertToken, tokenByHash } from '../../src/storage/repos/tokens.ts';
 import { existingUserIds, insertUser, listUsers, updateUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
-import type { UserRow } from '../../src/storage/repos/users.ts';
 import { hooksOf, hot, StorageCarrier } from '../../src/storage/statements.ts';
 import type { Statements } from '../../src/storage/statements.ts';
 import type { Db } from '../../src/storage/types.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
+import { groupRow, ROW_TIME, userRow } from '../support/rows.ts';
 
-const T = '2026-01-01T00:00:00.000Z';
-
-const userRow = (teamId: string, userName: string, extra: Partial<UserRow> = {}): UserRow => ({
-  id: newId(),
-  team_id: teamId,
-  user_name: userName,
-  user_name_key: userName.toLowerCase(),
-  user_name_claim: userName.toLowerCase(),
-  external_id: null,
-  active: 1,
-  user_type: null,
-  display_name: null,
-  given_name: null,
-  family_name: null,
-  password_hash: null,
-  data: JSON.stringify({ userName, active: true }),
-  version: 1,
-  created_at: T,
-  updated_at: T,
-  deleted_at: null,
-  ...extra,
-});
-
-const groupRow = (teamId: string, name: string): GroupRow => ({
-  id: newId(),
-  team_id: teamId,
-  display_name: name,
-  display_name_key: name.toLowerCase(),
-  external_id: null,
-  active: 1,
-  data: JSON.stringify({ displayName: name }),
-  version: 1,
-  created_at: T,
-  updated_at: T,
-});
+const T = ROW_TIME;
 
 for (const engine of engines) {
   describe(`storage repositories on ${engine.name}`, () => {

@@ -12,34 +12,14 @@ import { newId } from '../../src/ids.ts';
 import { insertAuditEvent } from '../../src/storage/repos/audit.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { insertUser, userById, userByNameKey } from '../../src/storage/repos/users.ts';
-import type { UserRow } from '../../src/storage/repos/users.ts';
 import { compileStatement, defineStatement, defineWrite, hooksOf, hot, SHAPE_CACHE_SIZE, shapeParam } from '../../src/storage/statements.ts';
 import type { Shaped, Template } from '../../src/storage/statements.ts';
 import { HOT_SHAPE_USES, MAX_NAMED_COMBINED, MAX_NAMED_SHAPES, PreparedNames } from '../../src/storage/pg-statements.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
+import { ROW_TIME, userRow } from '../support/rows.ts';
 
-const T = '2026-01-01T00:00:00.000Z';
-
-const userRow = (teamId: string, userName: string): UserRow => ({
-  id: newId(),
-  team_id: teamId,
-  user_name: userName,
-  user_name_key: userName.toLowerCase(),
-  user_name_claim: userName.toLowerCase(),
-  external_id: null,
-  active: 1,
-  user_type: null,
-  display_name: null,
-  given_name: null,
-  family_name: null,
-  password_hash: null,
-  data: JSON.stringify({ userName }),
-  version: 1,
-  created_at: T,
-  updated_at: T,
-  deleted_at: null,
-});
+const T = ROW_TIME;
 
 /** A promise and the function that settles it. */
 function gate(): { wait: Promise<void>; open: () => void } {

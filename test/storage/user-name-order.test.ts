@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import { loadUsers } from '../../bench/scale-loader.ts';
+import { loadUsers } from '../support/rows.ts';
 import { userWords } from '../../src/console/directory.ts';
 import { newId } from '../../src/ids.ts';
 import { lowerFilter, lowerSort } from '../../src/scim/filter/lower.ts';

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { PostgresQueryResult } from 'kysely';
-import { combinedWrites, deferrableTable, DeferringConnection, renumbered } from '../../src/storage/pg-deferred-writes.ts';
+import { CombinedTexts, combinedWrites, deferrableTable, DeferringConnection, renumbered } from '../../src/storage/pg-deferred-writes.ts';
+import { PreparedNames } from '../../src/storage/pg-statements.ts';
 import type { Send } from '../../src/storage/pg-deferred-writes.ts';
 
 const USER = 'insert into "users" ("id", "team_id") values ($1, $2)';
@@ -62,7 +63,7 @@ describe('deferrableTable', () => {
 
 describe('combinedWrites', () => {
   it('one write is sent as it is', () => {
-    assert.deepEqual(combinedWrites([{ text: USER, values: ['u', 't'], table: 'users' }]), { text: USER, values: ['u', 't'] });
+    assert.deepEqual(combinedWrites([{ text: USER, values: ['u', 't'], table: 'users' }], new CombinedTexts()), { text: USER, values: ['u', 't'] });
   });
 
   it('several: every one but the last in a WITH, placeholders numbered on, values in order', () => {
@@ -70,12 +71,21 @@ describe('combinedWrites', () => {
       { text: USER, values: ['u', 't'], table: 'users' },
       { text: AUDIT, values: ['a', '{}'], table: 'audit_events' },
       { text: EVENT, values: ['t'], table: 'events' },
-    ]);
+    ], new CombinedTexts());
     assert.equal(
       text,
       `with "rc_write_0" as (insert into "users" ("id", "team_id") values ($1, $2)), "rc_write_1" as (insert into "audit_events" ("id", "detail") values ($3, $4)) insert into "events" ("team_id", "seq") values ($5, -nextval('event_placeholders'))`,
     );
     assert.deepEqual(values, ['u', 't', 'a', '{}', 't']);
+  });
+
+  it('the combined texts are kept by their storage, not the module: each PreparedNames has its own, its connections share it', () => {
+    const one = new PreparedNames();
+    const other = new PreparedNames();
+    assert.ok(one.combinations instanceof CombinedTexts);
+    assert.notEqual(one.combinations, other.combinations);
+    const writes = [{ text: USER, values: ['u', 't'], table: 'users' }, { text: EVENT, values: ['t'], table: 'events' }];
+    assert.equal(one.combinations.textOf(writes), other.combinations.textOf(writes));
   });
 });
 
@@ -109,7 +119,7 @@ function connection(fail?: (text: string) => boolean) {
   const send: Send = (statements) => statements.map((s) => one(s.text, s.values));
   const tables: Record<string, string> = { [USER]: 'users', [AUDIT]: 'audit_events', [EVENT]: 'events' };
   const named: string[] = [];
-  const c = new DeferringConnection(send, { deferredTable: (text) => tables[text], noteCombined: (text) => named.push(text), sole: (text) => text === SOLE });
+  const c = new DeferringConnection(send, { deferredTable: (text) => tables[text], noteCombined: (text) => named.push(text), sole: (text) => text === SOLE, combinations: new CombinedTexts() });
   return { c, sent, named, texts: () => sent.map((s) => s.text), trips: () => sent.filter((s) => s.trip).map((s) => s.text) };
 }
 

@@ -1,8 +1,11 @@
 /**
  * The shape of a SCIM attribute definition (RFC 7643 section 7) as Rollcall holds it: plain data,
  * the one source read by discovery, validation, projection, filters, PATCH and the storage
- * mapping. This module only declares types; it holds no attribute facts itself.
+ * mapping. This module only declares types; it holds no attribute facts itself. A storage
+ * mapping names its column by the table types (storage/types.ts), so a misspelt column fails to
+ * compile.
  */
+import type { CommonColumn, ResourceColumn } from '../../storage/types.ts';
 
 export type AttributeType =
   | 'string'
@@ -25,9 +28,9 @@ export type Uniqueness = 'none' | 'server' | 'global';
  * Attributes without a storage entry live only in the `data` JSON document.
  */
 export type StorageMapping =
-  | { readonly kind: 'column'; readonly column: string; readonly lowerColumn?: string }
+  | { readonly kind: 'column'; readonly column: ResourceColumn; readonly lowerColumn?: ResourceColumn }
   | { readonly kind: 'id' }
-  | { readonly kind: 'meta'; readonly column: string }
+  | { readonly kind: 'meta'; readonly column: CommonColumn }
   | { readonly kind: 'members' }
   | { readonly kind: 'groups' };
 

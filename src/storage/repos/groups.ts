@@ -8,7 +8,7 @@ import { inChunks } from '../../batches.ts';
 import type { Expression, SqlBool } from 'kysely';
 import type { DialectHooks } from '../dialect.ts';
 import { defineLookup, defineSole, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
-import type { EventsTable, Executor, GroupsTable, Tx } from '../types.ts';
+import type { EventsTable, Executor, GroupMembersTable, GroupsTable, Tx, UsersTable } from '../types.ts';
 import { AUDIT_COLUMNS } from './audit.ts';
 import type { AuditRow } from './audit.ts';
 import { appendAuditedEvent, PLACEHOLDER } from './events.ts';
@@ -18,13 +18,8 @@ import type { ListPage, ListWindow } from './paging.ts';
 
 export type GroupRow = GroupsTable;
 
-export interface MemberRow {
-  readonly group_id: string;
-  readonly user_id: string;
-  readonly user_name: string;
-  /** When the user joined the group: the first key of the members' order. */
-  readonly created_at: string;
-}
+/** A member as a group's read shows it; `created_at` is when the user joined, the first key of the members' order. */
+export type MemberRow = Readonly<Pick<GroupMembersTable, 'group_id' | 'user_id' | 'created_at'> & Pick<UsersTable, 'user_name'>>;
 
 const GROUP_COLUMNS = [
   'id', 'team_id', 'display_name', 'display_name_key', 'external_id', 'active', 'data', 'version', 'created_at', 'updated_at',

@@ -19,14 +19,8 @@ const TOKEN_BY_HASH = defineStatement<{ hash: string }, TokenRow>('tokenByHash',
   db.selectFrom('oauth_tokens').selectAll().where('hash', '=', p.hash),
 );
 
-interface TokenTeamRow extends TokenRow {
-  readonly team_name: string;
-  readonly team_name_key: string;
-  readonly team_deactivated_users: TeamsTable['deactivated_users'];
-  readonly team_created_at: string;
-  readonly team_schema_version: number;
-  readonly team_limits: string | null;
-}
+/** A token with every column of its team but the id, each named `team_<column>`. */
+type TokenTeamRow = TokenRow & { readonly [K in Exclude<keyof TeamsTable, 'id'> as `team_${K}`]-?: Required<TeamsTable>[K] };
 
 const TOKEN_WITH_TEAM = defineLookup<{ hash: string }, TokenTeamRow>('tokenWithTeam', ['hash'], (db, p) =>
   db

@@ -10,7 +10,7 @@
 import { sql } from 'kysely';
 import { inChunks } from '../../batches.ts';
 import { defineLookup, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
-import type { Executor, UsersTable } from '../types.ts';
+import type { Executor, GroupMembersTable, GroupsTable, UsersTable } from '../types.ts';
 import { GROUPS_COLUMN } from './list-order.ts';
 import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './paging.ts';
@@ -90,10 +90,7 @@ export async function updateUser(ex: Executor, row: UserRow, expectedVersion: nu
 }
 
 /** A user's group as a read shows it. */
-export interface UserGroup {
-  readonly group_id: string;
-  readonly display_name: string;
-}
+export type UserGroup = Readonly<Pick<GroupMembersTable, 'group_id'> & Pick<GroupsTable, 'display_name'>>;
 
 /** A listed user; with `withGroups`, its groups read with it. */
 export type ListedUser = UserRow & { readonly groups?: readonly UserGroup[] };
