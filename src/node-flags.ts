@@ -3,19 +3,18 @@
  *
  * SERVER_NODE_FLAGS are the Node.js flags the server runs with (`npm start` passes them; the
  * benchmarks start Rollcall with them). V8 sizes its young generation for throughput and lets it
- * grow to 16 MB per semi-space under load: garbage from busy requests (a client paging 1,000
- * users at a time) then lifts the server's resident memory by 200 MB and more. Four megabytes per
- * semi-space held the scale benchmark's peak at 258 MB instead of 385 MB, with no CPU cost per
+ * grow under load: garbage from busy requests (a client paging many users at a time) then lifts
+ * the server's resident memory. A small fixed semi-space keeps it down, with no CPU cost per
  * request measurable on the throughput benchmark (docs/PERFORMANCE.md). A server started another
  * way (`rollcall serve`) gets them through NODE_OPTIONS.
  *
  * SERVER_HEAP_POLICY is applied by `rollcall serve` itself as it starts (applyServerHeapPolicy),
  * since NODE_OPTIONS refuses it. After each full collection V8 lets the old generation grow to a
- * multiple of what survived before the next one; by default up to four times, so a server whose
- * live heap is 40 MB carried up to 180 MB of old garbage while it streamed a 100,000-member group
- * (chunks waiting for the socket outlive two young collections and are promoted). Twice the live
- * heap held that scenario's peak at 254 MB instead of 311-323 MB, again with no CPU cost per request
- * measurable on the throughput benchmark; a big group's GET costs about 6% more CPU.
+ * multiple of what survived before the next one; by default up to four times, so a server
+ * streaming a big group (chunks waiting for the socket outlive two young collections and are
+ * promoted) carries several times its live heap in old garbage. Twice the live heap keeps that
+ * peak down, with no CPU cost per request measurable on the throughput benchmark; a big group's
+ * GET then costs a little more CPU (docs/PERFORMANCE.md, "Scale").
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -160,8 +160,8 @@ function until<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /**
- * One POST through node:http(s) on the worker's keep-alive agents (undici's fetch cost about a
- * fifth of a delivery's CPU in a profile: web streams, Request/Response objects). Never follows a
+ * One POST through node:http(s) on the worker's keep-alive agents (not fetch, whose web streams
+ * and Request/Response objects are a large share of a delivery's CPU). Never follows a
  * redirect (node:http does not); reads the first ANSWER_BYTES of the answer and drops the
  * connection if more comes. `signal` aborts it (timeout or shutdown). A new connection goes to
  * one of `addresses` (checked by the receiver policy), never to a fresh DNS answer.

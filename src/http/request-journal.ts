@@ -33,9 +33,9 @@ const BATCH_ROWS = 200;
 const FLUSH_MS = 1000;
 const PRUNE_EVERY_MS = 60_000;
 /**
- * Rows one prune statement deletes at most (about a millisecond on SQLite). A team sending 5,000
- * requests a second leaves 300,000 rows a minute; deleting them in one statement held SQLite's
- * connection, and so every team's requests, for ~0.3 s.
+ * Rows one prune statement deletes at most, so that pruning never holds SQLite's connection (and
+ * with it every team's requests) for long: a busy team leaves far more rows than that every
+ * minute, and one statement deleting them all would hold the connection for all of them.
  */
 export const PRUNE_BATCH = 1000;
 

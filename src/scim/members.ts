@@ -23,10 +23,10 @@ import type { Resource } from './representation.ts';
 export const MEMBER_CHUNK = 1000;
 
 /**
- * Members read per query once the response has started: fewer, larger reads (a group of 100,000
- * in 20 queries, not 100; on PostgreSQL each is a round trip and a plan), still bounded in memory
- * (5,000 member rows, about 1 MB, in hand at once); serialized and sent MEMBER_CHUNK at a time, so
- * the event loop turns as often as before.
+ * Members read per query once the response has started: fewer, larger reads (on PostgreSQL each
+ * is a round trip and a plan), still bounded in memory (this many member rows in hand at once);
+ * serialized and sent MEMBER_CHUNK at a time, so the event loop turns after every MEMBER_CHUNK
+ * members.
  */
 export const MEMBER_STREAM_CHUNK = 5000;
 

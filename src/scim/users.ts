@@ -250,8 +250,8 @@ export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<Lis
 export async function renderUserRows(ctx: ScimContext, rows: readonly ListedUser[], projection: Projection): Promise<Resource[]> {
   const rt = typesOf(ctx).User;
   const wantsGroups = wantsAttribute(rt, projection, 'groups');
-  // One pass over the rows' memberships into a map by user (issue 13.3: a filter per row made
-  // 300 users in 300 groups cost 90,000 comparisons per row, 2 s in all).
+  // One pass over the rows' memberships into a map by user, so a page costs its memberships
+  // once, not once per row.
   const groupsByUser = new Map<string, GroupRef[]>();
   if (wantsGroups && rows.every((r) => r.groups !== undefined)) {
     for (const row of rows) groupsByUser.set(row.id, row.groups!.map((g) => ({ groupId: g.group_id, displayName: g.display_name })));

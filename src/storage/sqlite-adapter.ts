@@ -23,9 +23,9 @@ type Row = Record<string, unknown>;
 
 /**
  * A node:sqlite statement whose rows are plain objects. node:sqlite's own row objects have a null
- * prototype and land in V8's slow dictionary mode: building one of a users row, reading five of
- * its fields and copying it took 9.4 µs here, against 5.2 µs for the same row read as an array
- * and named in JavaScript (every row of the same statement then shares one hidden class).
+ * prototype and land in V8's slow dictionary mode, so every field read and copy is slow; rows are
+ * read as arrays and named here in JavaScript, so every row of one statement shares one hidden
+ * class.
  * Repeated column names keep the last value, as node:sqlite's objects do.
  */
 class PreparedStatement {
@@ -89,8 +89,8 @@ export class NodeSqliteDatabase implements SqliteDatabase {
   constructor(path: string, options: SqliteOptions = { backgroundCheckpoints: false }) {
     this.raw = new DatabaseSync(path);
     this.raw.exec('PRAGMA journal_mode = WAL');
-    // NORMAL, not FULL (issue 14, measured: FULL fsyncs the WAL at every commit, 4x fewer
-    // creates per second and twice the CPU per create). A killed process loses nothing either
+    // NORMAL, not FULL: FULL fsyncs the WAL at every commit, which would cost each write an
+    // fsync (docs/PERFORMANCE.md "Durability" has the measurement). A killed process loses nothing either
     // way (the WAL is in the OS's cache; test/crash/ kills the server mid-stream); a power loss
     // or kernel crash can lose the last commits since the WAL was last synced (at each
     // checkpoint), never corrupt the file or split a transaction.
@@ -101,7 +101,7 @@ export class NodeSqliteDatabase implements SqliteDatabase {
     this.raw.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
     // Statistics for the query planner, as SQLite advises for long-lived connections: without
     // them it walks the whole team by creation time for `externalId eq` instead of using the
-    // external_id index (0.5 s at a million users). Tables that never were analyzed, or changed
+    // external_id index, a cost that grows with the team. Tables that never were analyzed, or changed
     // much since, are analyzed here, a bounded sample each; connect() repeats PRAGMA optimize.
     this.raw.exec('PRAGMA analysis_limit = 400');
     this.raw.exec('PRAGMA optimize = 0x10002');

@@ -1,6 +1,6 @@
 /**
- * Hot statements compiled once. Kysely rebuilds and recompiles a query on every call (about
- * 12-20 µs here, more than SQLite takes to run it); the statements on every request's path (the
+ * Hot statements compiled once. Kysely rebuilds and recompiles a query on every call, which
+ * costs more than SQLite takes to run a short statement; the statements on every request's path (the
  * bearer check, reads by id, the writes of a create or a membership change, the audit insert)
  * are instead defined once as a Kysely query over named parameters, compiled on first use into
  * SQL text and a list of parameter slots, and afterwards only bound and run. The SQL is still

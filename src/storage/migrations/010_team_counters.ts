@@ -7,16 +7,15 @@
  *   2) of their creation time (the bucket is that prefix of `created_at`). Every SCIM write that
  *   changes a count adds its delta in its own transaction (repos/counters.ts, one statement
  *   beside the feed's), so every row always equals `count(*)` of what it counts: the unfiltered
- *   list's totalResults and the console's overview read level 0 instead of counting a million
- *   rows (300 ms at 1,000,000 users), and an index page deep in the list finds the second its
+ *   list's totalResults and the console's overview read level 0 instead of counting every row
+ *   of the team, and an index page deep in the list finds the second its
  *   first row was created in by summing levels 1 and 2 (repos/paging.ts). Back-filled here.
  * - `users_team_created` is rebuilt as (team_id, created_at, id, active, deleted_at): the same
  *   order, now covering what decides whether a user is listed, so an index page walks its offset
  *   in the index alone (repos/paging.ts), never in the table.
  * - `users_member_view` (id, deleted_at, active, user_name): what a group's member list reads of
  *   each member (repos/groups.ts memberRows), so the 100,000 lookups of a big group's GET stay in
- *   one index instead of the primary key's index and then the table (SQLite: 0.8-1.1 s of the
- *   response's SQL down to 0.3-0.6 s).
+ *   one index instead of the primary key's index and then the table.
  * - `group_members_group_order` rebuilt as (group_id, created_at, user_id, team_id): the members'
  *   order, now also holding the team every member query is scoped by, so a chunk of members is
  *   read from the index alone (no table row per membership).

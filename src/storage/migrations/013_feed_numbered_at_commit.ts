@@ -8,7 +8,7 @@
  * commits and a reader never sees seq n+1 before n. Bumped by the feed statement, the row stayed
  * locked until the commit: across the answer's round trip to Rollcall, the time Rollcall's busy
  * event loop took to send COMMIT, and the commit's WAL flush. Every writer of the team waited in
- * line for all of that (feed cost 26-27% of a single team's write throughput at 16 connections).
+ * line for all of that.
  *
  * Now a write inserts its event with a placeholder seq (negative, from a sequence: unique, never
  * a real number), and a constraint trigger deferred to COMMIT bumps the counter and gives the

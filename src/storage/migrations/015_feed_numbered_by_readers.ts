@@ -3,7 +3,7 @@
  * numbered by whoever reads the feed next, not by its writer. Migration 013 numbered it at
  * COMMIT under the team's counter row, so the team's writers still passed that row one at a
  * time, each holding it through its own WAL flush: 16 writers of a team could not share an
- * fsync, and a PATCH lost 15-22% of its throughput to the feed (half of it that wait alone).
+ * fsync, and that wait was much of what the feed cost a PATCH.
  *
  * Now a write inserts its event with a placeholder seq (negative, from the `event_placeholders`
  * sequence) and touches nothing else of the feed. `rc_number_events(team, cap)` numbers the

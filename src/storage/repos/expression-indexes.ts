@@ -11,7 +11,7 @@
  * index serves every team that wants the same expression (a name derived from its definition),
  * covers `(team_id, expression)` and is built CONCURRENTLY. It is not partial: PostgreSQL keeps
  * statistics of an index expression only for indexes without a predicate, and without them it
- * guesses that an `eq` matches 0.5% of the rows, and for a page of 50 walks a million users by
+ * guesses a fixed share of the rows for an `eq`, and for a page of 50 walks the team in
  * creation order instead. On SQLite, where a build holds the write lock, each team has its own
  * index, partial on its `team_id`: no team's expression is evaluated on another team's rows.
  * Until an index exists, the query it would serve runs without it and answers the same rows.

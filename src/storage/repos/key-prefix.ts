@@ -3,7 +3,7 @@
  * holding a prefix test of that key: `userName sw "x" or name.givenName sw "x" or ...` sorted
  * by userName (the console's word search; any SCIM list with that sortBy and such a filter). It
  * is found from the key's index range in order rather than from every match sorted, which costs
- * what the matches cost (a prefix of 100,000 users: every one read and sorted for 51 rows):
+ * what the matches cost (a prefix many users share: every one read and sorted for one page):
  *
  * 1. a page that starts inside a prefix's range and that the range fills is the range's next
  *    rows (insidePrefix: a next page, one index range);
@@ -104,8 +104,8 @@ function keyRange(key: Expression<unknown>, window: ListWindow, prefix?: string)
     }
   }
   // Always a lower bound, '' at least (every text is at or above it): without one SQLite reads
-  // the team by another index and sorts all of it (a walk from the start of a million users:
-  // 350 ms instead of a few).
+  // the team by another index and sorts all of it, a cost that grows with the team, not with
+  // the page.
   const bounds: Expression<SqlBool>[] = [sql<SqlBool>`${key} >= ${lower ?? ''}`];
   if (upper !== undefined) bounds.push(sql<SqlBool>`${key} ${sql.raw(upperInclusive ? '<=' : '<')} ${upper}`);
   return bounds;
@@ -221,8 +221,8 @@ async function insidePrefix<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan
  * Steps 2 to 5 (see the module comment), cheapest first. A first page reads the other
  * disjuncts' first matches, which their indexes give at once; a later page would have to pass
  * over every match before its position to find those after it (the indexes are not in the key's
- * order: an "ada" page past nine tenths of a million users read 125,000 matches, 400 ms), so
- * there the walk's first chunk goes first, which dense matches fill.
+ * order, so a page deep in the list would read every match before its position), so there the
+ * walk's first chunk goes first, which dense matches fill.
  */
 async function mergedOrWalked<R>(s: Scope, window: ListWindow, plan: KeyPrefixPlan, offset: number, wanted: number, limits: KeyPrefixLimits): Promise<Found<R>[] | undefined> {
   // Without other disjuncts the merge reads the prefixes' ranges alone, which is all there is.
@@ -284,7 +284,7 @@ interface Walked {
  * A walk of the listed rows after the page's position in the index's order, in chunks (each
  * continuing after the last row of the one before) of narrow tuples with the whole filter's
  * verdict: `found` holds the matches' ids in list order. Narrow tuples, then the page's rows by
- * id: reading and sorting whole rows cost SQLite 15 ms for 5,000.
+ * id: whole rows are read only for the rows the page shows, not for every row walked.
  */
 class Walk {
   readonly found: string[] = [];

@@ -156,7 +156,7 @@ export async function listedCount(ex: Executor, table: ResourceTable, teamId: st
  * (team_id, created_at, id[, active, deleted_at]) index alone, which holds everything that decides
  * whether a row is listed (migration 010), and only the page's ids reach the table. A plain
  * `select * ... offset N` reads N table rows to skip them on PostgreSQL (its index scan fetches
- * the heap tuple before the Limit node discards it); at a million users that is seconds.
+ * the heap tuple before the Limit node discards it), so its cost grows with the offset.
  *
  * In the list's second half (`fromEnd`) the walk starts at the other end of the index and counts
  * off the rows after the page instead: at most half the list is walked. How many rows lie after
@@ -202,8 +202,7 @@ function offsetByIndex(ex: Executor, hooks: DialectHooks, table: ResourceTable, 
  * before it, the second buckets within that hour do the same for the second, and only the rows
  * of that second before the page are counted off in the index. The work is bounded by the
  * team's hours of creation history plus the seconds of one hour plus the users created in one
- * second, not by the offset (a page in the middle of a million users: a few milliseconds instead
- * of walking half a million index entries). The counters are read in the same statement as the
+ * second, not by the offset. The counters are read in the same statement as the
  * rows, so they agree with the rows it sees (both change only in the writes' transactions).
  */
 function offsetByBuckets(ex: Executor, hooks: DialectHooks, teamId: string, window: ListWindow, offset: number): { execute(): Promise<unknown[]> } {
@@ -238,9 +237,9 @@ function offsetByBuckets(ex: Executor, hooks: DialectHooks, teamId: string, wind
  * can tell which from a bound value (SQLite keeps no histograms):
  *
  * 1. fromFewMatches: at most FEW_MATCHES + 1 matches, read the cheapest way (an index range, no
- *    order), sorted and paged; enough when there are no more (a person's name: ~1 ms);
+ *    order), sorted and paged; enough when there are no more (a person's name);
  * 2. probeFirst: the first PROBE_ROWS rows of the creation order, filtered; enough when they
- *    hold the page (a common prefix: 5,000 rows read take about 20 ms at a million users);
+ *    hold the page (a common prefix);
  * 3. the filtered query, ordered (between the two: matches fewer than one row in a hundred of
  *    the walk, so few enough to sort).
  */
@@ -410,7 +409,7 @@ async function steppedPage<R extends { readonly id: string; readonly created_at:
     // Step 3: more than FEW_MATCHES matches, too sparse early in the creation order for the walk:
     // every match is read by its index and sorted. Written as a subquery neither planner flattens
     // (it has a LIMIT), since a planner that walked the creation order here, hoping to meet the
-    // page soon, would read half a million rows for matches that only begin there (3 s).
+    // page soon, would read every row before the first match, however deep into the team that is.
     let matches = listedRows(ex.withoutPlugins(), table, teamId, window.onlyActive === true).where(predicateSql(hooks, table, window.where!)).selectAll(ROW);
     const after = seekCondition(ROW, window, undefined);
     if (after) matches = matches.where(after);
