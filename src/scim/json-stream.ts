@@ -3,17 +3,17 @@
  * in hand and whose other elements are read chunk by chunk while the body is being sent (a
  * Group's `members`, which may number 100,000). The bytes are exactly JSON.stringify's of the
  * same body with the array complete: same fields, same order, no whitespace. A body without
- * such an array stays one buffer, as before. It knows nothing of HTTP or SQL.
+ * such an array is one buffer. It knows nothing of HTTP or SQL.
  *
- * Between two chunks it lets the event loop turn (issue 13 item 3): reading, shaping and
- * serializing 100,000 members back to back (SQLite answers synchronously) held every other
- * request for about 2 s; now the longest hold is one chunk's work. A list page's Resources are
- * cut by size, not by count (issue 27 item 12): elements in hand (ItemArray) are serialized one
- * at a time and elements serialized before (SerializedArray) are sent as they are, the event
- * loop turning each time TURN_CHARS characters of text are out, so a page of a few very large
- * resources is sent in as many turns as a page of many small ones of the same size. A
- * SerializedArray that small is spliced into the body's one buffer. Arrays may nest: a list
- * page's Resources streamed, each group in it streaming its members.
+ * Between two chunks it lets the event loop turn: reading, shaping and serializing a whole big
+ * array back to back (SQLite answers synchronously) would hold every other request as long, so
+ * the longest hold is one chunk's work. A list page's Resources are cut by size, not by count:
+ * elements in hand (ItemArray) are serialized one at a time and elements serialized before
+ * (SerializedArray) are sent as they are, the event loop turning each time TURN_CHARS
+ * characters of text are out, so a page of a few very large resources is sent in as many turns
+ * as a page of many small ones of the same size. A SerializedArray that small is spliced into
+ * the body's one buffer. Arrays may nest: a list page's Resources streamed, each group in it
+ * streaming its members.
  */
 import { randomUUID } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';

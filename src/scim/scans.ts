@@ -13,8 +13,8 @@
  *    the database), else 400 naming the limit.
  *
  * A filter an index answers (an equality on a key, a prefix range) passes 2 and 3 untouched: its
- * statements are the quick ones of every request, run as before. The refusals are OverBudget
- * errors, counted per team and budget on /metrics.
+ * statements are the quick ones of every request, run with no scan place and no deadline. The
+ * refusals are OverBudget errors, counted per team and budget on /metrics.
  */
 import { OverBudget } from '../budgets.ts';
 import type { Budgets } from '../budgets.ts';

@@ -5,19 +5,20 @@
  * statement (every write but the last in a data-modifying WITH), just before the transaction's
  * next other statement, or at its commit. Its BEGIN waits too: a transaction that runs nothing
  * but such writes (POST /Users) sends them as one statement with no BEGIN and no COMMIT, which
- * is a transaction of its own. One round trip instead of five.
+ * is a transaction of its own. One round trip.
  *
  * What waits goes out in the same round trip as the statement behind it: the connection runs in
  * node-postgres's pipeline mode, and the BEGIN, the combined writes and the next statement (or
  * the COMMIT) are handed over together, each with its own answer. A PATCH is 3 round trips (the
- * BEGIN with the read, the update, the writes with the COMMIT) where it was 5; a refresh grant 2.
+ * BEGIN with the read, the update, the writes with the COMMIT), a refresh grant 2
+ * (test/storage/pg-round-trips.test.ts pins them).
  * The first failure in sending order is the answer: a statement behind a failed one fails only
  * because the transaction is aborted, and a COMMIT behind failed writes ends the transaction
  * without committing it (PostgreSQL answers it ROLLBACK).
  *
  * Why this keeps a transaction's meaning:
  * - Nothing of the transaction reads before its writes are sent: any other statement flushes
- *   them first, so every read sees every earlier write, as before.
+ *   them first, so every read sees every earlier write.
  * - One statement is atomic: a write that fails (a unique violation) fails the whole statement
  *   and the transaction with it, at the next statement or at the commit, still inside the
  *   transaction's work, which then rolls back (Kysely sends ROLLBACK; for a transaction never

@@ -18,7 +18,7 @@
  * - under `not` no test is answered by an index (its complement is a scan);
  * - a filter that is a conjunction with an equality on a key column reads one row;
  * - a filter of index ranges alone is bounded without reading the team's count (PROBE_ROWS
- *   rows each), so that it runs no statement more than before.
+ *   rows each), so that estimating it runs no statement.
  */
 import type { DialectHooks } from './dialect.ts';
 import type { OrderKey, Predicate } from './predicate.ts';
@@ -137,8 +137,8 @@ export async function filterCost(ex: Executor, hooks: DialectHooks, table: Resou
   const terms = sort && sortScans(sort, table) ? { ...filtered, sorted: true } : filtered;
   if (terms.scanned === 0 && terms.ranged === 0) return costOf(terms, 0);
   if (terms.byKey) return costOf(terms, 1);
-  // Index ranges alone: their bound, with no statement (a list of the indexes' costs as many
-  // statements as before).
+  // Index ranges alone: their bound, with no statement (estimating a list of index ranges runs
+  // no statement).
   if (terms.scanned === 0) return costOf(terms, PROBE_ROWS);
   return costOf(terms, await listedCount(ex, table, teamId, onlyActive));
 }

@@ -27,7 +27,7 @@
  *
  * `events_unnumbered` (a partial index holding only placeholders, which the numbering moves out
  * of it) is how the delivery workers find the teams that have some without a walk of the feed.
- * SQLite has one writer at a time and numbers the event in its insert, as before.
+ * SQLite has one writer at a time and numbers the event in its insert.
  */
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';

@@ -16,7 +16,7 @@
  *    before step 2 on a page with a position (mergedOrWalked says why);
  * 4. the merge again, reading up to `few` rest matches;
  * 5. the walk on, up to `walk` rows in all;
- * 6. otherwise undefined: the caller runs the filtered query, ordered (as before this module).
+ * 6. otherwise undefined: the caller runs the filtered query, ordered.
  *
  * Nothing here changes which rows a page holds or their order (list-order.ts orderTerms): only how
  * they are found. Built per call (which step answers depends on the data).
