@@ -1,6 +1,6 @@
 /**
  * `npm run bench:console -- --database sqlite:./scale.db`: the console's pages on the scale data
- * set (issue 12: each page under 100 ms with 1,000,000 users and a 100,000-member group). Takes a
+ * set (the target: each page under 100 ms with 1,000,000 users and a 100,000-member group). Takes a
  * database loaded by `npm run bench:scale -- --keep` (team `scale`), adds a bench admin with a
  * password, serves Rollcall in this process, signs in through the console's own form (CSRF and
  * cookies as a browser sends them), then requests every page `--rounds` times one after another

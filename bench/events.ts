@@ -1,5 +1,5 @@
 /**
- * Events benchmark (issue 10 item 8), run by `npm run bench` after the throughput table (or alone:
+ * Events benchmark, run by `npm run bench` after the throughput table (or alone:
  * `node bench/events.ts [--smoke] [--postgres URL] [--no-sqlite] [--rounds N] [--seconds S]`):
  *
  * 1. Write throughput with the change feed on vs off: POST /Users and PATCH /Users/{id} against
@@ -16,7 +16,7 @@
  *
  * Servers, receiver and load generator share this process (and the machine's 2 cores), so
  * absolute numbers are lower than `bench/run.ts`'s separate processes; the on/off ratio is what
- * the issue's target (feed cost <= 10% of POST/PATCH throughput) is about.
+ * the target (feed cost <= 10% of POST/PATCH throughput) is about.
  */
 import { parseArgs } from 'node:util';
 import type { Request } from 'autocannon';

@@ -246,7 +246,7 @@ if (import.meta.main) {
   try {
     const options = parseOptions(process.argv.slice(2));
     const ok = await runThroughput(options);
-    // Issue 10: the change feed's cost to writes and push delivery throughput (bench/events.ts).
+    // The change feed's cost to writes and push delivery throughput (bench/events.ts).
     if (options.only === undefined || 'events'.includes(options.only)) await runEventsBench({ smoke: options.smoke, postgres: options.postgres });
     process.exit(ok ? 0 : 1);
   } catch (error) {

@@ -49,7 +49,7 @@ export async function loadGroup(
   return created.id;
 }
 
-/** The extension the scale team registers (issue 11 item 4): one `uniqueness: server` attribute. */
+/** The extension the scale team registers: one `uniqueness: server` attribute. */
 export const BENCH_EXTENSION = 'urn:rollcall:params:scim:schemas:extension:Bench:2.0:User';
 
 /** User `n`'s badge: what the extension `eq` scenario looks up (folded: `b-...` finds `B-...`). */

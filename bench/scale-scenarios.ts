@@ -199,7 +199,7 @@ export function scaleScenarios(fixture: ScaleFixture): ScaleScenario[] {
       build: () => [varying({ method: 'GET', headers: bearer }, (n) => ({ path: list(`userName ew "${fiveDigits(n, users)}@${naming.domain}"`) }))],
     },
     {
-      // Issue 11 item 4: an extension attribute declared uniqueness: server, looked up case-insensitively.
+      // An extension attribute declared uniqueness: server, looked up case-insensitively.
       name: SCALE_SCENARIO_NAMES.extensionEq,
       expectStatus: 200,
       probe: findsOne((b) => b.Resources?.[0]?.userName === userNameOf(naming, scatter(0, users))),

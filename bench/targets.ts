@@ -32,9 +32,9 @@ const oneOf = (...names: string[]) => (scenario: string): boolean => names.inclu
 /** Scale targets: p99 in milliseconds. */
 export const LATENCY_TARGETS: readonly LatencyTarget[] = [
   { label: '`userName eq` p99', maxP99: 5, matches: oneOf(SCALE_SCENARIO_NAMES.userNameEq) },
-  // Issue 14 item 3: set for PostgreSQL (pg_trgm); SQLite is measured against it too.
+  // Set for PostgreSQL (pg_trgm); SQLite is measured against it too.
   { label: '`userName co` / `sw` / `ew` p99', maxP99: 200, matches: oneOf(SCALE_SCENARIO_NAMES.co, SCALE_SCENARIO_NAMES.sw, SCALE_SCENARIO_NAMES.ew) },
-  // Issue 11 item 4.
+  // An extension attribute declared uniqueness: server (an expression index).
   { label: 'extension attribute `eq` p99', maxP99: 50, matches: oneOf(SCALE_SCENARIO_NAMES.extensionEq) },
   // Filled by the scenarios of cursorPagingScenarios (scale-scenarios.ts), named "... (cursor)".
   { label: 'any cursor page p99', maxP99: 20, matches: (s) => s.includes('(cursor)') },

@@ -1,5 +1,5 @@
 /**
- * Operator actions on a team's users (issue 12 item 4): `rollcall user list`, `user deactivate`,
+ * Operator actions on a team's users: `rollcall user list`, `user deactivate`,
  * `user set-password`. Each goes through the SCIM Users service (scim/users.ts) with the CLI as
  * the actor, so the rules, the audit row and the end of sessions on a password change are the
  * API's own. No SQL here.

@@ -344,7 +344,7 @@ export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{
 }
 
 /**
- * `rollcall keys rotate` (issue 13 item 10): new current keys for every purpose; the previous
+ * `rollcall keys rotate`: new current keys for every purpose; the previous
  * ones still verify until their window ends (keys/store.ts). Needs the master key: SECRET_KEY,
  * or the key file beside an SQLite database.
  */

@@ -135,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // quit() waits for a reply that an unreachable Redis never sends: then just drop the socket.
   if (redis) app.addHook('onClose', async () => (redis.status === 'ready' ? void (await redis.quit()) : redis.disconnect()));
 
-  // One hasher for the whole app: SCIM writes and sign-ins share its slots, fairly (issue 13.4, 27.7).
+  // One hasher for the whole app: SCIM writes and sign-ins share its slots, fairly.
   const passwords = new PasswordHasher(deps.hashing, deps.passwordKdf ?? SCRYPT);
   // One bearer cache for every API surface of this app, and one of the token endpoint's clients,
   // with the same bounds; emptied and unsubscribed on close.
@@ -216,7 +216,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }
-  // The change feed's retention (issue 10 item 1): pruned in the background, stopped on close.
+  // The change feed's retention: pruned in the background, stopped on close.
   startPruner(app, { storage, clock, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS });
 
   app.setNotFoundHandler((request, reply) =>

@@ -43,7 +43,7 @@ export async function startServer(config: Config, onReady?: (storage: Storage) =
       throw explainListenError(error, config);
     });
     // Only once the port is ours: a first run that creates credentials and then fails to listen
-    // (port taken) would leave them created and never shown (issue 12 item 4).
+    // (port taken) would leave them created and never shown.
     if (onReady) {
       try {
         await onReady(storage);

@@ -1,5 +1,5 @@
 /**
- * Browser sessions (issue 13 item 7; DESIGN.md section 9): kept server-side, so that a password
+ * Browser sessions (DESIGN.md section 9): kept server-side, so that a password
  * change, a deactivation, losing `admin` or a sign-out ends a session at once on every instance
  * (the database is shared; nothing lives in process memory). The cookie carries only a random
  * 256-bit session id; the table keeps its SHA-256, the user, and a digest of the password hash

@@ -33,13 +33,13 @@ export type AuditAction =
   | 'token_issued'
   | 'token_revoked'
   | 'grant_revoked'
-  // Operator actions (issue 12 item 4): credentials and settings changed by the CLI or console.
+  // Operator actions: credentials and settings changed by the CLI or console.
   | 'client_created'
   | 'client_secret_rotated'
   | 'client_deleted'
   | 'team_updated'
   | 'password_changed'
-  // Event subscriptions (issue 10 item 3, issue 12's Events page): CLI, API and console alike.
+  // Event subscriptions: CLI, API and the console's Events page alike.
   | 'subscription_created'
   | 'subscription_paused'
   | 'subscription_resumed'

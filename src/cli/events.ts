@@ -1,5 +1,5 @@
 /**
- * `rollcall events ...` (issue 10 item 3): subscribe, list, show, pause, resume, delete and
+ * `rollcall events ...`: subscribe, list, show, pause, resume, delete and
  * replay a team's event subscriptions. Its own command group, wired into the program by
  * cli/index.ts with that file's helpers; every command calls one function of
  * events/subscriptions.ts, which the HTTP API shares.

@@ -1,5 +1,5 @@
 /**
- * `rollcall schema add | list | show | remove` (issue 11): a team's schema extensions from the
+ * `rollcall schema add | list | show | remove`: a team's schema extensions from the
  * command line, through the same operations as the admin API (scim/team-schemas.ts). FILE.json
  * holds an RFC 7643 section 7 schema (or `{"resourceType", "required", "schema"}` as the admin
  * API takes it). Parses flags, calls one operation, prints.

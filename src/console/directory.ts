@@ -1,5 +1,5 @@
 /**
- * What the console's pages read and change (issue 12 item 1; DESIGN.md section 9), as domain
+ * What the console's pages read and change (DESIGN.md section 9), as domain
  * calls for one signed-in admin of one team: users and groups through the SCIM services (the
  * same filters, sorting, cursors and visibility rules as the API), a group's members in pages
  * by (joined, id) seek, a resource's audit history, the audit log with filters, the overview's

@@ -1,5 +1,5 @@
 /**
- * What the console's Events page reads and changes (issue 12; issue 10's subscriptions), for one
+ * What the console's Events page reads and changes (the team's event subscriptions), for one
  * signed-in admin of one team: the team's subscriptions with what each has still to deliver, one
  * subscription's delivery log in pages by (at, id) seek, the overview's event health (pending
  * events, subscriptions paused or failing), and the actions create, pause, resume, replay and

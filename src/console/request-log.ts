@@ -1,5 +1,5 @@
 /**
- * Reading the SCIM request log (issue 12 item 3) for the console: a team's newest requests,
+ * Reading the SCIM request log for the console: a team's newest requests,
  * filtered by status (2xx / 4xx / 5xx or one code) and connection (an OAuth client or a
  * provisioning token), paged from newest to oldest by an opaque "before" position. Domain only:
  * parses the filters, names each connection, and calls storage/repos/request-log.ts.

@@ -1,5 +1,5 @@
 /**
- * The console's pages as server-rendered HTML (issue 12; DESIGN.md section 9). Every value that
+ * The console's pages as server-rendered HTML (DESIGN.md section 9). Every value that
  * came from a person or an identity provider goes through escape-html (userNames, displayNames,
  * names of tokens and clients, request bodies, audit details); URLs are built with
  * encodeURIComponent. Forms carry the CSRF token. No inline script or style: the CSP allows only

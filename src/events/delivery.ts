@@ -1,5 +1,5 @@
 /**
- * Push delivery (issue 10 items 3 and 6; RFC 8935; issue 27 item 2). Every instance runs one
+ * Push delivery (RFC 8935). Every instance runs one
  * DeliveryWorker, owned by its app and stopped when the app closes. A tick numbers the feeds'
  * committed events (PostgreSQL: repos/events.ts numberFeeds), finds push subscriptions that are
  * active, due and behind their team's feed, a few per team, and takes each one's lease (a

@@ -1,5 +1,5 @@
 /**
- * The push worker's schedule (issue 27 item 2): which subscription gets the next delivery slot.
+ * The push worker's schedule: which subscription gets the next delivery slot.
  * Each team has its own queue of subscriptions waiting for a turn; a turn delivers one SET, then
  * the subscription goes to the back of its team's queue. Teams are served round robin (the team
  * served longest ago first), and a team never has more than its `slots` turns in flight, so a

@@ -1,5 +1,5 @@
 /**
- * The change feed (issue 10 item 1; DESIGN.md section 8): what every SCIM write calls, next to its
+ * The change feed (DESIGN.md section 8): what every SCIM write calls, next to its
  * audit event and with the same executor, so the event commits or rolls back with the change.
  * One compiled insert (on PostgreSQL the same statement as the audit row). The event names the
  * change's kind (RFC 9967 section 2.2's provisioning events: create, put, patch, delete,

@@ -1,5 +1,5 @@
 /**
- * The plain JSON listing of the feed (issue 10 item 4, second half): `GET /v2/events?after=SEQ&
+ * The plain JSON listing of the feed: `GET /v2/events?after=SEQ&
  * limit=N` answers the team's events after SEQ in seq order, at most N, with the cursor to ask
  * with next. Because seq is gap-free and an event is numbered only once committed, never below
  * one a reader has seen (repos/events.ts), a client that always asks with the last seq it saw

@@ -1,5 +1,5 @@
 /**
- * Poll delivery (issue 10 item 4; RFC 8936): a poll subscription's receiver POSTs to
+ * Poll delivery (RFC 8936): a poll subscription's receiver POSTs to
  * `/v2/events/poll` with the subscription's own credential (the `rce_` token shown once at
  * creation) and gets its pending SETs, keyed by `jti`, in seq order. Acknowledgements (`ack`)
  * and error reports (`setErrs`, logged with the attempt log) settle SETs; the subscription's

@@ -1,5 +1,5 @@
 /**
- * Where push delivery may connect (issue 27 item 4). A receiver URL is chosen by a team, and
+ * Where push delivery may connect. A receiver URL is chosen by a team, and
  * Rollcall POSTs to it from inside the operator's network: without rules a team could make it
  * reach the cloud's metadata service (169.254.169.254), private ranges, or local ports, and read
  * what answers. So a receiver is refused when its host is, or resolves to, an address that is

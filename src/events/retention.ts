@@ -1,5 +1,5 @@
 /**
- * Retention of the change feed and of the delivery log (issue 10 items 1 and 3): events older
+ * Retention of the change feed and of the delivery log: events older
  * than the retention (EVENT_RETENTION_DAYS, default 30) and delivery attempts older than
  * ATTEMPT_RETENTION_DAYS are deleted in small batches, each its own short statement, with the
  * event loop turning between batches, so pruning never holds a long lock or blocks requests.

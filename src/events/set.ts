@@ -1,5 +1,5 @@
 /**
- * Events as Security Event Tokens (issue 10 item 2; RFC 8417, RFC 9967 section 2): each feed row
+ * Events as Security Event Tokens (RFC 8417, RFC 9967 section 2): each feed row
  * renders as one SET whose `events` member is keyed by the RFC 9967 provisioning event URI, with
  * `iss` (the public base URL), `iat` (when the change happened, so a retried SET is the same
  * SET), `jti` (team and seq: stable across retries, for de-duplication), `aud`, `txn` (the
@@ -10,7 +10,7 @@
  * `:notice` variants name the changed attributes; `:full` variants (only when the subscription
  * asked) carry the resource as stored (never a password: the stored document has none) or, for
  * a PATCH, a PatchOp that turns the previous state into the new one. Signed ES256 (RFC 7518
- * 3.4) with `jose` (issue 10: a well-kept JOSE library, no hand-built JWS), `kid` naming the key,
+ * 3.4) with `jose` (a well-kept JOSE library, no hand-built JWS), `kid` naming the key,
  * `typ` secevent+jwt (RFC 8417 section 2.3).
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';

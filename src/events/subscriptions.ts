@@ -1,5 +1,5 @@
 /**
- * Event subscriptions (issue 10 item 3): per team, push (RFC 8935: Rollcall POSTs each SET to the
+ * Event subscriptions: per team, push (RFC 8935: Rollcall POSTs each SET to the
  * receiver's URL) or poll (RFC 8936: the receiver fetches SETs with the subscription's own
  * credential). Created, listed, paused, resumed, replayed and deleted by the CLI (`rollcall
  * events ...`) and the HTTP API (events-plugin.ts), both through these functions.
@@ -46,7 +46,7 @@ export interface CreationDeps extends SubscriptionDeps {
 }
 
 /**
- * The credential a change is made with (issue 27 item 5): an administrator's access token (its
+ * The credential a change is made with: an administrator's access token (its
  * SHA-256) and its user, or a console admin's session (the user only). A subscription keeps its
  * creator's; revoking that credential pauses it (storage/repos/subscription-creators.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * The team administration API under `/v2/admin` (issue 11: what the console and scripts use to
+ * The team administration API under `/v2/admin` (what the console and scripts use to
  * manage a team's schema extensions; docs/ADMIN-API.md). Authenticated like SCIM, with a bearer
  * access token of the team, which must be an administrator's: a token issued by the operator
  * (`rollcall token issue`: no client, no user) or on behalf of a user whose userType is admin,

@@ -1,5 +1,5 @@
 /**
- * The console's Events routes (issue 12): the subscriptions page, one subscription with its
+ * The console's Events routes: the subscriptions page, one subscription with its
  * delivery log, and the actions (add, pause, resume, replay, delete), each a CSRF-protected POST
  * answered by a redirect to the page that shows the result (post/redirect/get). A refused form
  * (bad receiver URL, replay outside the feed) shows the page again with the error, status 400

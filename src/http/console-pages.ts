@@ -1,5 +1,5 @@
 /**
- * The admin console at /console (issue 12; DESIGN.md section 9): server-rendered pages for the
+ * The admin console at /console (DESIGN.md section 9): server-rendered pages for the
  * admins of a team. Sign-in uses the OAuth accounts (oauth/accounts.ts signIn: the same password
  * hashes, the same per-account and per-address limits, which are shared with the OAuth pages);
  * the session is server-side (sessions.ts, kind `console`) behind its own cookie, HttpOnly,

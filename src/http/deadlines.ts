@@ -1,5 +1,5 @@
 /**
- * How long a connection may take over what (issue 13 item 10): without deadlines a client that
+ * How long a connection may take over what: without deadlines a client that
  * sends its headers and then drips its body one byte at a time holds a socket and a parser for
  * ever, and a few thousand such clients hold the server. These are the node:http server's own
  * timers, set through Fastify's options; the app's dependencies may shorten them (tests). A

@@ -1,5 +1,5 @@
 /**
- * The events' HTTP surface (issue 10): `GET /.well-known/jwks.json` (public: the keys that verify
+ * The events' HTTP surface: `GET /.well-known/jwks.json` (public: the keys that verify
  * every SET), `GET /v2/events` (the plain JSON feed listing; bearer token with scope `read`, team
  * of the token), `POST /v2/events/poll` (RFC 8936, with a poll subscription's own token), and
  * the subscription API under `/v2/events/subscriptions` (scope `read` to look; to change,

@@ -1,5 +1,5 @@
 /**
- * How deep a JSON request body may nest (issue 27 item 12): objects and arrays at most
+ * How deep a JSON request body may nest: objects and arrays at most
  * MAX_JSON_DEPTH levels, checked on the text in one pass before it is parsed, so nothing that
  * walks a body recursively (JSON.stringify, validation, PATCH, redaction) ever meets one deep
  * enough to overflow the stack. Real SCIM, admin and events bodies nest a handful of levels.

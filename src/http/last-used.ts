@@ -1,5 +1,5 @@
 /**
- * "Last used" of provisioning tokens (issue 12), without a write per request: the bearer check
+ * "Last used" of provisioning tokens, without a write per request: the bearer check
  * notes a use in memory (a Map lookup), and a timer writes the tokens used since the last flush
  * in one UPDATE, at most once per token per interval (a minute). The time recorded is the
  * flush's, so it is at most one interval late; an instance that stops flushes what it holds.

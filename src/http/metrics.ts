@@ -101,7 +101,7 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
   );
 }
 
-/** The shared capacities anonymous callers press on (issue 27.7 and 27.8), read at each scrape. */
+/** The shared capacities anonymous callers press on (hasher slots, limiter keys), read at each scrape. */
 export interface Pressure {
   readonly hashing: () => HashingLoad;
   readonly limiterKeys: () => Readonly<Record<string, number>>;

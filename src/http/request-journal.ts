@@ -1,5 +1,5 @@
 /**
- * The SCIM request log an admin reads in the console (issue 12 item 3; DESIGN.md section 9): per
+ * The SCIM request log an admin reads in the console (DESIGN.md section 9): per
  * authenticated SCIM request, the method, path (credential parameters redacted), status,
  * scimType, latency, time, connection (the OAuth client, or the provisioning token) and the
  * request body with every password, secret and token value replaced and its size bounded (what

@@ -1,5 +1,5 @@
 /**
- * What a request leaves in the log and in its id (issue 13.10): the logged request line never
+ * What a request leaves in the log and in its id: the logged request line never
  * carries a credential (query parameters such as client_secret, password, code or token are
  * replaced by "[redacted]"; the Authorization and Cookie headers are never logged), and an
  * incoming X-Request-Id is kept only when it is short and made of a safe alphabet, otherwise a

@@ -1,5 +1,5 @@
 /**
- * The master key (issue 13 item 10; DESIGN.md section 8: "private keys encrypted under a key
+ * The master key (DESIGN.md section 8: "private keys encrypted under a key
  * derived from the instance secret"): every key Rollcall generates is stored encrypted under a
  * key derived from it, and the list-cursor key is derived from it. It never enters the database.
  *

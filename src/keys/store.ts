@@ -1,5 +1,5 @@
 /**
- * The key store (issue 13 item 10; DESIGN.md section 8): secrets that Rollcall generates, kept in
+ * The key store (DESIGN.md section 8): secrets that Rollcall generates, kept in
  * the `keys` table encrypted with AES-256-GCM (node:crypto) under a key derived from the master
  * key (master.ts), and rotated by `rollcall keys rotate`. A rotation makes a new current key and
  * gives the previous one an end (`not_after`): it still verifies until then (one session lifetime

@@ -1,6 +1,6 @@
 /**
  * Who may sign in (DESIGN.md section 5): an active user with userType `admin` and a password.
- * Sign-in names are per team (issue 13 item 8): the same userName may sign in to several teams,
+ * Sign-in names are per team: the same userName may sign in to several teams,
  * and no answer reveals whether another team holds a name.
  *
  * - A client bound to a team, or a team the caller names (`team`), decides the team: exactly one
@@ -56,7 +56,7 @@ export interface SignInContext {
 }
 
 /**
- * The sign-in's verifications as one unit of the app's hasher (issue 13.4, issue 27.7): an
+ * The sign-in's verifications as one unit of the app's hasher: an
  * unauthenticated sign-in in the anonymous share, one at a time per address; a signed-in
  * administrator's check in the team's share. No room is 429 with Retry-After.
  */
@@ -117,7 +117,7 @@ export async function signIn(ctx: SignInContext, username: string, password: str
   const key = username.trim().toLowerCase();
   if (key.length === 0 || key.length > MAX_LOGIN_NAME || password.length > MAX_PASSWORD) throw invalidGrant(WRONG_CREDENTIALS);
   const scope = await scopeOf(ex, meta);
-  // The limiter's account is the name within the team the sign-in is confined to (issue 13.8).
+  // The limiter's account is the name within the team the sign-in is confined to.
   const attempt = await limits.reserveSignIn(scope === null ? key : `${scope}\u0000${key}`, meta.address);
   const verifications = scope === null ? LOGIN_CANDIDATES : 1;
   let candidates: UserRow[] = [];

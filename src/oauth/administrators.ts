@@ -1,5 +1,5 @@
 /**
- * Whose access token is a team administrator's (issue 27 item 5): what may create, change or
+ * Whose access token is a team administrator's: what may create, change or
  * delete the team's event subscriptions, which push the team's changes (whole user documents
  * with `full`) to any receiver. An administrator's token is one issued to an active user whose
  * userType is admin (the OAuth sign-in: DESIGN.md section 5), or the operator's (no client and

@@ -1,7 +1,7 @@
 /**
  * The bearer check of every API request (RFC 6750 2.1, 3.1), with verified access tokens kept
- * in this process for a short time so that a request costs no database round trip for its token
- * (issue 14). What it must not do: serve a token after its access was taken away.
+ * in this process for a short time so that a request costs no database round trip for its token.
+ * What it must not do: serve a token after its access was taken away.
  *
  * - Keyed by the token's SHA-256 (what storage keys it by), never the raw token.
  * - Bounded: at most `maxEntries` tokens (the oldest entry makes room), each for at most

@@ -1,5 +1,5 @@
 /**
- * A rate limiter in process memory whose store holds at most `maxKeys` keys (issue 27 item 8):
+ * A rate limiter in process memory whose store holds at most `maxKeys` keys:
  * the brute-force limits (limits.ts) count what anonymous callers send, names and addresses
  * included, so an unbounded store grows with every random name. It keeps the counting rules of
  * rate-limiter-flexible's RateLimiterMemory (a fixed window from a key's first point; `block`

@@ -1,6 +1,6 @@
 /**
  * OAuth clients as the token endpoint authenticates them (RFC 6749 2.3.1), kept per instance for
- * a short time so that a token request does not read its client's row every time (issue 14).
+ * a short time so that a token request does not read its client's row every time.
  * Only the row is kept (its secret as the stored SHA-256); the presented secret is still checked
  * on every request (clients.ts). Deleting a client or replacing its secret is announced by
  * storage (revocations.ts) and drops the entry at once, on this instance when the change commits

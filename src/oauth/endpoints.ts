@@ -88,7 +88,7 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
     return row;
   });
   if (!client) {
-    // Only a client that exists has failures worth remembering (issue 27.8): an unknown id costs
+    // Only a client that exists has failures worth remembering: an unknown id costs
     // no counter, and its source is still limited by its failed requests per address.
     const wait = exists ? await ctx.limits.clientFailed(id, request.address) : undefined;
     throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);

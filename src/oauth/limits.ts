@@ -53,7 +53,7 @@ export interface LimitSettings {
    */
   readonly oauthPerAddress: Window;
   /**
-   * Keys each limiter keeps in process memory (issue 27.8): beyond it the least recently used
+   * Keys each limiter keeps in process memory: beyond it the least recently used
    * key seen once goes first (bounded-limiter.ts). With Redis, the bound of the memory fallback.
    */
   readonly memoryKeys: number;

@@ -3,11 +3,11 @@
  * as `scrypt$N$r$p$salt$hash`. Verification is constant-time. No native build, no download.
  *
  * Each derivation takes 128 MiB and one libuv thread for about a quarter of a second, so the app
- * owns one PasswordHasher (issue 13 item 4) through which every SCIM write that sets a password
+ * owns one PasswordHasher through which every SCIM write that sets a password
  * and every sign-in goes: a few derivations at a time, bounded queues behind them, and beyond
  * them a HashingBusy the caller answers with 503 / 429 and Retry-After in its protocol's shape.
  * A sign-in storm then holds at most `concurrency` x 128 MiB and leaves the other libuv threads
- * to file and DNS work. The slots are shared fairly (issue 27 item 7): teams' authenticated work
+ * to file and DNS work. The slots are shared fairly: teams' authenticated work
  * round robin, anonymous sign-ins in a bounded share of their own, one at a time per address.
  * Hashing never happens inside a database transaction (the callers' rule).
  */
@@ -251,7 +251,7 @@ export class PasswordHasher {
 }
 
 /**
- * Sign-in passwords (issue 13 item 10; NIST SP 800-63B 3.1.1.2): at least 12 characters, no
+ * Sign-in passwords (NIST SP 800-63B 3.1.1.2): at least 12 characters, no
  * composition rules, and anything up to 1,024 characters (far beyond the 64 NIST asks to allow).
  * Characters are Unicode code points after NFC, as 800-63B counts them.
  */

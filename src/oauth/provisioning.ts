@@ -1,5 +1,5 @@
 /**
- * Provisioning tokens (issue 12; DESIGN.md section 9): the access tokens an operator hands to an
+ * Provisioning tokens (DESIGN.md section 9): the access tokens an operator hands to an
  * identity provider (Entra ID, Okta) through `rollcall token issue` or the console. Each has an
  * id, a name and an expiry, can be listed (never with its secret) and revoked by id; issuing and
  * revoking each write an audit row in the same transaction. The token is an ordinary access

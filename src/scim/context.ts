@@ -28,7 +28,7 @@ export interface ScimContext {
   /** The app's one bounded scrypt queue, shared with sign-ins (oauth/passwords.ts). */
   readonly passwords: PasswordHasher;
   /**
-   * The team's resource types: core schemas plus the extensions the team registered (issue 11).
+   * The team's resource types: core schemas plus the extensions the team registered.
    * The core ones when absent (operator contexts of the CLI).
    */
   readonly types?: TeamTypes;

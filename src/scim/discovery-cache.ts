@@ -1,6 +1,6 @@
 /**
- * The rendered `/Schemas` and `/ResourceTypes` lists of each team's schema version (issue 27 item
- * 9: a team with many extensions made every GET of /Schemas render megabytes of JSON again). A
+ * The rendered `/Schemas` and `/ResourceTypes` lists of each team's schema version, so that a team
+ * with many extensions does not make every GET of /Schemas render its JSON again. A
  * team's resource types are one object per schema version (TeamTypesCache), so the rendered
  * bytes are kept per that object: a schema change makes a new version, hence new types, hence a
  * new rendering; requests without a token share the core types' one. Kept per app, bounded in

@@ -112,7 +112,7 @@ const listOf = (resources: Record<string, unknown>[]): Record<string, unknown> =
   Resources: resources,
 });
 
-/** Every schema a team's resources use: the core ones, then the team's extensions (issue 11). */
+/** Every schema a team's resources use: the core ones, then the team's extensions. */
 const schemasOf = (types: TeamTypes): SchemaDef[] => {
   const team = [...types.User.extensions, ...types.Group.extensions].map((e) => e.schema).filter((s) => !allSchemas.includes(s));
   return [...allSchemas, ...team];

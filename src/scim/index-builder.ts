@@ -1,6 +1,6 @@
 /**
- * Builds the expression indexes the teams' extensions want, outside any request (issue 27 item
- * 9): a schema change commits, tells the builder, and answers; the builder then drops the
+ * Builds the expression indexes the teams' extensions want, outside any request: a schema change
+ * commits, tells the builder, and answers; the builder then drops the
  * indexes nobody wants any more and builds the pending ones one at a time, each its own
  * statement (PostgreSQL: CONCURRENTLY, so other teams' writes go on; SQLite: a partial index per
  * team, see repos/expression-indexes.ts). The set of wanted indexes is not stored apart: it is

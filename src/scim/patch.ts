@@ -165,10 +165,10 @@ function templateOf(filter: BoundFilter): Json | undefined {
 const keyOf = (element: unknown): string => JSON.stringify(element);
 
 /**
- * Adds `elements` to a multi-valued attribute, skipping duplicates; a new primary demotes the
- * old. Linear: duplicates are found in a set of keys and the primary by its index (issue 13
- * item 2: comparing every new element with every existing one froze the event loop for seconds),
- * and the attribute never grows past its bound, so the operations of one PATCH stay linear too.
+ * Adds `elements` to a multi-valued attribute, skipping duplicates; a new primary demotes the old.
+ * Linear: duplicates are found in a set of keys and the primary by its index (comparing every new
+ * element with every existing one would hold the event loop for the product of their counts), and
+ * the attribute never grows past its bound, so the operations of one PATCH stay linear too.
  */
 function appendElements(container: Json, attr: AttributeDef, elements: unknown[]): void {
   const current = Array.isArray(container[attr.name]) ? [...(container[attr.name] as unknown[])] : [];

@@ -87,7 +87,7 @@ function shapeContainer(
   for (const [name, value] of Object.entries(source)) {
     const def = definitionOf(rt, container, name);
     if (def?.returned === 'never') continue;
-    // An attribute a newer definition of its extension left out stays stored, hidden (issue 11).
+    // An attribute a newer definition of its extension left out stays stored, hidden.
     if (def === undefined && container !== '') continue;
     if (def?.returned === 'always' || def === undefined) {
       out[name] = value;
@@ -115,7 +115,7 @@ export function projectResource(rt: ResourceTypeDef, resource: Json, projection:
   const out: Json = {};
   for (const [key, value] of Object.entries(resource)) {
     if (key === 'schemas') out.schemas = value;
-    // A removed extension's values stay stored, hidden (issue 11): an undeclared URN key is never shown.
+    // A removed extension's values stay stored, hidden: an undeclared URN key is never shown.
     else if (/^urn:/i.test(key) && !extensionIds.has(key)) continue;
     else if (!extensionIds.has(key)) core[key] = value;
   }

@@ -1,5 +1,5 @@
 /**
- * A filter's cost is bounded (issue 27, docs/SECURITY.md "A filter's cost is bounded"): every
+ * A filter's cost is bounded (docs/SECURITY.md "A filter's cost is bounded"): every
  * list and search (the endpoints, `/.search`, the console's filter box, which all come here)
  * passes three checks, in this order, before and while its statements run:
  *

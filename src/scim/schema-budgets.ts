@@ -1,6 +1,6 @@
 /**
  * What a team's extension schemas cost the shared server, measured against the team's budgets
- * (budgets.ts) when a schema is registered (issue 27 item 9): how many extensions, attributes
+ * (budgets.ts) when a schema is registered: how many extensions, attributes
  * (sub-attributes included), bytes of definitions, attributes with a database index (each one
  * an index on a shared table, evaluated by every write of the table on PostgreSQL), and bytes of
  * the team's `/Schemas` document. A registration that would take any of them over its budget is

@@ -186,9 +186,9 @@ export async function searchRoot(ctx: ScimContext, raw: RawListParams): Promise<
       ...(exclude ? { excludedAttributes: exclude } : {}),
     };
   };
-  // Shaped slice by slice within the page's byte budget, as the endpoints' lists are (issue 13.3).
+  // Shaped slice by slice within the page's byte budget, as the endpoints' lists are.
   // Each resource's JSON, made to weigh it, is kept so that the response need not make it again;
-  // weighing is serializing, so the event loop turns by size too (issue 27 item 12).
+  // weighing is serializing, so the event loop turns by size too.
   const resources: Resource[] = [];
   const serialized: string[] = [];
   let bytes = 0;

@@ -1,5 +1,5 @@
 /**
- * `uniqueness: server` on team extension attributes (RFC 7643 2.2, issue 11): a single-valued
+ * `uniqueness: server` on team extension attributes (RFC 7643 2.2): a single-valued
  * string attribute so declared holds each value (compared case-folded unless caseExact) on at
  * most one resource of its type in the team. Each write claims its resource's values inside its
  * transaction (repos/extensions.ts); a value another resource holds is a 409 `uniqueness`, and

@@ -145,7 +145,7 @@ interface Prehashed {
  */
 class PasswordNotHashed extends Error {}
 
-/** Hashes in the team's share of the app's hasher; no room is 503 with Retry-After (issue 13.4, 27.7). */
+/** Hashes in the team's share of the app's hasher; no room is 503 with Retry-After. */
 async function hashOutside(ctx: ScimContext, password: string | undefined): Promise<Prehashed | undefined> {
   if (password === undefined) return undefined;
   try {
@@ -173,10 +173,10 @@ function rowFor(
   // A user made active again is no longer deleted (as activate restores it), whatever the team's mode.
   const row = claimed(ctx, { ...stored, deleted_at: stored.active === 1 ? null : base.deleted_at });
   if (validated.password === undefined) return row;
-  // Issue 13 item 10: a user who signs in gets a password of at least 12 characters.
+  // A user who signs in gets a password of at least 12 characters.
   const problem = signsIn(row) ? signInPasswordProblem(validated.password) : undefined;
   if (problem !== undefined) throw badRequest('invalidValue', `password: ${problem}`);
-  // Hashed before the transaction opened (issue 13 item 4); a different password means the body changed under us.
+  // Hashed before the transaction opened; a different password means the body changed under us.
   if (prehashed?.password !== validated.password) throw new PasswordNotHashed();
   return { ...row, password_hash: prehashed.hash };
 }
@@ -308,10 +308,10 @@ async function save(
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
-  // Extension values declared unique (issue 11); a user DELETE removed from every read frees them.
+  // Extension values declared unique; a user DELETE removed from every read frees them.
   await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? parseData(ctx, next) : undefined);
   // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
-  // every token the user holds, and every browser session (issue 13 item 7).
+  // every token the user holds, and every browser session.
   const revokes =
     (current.active === 1 && next.active === 0) ||
     next.password_hash !== current.password_hash ||

@@ -7,7 +7,7 @@
  * Group's member ids handed back beside the document (never stored in it). It throws 400
  * ScimErrors (`invalidSyntax` for shapes and unknown names, `invalidValue` for values and
  * values over their schema bounds, `mutability` for immutable changes); it never touches storage.
- * Bounds (issue 13 item 2) come from the attribute definitions (schema/types.ts boundsOf): string
+ * Bounds come from the attribute definitions (schema/types.ts boundsOf): string
  * length, UTF-8 bytes of indexed values, elements per multi-valued attribute, and the size of the
  * stored document.
  */
@@ -344,7 +344,7 @@ function checkExtensionsRequired(rt: ResourceTypeDef, document: Json): void {
 }
 
 /**
- * Issue 11 (evolution): values of an extension the team removed, or of attributes it left out
+ * Schema evolution: values of an extension the team removed, or of attributes it left out
  * of a newer definition, stay stored though no request can see or change them; a replace or a
  * PATCH keeps them as they were.
  */

@@ -80,7 +80,7 @@ export function parseDatabaseUrl(url: string): { engine: 'sqlite'; path: string 
 /**
  * An SQLite failure (open, read or write: ERR_SQLITE_ERROR, or a file-system error creating its
  * directory) retold with the file and the setting that named it, so that "unable to open
- * database file" says which file and where to change it (issue 12 item 4). Other errors pass.
+ * database file" says which file and where to change it. Other errors pass.
  */
 export class StorageFileError extends Error {}
 

@@ -1,5 +1,5 @@
 /**
- * `rollcall copy` (issue 12 item 5; DESIGN.md section 2): every table of one Rollcall database
+ * `rollcall copy` (DESIGN.md section 2): every table of one Rollcall database
  * into another, empty one, e.g. from the embedded SQLite file to PostgreSQL. Both are migrated
  * first (so both have the same tables); the target must hold no row in any table. Tables go in
  * an order that satisfies the foreign keys (teams, then users and groups, then memberships, then

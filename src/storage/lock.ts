@@ -4,7 +4,7 @@
  * database beside the data file, `<db>.lock`, for as long as it runs. The kernel drops that lock
  * when the process ends, however it ends (SIGKILL, OOM, power cut of a container), so a lock can
  * never outlive its holder, and a new process is never refused because of a stale PID (a
- * container restarted on the same volume is PID 1 again: issue 13 item 9). It does not decide
+ * container restarted on the same volume is PID 1 again). It does not decide
  * anything about PostgreSQL, where many instances share one database.
  */
 import { rmSync } from 'node:fs';

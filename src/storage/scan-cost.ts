@@ -1,5 +1,5 @@
 /**
- * What a list or search filter will cost before it runs (issue 27: a filter's cost is bounded),
+ * What a list or search filter will cost before it runs,
  * in row evaluations: how many of its tests the statement evaluates, times the rows it evaluates
  * them on. Storage owns the estimate because it alone knows which tests an index answers (the
  * key columns, the prefix and suffix ranges of repos/paging.ts) and which are evaluated row by

@@ -145,7 +145,7 @@ export interface SessionsTable {
   expires_at: string;
 }
 
-/** Issue 12: the name, id and last use of an access token an operator issued (migration 008). */
+/** The name, id and last use of an access token an operator issued (migration 008). */
 export interface ProvisioningTokensTable {
   id: string;
   team_id: string;
@@ -160,7 +160,7 @@ export interface ProvisioningTokensTable {
   last_used_at: string | null;
 }
 
-/** Issue 12: one SCIM request of a team (migration 008), redacted and bounded. */
+/** One SCIM request of a team (migration 008), redacted and bounded. */
 export interface RequestLogTable {
   id: string;
   team_id: string;

@@ -2,7 +2,7 @@
  * grant_type=password (RFC 6749 4.3; the contract's section 5.2). RFC 9700 2.4 says this grant
  * MUST NOT be used; the contract offers it, so it is on unless PASSWORD_GRANT=off
  * (docs/SECURITY.md records the deviation). Attempts are limited per client, failures per
- * account; a client registered for one team only signs in that team's users (issue 13 item 8).
+ * account; a client registered for one team only signs in that team's users.
  * Sign-in names are per team: with a client bound to no team, a name whose password is right in
  * several teams needs the optional `team` parameter (the team's name) to say which; without it
  * the answer is invalid_grant saying so (only someone who proved those passwords reads that).

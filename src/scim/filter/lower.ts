@@ -140,7 +140,7 @@ export function lowerSort(sort: BoundSort): OrderKey {
 }
 
 /**
- * The values of an extension schema that get an expression index (issue 11 item 4; docs/
+ * The values of an extension schema that get an expression index (docs/
  * SCHEMA-EXTENSIONS.md "Fast filters"): its single-valued string or reference attributes declared
  * `uniqueness: server`, the ones identity providers look resources up by. Each is the scalar an
  * `eq` on it lowers to (folded unless caseExact), so the index answers exactly that filter.

@@ -48,7 +48,7 @@ function tokenize(text: string, fail: (why: string) => ScimError): Token[] {
         throw fail(`invalid escape in the string starting at ${i + 1}`);
       }
       // The URL check saw the escape, not what it decodes to: "\u0000" or a lone "\ud800"
-      // would reach the database, which PostgreSQL refuses (a 500). Issue 13 item 10.
+      // would reach the database, which PostgreSQL refuses (a 500).
       if (!isStorableText(value as string)) throw fail(`the string starting at ${i + 1} holds a NUL or a lone surrogate`);
       tokens.push({ t: 'string', value: value as string, at: i });
       i = j + 1;

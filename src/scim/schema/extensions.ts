@@ -1,5 +1,5 @@
 /**
- * Team schema extensions (issue 11, DESIGN.md section 10): reads an RFC 7643 section 7 schema a
+ * Team schema extensions (DESIGN.md section 10): reads an RFC 7643 section 7 schema a
  * team registers for Users or Groups, refuses what Rollcall cannot serve with a precise error
  * (the JSON location and the rule), checks its evolution against what the team declared before
  * (attributes may be added or removed, never change type), and builds the team's resource types

@@ -63,7 +63,7 @@ export interface AttributeDef {
    */
   readonly defaultValue?: string;
   /**
-   * Rollcall only (issue 13 item 2): the most characters (code points) a string value may hold;
+   * Rollcall only: the most characters (code points) a string value may hold;
    * DEFAULT_BOUNDS.maxLength when not given. See boundsOf.
    */
   readonly maxLength?: number;
@@ -77,7 +77,7 @@ export interface AttributeDef {
 }
 
 /**
- * Bounds every attribute has unless its definition says otherwise (issue 13 item 2; DESIGN.md
+ * Bounds every attribute has unless its definition says otherwise (DESIGN.md
  * section 4 "bounds"). A Group's members are rows, not document, and have no element bound.
  */
 export const DEFAULT_BOUNDS = Object.freeze({

@@ -1,5 +1,5 @@
 /**
- * Issue 13, items 7, 8 and 10: server-side browser sessions, per-team sign-in names and the key
+ * Server-side browser sessions, per-team sign-in names and the key
  * store.
  *
  * - `sessions`: one row per signed-in browser, found by the SHA-256 of the random id its cookie

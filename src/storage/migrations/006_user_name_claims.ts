@@ -1,5 +1,5 @@
 /**
- * Who holds a userName (DESIGN.md section 4, issue 9 items 2 and 3). `user_name_claim` carries
+ * Who holds a userName (DESIGN.md section 4). `user_name_claim` carries
  * the lower-cased userName (`user_name_key`) while the user holds its name and is NULL while it
  * does not: in a team that hides deactivated users, a user holds its name while it is active; in
  * a team that shows them, while it is not deleted (`deleted_at`, set by DELETE there). The unique

@@ -1,5 +1,5 @@
 /**
- * Issue 10 (RFC 9967 events; DESIGN.md section 8): the change feed and its subscriptions.
+ * RFC 9967 events (DESIGN.md section 8): the change feed and its subscriptions.
  *
  * - `event_counters`: one row per team holding the last sequence number handed out. Every change
  *   bumps it (`insert ... on conflict do update ... returning`) in its own transaction, so on

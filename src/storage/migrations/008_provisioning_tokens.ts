@@ -1,11 +1,11 @@
 /**
- * Issue 12: provisioning tokens, the named, expiring access tokens an operator issues for an
+ * Provisioning tokens, the named, expiring access tokens an operator issues for an
  * identity provider (CLI `rollcall token issue`, the console's Connections page). The token
  * itself stays an `oauth_tokens` row (the bearer check is unchanged); `provisioning_tokens`
  * gives it an id to list and revoke it by, a name, who issued it, and when it was last used
  * (written at most once a minute per token, off the request path: http/last-used.ts).
  *
- * `request_log` (issue 12 item 3): the last SCIM requests of each team, one row per request, with
+ * `request_log`: the last SCIM requests of each team, one row per request, with
  * the connection (client id, or the hash naming a provisioning token), status, scimType, latency
  * and a redacted, bounded body; written in batches off the request path and pruned to 7 days or
  * 10,000 rows per team (http/request-journal.ts).

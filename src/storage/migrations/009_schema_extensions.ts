@@ -1,5 +1,5 @@
 /**
- * Issue 11: custom schema extensions per team (RFC 7643 section 7 schemas a team registers for
+ * Custom schema extensions per team (RFC 7643 section 7 schemas a team registers for
  * Users or Groups).
  *
  * - `schema_extensions`: one row per (team, schema URN): the resource type it extends, whether

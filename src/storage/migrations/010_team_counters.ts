@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 3 and issue 12's overview: per-team counters, and an index that pages.
+ * Paging and the console's overview: per-team counters, and an index that pages.
  *
  * - `team_counters`: per team, its users by state (active; deactivated and not deleted; deleted,
  *   the rows a showing team's DELETE keeps for the audit trail) and its groups: level 0 (bucket

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 8 and issue 14 (the change feed's cost to every write): fewer B-trees touched by
+ * The change feed's cost to every write: fewer B-trees touched by
  * the feed's two statements, so a commit writes fewer pages.
  *
  * - `events` loses its `at` index on both engines: retention prunes each team's oldest events by

@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 3 (search): indexes that answer `co`, `sw` and `ew` on userName (and a group's
+ * Search: indexes that answer `co`, `sw` and `ew` on userName (and a group's
  * displayName) at a million users, for the predicates dialect.ts writes.
  *
  * - PostgreSQL: GIN indexes with pg_trgm's `gin_trgm_ops` on the folded columns, which answer

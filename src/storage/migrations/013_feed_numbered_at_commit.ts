@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 8 (the change feed's cost to writes) on PostgreSQL: the team's counter row is
+ * The change feed's cost to writes, on PostgreSQL: the team's counter row is
  * bumped at COMMIT instead of at the write's feed statement. (Superseded by migration 015,
  * which drops this trigger: the feed's readers number committed events.)
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 2 (the console's word search, listed by userName): on PostgreSQL, the folded
+ * The console's word search, listed by userName: on PostgreSQL, the folded
  * userName indexed in the order every userName sort compares it, code point by code point
  * (dialect.ts `ordered`: COLLATE "C"): `(team_id, user_name_key collate "C")`. A page sorted by
  * userName then reads the index range in order (repos/key-prefix.ts) where it sorted every

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 8 (the change feed's cost to writes) on PostgreSQL: a committed event is
+ * The change feed's cost to writes, on PostgreSQL: a committed event is
  * numbered by whoever reads the feed next, not by its writer. Migration 013 numbered it at
  * COMMIT under the team's counter row, so the team's writers still passed that row one at a
  * time, each holding it through its own WAL flush: 16 writers of a team could not share an

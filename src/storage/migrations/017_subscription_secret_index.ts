@@ -1,5 +1,5 @@
 /**
- * Issue 27 item 11: a poll (RFC 8936, events/poll.ts) finds its subscription by the digest of
+ * A poll (RFC 8936, events/poll.ts) finds its subscription by the digest of
  * the `rce_` token it presents (`subscriptionBySecret`), before anything else is known about
  * the caller. Without an index that lookup read every subscription of every team, so an
  * anonymous poll cost as much as the whole table. The index is unique: a digest names at most

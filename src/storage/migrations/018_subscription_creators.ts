@@ -1,5 +1,5 @@
 /**
- * Who created each event subscription (issue 27 item 5): `creator_token`, the SHA-256 of the
+ * Who created each event subscription: `creator_token`, the SHA-256 of the
  * access token whose bearer created it (an administrator's OAuth token), and `creator_user`, the
  * user behind it (that token's, or the console admin's). Revoking that token, its grant, or the
  * user's credentials pauses the subscription (repos/subscription-creators.ts). Both NULL: made

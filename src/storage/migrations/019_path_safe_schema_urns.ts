@@ -1,5 +1,5 @@
 /**
- * Issue 27 item 3: no schema extension keeps a URN that a JSON path cannot name. Registration now
+ * No schema extension keeps a URN that a JSON path cannot name. Registration now
  * refuses URNs holding `"` or `\` (schema/extensions.ts; RFC 8141 allows neither), and the
  * dialect refuses to build a path from such a key (dialect.ts), so a stored extension with one
  * could be read by nobody: its team's resource types, and the expression indexes of every team

@@ -1,5 +1,5 @@
 /**
- * The console's own reads (issue 12): a team's counts for the overview (its counters), the audit log with
+ * The console's own reads: a team's counts for the overview (its counters), the audit log with
  * filters (newest first, (at, id) seek), and the OAuth clients holding live tokens for a team.
  * Everything else the console shows comes through the SCIM services' repositories.
  */

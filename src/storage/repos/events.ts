@@ -1,5 +1,5 @@
 /**
- * The change feed's rows (issue 10 item 1; migrations 007, 011, 013 and 015): the events, the
+ * The change feed's rows (migrations 007, 011, 013 and 015): the events, the
  * per-team counter, and their pruning. What every SCIM write runs is one compiled insert
  * (statements.ts); the rest uses the query builder. bigint columns come back as strings from
  * PostgreSQL and are turned into numbers here.

@@ -1,11 +1,11 @@
 /**
- * Expression indexes over values inside the resource documents (issue 11 item 4: a filter `eq`
- * on a team's extension attribute at a million users). The SCIM side names the values that
- * deserve one as sort-key shapes (scim/filter/lower.ts `indexedKeys`), per team; this module
- * compiles each into the very expression predicate-sql.ts writes for an `eq` on it (folded or
- * not, the JSON path as a literal), says what it takes to make the indexes those wanted, and
- * builds or drops one index at a time, each statement on its own, never inside a request's
- * transaction (issue 27 item 9: a build inside a registration held every team's writes).
+ * Expression indexes over values inside the resource documents, so that a filter `eq` on a team's
+ * extension attribute stays fast however many users the team has. The SCIM side names the values
+ * that deserve one as sort-key shapes (scim/filter/lower.ts `indexedKeys`), per team; this module
+ * compiles each into the very expression predicate-sql.ts writes for an `eq` on it (folded or not,
+ * the JSON path as a literal), says what it takes to make the indexes those wanted, and builds or
+ * drops one index at a time, each statement on its own, never inside a request's transaction (a
+ * build inside a registration would hold every team's writes).
  *
  * How an index is built is the dialect's (dialect.ts `createExpressionIndex`). On PostgreSQL one
  * index serves every team that wants the same expression (a name derived from its definition),

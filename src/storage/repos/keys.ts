@@ -1,5 +1,5 @@
 /**
- * The key store's rows (issue 13 item 10): generated keys, their material encrypted (the
+ * The key store's rows: generated keys, their material encrypted (the
  * encryption is keys/store.ts's business; this module only moves rows).
  */
 import type { Executor, KeysTable } from '../types.ts';

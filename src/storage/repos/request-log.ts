@@ -1,5 +1,5 @@
 /**
- * The SCIM request log (migration 008; issue 12 item 3): batched inserts, pruning to an age and
+ * The SCIM request log (migration 008): batched inserts, pruning to an age and
  * a count per team, and a team's newest requests filtered by status class and connection, paged
  * by (at, id) seek.
  */

@@ -1,5 +1,5 @@
 /**
- * Browser sessions, server-side (issue 13 item 7): rows found by the SHA-256 of the session id
+ * Browser sessions, server-side: rows found by the SHA-256 of the session id
  * (the cookie's value is never stored). Deleting a row ends its session on every instance.
  */
 import type { Executor, SessionsTable } from '../types.ts';

@@ -1,6 +1,6 @@
 /**
- * Subscriptions paused when the credential that created them is revoked (issue 27 item 5;
- * migration 018). Every repository function that takes an access token's access away
+ * Subscriptions paused when the credential that created them is revoked
+ * (migration 018). Every repository function that takes an access token's access away
  * (repos/tokens.ts) calls `pauseSubscriptionsOfRevoked` on the executor of its write, so the
  * pause commits with the revocation, whichever path revoked: one token (RFC 7009, a provisioning
  * token), a grant's family (a replayed refresh token), a user's credentials (deactivated, a new

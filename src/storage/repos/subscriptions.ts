@@ -1,5 +1,5 @@
 /**
- * Event subscriptions and their delivery log (issue 10 items 3 and 6; migration 007). A
+ * Event subscriptions and their delivery log (migration 007). A
  * subscription's cursor moves only by compare-and-set (`from` the value the mover read), so a
  * delivery racing a replay or another instance never moves it backwards or past an event. The
  * lease (owner, until) is taken by a conditional UPDATE that succeeds for one instance only,
