@@ -15,6 +15,12 @@ import { LogController } from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { redactUrl } from './request-log.ts';
 
+/** Whether the request's logger writes lines of `level` (a disabled logger has no level). */
+const writes = (request: FastifyRequest, level: 'debug' | 'info' | 'error'): boolean => {
+  const log = request.log as FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean };
+  return typeof log.isLevelEnabled === 'function' && log.isLevelEnabled(level);
+};
+
 export class AccessLog extends LogController {
   readonly #teams = new WeakMap<FastifyRequest, string>();
 
@@ -24,6 +30,7 @@ export class AccessLog extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest): void {
+    if (!writes(request, 'debug')) return;
     request.log.debug({ method: request.method, url: redactUrl(request.url), remoteAddress: request.ip }, 'incoming request');
   }
 
@@ -32,6 +39,8 @@ export class AccessLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // Nothing is built for a line nobody writes (LOG_LEVEL above info, or silent: no logger).
+    if (!writes(request, error ? 'error' : 'info')) return;
     const team = this.#teams.get(request);
     const line = {
       method: request.method,
