@@ -17,18 +17,10 @@ import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { startReceiver, verifyAll } from '../support/receiver.ts';
 import type { Answer, Receiver } from '../support/receiver.ts';
+import { until } from '../support/wait.ts';
 
 // A timeout far beyond the test: a held request is answered only when the test releases it.
 const SETTINGS: Partial<DeliverySettings> = { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 60_000, leaseMs: 180_000 };
-
-/** Waits until `ready()` holds, polling (a bounded wait, never an assertion on time). */
-async function until(what: string, ready: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ready())) {
-    if (Date.now() > deadline) throw new Error(`still waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 for (const engine of engines) {
   describe(`fair push delivery (${engine.name})`, () => {
@@ -84,7 +76,7 @@ for (const engine of engines) {
 
       await addUsers(app, slowTeam.token, 3, 'slow');
       const heldAtSlow = () => slow.reduce((n, r) => n + r.held, 0);
-      await until('the slow team to take its slots', () => heldAtSlow() >= 2);
+      await until(() => heldAtSlow() >= 2, 'the slow team to take its slots');
 
       await addUsers(app, beta.token, 1, 'beta');
       await quick.waitFor(1, 20_000);
@@ -117,15 +109,15 @@ for (const engine of engines) {
 
       // A1 takes the only slot, its first SET held; meanwhile A2 and B1 are claimed and wait for a turn.
       await as(app, app.token, 'POST', `/v2/events/subscriptions/${ids.A1}/resume`, {});
-      await until('A1 to hold the slot', () => a1.held === 1);
+      await until(() => a1.held === 1, 'A1 to hold the slot');
       await as(app, app.token, 'POST', `/v2/events/subscriptions/${ids.A2}/resume`, {});
       await as(app, beta.token, 'POST', `/v2/events/subscriptions/${ids.B1}/resume`, {});
       const leased = async (teamId: string, id: string) => (await subscriptionById(app.storage.db, teamId, id))?.lease_owner != null;
-      await until('A2 and B1 to wait in their queues', async () => (await leased(app.team.id, ids.A2)) && (await leased(beta.team.id, ids.B1)));
+      await until(async () => (await leased(app.team.id, ids.A2)) && (await leased(beta.team.id, ids.B1)), 'A2 and B1 to wait in their queues');
       assert.deepEqual(order, ['A1'], 'nothing else went while the slot was taken');
 
       a1.release();
-      await until('every SET to arrive', () => order.length === 12);
+      await until(() => order.length === 12, 'every SET to arrive');
       const teams = order.map((n) => n[0]).join('');
       const firstB = teams.indexOf('B');
       assert.ok(firstB >= 1 && firstB <= 2, `B had its first turn after at most one turn per subscription of A ahead of it: ${order.join(' ')}`);

@@ -14,15 +14,7 @@ import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { TableReads } from '../support/storage-spy.ts';
-
-/** Resolves once `check` holds, looking every 5 ms (rejects after `ms`: a bound, not a measure). */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { until } from '../support/wait.ts';
 
 for (const engine of engines) {
   describe(`long polls over a real connection (${engine.name})`, () => {

@@ -19,6 +19,7 @@ import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { startReceiver } from '../support/receiver.ts';
 import type { Receiver } from '../support/receiver.ts';
+import { until } from '../support/wait.ts';
 
 const FAST: Partial<DeliverySettings> = { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 2000 };
 const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -42,15 +43,6 @@ async function tripwire(): Promise<{ port: number; connections: () => number; cl
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** Resolves once `check` holds, looking every 10 ms (rejects after `ms`: a bound, not a measure). */
-async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 for (const engine of engines) {

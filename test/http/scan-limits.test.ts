@@ -25,6 +25,7 @@ import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { userRow } from '../support/rows.ts';
 import { adminDeps } from '../support/oauth.ts';
+import { until } from '../support/wait.ts';
 
 const USERS = 2000;
 const expensive = Array.from({ length: 200 }, (_, i) => `title ew "x${i}"`).join(' or ');
@@ -69,14 +70,6 @@ async function lockUsers(url: string): Promise<{ waiting(): Promise<number>; can
       await watcher.end();
     },
   };
-}
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('gave up waiting');
 }
 
 for (const engine of engines) {

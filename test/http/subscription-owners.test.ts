@@ -18,17 +18,10 @@ import { engines } from '../support/engines.ts';
 import { adminDeps, hiddenFields, PageSession, passwordGrant, postForm, registerAdmin, registerClient } from '../support/oauth.ts';
 import { startReceiver } from '../support/receiver.ts';
 import type { Receiver } from '../support/receiver.ts';
+import { until } from '../support/wait.ts';
 
 const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 const PASSWORD = 'correct horse battery staple';
-
-async function until(what: string, ready: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ready())) {
-    if (Date.now() > deadline) throw new Error(`still waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 for (const engine of engines) {
   describe(`event subscriptions belong to administrators (${engine.name})`, () => {
@@ -106,7 +99,7 @@ for (const engine of engines) {
       // Deliveries stop: the operator's subscription gets the next events, this one none.
       for (const name of ['two', 'three']) assert.equal((await t.request('POST', '/v2/scim/Users', { userName: `${name}@acme.example` })).statusCode, 201);
       await witness.waitFor(3);
-      await until('the witness cursor to move', async () => json(await t!.request('GET', `/v2/events/subscriptions/${operators}`)).cursor === delivered + 2);
+      await until(async () => json(await t!.request('GET', `/v2/events/subscriptions/${operators}`)).cursor === delivered + 2, 'the witness cursor to move');
       assert.equal(owned.received.length, 1, 'nothing was pushed after the revocation');
       assert.equal(json(await t.request('GET', `/v2/events/subscriptions/${id}`)).cursor, delivered);
 
@@ -142,14 +135,14 @@ for (const engine of engines) {
       for (const name of ['one', 'two', 'three']) assert.equal((await t.request('POST', '/v2/scim/Users', { userName: `${name}@acme.example` })).statusCode, 201);
 
       await t.request('POST', `/v2/events/subscriptions/${operators}/resume`, {}, { 'content-type': 'application/json' });
-      await until("the operator's first SET to hold the slot", () => first.held === 1);
+      await until(() => first.held === 1, "the operator's first SET to hold the slot");
       assert.equal((await as(adminToken, 'POST', `/v2/events/subscriptions/${id}/resume`, {})).statusCode, 200);
-      await until("the admin's subscription to be claimed, waiting for its turn", async () => (await subscriptionById(t!.storage.db, t!.team.id, id))?.lease_owner != null);
+      await until(async () => (await subscriptionById(t!.storage.db, t!.team.id, id))?.lease_owner != null, "the admin's subscription to be claimed, waiting for its turn");
 
       assert.equal((await postForm(t, '/oauth/revoke', { token: adminToken }, { client })).statusCode, 200);
       first.release();
       await first.waitFor(3);
-      await until('the lease of the paused subscription to be given back', async () => (await subscriptionById(t!.storage.db, t!.team.id, id))?.lease_owner == null);
+      await until(async () => (await subscriptionById(t!.storage.db, t!.team.id, id))?.lease_owner == null, 'the lease of the paused subscription to be given back');
       assert.equal(owned.received.length, 0, 'its turn came after the revocation: nothing was sent');
       assert.equal(json(await t.request('GET', `/v2/events/subscriptions/${id}`)).state, 'paused');
     });
