@@ -37,7 +37,7 @@ import { DEFAULT_LIMITS, Limits } from './oauth/limits.ts';
 import type { LimitSettings } from './oauth/limits.ts';
 import { PasswordHasher, SCRYPT } from './oauth/passwords.ts';
 import type { HashingSettings, PasswordKdf } from './oauth/passwords.ts';
-import { ScanGate } from './scim/scans.ts';
+import { ScanGate } from './scim/scan-gate.ts';
 import type { Storage } from './storage/connect.ts';
 import { deriveKey, masterKey } from './keys/master.ts';
 import { KeyStore } from './keys/store.ts';

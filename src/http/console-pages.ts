@@ -29,7 +29,7 @@ import { issueProvisioningToken, parseLifetime, ProvisioningTokenError, provisio
 import type { ScimContext } from '../scim/context.ts';
 import { ScimError, scimErrorOf } from '../scim/errors.ts';
 import type { Metrics } from './metrics.ts';
-import type { ScanGate } from '../scim/scans.ts';
+import type { ScanGate } from '../scim/scan-gate.ts';
 import { endSession, openSession, resumeSession, SESSION_TTL_SECONDS } from '../sessions.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';

@@ -22,7 +22,8 @@ import type { Storage } from '../storage/connect.ts';
 import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { AccessLog } from './access-log.ts';
-import { bearerToken, scimBody, sendScimError } from './scim-plugin.ts';
+import { bearerToken, sendScimError } from './scim-plugin.ts';
+import { scimBody } from './scim-payload.ts';
 
 export interface EventsPluginOptions {
   readonly storage: Storage;

@@ -6,7 +6,6 @@
  * section 3.12 bodies. Routes live in scim-routes.ts. Whether a request is public (discovery) or
  * a search is decided from the route the router matched, never from the raw URL.
  */
-import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
@@ -19,14 +18,14 @@ import { CORE_TYPES } from '../scim/schema/extensions.ts';
 import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import type { DiscoveryCache } from '../scim/discovery-cache.ts';
 import { ScimError, scimErrorOf } from '../scim/errors.ts';
-import { jsonBody } from '../scim/json-stream.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { AccessLog } from './access-log.ts';
 import type { LastUsed } from './last-used.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { RequestJournal } from './request-journal.ts';
 import { registerScimRoutes } from './scim-routes.ts';
-import type { ScanGate } from '../scim/scans.ts';
+import { responseType, scimBody } from './scim-payload.ts';
+import type { ScanGate } from '../scim/scan-gate.ts';
 import { unstorableText } from '../text.ts';
 
 export interface ScimPluginOptions {
@@ -57,35 +56,6 @@ const PUBLIC = /^\/(ServiceProviderConfigs?|Schemas|ResourceTypes)(\/:id)?$/;
 
 /** Route templates of searches: a POST that only reads (RFC 7644 3.4.3). */
 const SEARCH = /(^|\/)\.search$/;
-
-const SCIM_JSON = 'application/scim+json';
-
-/** Responses are scim+json unless the client's Accept asks only for application/json. */
-export function responseType(request: FastifyRequest): string {
-  const accept = request.headers.accept;
-  if (!accept) return SCIM_JSON;
-  const types = accept.split(',').map((t) => t.split(';')[0]?.trim().toLowerCase());
-  return types.includes('application/json') && !types.some((t) => t === SCIM_JSON || t === '*/*' || t === 'application/*')
-    ? 'application/json'
-    : SCIM_JSON;
-}
-
-/**
- * A response body as bytes: Fastify appends `; charset=utf-8` to any JSON media type sent as a
- * string, and Microsoft's SCIM validator rejects a charset parameter (DESIGN.md section 4).
- */
-export const scimBody = (body: unknown): Buffer => Buffer.from(JSON.stringify(body));
-
-/**
- * A resource or list body as bytes, or as a stream when it holds arrays read while it is sent
- * (a big group's members, scim/json-stream.ts); a stream gets no charset either. Should a read
- * fail once bytes are out, Fastify destroys the connection: the client sees a truncated body,
- * never a complete one.
- */
-export function scimPayload(body: unknown): Buffer | Readable {
-  const payload = jsonBody(body);
-  return 'bytes' in payload ? payload.bytes : Readable.from(payload.pieces);
-}
 
 export function sendScimError(request: FastifyRequest, reply: FastifyReply, error: ScimError): FastifyReply {
   for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);

@@ -16,7 +16,7 @@ import {
 import { badRequest, ScimError } from '../scim/errors.ts';
 import * as groups from '../scim/groups.ts';
 import { searchRoot } from '../scim/search.ts';
-import type { ListResult } from '../scim/paging.ts';
+import type { ListResult } from '../scim/representation.ts';
 import { parseListQuery, parseProjection } from '../scim/query.ts';
 import type { RawListParams } from '../scim/query.ts';
 import { listResponse } from '../scim/representation.ts';
@@ -25,7 +25,7 @@ import type { ResourceTypeDef } from '../scim/schema/types.ts';
 import { SEARCH_REQUEST } from '../scim/schema/urns.ts';
 import * as users from '../scim/users.ts';
 import type { Preconditions, Versioned } from '../scim/users.ts';
-import { responseType, scimPayload } from './scim-plugin.ts';
+import { responseType, scimPayload } from './scim-payload.ts';
 
 export interface RouteOptions {
   readonly baseUrl: string;

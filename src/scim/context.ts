@@ -11,7 +11,7 @@ import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { LowerOptions } from './filter/lower.ts';
-import type { ScanGate } from './scans.ts';
+import type { ScanGate } from './scan-gate.ts';
 import { CORE_TYPES } from './schema/extensions.ts';
 import type { TeamTypes } from './schema/extensions.ts';
 

@@ -40,7 +40,7 @@ import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
 import { scanning } from './scans.ts';
-import type { ListResult } from './paging.ts';
+import type { ListResult } from './representation.ts';
 import { applyPatch, membersOnlyChange } from './patch.ts';
 import type { MemberDelta } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';

@@ -21,21 +21,8 @@ import type { ScimContext } from './context.ts';
 import { issueCursor, readCursor } from './cursor.ts';
 import { TURN_CHARS } from './json-stream.ts';
 import type { ListQuery } from './query.ts';
-import type { Resource } from './representation.ts';
+import type { ListResult, Resource } from './representation.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
-
-export interface ListResult {
-  /** Always on index pages; on cursor pages only when known for free (see above). */
-  readonly totalResults?: number;
-  /** Index paging only: the 1-based index of the first resource, as asked. */
-  readonly startIndex?: number;
-  /** Cursor paging only (RFC 9865 section 2). */
-  readonly nextCursor?: string;
-  readonly previousCursor?: string;
-  readonly resources: Resource[];
-  /** `resources` serialized (JSON.stringify of each), when the page weighed them: sent as they are. */
-  readonly serialized?: readonly string[];
-}
 
 const bindingOf = (ctx: ScimContext, rt: ResourceTypeDef, query: ListQuery): string =>
   JSON.stringify(['rollcall cursor 1', ctx.team.id, rt.name, query.cursorBinding]);

@@ -9,10 +9,23 @@ import type { UserRow } from '../storage/repos/users.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
 import { preconditionFailed } from './errors.ts';
 import { holdsStreamedArray, ItemArray, SerializedArray } from './json-stream.ts';
-import type { ListResult } from './paging.ts';
 import { GROUP_SCHEMA, LIST_RESPONSE } from './schema/urns.ts';
 
 export type Resource = Record<string, unknown>;
+
+/** A list page as the ListResponse tells it (scim/paging.ts listResult builds it). */
+export interface ListResult {
+  /** Always on index pages; on cursor pages only when known for free (scim/paging.ts says when). */
+  readonly totalResults?: number;
+  /** Index paging only: the 1-based index of the first resource, as asked. */
+  readonly startIndex?: number;
+  /** Cursor paging only (RFC 9865 section 2). */
+  readonly nextCursor?: string;
+  readonly previousCursor?: string;
+  readonly resources: Resource[];
+  /** `resources` serialized (JSON.stringify of each), when the page weighed them: sent as they are. */
+  readonly serialized?: readonly string[];
+}
 
 export const etagOf = (version: number): string => `W/"${version}"`;
 

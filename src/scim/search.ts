@@ -25,7 +25,7 @@ import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { parseFilter } from './filter/parse.ts';
 import { TURN_CHARS } from './json-stream.ts';
 import { PAGE_BYTE_BUDGET, PAGE_SLICE } from './paging.ts';
-import type { ListResult } from './paging.ts';
+import type { ListResult } from './representation.ts';
 import { parseAttrPath, parseAttributeList } from './path.ts';
 import type { Projection } from './project.ts';
 import { DEFAULT_COUNT, MAX_COUNT, integerParam, stringParam } from './query.ts';

@@ -30,7 +30,7 @@ import { badRequest, conflict, notFound, preconditionFailed, ScimError } from '.
 import { lowerFilter, lowerSort } from './filter/lower.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
 import { scanning } from './scans.ts';
-import type { ListResult } from './paging.ts';
+import type { ListResult } from './representation.ts';
 import { applyPatch } from './patch.ts';
 import { projectResource, wantsAttribute } from './project.ts';
 import type { Projection } from './project.ts';

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { updateTeamLimits } from '../../src/admin.ts';
 import type { BudgetName } from '../../src/budgets.ts';
 import { BUDGETS } from '../../src/budgets.ts';
-import { ScanGate } from '../../src/scim/scans.ts';
+import { ScanGate } from '../../src/scim/scan-gate.ts';
 import { StatementDeadline, withDeadline } from '../../src/storage/deadline.ts';
 import { addCounts, userDelta } from '../../src/storage/repos/counters.ts';
 import { listRows } from '../../src/storage/repos/paging.ts';
