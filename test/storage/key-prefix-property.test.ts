@@ -3,9 +3,9 @@
  * sortBy=userName), and other ORs holding a userName prefix (one or two prefixes alone, a prefix
  * or a family name), found from the userName index range (repos/list/by-key-prefix.ts) by the
  * range alone, a merge with the other branches, a walk of the userName order, or, when none holds
- * the page, the ordered filtered query (the plan's `otherwise`): on random users (random userNames, given
- * and family names and externalIds in mixed case, with LIKE's wildcards; userNames shared by
- * hidden users; creation times shared), for a random filter, words, direction, page size and the
+ * the page, the ordered filtered query (the plan's `otherwise`): on random users (random
+ * userNames, given and family names and externalIds in mixed case, with LIKE's wildcards;
+ * userNames shared by hidden users; creation times shared), for a random filter, words, direction, page size and the
  * steps' limits made small so that every step answers, the pages return exactly the users the
  * filter matches, each once, in the order RFC 7644 3.4.2.3 sorting promises (the folded userName
  * by code point, then creation time and id): read forwards by cursor, backwards by cursor from
