@@ -85,9 +85,9 @@ const cases: [string, Request, ListPlan, ListPlan?][] = [
   ['a displayName prefix sorted by displayName on Groups: no index read in order there', { table: 'groups', filter: 'displayName sw "a"', sortBy: 'displayName' }, offsetQuery],
 
   // resumedSlice
-  ['a later slice in creation order, unfiltered: sought after the slice before', { table: 'users', window: { offset: 50, resumeAfter: POSITION } }, { kind: 'resumedSlice' }],
-  ['a later slice deep in the list, descending: still sought, not counted', { table: 'users', window: { offset: 5000, descending: true, resumeAfter: POSITION } }, { kind: 'resumedSlice' }],
-  ['a later slice filtered by a test no index range fills', { table: 'groups', filter: 'externalId eq "x"', window: { offset: 50, resumeAfter: POSITION } }, { kind: 'resumedSlice' }],
+  ['a later slice in creation order, unfiltered: sought after the slice before', { table: 'users', window: { offset: 50, resumeAfter: POSITION } }, { kind: 'resumedSlice', after: POSITION }],
+  ['a later slice deep in the list, descending: still sought, not counted', { table: 'users', window: { offset: 5000, descending: true, resumeAfter: POSITION } }, { kind: 'resumedSlice', after: POSITION }],
+  ['a later slice filtered by a test no index range fills', { table: 'groups', filter: 'externalId eq "x"', window: { offset: 50, resumeAfter: POSITION } }, { kind: 'resumedSlice', after: POSITION }],
   ['a later slice of a sorted list: resumeAfter is ignored, the plain query', { table: 'users', sortBy: 'title', window: { offset: 50, resumeAfter: POSITION } }, offsetQuery],
 
   // offsetByBuckets

@@ -62,7 +62,7 @@ export async function runPlan<R extends ListedRow>(ex: Executor, table: Resource
       case 'byKeyPrefix':
         return (await keyPrefixPage<R>(ex, table, teamId, window, plan, count)) ?? run(plan.otherwise);
       case 'resumedSlice':
-        return indexPageOf((await resumedRows(ex, table, teamId, window, window.resumeAfter!)) as R[], window, count);
+        return indexPageOf((await resumedRows(ex, table, teamId, window, plan.after)) as R[], window, count);
       case 'offsetByBuckets':
         return indexPageOf((await offsetByBucketsRows(ex, teamId, window, offset)) as R[], window, count);
       case 'offsetByIndex': {

@@ -15,7 +15,7 @@ import type { Predicate } from '../../predicate.ts';
 import type { ResourceTable } from '../../predicate-sql.ts';
 import { mayMatchMany, ORDER_INDEXED } from './indexed.ts';
 import type { EngineFacts } from './indexed.ts';
-import type { ListWindow } from './window.ts';
+import type { ListWindow, Position } from './window.ts';
 
 /** Offsets below this are walked from the start whatever the list's length (a short walk; no counters read). */
 export const FROM_END_AFTER = 1000;
@@ -68,8 +68,8 @@ export type ListPlan =
    * disjuncts' matches or walked (list/by-key-prefix.ts); `otherwise` when neither holds it.
    */
   | { readonly kind: 'byKeyPrefix'; readonly prefixes: readonly string[]; readonly rest: Predicate | undefined; readonly limits: KeyPrefixLimits; readonly otherwise: PlainPlan }
-  /** A later slice of an index page in creation order: sought after the previous slice's last row (list/resumed.ts). */
-  | { readonly kind: 'resumedSlice' }
+  /** A later slice of an index page in creation order: sought after the previous slice's last row, `after` (list/resumed.ts). */
+  | { readonly kind: 'resumedSlice'; readonly after: Position }
   /** Unfiltered users in ascending creation order, deep in the list: found through the creation-time counters (list/offset-by-buckets.ts). */
   | { readonly kind: 'offsetByBuckets' }
   /**
@@ -115,14 +115,24 @@ function offsetPlan(w: PlanWindow): ListPlan {
   const offset = w.offset ?? 0;
   const inCreationOrder = w.sort === undefined;
   if (!inCreationOrder) return { kind: 'offsetQuery' };
-  if (w.resumeAfter) return { kind: 'resumedSlice' };
+  if (w.resumeAfter) return { kind: 'resumedSlice', after: w.resumeAfter };
   if (w.where) return { kind: 'offsetQuery' };
   if (w.table === 'users' && !w.descending && offset >= FROM_END_AFTER) return { kind: 'offsetByBuckets' };
   if (offset > 0) return { kind: 'offsetByIndex', fromEndPastHalf: offset >= FROM_END_AFTER };
   return { kind: 'offsetQuery' };
 }
 
-/** The plan that finds `w`'s page; each check names the case it routes. */
+/**
+ * The plan that finds `w`'s page, the first of these that fits:
+ *
+ * 1. a limit of 0: `countOnly`;
+ * 2. unsorted, filtered by a test whose index range a broad value fills (mayMatchMany): `matchSteps`;
+ * 3. sorted by an index-ordered key, filtered by an OR holding a prefix of it: `byKeyPrefix`;
+ * 4. a cursor: `seekQuery`;
+ * 5. an offset (offsetPlan): sorted, the plain `offsetQuery`; else a later slice after a known
+ *    row, `resumedSlice`; else filtered, `offsetQuery`; else deep in ascending users,
+ *    `offsetByBuckets`; else past the first row, `offsetByIndex`; else `offsetQuery`.
+ */
 export function planList(w: PlanWindow): ListPlan {
   if (w.limit === 0) return { kind: 'countOnly' };
   if (w.where && !w.sort && mayMatchMany(w.where, w.table, w.engine)) return { kind: 'matchSteps', limits: { few: FEW_MATCHES, probe: PROBE_ROWS } };
