@@ -45,7 +45,7 @@ export interface DirectoryQuery {
    * externalId is them. Every branch is an index range at any size (migration 012). A user
    * search lists by userName unless another order is chosen: its page is then the first entries
    * of the userName range merged with the few name matches, or a short walk of the userName
-   * order when names match many (repos/key-prefix.ts), where creation order would have to sort
+   * order when names match many (repos/list/by-key-prefix.ts), where creation order would have to sort
    * every match of a common prefix. Anything else (emails, `co`, a given and a family name
    * together) takes a SCIM filter.
    */

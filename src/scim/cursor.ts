@@ -10,7 +10,7 @@
  * `invalidCursor`; an authentic one older than CURSOR_TIMEOUT_SECONDS is `expiredCursor`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Position, Seek, SortKey } from '../storage/repos/paging.ts';
+import type { Position, Seek, SortKey } from '../storage/repos/list/window.ts';
 import { badRequest } from './errors.ts';
 
 /** How long a cursor stays valid (RFC 9865 section 4 `cursorTimeout`), in seconds. */

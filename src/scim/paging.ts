@@ -16,7 +16,7 @@
  * paging exists to avoid. nextCursor, not a count, tells a client whether to go on.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ListPage, Position, Seek } from '../storage/repos/paging.ts';
+import type { ListPage, Position, Seek } from '../storage/repos/list/window.ts';
 import type { ScimContext } from './context.ts';
 import { issueCursor, readCursor } from './cursor.ts';
 import { TURN_CHARS } from './json-stream.ts';

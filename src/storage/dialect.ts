@@ -48,7 +48,7 @@ export interface DialectHooks {
   lower(expr: Expression<unknown>): RawBuilder<string>;
   /**
    * Whether a `co` test can be answered by an index (PostgreSQL's trigram indexes, migration
-   * 012); on SQLite it is a scan, best done in the list's own order (repos/paging.ts).
+   * 012); on SQLite it is a scan, best done in the list's own order (repos/list/indexed.ts).
    */
   readonly substringIndexed: boolean;
   /** Text made to compare by code point, as SQLite does by default (PostgreSQL: COLLATE "C"). */

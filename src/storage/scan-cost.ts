@@ -2,7 +2,7 @@
  * What a list or search filter will cost before it runs,
  * in row evaluations: how many of its tests the statement evaluates, times the rows it evaluates
  * them on. Storage owns the estimate because it alone knows which tests an index answers (the
- * key columns, the prefix and suffix ranges of repos/paging.ts) and which are evaluated row by
+ * key columns, the prefix and suffix ranges of repos/list/indexed.ts) and which are evaluated row by
  * row (a JSON read, a case fold, a pattern, an element or membership subquery). The SCIM side
  * compares the estimate with the team's `filter.cost` and refuses over it (scim/scans.ts); this
  * module refuses nothing and runs no filter.
@@ -11,7 +11,7 @@
  * - a test an index answers (an equality on a key column, a prefix or suffix range on an
  *   indexed column, a substring test PostgreSQL's trigrams answer) is read from the index; it is
  *   rechecked on its matches, at most the rows of the walk the planner may take for it
- *   (paging.ts PROBE_ROWS) or the team's rows when fewer;
+ *   (repos/list/plan.ts PROBE_ROWS) or the team's rows when fewer;
  * - every other test is evaluated on every listed row of the team (a scan), once per row, and a
  *   test of a JSON array's elements or of a resource's memberships once per element or
  *   membership, taken as NESTED_ROWS per row;
@@ -23,7 +23,9 @@
 import type { DialectHooks } from './dialect.ts';
 import type { OrderKey, Predicate } from './predicate.ts';
 import type { ResourceTable } from './predicate-sql.ts';
-import { KEY_COLUMNS, listedCount, PREFIX_INDEXED, PROBE_ROWS, SUFFIX_INDEXED } from './repos/paging.ts';
+import { KEY_COLUMNS, PREFIX_INDEXED, SUFFIX_INDEXED } from './repos/list/indexed.ts';
+import { PROBE_ROWS } from './repos/list/plan.ts';
+import { listedCount } from './repos/paging.ts';
 import type { Executor } from './types.ts';
 
 /** The folded key whose index orders by code point on both engines, as ranges compare (migration 014). */

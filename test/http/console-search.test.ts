@@ -2,7 +2,7 @@
  * Issue 12 item 2 at the user's level: the console's plain-word user search (a prefix of the
  * userName, given or family name, or the exact externalId) lists its matches by userName, says
  * so, and pages through them by its Next and Previous links: every active match once, none
- * missing, in userName order, whichever way the page is found (repos/key-prefix.ts: the userName
+ * missing, in userName order, whichever way the page is found (repos/list/by-key-prefix.ts: the userName
  * range alone, a walk of the userName order, a merge of the range with few name matches, the
  * ordered query when neither holds the page). Another chosen order is kept (creation,
  * userName descending). The SCIM API's own list of the same filter stays in creation order.
@@ -14,7 +14,7 @@ import { userRowFor } from '../support/rows.ts';
 import { userWords } from '../../src/console/directory.ts';
 import { USER_SCHEMA } from '../../src/scim/schema/urns.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
-import { FEW_MATCHES, PROBE_ROWS } from '../../src/storage/repos/paging.ts';
+import { FEW_MATCHES, PROBE_ROWS } from '../../src/storage/repos/list/plan.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';

@@ -1,5 +1,5 @@
 /**
- * A page filtered by sw / ew / co is found in up to three steps (repos/paging.ts): from every
+ * A page filtered by sw / ew / co is found in up to three steps (repos/list/match-steps.ts): from every
  * match when there are at most FEW_MATCHES, from a walk of PROBE_ROWS rows of the creation order
  * when it holds the page, else by the filtered query. Whichever answers, pages are those of the
  * full ordered listing filtered (RFC 7644 3.4.2.4 index paging with its totalResults, RFC 9865
@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadUsers, userNameOf } from '../support/rows.ts';
 import type { UserNaming } from '../support/rows.ts';
-import { FEW_MATCHES, PROBE_ROWS } from '../../src/storage/repos/paging.ts';
+import { FEW_MATCHES, PROBE_ROWS } from '../../src/storage/repos/list/plan.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { newId } from '../../src/ids.ts';
 import { addCounts, userDelta, userStateOf } from '../../src/storage/repos/counters.ts';
-import { FROM_END_AFTER } from '../../src/storage/repos/paging.ts';
+import { FROM_END_AFTER } from '../../src/storage/repos/list/plan.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import { listUsers } from '../../src/storage/repos/users.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';

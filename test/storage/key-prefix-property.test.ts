@@ -1,11 +1,11 @@
 /**
  * The console's word search sorted by userName (src/console/directory.ts userWords, with
  * sortBy=userName), and other ORs holding a userName prefix (one or two prefixes alone, a prefix
- * or a family name), found from the userName index range (repos/key-prefix.ts) by the range alone,
- * a merge with the other branches, a walk of the userName order, or, when none holds the page,
- * the ordered filtered query (repos/paging.ts listRows): on random users (random userNames, given
- * and family names and externalIds in mixed case, with LIKE's wildcards; userNames shared by
- * hidden users; creation times shared), for a random filter, words, direction, page size and the
+ * or a family name), found from the userName index range (repos/list/by-key-prefix.ts) by the
+ * range alone, a merge with the other branches, a walk of the userName order, or, when none holds
+ * the page, the ordered filtered query (the plan's `otherwise`): on random users (random
+ * userNames, given and family names and externalIds in mixed case, with LIKE's wildcards;
+ * userNames shared by hidden users; creation times shared), for a random filter, words, direction, page size and the
  * steps' limits made small so that every step answers, the pages return exactly the users the
  * filter matches, each once, in the order RFC 7644 3.4.2.3 sorting promises (the folded userName
  * by code point, then creation time and id): read forwards by cursor, backwards by cursor from
@@ -23,10 +23,10 @@ import { lowerFilter, lowerSort } from '../../src/scim/filter/lower.ts';
 import { parseListQuery } from '../../src/scim/query.ts';
 import { userResourceType } from '../../src/scim/schema/registry.ts';
 import { USER_SCHEMA } from '../../src/scim/schema/urns.ts';
-import { keyPrefixPage, keyPrefixPlan } from '../../src/storage/repos/key-prefix.ts';
-import type { KeyPrefixLimits } from '../../src/storage/repos/key-prefix.ts';
-import { listRows } from '../../src/storage/repos/paging.ts';
-import type { ListPage, ListWindow, Position } from '../../src/storage/repos/paging.ts';
+import { planList } from '../../src/storage/repos/list/plan.ts';
+import type { KeyPrefixLimits } from '../../src/storage/repos/list/plan.ts';
+import type { ListPage, ListWindow, Position } from '../../src/storage/repos/list/window.ts';
+import { runPlan } from '../../src/storage/repos/paging.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
 import type { UserRow } from '../../src/storage/repos/users.ts';
 import type { Storage } from '../../src/storage/connect.ts';
@@ -133,10 +133,9 @@ for (const engine of engines) {
 
     /** A page as listRows finds it, with the key-prefix steps run under `limits` instead of its own. */
     async function page(window: ListWindow, limits: KeyPrefixLimits): Promise<ListPage<UserRow>> {
-      const plan = keyPrefixPlan('users', window);
-      assert.ok(plan, `the word search is a key-prefix page ${label}`);
-      const count = async () => (await listRows<UserRow>(storage.db, 'users', teamId, { ...window, limit: 0 })).total!;
-      return (await keyPrefixPage<UserRow>(storage.db, 'users', teamId, window, plan, count, limits)) ?? (await listRows<UserRow>(storage.db, 'users', teamId, window));
+      const plan = planList({ ...window, table: 'users', engine: storage.hooks });
+      if (plan.kind !== 'byKeyPrefix') assert.fail(`the word search is a key-prefix page, not ${plan.kind} ${label}`);
+      return runPlan<UserRow>(storage.db, 'users', teamId, window, { ...plan, limits });
     }
 
     it('forwards and backwards by cursor, and by offset: every match once, in userName order', async () => {

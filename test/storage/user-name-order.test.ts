@@ -1,7 +1,7 @@
 /**
  * The userName order is an index order on every engine (migration 014 on PostgreSQL): a page
  * sorted by userName with a word search reads its userName range from the index, in order, with
- * the range's bounds as index conditions (repos/key-prefix.ts), instead of sorting every match;
+ * the range's bounds as index conditions (repos/list/by-key-prefix.ts), instead of sorting every match;
  * and on PostgreSQL `userName sw` (LIKE 'v%') is still a range of a B-tree after 012's
  * text_pattern_ops index made way for the "C"-collated one. Checked on the plans of the very
  * statements the list routine ran, over 3,000 analyzed users.

@@ -1,5 +1,5 @@
 /**
- * Which list filters are reads by key (storage/repos/paging.ts `readsByKey`): on PostgreSQL a
+ * Which list filters are reads by key (storage/repos/list/indexed.ts `readsByKey`): on PostgreSQL a
  * hot first page of one goes on the connections lookups share, so it must be one index range of
  * a key, compared as the SQL compares it, never a test that could read many rows or none of the
  * key's indexes.
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Predicate, Scalar } from '../../src/storage/predicate.ts';
-import { readsByKey } from '../../src/storage/repos/paging.ts';
+import { readsByKey } from '../../src/storage/repos/list/indexed.ts';
 
 const USER_NAME = { at: 'column', column: 'user_name', folded: 'user_name_key' } as const;
 const EXTERNAL_ID = { at: 'column', column: 'external_id' } as const;

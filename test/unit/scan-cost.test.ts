@@ -20,7 +20,7 @@ import { postgresHooks, sqliteHooks } from '../../src/storage/dialect.ts';
 import type { DialectHooks } from '../../src/storage/dialect.ts';
 import type { Predicate } from '../../src/storage/predicate.ts';
 import type { ResourceTable } from '../../src/storage/predicate-sql.ts';
-import { PROBE_ROWS } from '../../src/storage/repos/paging.ts';
+import { PROBE_ROWS } from '../../src/storage/repos/list/plan.ts';
 import { costOf, filterCost, filterTerms, NESTED_ROWS, scans, sortScans } from '../../src/storage/scan-cost.ts';
 
 const lowered = (table: ResourceTable, filter: string): Predicate =>

@@ -9,10 +9,10 @@
  *   beside the feed's), so every row always equals `count(*)` of what it counts: the unfiltered
  *   list's totalResults and the console's overview read level 0 instead of counting every row
  *   of the team, and an index page deep in the list finds the second its
- *   first row was created in by summing levels 1 and 2 (repos/paging.ts). Back-filled here.
+ *   first row was created in by summing levels 1 and 2 (repos/list/offset-by-buckets.ts). Back-filled here.
  * - `users_team_created` is rebuilt as (team_id, created_at, id, active, deleted_at): the same
  *   order, now covering what decides whether a user is listed, so an index page walks its offset
- *   in the index alone (repos/paging.ts), never in the table.
+ *   in the index alone (repos/list/offset-by-index.ts), never in the table.
  * - `users_member_view` (id, deleted_at, active, user_name): what a group's member list reads of
  *   each member (repos/groups.ts memberRows), so the 100,000 lookups of a big group's GET stay in
  *   one index instead of the primary key's index and then the table.

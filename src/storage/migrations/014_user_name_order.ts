@@ -2,7 +2,7 @@
  * The console's word search, listed by userName: on PostgreSQL, the folded
  * userName indexed in the order every userName sort compares it, code point by code point
  * (dialect.ts `ordered`: COLLATE "C"): `(team_id, user_name_key collate "C")`. A page sorted by
- * userName then reads the index range in order (repos/key-prefix.ts) where it sorted every
+ * userName then reads the index range in order (repos/list/by-key-prefix.ts) where it sorted every
  * match, or the whole team. A B-tree under the "C" collation also answers LIKE 'v%' as a range
  * (PostgreSQL derives the bounds from the pattern for an index whose collation is C), which is
  * what 012's `users_team_user_name_pattern` (text_pattern_ops) was for, so that one goes: the

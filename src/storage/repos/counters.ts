@@ -1,7 +1,7 @@
 /**
  * A team's counts (migration 010): users by state and groups, and the users again by the hour and
  * the second of their creation (what an index page deep in the list finds its start with,
- * repos/paging.ts), kept exact by the writes themselves. A SCIM write whose change moves a count
+ * repos/list/offset-by-buckets.ts), kept exact by the writes themselves. A SCIM write whose change moves a count
  * adds its delta with one compiled upsert in its own transaction, a deferred write (statements.ts
  * `defineWrite`): on PostgreSQL it goes out with the write's other deferred writes in the
  * transaction's last statement before its commit, or as the whole of it, so the rows' locks are

@@ -14,7 +14,7 @@ import type { AuditRow } from './audit.ts';
 import { appendAuditedEvent, PLACEHOLDER } from './events.ts';
 import { rowCount } from './list-order.ts';
 import { listRows } from './paging.ts';
-import type { ListPage, ListWindow } from './paging.ts';
+import type { ListPage, ListWindow } from './list/window.ts';
 
 export type GroupRow = GroupsTable;
 

@@ -1,9 +1,9 @@
 /**
- * The order of a list page in SQL, shared by the list routine (paging.ts) and the pages found
- * from an index range of the sort key (key-prefix.ts): the rows a team lists, the ORDER BY terms
- * (sort key, then creation time and id), the seek past a position in that order, the page put
- * back in list order with its positions, and each user's groups carried in the page's statement.
- * Plain functions over Kysely builders; no query is run here.
+ * The order of a list page in SQL, shared by the list strategies (list/*.ts) and the search
+ * across resource types (search.ts): the rows a team lists, the ORDER BY terms (sort key, then
+ * creation time and id), the seek past a position in that order, the page put back in list order
+ * with its positions and total, and each user's groups carried in the page's statement. Plain
+ * functions over Kysely builders; no query is run here.
  */
 import { sql } from 'kysely';
 import type { Expression, OrderByModifiers, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
@@ -12,7 +12,7 @@ import { ROW } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
 import { hooksOf } from '../statements.ts';
 import type { Database, Executor } from '../types.ts';
-import type { ListPage, ListWindow, Position, SortKey } from './paging.ts';
+import type { ListedRow, ListPage, ListWindow, Position, SortKey } from './list/window.ts';
 
 /**
  * A LIMIT or OFFSET written into the SQL rather than bound. SQLite (3.53 here) reads a bound
@@ -107,7 +107,7 @@ export const sortKeyOf = (value: unknown): SortKey => {
  * A cursor page from the rows a seeking query returned (at most limit + 1, nearest first): the
  * extra row only tells that there are more; rows sought backwards are put back in list order.
  */
-export function pageOf<R extends { readonly id: string; readonly created_at: string }>(
+export function pageOf<R extends ListedRow>(
   raw: readonly (R & { readonly [SORT_KEY_COLUMN]?: unknown })[],
   window: ListWindow,
 ): ListPage<R> {
@@ -133,6 +133,16 @@ export function pageOf<R extends { readonly id: string; readonly created_at: str
 export async function totalOf(rows: readonly unknown[], offset: number, limit: number, count: () => Promise<number>): Promise<number> {
   if (rows.length < limit && (offset === 0 || rows.length > 0)) return offset + rows.length;
   return count();
+}
+
+/**
+ * An index page of `rows` read from `offset`: its total (unless the caller counts it,
+ * `countTotal: false`), and in creation order each row's position, which lets the next slice
+ * seek instead of counting off (`ListWindow.resumeAfter`).
+ */
+export async function indexPageOf<R extends ListedRow>(rows: R[], window: ListWindow, count: () => Promise<number>): Promise<ListPage<R>> {
+  const positions = window.sort !== undefined ? [] : rows.map((r) => ({ createdAt: r.created_at, id: r.id }));
+  return { rows, total: window.countTotal === false ? undefined : await totalOf(rows, window.offset ?? 0, window.limit, count), positions, more: false };
 }
 
 /** The columns every listed table has, which paging reads. */

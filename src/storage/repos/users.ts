@@ -13,7 +13,7 @@ import { defineLookup, defineStatement, defineWrite, hooksOf, hot } from '../sta
 import type { Executor, GroupMembersTable, GroupsTable, UsersTable } from '../types.ts';
 import { GROUPS_COLUMN } from './list-order.ts';
 import { listRows } from './paging.ts';
-import type { ListPage, ListWindow } from './paging.ts';
+import type { ListPage, ListWindow } from './list/window.ts';
 
 export type UserRow = UsersTable;
 

@@ -1,5 +1,5 @@
 /**
- * A page sorted by a key an index reads in order (the folded userName), whose filter is an OR
+ * Plan `byKeyPrefix`: a page sorted by a key an index reads in order (the folded userName), whose filter is an OR
  * holding a prefix test of that key: `userName sw "x" or name.givenName sw "x" or ...` sorted
  * by userName (the console's word search; any SCIM list with that sortBy and such a filter). It
  * is found from the key's index range in order rather than from every match sorted, which costs
@@ -16,69 +16,26 @@
  *    before step 2 on a page with a position (mergedOrWalked says why);
  * 4. the merge again, reading up to `few` rest matches;
  * 5. the walk on, up to `walk` rows in all;
- * 6. otherwise undefined: the caller runs the filtered query, ordered.
+ * 6. otherwise undefined: the caller runs the plan's `otherwise`, the filtered query, ordered.
  *
  * Nothing here changes which rows a page holds or their order (list-order.ts orderTerms): only how
  * they are found. Built per call (which step answers depends on the data).
  */
 import { sql } from 'kysely';
 import type { Compilable, Expression, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
-import type { DialectHooks } from '../dialect.ts';
-import type { Predicate } from '../predicate.ts';
-import { predicateSql, ROW, sortKeySql } from '../predicate-sql.ts';
-import type { ResourceTable } from '../predicate-sql.ts';
-import { hooksOf } from '../statements.ts';
-import { compareCodePoints } from '../../text.ts';
-import { prefixUpperBound } from '../text-range.ts';
-import type { Database, Executor } from '../types.ts';
-import { listedRows, orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf, withGroupsOf } from './list-order.ts';
-import type { ListPage, ListWindow } from './paging.ts';
+import type { DialectHooks } from '../../dialect.ts';
+import { predicateSql, ROW, sortKeySql } from '../../predicate-sql.ts';
+import type { ResourceTable } from '../../predicate-sql.ts';
+import { hooksOf } from '../../statements.ts';
+import { compareCodePoints } from '../../../text.ts';
+import { prefixUpperBound } from '../../text-range.ts';
+import type { Database, Executor } from '../../types.ts';
+import { listedRows, orderTerms, pageOf, rowCount, seekCondition, SORT_KEY_COLUMN, totalOf, withGroupsOf } from '../list-order.ts';
+import type { KeyPrefixLimits, ListPlan } from './plan.ts';
+import type { ListedRow, ListPage, ListWindow } from './window.ts';
 
-/**
- * The sort keys an index reads in order on both engines, by their column and its folded twin:
- * the folded userName, `(team_id, user_name_key)` on SQLite (binary order, code points) and
- * `(team_id, user_name_key collate "C")` on PostgreSQL (migration 014). Each is NOT NULL, so its
- * ranges are read in plain ascending or descending order, whatever NULLS FIRST/LAST the list's
- * order names (no row has a NULL key).
- */
-const ORDER_INDEXED: Record<ResourceTable, readonly { readonly column: string; readonly folded: string }[]> = {
-  users: [{ column: 'user_name', folded: 'user_name_key' }],
-  groups: [],
-};
-
-export interface KeyPrefixPlan {
-  /** The (folded) prefixes the sort key is tested for: each a range of the key's index. */
-  readonly prefixes: readonly string[];
-  /** The filter's other disjuncts, ORed; undefined when there are none. */
-  readonly rest: Predicate | undefined;
-}
-
-/** How many rest matches make a merge (`few`); how many listed rows a walk reads at most (`walk`), `chunk` rows per query. */
-export interface KeyPrefixLimits {
-  readonly few: number;
-  readonly walk: number;
-  readonly chunk: number;
-}
-
-const disjuncts = (p: Predicate): Predicate[] => (p.kind === 'or' ? [...disjuncts(p.left), ...disjuncts(p.right)] : [p]);
-
-/**
- * Whether `window` is such a page: sorted by an ORDER_INDEXED key (case-insensitively, as
- * userName always is), filtered by an OR of which some disjunct is a `sw` on that very key.
- */
-export function keyPrefixPlan(table: ResourceTable, window: ListWindow): KeyPrefixPlan | undefined {
-  const { sort, where } = window;
-  if (!sort || !where || sort.kind !== 'scalar' || sort.as !== 'text' || !sort.folded || sort.scalar.at !== 'column') return undefined;
-  const { column, folded } = sort.scalar;
-  if (!ORDER_INDEXED[table].some((i) => i.column === column && i.folded === folded)) return undefined;
-  const prefixes: string[] = [];
-  let rest: Predicate | undefined;
-  for (const d of disjuncts(where)) {
-    if (d.kind === 'text' && d.op === 'sw' && d.folded && d.scalar.at === 'column' && d.scalar.column === column && d.scalar.folded === folded) prefixes.push(d.value);
-    else rest = rest ? { kind: 'or', left: rest, right: d } : d;
-  }
-  return prefixes.length === 0 ? undefined : { prefixes, rest };
-}
+/** What a byKeyPrefix plan carries: the key's prefixes, the other disjuncts, the steps' limits. */
+type KeyPrefixPlan = Extract<ListPlan, { kind: 'byKeyPrefix' }>;
 
 /**
  * The key's bounds for rows after the page's position, narrowed to `prefix`'s range when given:
@@ -113,7 +70,7 @@ function keyRange(key: Expression<unknown>, window: ListWindow, prefix?: string)
 
 /**
  * The order the key's index is read in for this page: the key ascending or descending (plain:
- * ORDER_INDEXED keys are never NULL, and a NULLS LAST on a descending key would not be the
+ * indexed.ts ORDER_INDEXED keys are never NULL, and a NULLS LAST on a descending key would not be the
  * index's order on PostgreSQL), then the tie-breakers as the list orders them (orderTerms).
  */
 function indexOrder<Q extends { orderBy(expr: Expression<unknown>, modifiers: 'asc' | 'desc'): Q }>(query: Q, window: ListWindow, key: Expression<unknown>): Q {
@@ -179,21 +136,20 @@ const tuples = (s: Scope, q: Listed) => q.select([`${ROW}.id`, sql<unknown>`${s.
  * The page of `window` (see the module comment), or undefined when neither a merge nor a walk
  * finds it. `count` counts every match (index pages' totalResults).
  */
-export async function keyPrefixPage<R extends { readonly id: string; readonly created_at: string }>(
+export async function keyPrefixPage<R extends ListedRow>(
   ex: Executor,
   table: ResourceTable,
   teamId: string,
   window: ListWindow,
   plan: KeyPrefixPlan,
   count: () => Promise<number>,
-  limits: KeyPrefixLimits,
 ): Promise<ListPage<R> | undefined> {
   const hooks = hooksOf(ex);
   const s: Scope = { ex, hooks, table, teamId, key: sortKeySql(hooks, table, window.sort!) };
   const offset = window.seek ? 0 : (window.offset ?? 0);
   // The rows the page needs from where it starts reading: one more when seeking (it tells `more`).
   const wanted = offset + window.limit + (window.seek ? 1 : 0);
-  const raw = (await insidePrefix<R>(s, window, plan, wanted)) ?? (await mergedOrWalked<R>(s, window, plan, offset, wanted, limits));
+  const raw = (await insidePrefix<R>(s, window, plan, wanted)) ?? (await mergedOrWalked<R>(s, window, plan, offset, wanted, plan.limits));
   if (raw === undefined) return undefined;
   if (window.seek) return pageOf<R>(raw, window);
   const rows = raw.map(({ [SORT_KEY_COLUMN]: _, ...row }) => row as unknown as R);
