@@ -12,7 +12,7 @@
  *   a GIN scan read them all).
  * - SQLite: `sw` is a range of the existing (team_id, user_name_key) index; `ew` is a range of the
  *   reversed key under the expression indexes created here (`rc_reverse`, registered on every
- *   connection by sqlite-adapter.ts). `co` has no index on SQLite (docs/ARCHITECTURE.md).
+ *   connection by sqlite-adapter.ts). `co` has no index on SQLite (docs/STORAGE.md "Text search and expression indexes").
  * - Both: the case-folded given and family names are indexed for the console's word search
  *   (src/console/directory.ts: a prefix of the userName or of a name part, or the externalId).
  */
