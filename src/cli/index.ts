@@ -149,13 +149,8 @@ function renamedTtl(): never {
   throw new InvalidArgumentError('--ttl is now --expires-in (seconds, or 30m, 12h, 90d; at most 366d)');
 }
 
-export function buildProgram(): Command {
-  const program = new Command('rollcall')
-    .description('Rollcall: SCIM 2.0 provisioning with its own OAuth 2.0 server')
-    .version(packageVersion(), '-V, --version', 'print the version')
-    .showHelpAfterError()
-    .exitOverride();
-
+/** The commands serve and migrate. */
+function serverCommands(program: Command): void {
   withCommon(program.command('serve').description('serve the SCIM API (migrations are applied first)'))
     .option('--host <host>', 'address to listen on (HOST, default 127.0.0.1)')
     .option('--port <port>', 'port to listen on (PORT, default 8080)')
@@ -196,7 +191,10 @@ export function buildProgram(): Command {
       await storage.close();
     }
   });
+}
 
+/** The commands team create, list, update, show, rename. */
+function teamCommands(program: Command): void {
   const team = program.command('team').description('manage teams');
   withCommon(team.command('create').description('create a team'))
     .requiredOption('--name <name>', 'team name')
@@ -266,7 +264,10 @@ export function buildProgram(): Command {
       const row = await withDatabase(options, (deps) => renameTeam(deps, options.name, options.to));
       print(options.json, { id: row.id, name: row.name, deactivatedUsers: row.deactivated_users }, `team renamed to "${row.name}"`);
     });
+}
 
+/** The commands user create, list, deactivate, set-password. */
+function userCommands(program: Command): void {
   const user = program.command('user').description('manage users');
   withCommon(user.command('create').description('create a user in a team'))
     .requiredOption('--team <name>', 'team name')
@@ -319,7 +320,10 @@ export function buildProgram(): Command {
       const done = await withDatabase(options, (deps) => setUserPassword(deps, options.team, options.userName, password));
       print(options.json, done, `password of "${done.userName}" changed; its sessions ended`);
     });
+}
 
+/** The commands client create, list, delete, rotate-secret. */
+function clientCommands(program: Command): void {
   const client = program.command('client').description('manage OAuth clients');
   withCommon(client.command('create').description('register an OAuth client; prints client_id and client_secret once'))
     .requiredOption('--name <name>', 'name shown on the consent page')
@@ -347,7 +351,10 @@ export function buildProgram(): Command {
       const rotated = await withDatabase(options, (deps) => rotateClientSecret(deps, options.clientId));
       print(options.json, { clientId: rotated.client_id, clientSecret: rotated.client_secret, tokensRevoked: rotated.revoked }, `client_secret: ${rotated.client_secret}\n(the secret is shown only now; ${rotated.revoked} token(s) of the client revoked)`);
     });
+}
 
+/** The commands audit list. */
+function auditCommands(program: Command): void {
   const audit = program.command('audit').description('the audit trail');
   withCommon(audit.command('list').description("list a team's audit events, newest first"))
     .requiredOption('--team <name>', 'team name')
@@ -365,7 +372,10 @@ export function buildProgram(): Command {
       };
       print(options.json, events, events.length === 0 ? 'no events' : events.map(line).join('\n'));
     });
+}
 
+/** The commands token issue, list, revoke. */
+function tokenCommands(program: Command): void {
   const token = program.command('token').description('provisioning tokens: access tokens for an identity provider or a script');
   withCommon(token.command('issue').description('issue a named access token for a user of a team; prints it once'))
     .requiredOption('--team <name>', 'team name')
@@ -399,7 +409,10 @@ export function buildProgram(): Command {
       const revoked = await withDatabase(options, (deps) => revokeToken(deps, options.team, options.id));
       print(options.json, revoked, revoked.alreadyRevoked ? `token ${revoked.id} ("${revoked.name}") was already revoked` : `token ${revoked.id} ("${revoked.name}") revoked`);
     });
+}
 
+/** The commands copy. */
+function copyCommand(program: Command): void {
   program
     .command('copy')
     .description('copy every table of one Rollcall database into a new, empty one (e.g. SQLite to PostgreSQL), verifying counts and checksums')
@@ -440,7 +453,10 @@ export function buildProgram(): Command {
         for (const release of releases) release();
       }
     });
+}
 
+/** The commands keys rotate. */
+function keyCommands(program: Command): void {
   const keys = program.command('keys').description('keys Rollcall generates (kept encrypted under SECRET_KEY, or the key file beside an SQLite database)');
   withCommon(keys.command('rotate').description('make new keys; the previous cookie key is still accepted for one session lifetime (30 minutes), the previous events signing key stays published for the event retention')).action(async (options: Common) => {
     const rotated = await withDatabase(options, (deps, config) => rotateKeysNow(deps, config.secretKey, config.eventRetentionDays));
@@ -450,7 +466,16 @@ export function buildProgram(): Command {
     lines.push(`(running servers start signing with the new keys within ${REFRESH_SECONDS} seconds)`);
     print(options.json, { rotated, refreshSeconds: REFRESH_SECONDS }, lines.join('\n'));
   });
+}
 
+export function buildProgram(): Command {
+  const program = new Command('rollcall')
+    .description('Rollcall: SCIM 2.0 provisioning with its own OAuth 2.0 server')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .showHelpAfterError()
+    .exitOverride();
+
+  for (const register of [serverCommands, teamCommands, userCommands, clientCommands, auditCommands, tokenCommands, copyCommand, keyCommands]) register(program);
   registerSchemaCommands(program, { withCommon, withDatabase, print });
   registerEventCommands(program, { withCommon, withDatabase, print });
   return program;
