@@ -4,7 +4,7 @@
  * data). Each plan names a strategy, which lives in its own module of this folder and is run by
  * repos/paging.ts `runPlan`. Every plan returns exactly the rows, order, total and positions of
  * the plain query (`offsetQuery` or `seekQuery`): a plan changes only how they are found
- * (test/storage/list-plan.test.ts states which window takes which plan; the property tests
+ * (test/unit/list-plan.test.ts states which window takes which plan; the property tests
  * compare each plan with the plain query).
  *
  * Some plans go on in steps whose choice depends on the data (how many rows match, where they
