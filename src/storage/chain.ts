@@ -80,7 +80,7 @@ export function defineChain<P extends Params, R>(
   const returning = new Map<string, readonly string[]>();
   for (const [i, step] of steps.entries()) {
     const table = tableOf(step);
-    if (returning.has(table) || steps.slice(0, i).some((s) => tableOf(s) === table)) throw new Error(`chain ${name}: two steps are named ${table}`);
+    if (steps.slice(0, i).some((s) => tableOf(s) === table)) throw new Error(`chain ${name}: two steps are named ${table}`);
     if (step.after !== undefined && !returning.has(step.after)) throw new Error(`chain ${name}: step ${step.name} reads ${step.after}, which is no earlier step that returns a row`);
     if (step.returns !== undefined) {
       if (i === steps.length - 1) throw new Error(`chain ${name}: its last step answers with its own query's rows; it declares no returns`);
