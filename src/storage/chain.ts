@@ -19,7 +19,10 @@
  *   step. A step after another is skipped when that one returned no row; otherwise it is the
  *   same SQL as on PostgreSQL, its CTE holding the earlier row's values, bound as parameters.
  *
- * Either way a failure in any step undoes the steps before it. This is the one place a
+ * Either way a failure in any step undoes the steps before it. On PostgreSQL every step sees the
+ * database as the statement found it (one snapshot), on SQLite the writes of the steps before
+ * it: so a step reads what an earlier step wrote only through that step's returned row, and no
+ * two steps write one row (its outcome would differ by engine). This is the one place a
  * repository's write learns whether a WITH may write (dialect.ts `writableCtes`); the
  * repositories define chains and run them, with no branch of their own.
  */

@@ -38,6 +38,20 @@ const RENAME = defineChain<Rename, { id: string; team_id: string; detail: string
   },
 ]);
 
+/** A team renamed, then one audit row dropped and another added: a DELETE and an INSERT ... ON CONFLICT after the rename. */
+const REPLACE = defineChain<Rename & { oldId: string }, { id: string }>('testReplaceAudit', ['teamId', 'name', 'auditId', 'oldId', 'at'], [
+  { name: 'testRename', as: 't', returns: ['id'], build: (db, p) => db.updateTable('teams').set({ name: p.name }).where('id', '=', p.teamId) },
+  { name: 'testForget', after: 't', build: (db, p) => db.deleteFrom('audit_events').where('id', '=', p.oldId) },
+  {
+    name: 'testRecord',
+    after: 't',
+    build: (db, p) =>
+      auditInsert(db, { id: p.auditId, team_id: sql.ref('t.id'), at: p.at, actor: 'test', request_id: null, action: 'replace', resource_type: 'Team', resource_id: null, detail: p.name })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id'),
+  },
+]);
+
 const GOLDEN = {
   postgres:
     'with "t" as (update "teams" set "name" = $1 where "id" = $2 returning "id", "name") ' +
@@ -108,6 +122,23 @@ for (const engine of engines) {
       await assert.rejects(transact(kdb, (trx) => runChain(trx, RENAME, { teamId, name: 'lost too', auditId: taken, at: ROW_TIME })), failed);
       assert.equal(await teamName(), 'before');
       assert.equal((await auditRows(taken)).length, 1);
+    });
+
+    it('a DELETE after a step gains exists (select 1 from it); an INSERT ... ON CONFLICT after one selects from it under WHERE true (SQLite\'s parsing ambiguity): neither writes when the step returned no row', async () => {
+      const sqlOf = engine.name === 'postgres' ? [compileStatement(kdb, REPLACE.whole).compiled.sql] : REPLACE.steps.map((step) => compileStatement(kdb, step.statement).compiled.sql);
+      assert.match(sqlOf.join('\n'), /delete from "audit_events" where "id" = [$?]\d* and exists \(select 1 from "t"\)/);
+      assert.match(sqlOf.join('\n'), /from "t" where true on conflict \("id"\) do nothing returning "id"/);
+      const [oldId, auditId] = [newId(), newId()];
+      await runChain(kdb, RENAME, { teamId, name: 'old', auditId: oldId, at: ROW_TIME });
+      assert.equal(await runChain(kdb, REPLACE, { teamId: 'NOSUCHTEAM0000000000', name: 'never', auditId, oldId, at: ROW_TIME }), undefined);
+      assert.equal((await auditRows(oldId)).length, 1, 'nothing deleted');
+      assert.deepEqual(await auditRows(auditId), [], 'nothing inserted');
+      assert.deepEqual({ ...(await runChain(kdb, REPLACE, { teamId, name: 'new', auditId, oldId, at: ROW_TIME })) }, { id: auditId });
+      assert.deepEqual(await auditRows(oldId), []);
+      assert.deepEqual((await auditRows(auditId)).map((r) => r.detail), ['new']);
+      // The row is there already: ON CONFLICT DO NOTHING inserts nothing, and the chain answers undefined.
+      assert.equal(await runChain(kdb, REPLACE, { teamId, name: 'again', auditId, oldId, at: ROW_TIME }), undefined);
+      assert.deepEqual((await auditRows(auditId)).map((r) => r.detail), ['new']);
     });
 
     it('a chain is checked when defined: a step reads only an earlier step that returns a row', () => {
