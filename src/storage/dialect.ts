@@ -79,7 +79,8 @@ export interface DialectHooks {
   /**
    * Whether a WITH may hold an INSERT/UPDATE whose RETURNING feeds the statement after it, so
    * two dependent writes go in one statement (one round trip). PostgreSQL: yes; SQLite's WITH
-   * takes SELECTs only (and a statement there costs no round trip).
+   * takes SELECTs only (and a statement there costs no round trip). Only chain.ts reads it: a
+   * write chain runs as one statement or as its steps.
    */
   readonly writableCtes: boolean;
   /**

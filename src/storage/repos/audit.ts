@@ -1,20 +1,20 @@
 /**
  * Audit events: inserted in the transaction of the change they record (by a statement compiled
- * once: every write makes one), never updated.
+ * once: every write makes one, or as a step of a write's chain, chain.ts), never updated.
  */
+import type { InsertObject } from 'kysely';
 import { defineWrite, hot } from '../statements.ts';
-import type { AuditEventsTable, Executor } from '../types.ts';
+import type { AuditEventsTable, Database, Db, Executor } from '../types.ts';
 
 export type AuditRow = AuditEventsTable;
 
 /** An audit row's columns, in the order its insert binds them. */
 export const AUDIT_COLUMNS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'] as const;
 
-const INSERT_AUDIT_EVENT = defineWrite<AuditRow>(
-  'insertAuditEvent',
-  AUDIT_COLUMNS,
-  (db, row) => db.insertInto('audit_events').values(row),
-);
+/** The insert of one audit row, whatever runs it: insertAuditEvent, or a chain's step (its values may read an earlier step's row). */
+export const auditInsert = (db: Db, row: InsertObject<Database, 'audit_events'>) => db.insertInto('audit_events').values(row);
+
+const INSERT_AUDIT_EVENT = defineWrite<AuditRow>('insertAuditEvent', AUDIT_COLUMNS, auditInsert);
 
 export async function insertAuditEvent(ex: Executor, row: AuditRow): Promise<void> {
   await hot(ex).write(ex, INSERT_AUDIT_EVENT, row);

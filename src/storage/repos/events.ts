@@ -18,8 +18,10 @@
  * Either way the last seq handed out is the greater of the counter and the newest event.
  */
 import { sql } from 'kysely';
+import type { InsertObject } from 'kysely';
+import type { DialectHooks } from '../dialect.ts';
 import { defineWrite, hooksOf, hot } from '../statements.ts';
-import type { Db, EventsTable, Executor } from '../types.ts';
+import type { Database, Db, EventsTable, Executor } from '../types.ts';
 import { insertAuditEvent } from './audit.ts';
 import type { AuditRow } from './audit.ts';
 
@@ -30,16 +32,21 @@ export interface EventRow extends Omit<EventsTable, 'seq'> {
 const EVENT_KEYS = ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'version', 'changed', 'actor', 'txn', 'external_id', 'data', 'members'] as const;
 
 /** The team's next seq, where the insert takes it (SQLite): past its newest event and its counter. */
-const nextSeqOf = (teamId: string) =>
+const nextSeqOf = (teamId: unknown) =>
   sql<number>`max(coalesce((select max(e.seq) from events as e where e.team_id = ${teamId}), 0), coalesce((select c.seq from event_counters as c where c.team_id = ${teamId}), 0)) + 1`;
 
 /** A placeholder seq (PostgreSQL): unique, negative, later ones lower; numbered once committed. */
-export const PLACEHOLDER = sql<number>`-nextval('event_placeholders')`;
+const PLACEHOLDER = sql<number>`-nextval('event_placeholders')`;
 
-/** The event with its seq: numbered in the insert (SQLite), or a placeholder its readers number (PostgreSQL). */
-const APPEND_EVENT = defineWrite<Omit<EventsTable, 'seq'>>('appendEvent', EVENT_KEYS, (db, row, hooks) =>
-  db.insertInto('events').values({ ...row, seq: hooks.feedNumberedByReaders ? PLACEHOLDER : nextSeqOf(row.team_id) }),
-);
+/**
+ * The insert of one event with its seq, whatever runs it (appendEvent, or a chain's step, whose
+ * values may read an earlier step's row): numbered in the insert (SQLite), or a placeholder its
+ * readers number (PostgreSQL).
+ */
+export const eventInsert = (db: Db, row: Omit<InsertObject<Database, 'events'>, 'seq'>, hooks: DialectHooks) =>
+  db.insertInto('events').values({ ...row, seq: hooks.feedNumberedByReaders ? PLACEHOLDER : nextSeqOf(row.team_id) });
+
+const APPEND_EVENT = defineWrite<Omit<EventsTable, 'seq'>>('appendEvent', EVENT_KEYS, eventInsert);
 
 /**
  * Appends one event to the team's feed in the caller's transaction. It takes the team's next

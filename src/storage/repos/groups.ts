@@ -6,12 +6,13 @@
 import { sql } from 'kysely';
 import { inChunks } from '../../batches.ts';
 import type { Expression, SqlBool } from 'kysely';
+import { defineChain, runChain } from '../chain.ts';
 import type { DialectHooks } from '../dialect.ts';
-import { defineLookup, defineSole, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
-import type { EventsTable, Executor, GroupMembersTable, GroupsTable, Tx, UsersTable } from '../types.ts';
-import { AUDIT_COLUMNS } from './audit.ts';
+import { defineLookup, defineStatement, defineWrite, hot } from '../statements.ts';
+import type { Db, EventsTable, Executor, GroupMembersTable, GroupsTable, Tx, UsersTable } from '../types.ts';
+import { AUDIT_COLUMNS, auditInsert } from './audit.ts';
 import type { AuditRow } from './audit.ts';
-import { appendAuditedEvent, PLACEHOLDER } from './events.ts';
+import { eventInsert } from './events.ts';
 import { rowCount } from './list-order.ts';
 import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './list/window.ts';
@@ -35,32 +36,44 @@ const UPDATE_GROUP = defineStatement<GroupRow & { expectedVersion: number }, unk
   return db.updateTable('groups').set(changes).where('id', '=', id).where('team_id', '=', team_id).where('version', '=', expectedVersion);
 });
 
-const TOUCH_GROUP = defineStatement<{ teamId: string; id: string; at: string }, GroupRow>('touchGroup', ['teamId', 'id', 'at'], (db, p) =>
+/** The group's version bumped and its lastModified set, the row locked (PostgreSQL) to the end of the transaction. */
+const bumpGroup = (db: Db, p: { teamId: string; groupId: string; at: string }) =>
   db
     .updateTable('groups')
     .set((eb) => ({ version: eb('version', '+', 1), updated_at: p.at }))
-    .where('id', '=', p.id)
-    .where('team_id', '=', p.teamId)
-    .returningAll(),
-);
+    .where('id', '=', p.groupId)
+    .where('team_id', '=', p.teamId);
+
+const TOUCH_GROUP = defineStatement<{ teamId: string; groupId: string; at: string }, GroupRow>('touchGroup', ['teamId', 'groupId', 'at'], (db, p) => bumpGroup(db, p).returningAll());
+
+/** One member of one group, changed at `at`. */
+interface MemberParams {
+  readonly teamId: string;
+  readonly groupId: string;
+  readonly userId: string;
+  readonly at: string;
+}
 
 // One member added, its look-up in the insert: the user id is the team's user of that id, NULL
 // when there is none, which the column's NOT NULL refuses (`isUnknownMember`). A write whose
 // outcome nobody reads, so on PostgreSQL it goes with the write's audit row, event and COMMIT.
-const ADD_TEAM_USER_AS_MEMBER = defineWrite<{ teamId: string; groupId: string; userId: string; at: string }>(
-  'addTeamUserAsMember',
-  ['teamId', 'groupId', 'userId', 'at'],
-  (db, p) =>
-    db
-      .insertInto('group_members')
-      .values((eb) => ({
-        team_id: p.teamId,
-        group_id: p.groupId,
-        user_id: eb.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId),
-        created_at: p.at,
-      }))
-      .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
-);
+const addTeamUserAsMemberQuery = (db: Db, p: MemberParams) =>
+  db
+    .insertInto('group_members')
+    .values((eb) => ({
+      team_id: p.teamId,
+      group_id: p.groupId,
+      user_id: eb.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId),
+      created_at: p.at,
+    }))
+    .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing());
+
+const ADD_TEAM_USER_AS_MEMBER = defineWrite<MemberParams>('addTeamUserAsMember', ['teamId', 'groupId', 'userId', 'at'], addTeamUserAsMemberQuery);
+
+const removeMemberQuery = (db: Db, p: { groupId: string; userId: string }) =>
+  db.deleteFrom('group_members').where('group_id', '=', p.groupId).where('user_id', '=', p.userId);
+
+const REMOVE_MEMBER = defineStatement<{ groupId: string; userId: string }, unknown>('removeMember', ['groupId', 'userId'], removeMemberQuery);
 
 /** The event of a group write whose version, externalId and document come from the row it bumps. */
 export type BumpedEvent = Omit<EventsTable, 'seq' | 'version' | 'external_id' | 'data'>;
@@ -73,84 +86,40 @@ export interface BumpRecord {
 
 const BUMPED_EVENT_COLUMNS = ['team_id', 'at', 'type', 'resource_type', 'resource_id', 'changed', 'actor', 'txn', 'members'] as const satisfies readonly (keyof BumpedEvent)[];
 
-interface LoneMemberParams {
-  readonly teamId: string;
-  readonly groupId: string;
-  readonly userId: string;
-  readonly at: string;
-}
+/** A lone member's change with its record, flat (a statement's parameters are named values): `audit_<column>`, `event_<column>`. */
+type LoneMemberParams = MemberParams & { [K in (typeof AUDIT_COLUMNS)[number] as `audit_${K}`]: AuditRow[K] } & { [K in (typeof BUMPED_EVENT_COLUMNS)[number] as `event_${K}`]: BumpedEvent[K] };
 
-type LoneMemberStatement = LoneMemberParams & { [K in (typeof AUDIT_COLUMNS)[number] as `audit_${K}`]: AuditRow[K] } & { [K in (typeof BUMPED_EVENT_COLUMNS)[number] as `event_${K}`]: BumpedEvent[K] };
-
-const text = (value: unknown) => sql<string>`${value}::text`;
+/** The audit row and the event of a lone member's change, from its parameters. */
+const auditOf = (p: LoneMemberParams): AuditRow => Object.fromEntries(AUDIT_COLUMNS.map((c) => [c, p[`audit_${c}`]])) as unknown as AuditRow;
+const eventOf = (p: LoneMemberParams): BumpedEvent => Object.fromEntries(BUMPED_EVENT_COLUMNS.map((c) => [c, p[`event_${c}`]])) as unknown as BumpedEvent;
 
 /**
- * A lone member's change as one statement (PostgreSQL: a data-modifying WITH): the group's new
- * version, the membership's insert or delete (`member`), the audit row and the event with the
- * version, externalId and document of the bumped row. Every part reads the bumped row, so when
- * the team has no such group nothing at all is written.
+ * A lone member's change (chain.ts; on PostgreSQL one sole statement): the group's new version,
+ * the membership's insert or delete (`member`), the audit row and the event with the version,
+ * externalId and document of the bumped row. Every step after the bump reads its row, so when the
+ * team has no such group nothing at all is written.
  */
-const loneMemberStatement = (name: string, member: 'add' | 'remove') =>
-  defineSole<LoneMemberStatement, { version: number }>(
+const loneMemberChain = (name: string, member: 'add' | 'remove') =>
+  defineChain<LoneMemberParams, { version: number }>(
     name,
     ['teamId', 'groupId', 'userId', 'at', ...AUDIT_COLUMNS.map((c) => `audit_${c}` as const), ...BUMPED_EVENT_COLUMNS.map((c) => `event_${c}` as const)],
-    (db, p) =>
-      db
-        .with('g', (w) =>
-          w
-            .updateTable('groups')
-            .set((eb) => ({ version: eb('version', '+', 1), updated_at: p.at }))
-            .where('id', '=', p.groupId)
-            .where('team_id', '=', p.teamId)
-            .returning(['id', 'version', 'external_id', 'data']),
-        )
-        .with('m', (w) =>
-          member === 'remove'
-            ? w.deleteFrom('group_members').where('group_id', 'in', w.selectFrom('g').select('g.id')).where('user_id', '=', p.userId)
-            : // The team's user of that id, NULL when there is none, which NOT NULL refuses (isUnknownMember).
-              w
-                .insertInto('group_members')
-                .columns(['team_id', 'group_id', 'user_id', 'created_at'])
-                .expression((eb) =>
-                  eb
-                    .selectFrom('g')
-                    .select((s) => [
-                      text(p.teamId).as('team_id'),
-                      'g.id',
-                      s.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId).as('user_id'),
-                      text(p.at).as('created_at'),
-                    ]),
-                )
-                .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()),
-        )
-        .with('a', (w) =>
-          w
-            .insertInto('audit_events')
-            .columns([...AUDIT_COLUMNS])
-            .expression((eb) => eb.selectFrom('g').select(AUDIT_COLUMNS.map((c) => text(p[`audit_${c}`]).as(c)))),
-        )
-        .insertInto('events')
-        .columns([...BUMPED_EVENT_COLUMNS, 'seq', 'version', 'external_id', 'data'])
-        .expression((eb) =>
-          eb
-            .selectFrom('g')
-            .select([
-              ...BUMPED_EVENT_COLUMNS.map((c) => text(p[`event_${c}`]).as(c)),
-              PLACEHOLDER.as('seq'),
-              'g.version',
-              'g.external_id',
-              sql<string>`g.data::text`.as('data'),
-            ]),
-        )
-        .returning('version'),
+    [
+      { name: 'touchGroup', as: 'g', returns: ['version', 'external_id', 'data'], build: bumpGroup },
+      member === 'add' ? { name: 'addTeamUserAsMember', after: 'g', build: addTeamUserAsMemberQuery } : { name: 'removeMember', after: 'g', build: removeMemberQuery },
+      { name: 'insertAuditEvent', after: 'g', build: (db, p) => auditInsert(db, auditOf(p)) },
+      {
+        name: 'appendEvent',
+        after: 'g',
+        build: (db, p, hooks) =>
+          eventInsert(db, { ...eventOf(p), version: sql.ref<number>('g.version'), external_id: sql.ref<string | null>('g.external_id'), data: sql.ref<string>('g.data') }, hooks)
+            .returning('version'),
+      },
+    ],
+    { sole: true },
   );
 
-const ADD_LONE_MEMBER = loneMemberStatement('addLoneMember', 'add');
-const REMOVE_LONE_MEMBER = loneMemberStatement('removeLoneMember', 'remove');
-
-const REMOVE_MEMBER = defineStatement<{ groupId: string; userId: string }, unknown>('removeMember', ['groupId', 'userId'], (db, p) =>
-  db.deleteFrom('group_members').where('group_id', '=', p.groupId).where('user_id', '=', p.userId),
-);
+const ADD_LONE_MEMBER = loneMemberChain('addLoneMember', 'add');
+const REMOVE_LONE_MEMBER = loneMemberChain('removeLoneMember', 'remove');
 
 const GROUPS_OF_USER = defineStatement<{ teamId: string; userId: string }, { user_id: string; group_id: string; display_name: string }>(
   'groupsOfUser',
@@ -193,7 +162,7 @@ export async function updateGroup(ex: Executor, row: GroupRow, expectedVersion: 
  * caller's transaction); answers the row as it is now, or undefined if there is none.
  */
 export async function touchGroup(ex: Executor, teamId: string, id: string, at: string): Promise<GroupRow | undefined> {
-  return hot(ex).first(ex, TOUCH_GROUP, { teamId, id, at });
+  return hot(ex).first(ex, TOUCH_GROUP, { teamId, groupId: id, at });
 }
 
 /**
@@ -202,25 +171,16 @@ export async function touchGroup(ex: Executor, teamId: string, id: string, at: s
  * membership inserted if the member is a user of the team (otherwise the write is refused with
  * the error `isUnknownMember` tells) or deleted, and `record`'s audit row and event written with
  * the new version, the group's externalId and its document. Answers the new version, or
- * undefined, with nothing written, when the team has no such group.
- * PostgreSQL: one sole statement, which must be its transaction's first (see `defineSole`), so
- * the group's row is locked only while it runs; SQLite: the same steps in the caller's transaction.
+ * undefined, with nothing written, when the team has no such group. On PostgreSQL it is one sole
+ * statement, which must be its transaction's first (see `defineSole`), so the group's row is
+ * locked only while it runs.
  */
-export async function changeLoneMember(trx: Tx, p: LoneMemberParams, change: 'add' | 'remove', record: BumpRecord): Promise<number | undefined> {
-  if (hooksOf(trx).writableCtes) {
-    const params = { ...p } as Record<string, unknown>;
-    for (const c of AUDIT_COLUMNS) params[`audit_${c}`] = record.audit[c];
-    for (const c of BUMPED_EVENT_COLUMNS) params[`event_${c}`] = record.event[c];
-    const row = await hot(trx).first(trx, change === 'add' ? ADD_LONE_MEMBER : REMOVE_LONE_MEMBER, params as unknown as LoneMemberStatement);
-    return row === undefined ? undefined : Number(row.version);
-  }
-  const touched = await touchGroup(trx, p.teamId, p.groupId, p.at);
-  if (!touched) return undefined;
-  if (change === 'add') await addTeamUserAsMember(trx, p.teamId, p.groupId, p.userId, p.at);
-  else await removeMembers(trx, p.groupId, [p.userId]);
-  const data = typeof touched.data === 'string' ? touched.data : JSON.stringify(touched.data);
-  await appendAuditedEvent(trx, record.audit, { ...record.event, version: touched.version, external_id: touched.external_id, data });
-  return touched.version;
+export async function changeLoneMember(trx: Tx, p: MemberParams, change: 'add' | 'remove', record: BumpRecord): Promise<number | undefined> {
+  const params = { ...p } as Record<string, unknown>;
+  for (const c of AUDIT_COLUMNS) params[`audit_${c}`] = record.audit[c];
+  for (const c of BUMPED_EVENT_COLUMNS) params[`event_${c}`] = record.event[c];
+  const row = await runChain(trx, change === 'add' ? ADD_LONE_MEMBER : REMOVE_LONE_MEMBER, params as unknown as LoneMemberParams);
+  return row === undefined ? undefined : Number(row.version);
 }
 
 export async function deleteGroup(ex: Executor, teamId: string, id: string): Promise<boolean> {

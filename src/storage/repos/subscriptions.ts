@@ -5,7 +5,8 @@
  * lease (owner, until) is taken by a conditional UPDATE that succeeds for one instance only,
  * on both engines; an expired lease (its instance died) is taken over the same way.
  */
-import { defineStatement, hooksOf, hot } from '../statements.ts';
+import { defineChain, runChain } from '../chain.ts';
+import { defineStatement, hot } from '../statements.ts';
 import type { Db, EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
 
 export interface SubscriptionRow extends Omit<EventSubscriptionsTable, 'cursor'> {
@@ -123,6 +124,14 @@ export async function releaseLease(ex: Executor, id: string, owner: string): Pro
   await ex.updateTable('event_subscriptions').set({ lease_owner: null, lease_until: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
 }
 
+export type AttemptRow = Omit<EventAttemptsTable, 'seq'> & { seq: number };
+
+const ATTEMPT_COLUMNS = ['id', 'subscription_id', 'seq', 'at', 'status', 'latency_ms', 'error'] as const satisfies readonly (keyof AttemptRow)[];
+
+/** A delivery attempt's insert (its columns picked from `p`, which may hold more). */
+const insertAttemptQuery = (db: Db, p: AttemptRow) =>
+  db.insertInto('event_attempts').values({ id: p.id, subscription_id: p.subscription_id, seq: p.seq, at: p.at, status: p.status, latency_ms: p.latency_ms, error: p.error });
+
 interface Advance {
   readonly id: string;
   readonly owner: string;
@@ -134,7 +143,7 @@ interface Advance {
 
 // One statement per delivered event: the cursor moves, the lease is extended, and the answer
 // tells whether the subscription is still active (an administrator may have paused it meanwhile).
-const ADVANCE_CURSOR = defineStatement<Advance, { state: string }>('advanceCursor', ['to', 'now', 'until', 'id', 'owner', 'from'], (db, p) =>
+const advanceCursorQuery = (db: Db, p: Advance) =>
   db
     .updateTable('event_subscriptions')
     .set({ cursor: p.to, failures: 0, failing_since: null, updated_at: p.now, lease_until: p.until })
@@ -142,26 +151,19 @@ const ADVANCE_CURSOR = defineStatement<Advance, { state: string }>('advanceCurso
     .where('lease_owner', '=', p.owner)
     .where('lease_until', '>=', p.now)
     .where('cursor', '=', p.from)
-    .returning('state'),
-);
+    .returning('state');
 
-// The attempt logged and the cursor moved in one statement where a WITH may write (PostgreSQL):
-// one round trip, atomic as one statement is.
-const DELIVERED = defineStatement<AttemptRow & Advance, { state: string }>(
+const ADVANCE_CURSOR = defineStatement<Advance, { state: string }>('advanceCursor', ['to', 'now', 'until', 'id', 'owner', 'from'], advanceCursorQuery);
+
+// The attempt logged and the cursor moved together (chain.ts): on PostgreSQL one statement, one
+// round trip, atomic as one statement is.
+const DELIVERED = defineChain<AttemptRow & Omit<Advance, 'id'>, { state: string }>(
   'recordDelivered',
-  ['id', 'subscription_id', 'seq', 'at', 'status', 'latency_ms', 'error', 'to', 'now', 'until', 'owner', 'from'],
-  (db, p) =>
-    db
-      .with('attempt', (w) =>
-        w.insertInto('event_attempts').values({ id: p.id, subscription_id: p.subscription_id, seq: p.seq, at: p.at, status: p.status, latency_ms: p.latency_ms, error: p.error }),
-      )
-      .updateTable('event_subscriptions')
-      .set({ cursor: p.to, failures: 0, failing_since: null, updated_at: p.now, lease_until: p.until })
-      .where('id', '=', p.subscription_id)
-      .where('lease_owner', '=', p.owner)
-      .where('lease_until', '>=', p.now)
-      .where('cursor', '=', p.from)
-      .returning('state'),
+  [...ATTEMPT_COLUMNS, 'to', 'now', 'until', 'owner', 'from'],
+  [
+    { name: 'insertAttempt', build: (db, p) => insertAttemptQuery(db, p) },
+    { name: 'advanceCursor', build: (db, p) => advanceCursorQuery(db, { ...p, id: p.subscription_id }) },
+  ],
 );
 
 /**
@@ -169,11 +171,7 @@ const DELIVERED = defineStatement<AttemptRow & Advance, { state: string }>(
  * statement on PostgreSQL, in one transaction on SQLite. Answers what advanceCursor answers.
  */
 export async function recordDelivered(db: Db, attempt: AttemptRow, advance: Omit<Advance, 'id'>): Promise<string | undefined> {
-  if (hooksOf(db).writableCtes) return (await hot(db).first(db, DELIVERED, { ...attempt, ...advance }))?.state;
-  return db.transaction().execute(async (trx) => {
-    await insertAttempt(trx, attempt);
-    return advanceCursor(trx, { ...advance, id: attempt.subscription_id });
-  });
+  return (await runChain(db, DELIVERED, { ...attempt, ...advance }))?.state;
 }
 
 /**
@@ -196,11 +194,7 @@ export async function recordFailure(ex: Executor, id: string, owner: string, cha
   await ex.updateTable('event_subscriptions').set(change).where('id', '=', id).where('lease_owner', '=', owner).execute();
 }
 
-export type AttemptRow = Omit<EventAttemptsTable, 'seq'> & { seq: number };
-
-const INSERT_ATTEMPT = defineStatement<AttemptRow, unknown>('insertAttempt', ['id', 'subscription_id', 'seq', 'at', 'status', 'latency_ms', 'error'], (db, row) =>
-  db.insertInto('event_attempts').values(row),
-);
+const INSERT_ATTEMPT = defineStatement<AttemptRow, unknown>('insertAttempt', ATTEMPT_COLUMNS, insertAttemptQuery);
 
 export async function insertAttempt(ex: Executor, row: AttemptRow): Promise<void> {
   await hot(ex).run(ex, INSERT_ATTEMPT, row);

@@ -7,10 +7,10 @@
  * for its rotation does neither (refresh tokens are never cached, and create nothing).
  */
 import { announceRevocation } from '../revocations.ts';
-import { defineLookup, defineStatement, defineWrite, hooksOf, hot } from '../statements.ts';
-import type { Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
+import { defineChain, runChain } from '../chain.ts';
+import { defineLookup, defineStatement, defineWrite, hot } from '../statements.ts';
+import type { Db, Executor, OAuthTokensTable, TeamsTable } from '../types.ts';
 import { pauseSubscriptionsOfRevoked } from './subscription-creators.ts';
-import { userById } from './users.ts';
 import type { UserRow } from './users.ts';
 
 export type TokenRow = OAuthTokensTable;
@@ -88,25 +88,9 @@ export async function revokeTokensOfUser(ex: Executor, userId: string, at: strin
   return revoked;
 }
 
-const RETIRE_REFRESH_TOKEN = defineStatement<{ hash: string; at: string }, TokenRow>('retireRefreshToken', ['hash', 'at'], (db, p) =>
-  db
-    .updateTable('oauth_tokens')
-    .set({ revoked_at: p.at })
-    .where('hash', '=', p.hash)
-    .where('kind', '=', 'refresh')
-    .where('revoked_at', 'is', null)
-    .returningAll(),
-);
-
-/**
- * Rotates a refresh token (RFC 9700 4.14.2): one conditional UPDATE ... RETURNING marks it
- * revoked if it still is not and answers its row; undefined when it is unknown, not a refresh
- * token, or someone used it first (the caller tells these apart). Only refresh tokens: no
- * cache holds them, so nothing is announced.
- */
-export async function retireRefreshToken(ex: Executor, hash: string, at: string): Promise<TokenRow | undefined> {
-  return hot(ex).first(ex, RETIRE_REFRESH_TOKEN, { hash, at });
-}
+/** A refresh token marked revoked if it still is not. */
+const retireQuery = (db: Db, p: { hash: string; at: string }) =>
+  db.updateTable('oauth_tokens').set({ revoked_at: p.at }).where('hash', '=', p.hash).where('kind', '=', 'refresh').where('revoked_at', 'is', null);
 
 /** What a rotation reads of the grant's user (oauth/accounts.ts maySignIn). */
 export type GrantUser = Pick<UserRow, 'active' | 'user_type' | 'password_hash'>;
@@ -118,28 +102,32 @@ type RetiredWithUser = TokenRow & {
   readonly rc_user_password_hash: string | null;
 };
 
-/** RETIRE_REFRESH_TOKEN with the grant's user read in the same statement (PostgreSQL: a WITH may hold the UPDATE). */
-const RETIRE_REFRESH_TOKEN_WITH_USER = defineStatement<{ hash: string; at: string }, RetiredWithUser>('retireRefreshTokenWithUser', ['hash', 'at'], (db, p) =>
-  db
-    .with('r', (w) => w.updateTable('oauth_tokens').set({ revoked_at: p.at }).where('hash', '=', p.hash).where('kind', '=', 'refresh').where('revoked_at', 'is', null).returningAll())
-    .selectFrom('r')
-    .leftJoin('users as u', (join) => join.onRef('u.id', '=', 'r.user_id').onRef('u.team_id', '=', 'r.team_id'))
-    .selectAll('r')
-    .select(['u.id as rc_user_id', 'u.active as rc_user_active', 'u.user_type as rc_user_type', 'u.password_hash as rc_user_password_hash']),
-);
+/** The retirement, then the grant's user read beside the retired row (chain.ts: one statement on PostgreSQL). */
+const RETIRE_REFRESH_TOKEN_WITH_USER = defineChain<{ hash: string; at: string }, RetiredWithUser>('retireRefreshTokenWithUser', ['hash', 'at'], [
+  { name: 'retireRefreshToken', as: 'r', returns: TOKEN_COLUMNS, build: retireQuery },
+  {
+    name: 'grantUser',
+    after: 'r',
+    build: (db) =>
+      db
+        .withTables<{ r: TokenRow }>()
+        .selectFrom('r')
+        .leftJoin('users as u', (join) => join.onRef('u.id', '=', 'r.user_id').onRef('u.team_id', '=', 'r.team_id'))
+        .selectAll('r')
+        .select(['u.id as rc_user_id', 'u.active as rc_user_active', 'u.user_type as rc_user_type', 'u.password_hash as rc_user_password_hash']),
+  },
+]);
 
 /**
- * retireRefreshToken, with the grant's user as it is now (undefined when the grant has none or
- * the user is gone): one statement on PostgreSQL, one round trip fewer per refresh grant; the
- * UPDATE and the user's read on SQLite, where a WITH cannot hold an UPDATE.
+ * Rotates a refresh token (RFC 9700 4.14.2): one conditional UPDATE ... RETURNING marks it
+ * revoked if it still is not and answers its row, with the grant's user as it is now (undefined
+ * when the grant has none or the user is gone); undefined when the token is unknown, not a
+ * refresh token, or someone used it first (the caller tells these apart). Only refresh tokens:
+ * no cache holds them, so nothing is announced. On PostgreSQL one statement, one round trip
+ * fewer per refresh grant.
  */
 export async function retireRefreshTokenWithUser(ex: Executor, hash: string, at: string): Promise<{ row: TokenRow; user: GrantUser | undefined } | undefined> {
-  if (!hooksOf(ex).writableCtes) {
-    const row = await retireRefreshToken(ex, hash, at);
-    if (!row) return undefined;
-    return { row, user: row.user_id === null ? undefined : await userById(ex, row.team_id, row.user_id) };
-  }
-  const found = await hot(ex).first(ex, RETIRE_REFRESH_TOKEN_WITH_USER, { hash, at });
+  const found = await runChain(ex, RETIRE_REFRESH_TOKEN_WITH_USER, { hash, at });
   if (!found) return undefined;
   const { rc_user_id, rc_user_active, rc_user_type, rc_user_password_hash, ...row } = found;
   return { row, user: rc_user_id === null ? undefined : { active: Number(rc_user_active), user_type: rc_user_type, password_hash: rc_user_password_hash } };
