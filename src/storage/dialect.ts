@@ -4,6 +4,8 @@
  */
 import { sql } from 'kysely';
 import type { Expression, Kysely, QueryExecutorProvider, RawBuilder, SqlBool } from 'kysely';
+import { numberedByReaders, numberedByWriters } from './feed-numbering.ts';
+import type { FeedNumbering } from './feed-numbering.ts';
 import { escapeLike, prefixUpperBound, reverseCodePoints } from './text-range.ts';
 
 /**
@@ -13,6 +15,13 @@ import { escapeLike, prefixUpperBound, reverseCodePoints } from './text-range.ts
 export type JsonBase = { readonly table?: string; readonly column: string } | 'element';
 
 export type EngineName = 'sqlite' | 'postgres';
+
+/** An index of a table, as the engine's catalog tells it. */
+export interface IndexState {
+  readonly name: string;
+  readonly valid: boolean;
+  readonly building: boolean;
+}
 
 export interface DialectHooks {
   readonly name: EngineName;
@@ -84,25 +93,28 @@ export interface DialectHooks {
    */
   readonly writableCtes: boolean;
   /**
-   * Whether the change feed's events are numbered after their commit, by the feed's readers
-   * (migration 015: `rc_number_events` under the team's counter row): PostgreSQL, where numbering
-   * in the write held that row's lock, and with it the team's other writers, through the commit.
-   * SQLite has one writer at a time and numbers the event in its insert (repos/events.ts).
+   * How the change feed's events are numbered (storage/feed-numbering.ts): after their commit, by
+   * the feed's readers, on PostgreSQL (migration 015: `rc_number_events` under the team's counter
+   * row; numbering in the write held that row's lock, and with it the team's other writers,
+   * through the commit); in their insert on SQLite, which has one writer at a time.
    */
-  readonly feedNumberedByReaders: boolean;
+  readonly feed: FeedNumbering;
   /**
    * How the expression index of a team's extension attribute is built (repos/expression-indexes.ts),
    * outside any request and transaction. PostgreSQL builds it CONCURRENTLY, so writes go on
    * meanwhile; one index serves every team that wants the expression, unpartial so that it keeps
    * statistics of the expression. SQLite has no concurrent build: a build holds the write lock,
-   * so each team gets its own index, partial on its `team_id` (`perTeam`), whose expression is
+   * so each team gets its own index, partial on its `team_id` (`expressionIndexScope`), whose expression is
    * evaluated on that team's rows only. `where` is that predicate, a literal the planner matches
    * against a query's bound `team_id`.
    */
   createExpressionIndex(name: string, table: string, columns: RawBuilder<unknown>, where: RawBuilder<unknown> | undefined): RawBuilder<unknown>;
   /** Drops an expression index (PostgreSQL: CONCURRENTLY, without blocking writes). */
   dropExpressionIndex(name: string): RawBuilder<unknown>;
-  readonly expressionIndexPerTeam: boolean;
+  /** The predicate an expression index of `teamId`'s attribute is partial on (SQLite), or undefined when one index serves every team (PostgreSQL). */
+  expressionIndexScope(teamId: string): RawBuilder<unknown> | undefined;
+  /** The indexes on `table` (the connection's schema on PostgreSQL): valid, or still being built (PostgreSQL's CONCURRENTLY). */
+  indexStates(db: QueryExecutorProvider, table: string): Promise<IndexState[]>;
   /**
    * How a statement is held to a deadline (storage/deadline.ts): PostgreSQL interrupts it itself
    * (`statement_timeout`, set for the transaction the statements run in, `limitStatements`);
@@ -173,7 +185,7 @@ export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
   revocationNoticeSql: 'select ? as rollcall_revocation',
   writableCtes: false,
-  feedNumberedByReaders: false,
+  feed: numberedByWriters,
   deadlineIn: 'rows',
   limitStatements: async () => {
     throw new Error('SQLite statements are held to their deadline row by row (withinDeadline)');
@@ -225,14 +237,15 @@ export const sqliteHooks: DialectHooks = {
   createExpressionIndex: (name, table, columns, where) =>
     sql`create index if not exists ${sql.id(name)} on ${sql.table(table)} (${columns})${where ? sql` where ${where}` : sql``}`,
   dropExpressionIndex: (name) => sql`drop index if exists ${sql.id(name)}`,
-  expressionIndexPerTeam: true,
+  expressionIndexScope: (teamId) => sql`team_id = ${sql.lit(teamId)}`,
+  indexStates: async (db, table) => (await indexNames(db, 'sqlite', table)).map((name) => ({ name, valid: true, building: false })),
 };
 
 export const postgresHooks: DialectHooks = {
   name: 'postgres',
   revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
   writableCtes: true,
-  feedNumberedByReaders: true,
+  feed: numberedByReaders,
   deadlineIn: 'session',
   // set_config(..., true) is SET LOCAL with a bound value: it ends with the transaction.
   limitStatements: async (trx, ms) => void (await sql`select set_config('statement_timeout', ${String(Math.trunc(ms))}, true)`.execute(trx)),
@@ -285,7 +298,14 @@ export const postgresHooks: DialectHooks = {
   createExpressionIndex: (name, table, columns, where) =>
     sql`create index concurrently if not exists ${sql.id(name)} on ${sql.table(table)} (${columns})${where ? sql` where ${where}` : sql``}`,
   dropExpressionIndex: (name) => sql`drop index concurrently if exists ${sql.id(name)}`,
-  expressionIndexPerTeam: false,
+  expressionIndexScope: () => undefined,
+  async indexStates(db, table) {
+    const rows = (await sql<{ name: string; valid: boolean; building: boolean }>`select c.relname as name, i.indisvalid as valid,
+        exists (select 1 from pg_stat_progress_create_index p where p.index_relid = i.indexrelid) as building
+      from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid join pg_namespace n on n.oid = t.relnamespace
+      where n.nspname = current_schema() and t.relname = ${table}`.execute(db)).rows;
+    return rows.map((r) => ({ name: r.name, valid: r.valid === true, building: r.building === true }));
+  },
 };
 
 /**
@@ -313,21 +333,6 @@ export async function tablesOf(db: Kysely<unknown>, engine: EngineName): Promise
     name,
     primaryKey: keys.filter((k) => k.table_name === name).sort((a, b) => Number(a.ordinal_position) - Number(b.ordinal_position)).map((k) => k.column_name),
   }));
-}
-
-
-/**
- * The indexes on `table`, whether each is usable, and whether a build of it is under way:
- * PostgreSQL marks an index invalid while a CONCURRENTLY build runs (maybe another instance's)
- * and after one failed; SQLite's are always valid.
- */
-export async function indexStates(db: QueryExecutorProvider, engine: EngineName, table: string): Promise<{ name: string; valid: boolean; building: boolean }[]> {
-  if (engine === 'sqlite') return (await indexNames(db, engine, table)).map((name) => ({ name, valid: true, building: false }));
-  const rows = (await sql<{ name: string; valid: boolean; building: boolean }>`select c.relname as name, i.indisvalid as valid,
-      exists (select 1 from pg_stat_progress_create_index p where p.index_relid = i.indexrelid) as building
-    from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid join pg_namespace n on n.oid = t.relnamespace
-    where n.nspname = current_schema() and t.relname = ${table}`.execute(db)).rows;
-  return rows.map((r) => ({ name: r.name, valid: r.valid === true, building: r.building === true }));
 }
 
 /** The names of the indexes on `table` (the connection's schema on PostgreSQL). */

@@ -164,7 +164,7 @@ for (const engine of engines) {
         t.app.inject({ method: 'POST', url: '/v2/admin/Schemas', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' }, payload: JSON.stringify({ resourceType: 'User', schema }) });
       const remove = (token: string) => t.app.inject({ method: 'DELETE', url: `/v2/admin/Schemas/${encodeURIComponent(URN)}`, headers: { authorization: `Bearer ${token}` } });
       // SQLite: an index per team, partial on its rows; PostgreSQL: one shared by both teams.
-      const perTeam = t.storage.hooks.expressionIndexPerTeam;
+      const perTeam = t.storage.hooks.expressionIndexScope('any team') !== undefined;
       assert.equal((await post(other.token, SCHEMA)).statusCode, 201);
       await t.app.extensionIndexes.idle();
       const both = await extensionIndexes();

@@ -16,7 +16,6 @@ import { updateTeamLimits } from '../../src/admin.ts';
 import { CLI_ACTOR } from '../../src/audit/events.ts';
 import { DiscoveryCache } from '../../src/scim/discovery-cache.ts';
 import { addSchema } from '../../src/scim/team-schemas.ts';
-import { indexStates } from '../../src/storage/dialect.ts';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -33,7 +32,7 @@ for (const engine of engines) {
     let t: TestApp;
     const discovery = new DiscoveryCache();
 
-    const extensionIndexes = async () => (await indexStates(t.storage.db, t.storage.hooks.name, 'users')).filter((i) => i.name.startsWith('rc_x_'));
+    const extensionIndexes = async () => (await t.storage.hooks.indexStates(t.storage.db, 'users')).filter((i) => i.name.startsWith('rc_x_'));
     const register = (schema: unknown, token = t.token) =>
       t.app.inject({ method: 'POST', url: '/v2/admin/Schemas', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' }, payload: JSON.stringify({ resourceType: 'User', schema }) });
     const remove = (id: string) => t.app.inject({ method: 'DELETE', url: `/v2/admin/Schemas/${encodeURIComponent(id)}`, headers: { authorization: `Bearer ${t.token}` } });

@@ -18,7 +18,6 @@
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { indexStates } from '../dialect.ts';
 import type { OrderKey } from '../predicate.ts';
 import { indexedExpressionSql } from '../predicate-sql.ts';
 import type { ResourceTable } from '../predicate-sql.ts';
@@ -47,7 +46,7 @@ function compiledSql(ex: Executor, expression: { compile(ex: Executor): { sql: s
 function plan(ex: Executor, table: ResourceTable, wanted: WantedIndex) {
   const hooks = hooksOf(ex);
   const expression = indexedExpressionSql(hooks, table, wanted.key);
-  const where = hooks.expressionIndexPerTeam ? sql`team_id = ${sql.lit(wanted.teamId)}` : undefined;
+  const where = hooks.expressionIndexScope(wanted.teamId);
   // The definition's shape is part of the name, so a changed definition replaces the old index.
   const definition = `(team_id, ${compiledSql(ex, expression)})${where ? ` where ${compiledSql(ex, where)}` : ''}`;
   const name = `${PREFIX}${table}_${createHash('sha256').update(definition).digest('hex').slice(0, 24)}`;
@@ -71,7 +70,7 @@ export interface IndexWork {
 export async function indexWork(ex: Executor, table: ResourceTable, wanted: readonly WantedIndex[]): Promise<IndexWork> {
   const planned = new Map<string, WantedIndex>();
   for (const w of wanted) planned.set(indexNameOf(ex, table, w), w);
-  const existing = (await indexStates(ex, hooksOf(ex).name, table)).filter((i) => i.name.startsWith(`${PREFIX}${table}_`));
+  const existing = (await hooksOf(ex).indexStates(ex, table)).filter((i) => i.name.startsWith(`${PREFIX}${table}_`));
   const settled = new Set(existing.filter((i) => i.valid || i.building).map((i) => i.name));
   return {
     drop: existing.filter((i) => !planned.has(i.name) || (!i.valid && !i.building)).map((i) => i.name),
@@ -81,7 +80,7 @@ export async function indexWork(ex: Executor, table: ResourceTable, wanted: read
 
 /** Which of `wanted` have no usable index on `table` yet. */
 export async function pendingIndexes(ex: Executor, table: ResourceTable, wanted: readonly WantedIndex[]): Promise<WantedIndex[]> {
-  const valid = new Set((await indexStates(ex, hooksOf(ex).name, table)).filter((i) => i.valid).map((i) => i.name));
+  const valid = new Set((await hooksOf(ex).indexStates(ex, table)).filter((i) => i.valid).map((i) => i.name));
   return wanted.filter((w) => !valid.has(indexNameOf(ex, table, w)));
 }
 
