@@ -13,6 +13,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { signIn, WRONG_CREDENTIALS } from '../oauth/accounts.ts';
+import type { SignInResult } from '../oauth/accounts.ts';
 import { checkAuthorizationRequest, issueCode, redirectTo, userMayAuthorize } from '../oauth/authorize.ts';
 import type { AuthorizationRequest } from '../oauth/authorize.ts';
 import type { OAuthContext } from '../oauth/context.ts';
@@ -147,7 +148,7 @@ async function signInPost(pages: Pages, request: FastifyRequest, reply: FastifyR
   if (!authorization) return reply;
   const username = text(request.body, 'username');
   const team = text(request.body, 'team') || undefined;
-  let result;
+  let result: SignInResult;
   try {
     // A client bound to a team decides the team: no other team's passwords are checked.
     result = await signIn(pages.ctx, username, text(request.body, 'password'), {

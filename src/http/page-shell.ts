@@ -94,7 +94,7 @@ function failureOf(options: ShellOptions, error: FastifyError): PageFailure {
   return { kind: 'failed', status, message: status >= 500 ? BLAND : error.message };
 }
 
-const statusOf = (failure: PageFailure): number => (failure.kind === 'csrf' ? 403 : failure.kind === 'throttled' ? 429 : failure.status);
+const httpStatus = (failure: PageFailure): number => (failure.kind === 'csrf' ? 403 : failure.kind === 'throttled' ? 429 : failure.status);
 
 /** Registers the shell on a page family's plugin instance; returns what its routes use. */
 export async function pageShell(app: FastifyInstance, options: ShellOptions): Promise<PageShell> {
@@ -134,7 +134,7 @@ export async function pageShell(app: FastifyInstance, options: ShellOptions): Pr
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const failure = failureOf(options, error);
     if (failure.kind === 'throttled') reply.header('retry-after', failure.retryAfter);
-    const status = statusOf(failure);
+    const status = httpStatus(failure);
     if (status >= 500) request.log.error({ err: error }, `unhandled error ${options.place}`);
     return html(reply, status, options.errorPage(request, reply, failure));
   });
