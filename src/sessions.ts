@@ -4,14 +4,16 @@
  * (the database is shared; nothing lives in process memory). The cookie carries only a random
  * 256-bit session id; the table keeps its SHA-256, the user, and a digest of the password hash
  * the session was opened with (a changed password ends it even if a caller forgot to delete the
- * rows). Generic over cookies: `kind` names the cookie (the authorization pages use `oauth`; the
- * console will use its own), and nothing here knows a path. It owns no HTTP and no SQL.
+ * rows). Generic over cookies: `kind` names the cookie (the authorization pages use `oauth`, the
+ * console `console`), and nothing here knows a path. It owns no HTTP and no SQL.
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock.ts';
 import { sha256 } from './ids.ts';
 import { maySignIn } from './oauth/accounts.ts';
 import { deleteExpiredSessions, deleteSession, deleteSessionsOfUser, insertSession, sessionByHash } from './storage/repos/sessions.ts';
+import { teamById } from './storage/repos/teams.ts';
+import type { TeamRow } from './storage/repos/teams.ts';
 import { userById } from './storage/repos/users.ts';
 import type { UserRow } from './storage/repos/users.ts';
 import type { Executor } from './storage/types.ts';
@@ -24,6 +26,15 @@ export interface SessionContext {
   readonly clock: Clock;
 }
 
+/** Who a session is opened for: the user, and the password hash it binds to. */
+export type SessionUser = Pick<UserRow, 'id' | 'team_id' | 'password_hash'>;
+
+/** The user of a live session and their team. */
+export interface SignedIn {
+  readonly user: UserRow;
+  readonly team: TeamRow;
+}
+
 /** What binds a session to the credential it was opened with. */
 const credentialOf = (user: Pick<UserRow, 'password_hash'>): string => sha256(`session-credential:${user.password_hash ?? ''}`);
 
@@ -31,7 +42,7 @@ const credentialOf = (user: Pick<UserRow, 'password_hash'>): string => sha256(`s
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** Opens a session for `user`; returns the id to put in the cookie (shown only now). */
-export async function openSession(ctx: SessionContext, kind: string, user: Pick<UserRow, 'id' | 'team_id' | 'password_hash'>): Promise<string> {
+export async function openSession(ctx: SessionContext, kind: string, user: SessionUser): Promise<string> {
   const id = randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
   await deleteExpiredSessions(ctx.storage.db, now.toISOString());
@@ -58,6 +69,13 @@ export async function resumeSession(ctx: SessionContext, kind: string, id: strin
   const user = await userById(ctx.storage.db, row.team_id, row.user_id);
   if (!user || !maySignIn(user) || credentialOf(user) !== row.credential) return undefined;
   return user;
+}
+
+/** The user and team of a live session of `kind` (see resumeSession). */
+export async function resumeSignedIn(ctx: SessionContext, kind: string, id: string): Promise<SignedIn | undefined> {
+  const user = await resumeSession(ctx, kind, id);
+  const team = user ? await teamById(ctx.storage.db, user.team_id) : undefined;
+  return user && team ? { user, team } : undefined;
 }
 
 /** Ends one session (sign-out): a copy of its cookie is worthless from now on. */

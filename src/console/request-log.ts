@@ -1,12 +1,39 @@
 /**
- * Reading the SCIM request log for the console: a team's newest requests,
- * filtered by status (2xx / 4xx / 5xx or one code) and connection (an OAuth client or a
- * provisioning token), paged from newest to oldest by an opaque "before" position. Domain only:
- * parses the filters, names each connection, and calls storage/repos/request-log.ts.
+ * The SCIM request log of the console. Reading: a team's newest requests, filtered by status
+ * (2xx / 4xx / 5xx or one code) and connection (an OAuth client or a provisioning token), paged
+ * from newest to oldest by an opaque "before" position. Keeping: the journal's batches written
+ * (http/request-journal.ts gathers them off the request path), and every team's log pruned to
+ * RETENTION_DAYS or RETENTION_ROWS rows, whichever is smaller. Domain only: parses the filters,
+ * names each connection, and calls storage/repos/request-log.ts.
  */
+import { inBatches } from '../batches.ts';
 import type { Storage } from '../storage/connect.ts';
-import { listRequestLog } from '../storage/repos/request-log.ts';
-import type { RequestLogQuery } from '../storage/repos/request-log.ts';
+import { insertRequestLog, listRequestLog, pruneRequestLog, requestLogEdge } from '../storage/repos/request-log.ts';
+import type { RequestLogQuery, RequestLogRow } from '../storage/repos/request-log.ts';
+
+export type { RequestLogRow };
+
+export const RETENTION_DAYS = 7;
+export const RETENTION_ROWS = 10_000;
+/**
+ * Rows one prune statement deletes at most, so that pruning never holds SQLite's connection (and
+ * with it every team's requests) for long: a busy team leaves far more rows than that every
+ * minute, and one statement deleting them all would hold the connection for all of them.
+ */
+export const PRUNE_BATCH = 1000;
+
+/** Writes a batch of the journal's rows (one multi-row INSERT). */
+export const writeRequestLog = (storage: Storage, rows: readonly RequestLogRow[]): Promise<void> => insertRequestLog(storage.db, rows);
+
+/**
+ * Prunes a team's log to RETENTION_ROWS rows newer than `cutoff`, PRUNE_BATCH rows per
+ * statement, letting the event loop turn between statements. Returns how many rows went.
+ */
+export async function pruneTeamRequestLog(storage: Storage, teamId: string, cutoff: string): Promise<number> {
+  // Found once: rows logged while the pass runs are newer than it, and stay.
+  const edge = await requestLogEdge(storage.db, teamId, RETENTION_ROWS);
+  return inBatches(() => pruneRequestLog(storage.db, teamId, cutoff, edge, PRUNE_BATCH), PRUNE_BATCH);
+}
 
 export interface RequestLogEntry {
   readonly id: string;

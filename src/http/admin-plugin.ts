@@ -10,13 +10,12 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
-import { signsIn } from '../oauth/accounts.ts';
+import { administersTeam } from '../oauth/administrators.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
+import type { Bearer } from '../oauth/tokens.ts';
 import { ScimError, scimErrorOf } from '../scim/errors.ts';
 import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
 import type { Storage } from '../storage/connect.ts';
-import { userById } from '../storage/repos/users.ts';
-import type { TeamRow } from '../storage/repos/teams.ts';
 import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { AccessLog } from './access-log.ts';
@@ -36,7 +35,7 @@ export interface AdminPluginOptions {
 const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 
 export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
-  const teams = new WeakMap<FastifyRequest, TeamRow>();
+  const teams = new WeakMap<FastifyRequest, Bearer['team']>();
   const actors = new WeakMap<FastifyRequest, Actor>();
   const deps = { storage: options.storage, clock: options.clock, baseUrl: options.baseUrl, indexes: options.indexes };
 
@@ -72,9 +71,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     if (token === undefined) throw new ScimError(401, 'Authentication required: send an administrator\'s access token of the team', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });
     const bearer = await options.bearers.verify(token);
     if (!bearer) throw new ScimError(401, 'The access token is invalid, expired or revoked', undefined, { 'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"' });
-    const operator = bearer.userId === null && bearer.clientId === null;
-    const user = bearer.userId !== null ? await userById(options.storage.db, bearer.team.id, bearer.userId) : undefined;
-    if (!operator && !(user && user.active === 1 && signsIn(user))) {
+    if (!(await administersTeam(options.storage.db, bearer))) {
       throw new ScimError(403, 'The team administration API needs an administrator\'s token (rollcall token issue, or a sign-in of a user whose userType is admin)');
     }
     const needed = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
@@ -93,7 +90,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   });
   app.setNotFoundHandler((request, reply) => sendScimError(request, reply, new ScimError(404, `No admin endpoint ${request.method} ${request.url.split('?')[0]}`)));
 
-  const team = (request: FastifyRequest): TeamRow => {
+  const team = (request: FastifyRequest): Bearer['team'] => {
     const found = teams.get(request);
     if (!found) throw new ScimError(401, 'Authentication required');
     return found;

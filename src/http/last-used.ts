@@ -5,12 +5,12 @@
  * flush's, so it is at most one interval late; an instance that stops flushes what it holds.
  * Failures to write are logged and dropped: "last used" is a hint, never worth a failed request.
  *
- * Owns no SQL (storage/repos/provisioning-tokens.ts) and no module-level state (one per app).
+ * Owns no SQL (oauth/provisioning.ts writes the uses) and no module-level state (one per app).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Storage } from '../storage/connect.ts';
-import { touchProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
+import { recordTokensUsed } from '../oauth/provisioning.ts';
 
 export const LAST_USED_INTERVAL_MS = 60_000;
 /** Distinct tokens remembered between flushes; more are dropped until the next flush. */
@@ -57,9 +57,7 @@ export class LastUsed {
       for (const [hash, at] of this.#written) if (now.getTime() - at >= this.#intervalMs) this.#written.delete(hash);
     }
     this.#flushing = this.#flushing
-      .then(async () => {
-        for (let i = 0; i < hashes.length; i += 500) await touchProvisioningTokens(this.#storage.db, hashes.slice(i, i + 500), now.toISOString());
-      })
+      .then(() => recordTokensUsed(this.#storage, hashes, now.toISOString()))
       .catch((error: unknown) => this.#log.warn({ err: error }, 'could not record when provisioning tokens were last used'));
     return this.#flushing;
   }

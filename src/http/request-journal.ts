@@ -8,36 +8,27 @@
  * Never on the request path: the response hook only pushes a row into memory; a timer writes the
  * rows in one multi-row INSERT per batch, a second later at most. The memory is bounded (rows
  * past MAX_PENDING are dropped and counted), and a write failure is logged and dropped, never a
- * failed request. Every team's log is pruned to RETENTION_DAYS or RETENTION_ROWS rows, whichever
- * is smaller, at most once a minute per team. One journal per app; no module-level state; no SQL.
+ * failed request. Every team's log is pruned (console/request-log.ts keeps the retention) at most
+ * once a minute per team. One journal per app; no module-level state; no SQL.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { inBatches } from '../batches.ts';
 import type { Clock } from '../clock.ts';
 import { timeOrderedId } from '../ids.ts';
+import { pruneTeamRequestLog, RETENTION_DAYS, writeRequestLog } from '../console/request-log.ts';
+import type { RequestLogRow } from '../console/request-log.ts';
 import type { Storage } from '../storage/connect.ts';
-import { insertRequestLog, pruneRequestLog, requestLogEdge } from '../storage/repos/request-log.ts';
-import type { RequestLogRow } from '../storage/repos/request-log.ts';
 import type { TeamTypes } from '../scim/schema/extensions.ts';
 import { neverReturned, redactBody, redactUrlFilter, secretNames } from './log-redaction.ts';
 import type { SecretName } from './log-redaction.ts';
 import { redactUrl } from './request-log.ts';
 
-export const RETENTION_DAYS = 7;
-export const RETENTION_ROWS = 10_000;
 /** The stored body (JSON text) is cut at this many characters. */
 export const MAX_BODY_CHARS = 4096;
 const MAX_PENDING = 5000;
 const BATCH_ROWS = 200;
 const FLUSH_MS = 1000;
 const PRUNE_EVERY_MS = 60_000;
-/**
- * Rows one prune statement deletes at most, so that pruning never holds SQLite's connection (and
- * with it every team's requests) for long: a busy team leaves far more rows than that every
- * minute, and one statement deleting them all would hold the connection for all of them.
- */
-export const PRUNE_BATCH = 1000;
 
 /** scimType of an error body (small: error bodies are a few hundred bytes). */
 function scimTypeOf(payload: unknown): string | null {
@@ -56,16 +47,6 @@ interface Caller {
   readonly tokenHash: string | null;
   /** The team's resource types: their `returned: never` attributes are redacted. */
   readonly types: TeamTypes;
-}
-
-/**
- * Prunes a team's log to RETENTION_ROWS rows newer than `cutoff`, PRUNE_BATCH rows per
- * statement, letting the event loop turn between statements. Returns how many rows went.
- */
-export async function pruneTeamRequestLog(storage: Storage, teamId: string, cutoff: string): Promise<number> {
-  // Found once: rows logged while the pass runs are newer than it, and stay.
-  const edge = await requestLogEdge(storage.db, teamId, RETENTION_ROWS);
-  return inBatches(() => pruneRequestLog(storage.db, teamId, cutoff, edge, PRUNE_BATCH), PRUNE_BATCH);
 }
 
 export class RequestJournal {
@@ -159,7 +140,7 @@ export class RequestJournal {
       .then(async () => {
         for (let i = 0; i < rows.length; i += BATCH_ROWS) {
           if (i > 0) await nextTurn();
-          await insertRequestLog(this.#storage.db, rows.slice(i, i + BATCH_ROWS));
+          await writeRequestLog(this.#storage, rows.slice(i, i + BATCH_ROWS));
         }
         const now = this.#clock.now().getTime();
         const cutoff = new Date(now - RETENTION_DAYS * 86_400_000).toISOString();

@@ -21,3 +21,14 @@ export async function notAnAdministrator(ex: Executor, bearer: Bearer): Promise<
   if (!user || user.active !== 1 || !signsIn(user)) return "the token of a user who is not an active administrator (userType admin)";
   return undefined;
 }
+
+/**
+ * Whether the team administration API (/v2/admin) accepts `bearer`: the operator's token, or
+ * one issued on behalf of an active administrator, provisioning tokens included (the API asks
+ * only whose token it is).
+ */
+export async function administersTeam(ex: Executor, bearer: Bearer): Promise<boolean> {
+  if (bearer.userId === null) return bearer.clientId === null;
+  const user = await userById(ex, bearer.team.id, bearer.userId);
+  return user !== undefined && user.active === 1 && signsIn(user);
+}

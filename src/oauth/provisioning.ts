@@ -11,7 +11,7 @@ import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { newId, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
-import { insertProvisioningToken, listProvisioningTokens, provisioningToken } from '../storage/repos/provisioning-tokens.ts';
+import { insertProvisioningToken, listProvisioningTokens, provisioningToken, touchProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
 import { revokeToken } from '../storage/repos/tokens.ts';
 import { issueAccessToken } from './tokens.ts';
 import type { Scope } from './tokens.ts';
@@ -137,4 +137,9 @@ export async function revokeProvisioningToken(
     });
   });
   return { id: row.id, name: row.name, alreadyRevoked: false };
+}
+
+/** Records that the tokens with these hashes were used at `at` (http/last-used.ts batches the uses), 500 tokens a statement. */
+export async function recordTokensUsed(storage: Storage, hashes: readonly string[], at: string): Promise<void> {
+  for (let i = 0; i < hashes.length; i += 500) await touchProvisioningTokens(storage.db, hashes.slice(i, i + 500), at);
 }

@@ -4,39 +4,24 @@
  * answered by a redirect to the page that shows the result (post/redirect/get). A refused form
  * (bad receiver URL, replay outside the feed) shows the page again with the error, status 400
  * (410 for events already pruned); another team's subscription is a 404. Registered by
- * console-pages.ts inside its plugin, so the session, CSRF, headers and error page are the same.
+ * console-pages.ts with the console kit (kit.ts), so the session, CSRF, headers and error page
+ * are those of every console page.
  * Handlers parse the form, call one function of console/events.ts, and reply; no SQL here.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { ConsoleInputError } from '../console/directory.ts';
-import { createFromConsole, deleteFromConsole, eventSubscriptions, pauseFromConsole, replayFromConsole, resumeFromConsole, subscriptionDetail } from '../console/events.ts';
-import type { SubscriptionForm } from '../console/events.ts';
-import { eventsBody, subscriptionBody } from '../console/events-views.ts';
-import type { ReceiverPolicy } from '../events/receivers.ts';
-import type { ScimContext } from '../scim/context.ts';
-import { OverBudget } from '../budgets.ts';
-import { scimErrorOf } from '../scim/errors.ts';
-import type { Metrics } from './metrics.ts';
-
-export interface ConsoleKit {
-  /** Where push receivers may be (events/receivers.ts). */
-  readonly receivers: ReceiverPolicy;
-  /** The preHandler that requires a console session. */
-  readonly signedIn: preHandlerAsyncHookHandler;
-  /** Sends a console page in the Events section. */
-  show(request: FastifyRequest, reply: FastifyReply, title: string, body: string, status?: number): FastifyReply;
-  /** The signed-in admin's SCIM context (team, actor, request id). */
-  scim(request: FastifyRequest): ScimContext;
-  /** Counts the budget refusals the pages show rather than throw (the routes' error hook counts the others). */
-  readonly metrics?: Pick<Metrics, 'budgetRefused'>;
-}
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ConsoleInputError } from '../../console/directory.ts';
+import { createFromConsole, deleteFromConsole, eventSubscriptions, pauseFromConsole, replayFromConsole, resumeFromConsole, subscriptionDetail } from '../../console/events.ts';
+import type { SubscriptionForm } from '../../console/events.ts';
+import { eventsBody, subscriptionBody } from '../../console/events-views.ts';
+import type { ScimContext } from '../../scim/context.ts';
+import { OverBudget } from '../../budgets.ts';
+import { scimErrorOf } from '../../scim/errors.ts';
+import type { Metrics } from '../metrics.ts';
+import { field as text } from './kit.ts';
+import type { ConsoleKit } from './kit.ts';
 
 type Params = { Params: { id: string } };
 
-const text = (form: unknown, name: string): string => {
-  const value = (form as Record<string, unknown> | undefined)?.[name];
-  return typeof value === 'string' ? value : '';
-};
 /** A form field that may repeat (checkboxes): its string values. */
 const texts = (form: unknown, name: string): string[] => {
   const value = (form as Record<string, unknown> | undefined)?.[name];
@@ -67,13 +52,15 @@ function refusal(error: unknown, metrics?: Pick<Metrics, 'budgetRefused'>): { st
 export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit): Promise<void> {
   const post = { preHandler: [app.csrfProtection, kit.signedIn] };
   const csrf = (reply: FastifyReply) => reply.generateCsrf();
-  const seeOther = (reply: FastifyReply, location: string) => reply.code(303).header('location', location).send();
+  const seeOther = kit.shell.seeOther;
+  const scim = (request: FastifyRequest): ScimContext => kit.signed(request).scim;
+  const show = (request: FastifyRequest, reply: FastifyReply, title: string, body: string, status?: number) => kit.show(request, reply, 'events', title, body, status);
   const detailPath = (id: string) => `/console/events/subscriptions/${encodeURIComponent(id)}`;
 
   const list = async (request: FastifyRequest, reply: FastifyReply, form?: SubscriptionForm, error?: { status: number; message: string }) => {
-    const { feed, subscriptions } = await eventSubscriptions(kit.scim(request));
+    const { feed, subscriptions } = await eventSubscriptions(scim(request));
     const message = DONE[text(request.query, 'done')];
-    return kit.show(request, reply, 'Events', eventsBody(csrf(reply), feed, subscriptions, form, error ? undefined : message, error?.message), error?.status ?? 200);
+    return show(request, reply, 'Events', eventsBody(csrf(reply), feed, subscriptions, form, error ? undefined : message, error?.message), error?.status ?? 200);
   };
 
   const detail = async (request: FastifyRequest<Params>, reply: FastifyReply, error?: { status: number; message: string }) => {
@@ -81,21 +68,21 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
     const before = error ? '' : text(request.query, 'before');
     let shown;
     try {
-      shown = await subscriptionDetail(kit.scim(request), id, before);
+      shown = await subscriptionDetail(scim(request), id, before);
     } catch (failure) {
       const refused = refusal(failure);
       if (!refused || before === '') throw failure;
       return detail(request, reply, refused);
     }
     const message = error ? undefined : DONE[text(request.query, 'done')];
-    return kit.show(request, reply, 'Event subscription', subscriptionBody(csrf(reply), shown, message, error?.message), error?.status ?? 200);
+    return show(request, reply, 'Event subscription', subscriptionBody(csrf(reply), shown, message, error?.message), error?.status ?? 200);
   };
 
   /** Runs a subscription's action; a refusal is shown on its page, success redirects there. */
   const act = (done: string, run: (ctx: ScimContext, id: string, body: unknown) => Promise<{ state: string } | void>) => async (request: FastifyRequest<Params>, reply: FastifyReply) => {
     let shown = done;
     try {
-      const after = await run(kit.scim(request), request.params.id, request.body);
+      const after = await run(scim(request), request.params.id, request.body);
       // A replay of a paused subscription waits for the resume: say so.
       if (done === 'replayed' && after?.state === 'paused') shown = 'replayed-paused';
     } catch (error) {
@@ -112,7 +99,7 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
     const form: SubscriptionForm = { url: text(request.body, 'url'), events: texts(request.body, 'events'), full: text(request.body, 'full') !== '' };
     let id: string;
     try {
-      id = (await createFromConsole(kit.scim(request), form, kit.receivers)).id;
+      id = (await createFromConsole(scim(request), form, kit.receivers)).id;
     } catch (error) {
       const refused = refusal(error, kit.metrics);
       if (!refused) throw error;
