@@ -118,16 +118,18 @@ type Phase = 'none' | 'waiting' | 'open' | 'alone';
 export class PgConnection implements DatabaseConnection {
   readonly #send: Send;
   readonly #names: PreparedNames;
-  readonly #compiler = new PostgresQueryCompiler();
+  /** Compiles the combinations of deferred writes; the driver's, shared by its connections. */
+  readonly #compiler: PostgresQueryCompiler;
   readonly notices: ConnectionNotices;
   #phase: Phase = 'none';
   #pending: PendingWrite[] = [];
   /** A ROLLBACK failed: the connection is not returned to the pool. */
   broken = false;
 
-  constructor(send: Send, names: PreparedNames, feed: Revocations) {
+  constructor(send: Send, names: PreparedNames, feed: Revocations, compiler = new PostgresQueryCompiler()) {
     this.#send = send;
     this.#names = names;
+    this.#compiler = compiler;
     this.notices = new ConnectionNotices(feed);
   }
 
@@ -292,6 +294,7 @@ export class PgDriver implements Driver, TemplateRunner {
   readonly #pool: pg.Pool;
   readonly #lookups: LookupConnections;
   readonly #names = new PreparedNames();
+  readonly #compiler = new PostgresQueryCompiler();
   readonly #feed: Revocations;
   readonly #connections = new WeakMap<pg.PoolClient, PgConnection>();
   readonly #clients = new WeakMap<PgConnection, pg.PoolClient>();
@@ -339,7 +342,7 @@ export class PgDriver implements Driver, TemplateRunner {
     const client = await this.#pool.connect();
     let connection = this.#connections.get(client);
     if (!connection) {
-      connection = new PgConnection(sender(client), this.#names, this.#feed);
+      connection = new PgConnection(sender(client), this.#names, this.#feed, this.#compiler);
       this.#connections.set(client, connection);
       this.#clients.set(connection, client);
     }
