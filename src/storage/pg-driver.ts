@@ -44,13 +44,15 @@
  *
  * Every connection carries the process's ceiling on a statement's time (`statement_timeout`,
  * `PgDriverConfig.statementTimeoutMs`), under which a scan sets its own for its transaction
- * (deadline.ts `withDeadline`) and which migrations and index builds lift for themselves
+ * (deadline.ts `withDeadline`, dialect.ts `limitStatements`: a `TransactionSettingQuery`, which
+ * waits with the BEGIN and goes out right behind it, in the round trip of the statement it holds
+ * to the deadline) and which migrations and index builds lift for themselves
  * (deadline.ts `withoutStatementDeadline`, migrations/index.ts `migrationsWithoutDeadline`).
  */
 import { AbortedTransactionError, CommonTableExpressionNameNode, CommonTableExpressionNode, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, WithNode } from 'kysely';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, InsertQueryNode, QueryResult, TransactionSettings } from 'kysely';
 import pg from 'pg';
-import { isStalePlan } from './dialect.ts';
+import { isStalePlan, isTransactionSetting } from './dialect.ts';
 import { LookupConnections, PreparedNames, socketOf } from './pg-statements.ts';
 import type { Combination, TemplateRunner } from './pg-statements.ts';
 import { ConnectionNotices } from './revocations.ts';
@@ -123,6 +125,8 @@ export class PgConnection implements DatabaseConnection {
   readonly notices: ConnectionNotices;
   #phase: Phase = 'none';
   #pending: PendingWrite[] = [];
+  /** Settings for the rest of the transaction (dialect.ts `TransactionSettingQuery`) waiting with its BEGIN. */
+  #settings: Outgoing[] = [];
   /** A ROLLBACK failed: the connection is not returned to the pool. */
   broken = false;
 
@@ -143,7 +147,13 @@ export class PgConnection implements DatabaseConnection {
       case 'alone':
         throw new Error("a sole statement is its transaction's whole work: nothing may follow it");
       default:
-        if (this.#phase === 'waiting' && this.#pending.length === 0 && template?.sole === true) {
+        if (this.#phase === 'waiting' && isTransactionSetting(query)) {
+          // A statement deadline for the transaction (a scan's): it goes right behind the BEGIN,
+          // with the statement it holds to the deadline, in that statement's round trip.
+          this.#settings.push({ text: query.sql, values: query.parameters });
+          return { rows: [] };
+        }
+        if (this.#phase === 'waiting' && this.#pending.length === 0 && this.#settings.length === 0 && template?.sole === true) {
           // Nothing sent or waiting: the statement is the transaction, alone (PostgreSQL runs one
           // statement atomically), and no COMMIT round trip follows it. Should it fail, it has
           // rolled itself back.
@@ -191,10 +201,13 @@ export class PgConnection implements DatabaseConnection {
   async commit(): Promise<void> {
     const phase = this.#phase;
     try {
-      if (phase === 'waiting') {
+      if (phase === 'waiting' && (this.#pending.length === 0 || this.#settings.length === 0)) {
+        // Never begun on the server: the waiting writes alone are the transaction (a setting
+        // waiting with no statement to hold applies to nothing).
         this.#phase = 'none';
+        this.#settings = [];
         await this.#flush(undefined);
-      } else if (phase === 'open') {
+      } else if (phase === 'waiting' || phase === 'open') {
         const answer = await this.#flush(COMMIT);
         // PostgreSQL completes a COMMIT with ROLLBACK when an earlier statement's error (one the
         // caller caught) left the transaction aborted.
@@ -229,6 +242,7 @@ export class PgConnection implements DatabaseConnection {
   #reset(): void {
     this.#phase = 'none';
     this.#pending = [];
+    this.#settings = [];
   }
 
   /** A statement for node-postgres, under its template's prepared name if it has one. */
@@ -247,7 +261,8 @@ export class PgConnection implements DatabaseConnection {
   async #flush(next: Outgoing | undefined): Promise<pg.QueryResult | undefined> {
     const statements: Outgoing[] = [];
     if (this.#phase === 'waiting') {
-      statements.push(BEGIN);
+      statements.push(BEGIN, ...this.#settings);
+      this.#settings = [];
       this.#phase = 'open';
     }
     if (this.#pending.length > 0) {

@@ -17,6 +17,7 @@ import { boundQuery, compileStatement, defineSole, defineStatement, defineWrite 
 import type { StatementDef, Template } from '../../src/storage/statements.ts';
 import type { Db } from '../../src/storage/types.ts';
 import { postgresHooks } from '../../src/storage/dialect.ts';
+import type { TransactionSettingQuery } from '../../src/storage/dialect.ts';
 
 /** Kysely compiling for PostgreSQL, with no database behind it. */
 const db = new Kysely<never>({
@@ -266,5 +267,26 @@ describe('PgConnection', () => {
     assert.deepEqual(heard.length, 1);
     await conn.executeQuery(notice('alone'));
     assert.deepEqual(heard.at(-1), { kind: 'user', id: 'alone' });
+  });
+  it("a transaction's statement deadline waits with its BEGIN and goes right behind it, in the round trip of the statement it holds; with nothing to hold, nothing is sent", async () => {
+    const { c, conn, texts, trips } = connection();
+    const SET = "select set_config('statement_timeout', $1, true)";
+    const setting: TransactionSettingQuery = { ...CompiledQuery.raw(SET, ['50']), transactionSetting: true };
+    await c.query('begin', []);
+    await conn.executeQuery(setting);
+    assert.deepEqual(texts(), []);
+    await c.query(READ, ['u']);
+    await c.query('commit', []);
+    assert.deepEqual(texts(), ['begin', SET, READ, 'commit']);
+    assert.deepEqual(trips(), ['begin', 'commit'], 'two round trips: the deadline rides with the read');
+    await c.query('begin', []);
+    await conn.executeQuery(setting);
+    await c.query(USER, ['u', 't']);
+    await c.query('commit', []);
+    assert.deepEqual(texts().slice(4), ['begin', SET, USER, 'commit'], 'writes held to a deadline run inside the transaction that set it');
+    await c.query('begin', []);
+    await conn.executeQuery(setting);
+    await c.query('commit', []);
+    assert.equal(texts().length, 8);
   });
 });
