@@ -54,7 +54,7 @@ import type { CompiledQuery, DatabaseConnection, Dialect, Driver, InsertQueryNod
 import pg from 'pg';
 import { isStalePlan, isTransactionSetting } from './dialect.ts';
 import { LookupConnections, PreparedNames, socketOf } from './pg-statements.ts';
-import type { Combination, TemplateRunner } from './pg-statements.ts';
+import type { TemplateRunner } from './pg-statements.ts';
 import { ConnectionNotices } from './revocations.ts';
 import type { Revocations } from './revocations.ts';
 import { templateOfQuery } from './statements.ts';
@@ -194,9 +194,11 @@ export class PgConnection implements DatabaseConnection {
   }
 
   /**
-   * Sends what waits with the COMMIT, in one round trip; never begun on the server, the waiting
-   * writes alone, a transaction of their own. The transaction is over whatever the answer: a
-   * COMMIT behind a failure ends it without committing. Rejects with the first failure.
+   * Sends what waits (the BEGIN and its settings, the writes) with the COMMIT, in one round trip;
+   * never begun on the server and with no setting to keep, the waiting writes go alone, a
+   * transaction of their own. The transaction is over whatever the answer: a COMMIT behind a
+   * failure ends it without committing, so the ROLLBACK Kysely asks for next sends nothing.
+   * Rejects with the first failure.
    */
   async commit(): Promise<void> {
     const phase = this.#phase;

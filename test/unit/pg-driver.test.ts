@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CompiledQuery, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
 import type pg from 'pg';
+import { postgresHooks } from '../../src/storage/dialect.ts';
+import type { TransactionSettingQuery } from '../../src/storage/dialect.ts';
 import { PgConnection } from '../../src/storage/pg-driver.ts';
 import type { Send } from '../../src/storage/pg-driver.ts';
 import { PreparedNames } from '../../src/storage/pg-statements.ts';
@@ -16,8 +18,6 @@ import type { NoticeQuery, Revoked } from '../../src/storage/revocations.ts';
 import { boundQuery, compileStatement, defineSole, defineStatement, defineWrite } from '../../src/storage/statements.ts';
 import type { StatementDef, Template } from '../../src/storage/statements.ts';
 import type { Db } from '../../src/storage/types.ts';
-import { postgresHooks } from '../../src/storage/dialect.ts';
-import type { TransactionSettingQuery } from '../../src/storage/dialect.ts';
 
 /** Kysely compiling for PostgreSQL, with no database behind it. */
 const db = new Kysely<never>({
