@@ -49,11 +49,11 @@
  * to the deadline) and which migrations and index builds lift for themselves
  * (deadline.ts `withoutStatementDeadline`, migrations/index.ts `migrationsWithoutDeadline`).
  */
-import { AbortedTransactionError, CommonTableExpressionNameNode, CommonTableExpressionNode, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, WithNode } from 'kysely';
-import type { CompiledQuery, DatabaseConnection, Dialect, Driver, InsertQueryNode, QueryResult, TransactionSettings } from 'kysely';
+import { AbortedTransactionError, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
 import pg from 'pg';
 import { isStalePlan, isTransactionSetting } from './dialect.ts';
-import { LookupConnections, PreparedNames, socketOf } from './pg-statements.ts';
+import { combinedText, LookupConnections, PreparedNames, socketOf } from './pg-statements.ts';
 import type { TemplateRunner } from './pg-statements.ts';
 import { ConnectionNotices } from './revocations.ts';
 import type { Revocations } from './revocations.ts';
@@ -284,25 +284,10 @@ export class PgConnection implements DatabaseConnection {
     // A single write is its own template's statement, under its own name.
     if (writes.length === 1) return this.#outgoing(writes[0]!.template.compiled.sql, writes[0]!.values, writes[0]!.template);
     const templates = writes.map((w) => w.template);
-    const combination = this.#names.combination(templates, () => this.#combinedText(templates));
+    const combination = this.#names.combination(templates, () => combinedText(this.#compiler, templates));
     const values = writes.flatMap((w) => w.values);
     if (combination.name === undefined) return { text: combination.text, values };
     return { text: combination.text, values, name: combination.name, stale: () => this.#names.unnameCombination(combination) };
-  }
-
-  /**
-   * The text of `templates` as one statement, compiled from the queries Kysely built: every one
-   * but the last a data-modifying WITH's part, placeholders numbered in order.
-   */
-  #combinedText(templates: readonly Template[]): string {
-    const parts = templates.slice(0, -1).map((t, i) => CommonTableExpressionNode.create(CommonTableExpressionNameNode.create(`rc_write_${i}`), t.compiled.query as InsertQueryNode));
-    let withNode = WithNode.create(parts[0]!);
-    for (const part of parts.slice(1)) withNode = WithNode.cloneWithExpression(withNode, part);
-    const last = templates.at(-1)!.compiled;
-    const compiled = this.#compiler.compileQuery({ ...(last.query as InsertQueryNode), with: withNode }, last.queryId);
-    const expected = templates.reduce((n, t) => n + t.compiled.parameters.length, 0);
-    if (compiled.parameters.length !== expected) throw new Error(`deferred writes ${templates.map((t) => t.name).join(', ')}: their combination binds ${compiled.parameters.length} values, not ${expected}`);
-    return compiled.sql;
   }
 }
 

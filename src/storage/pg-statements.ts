@@ -16,8 +16,12 @@
  * Should a migration change a table under a prepared statement (another instance upgraded the
  * schema), the statement runs unnamed from then on; a transaction caught by that is run again
  * (statements.ts `transact`; SCIM writes: scim/write.ts `runWrite`, through `isRetryable`).
+ * The combinations of a transaction's deferred writes (pg-driver.ts) are compiled here from the
+ * writes' query nodes and named like any statement compiled once.
  */
 import { createHash } from 'node:crypto';
+import { CommonTableExpressionNameNode, CommonTableExpressionNode, WithNode } from 'kysely';
+import type { InsertQueryNode, PostgresQueryCompiler } from 'kysely';
 import pg from 'pg';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
@@ -128,6 +132,22 @@ export class PreparedNames {
   unnameCombination(combination: Combination): void {
     combination.name = undefined;
   }
+}
+
+/**
+ * `templates` (deferrable writes, statements.ts `defineWrite`) as the text of one statement,
+ * compiled by `compiler` from the queries Kysely built: every one but the last a part of a
+ * data-modifying WITH, placeholders numbered in order, so their values go in the same order.
+ */
+export function combinedText(compiler: PostgresQueryCompiler, templates: readonly Template[]): string {
+  const parts = templates.slice(0, -1).map((t, i) => CommonTableExpressionNode.create(CommonTableExpressionNameNode.create(`rc_write_${i}`), t.compiled.query as InsertQueryNode));
+  let withNode = WithNode.create(parts[0]!);
+  for (const part of parts.slice(1)) withNode = WithNode.cloneWithExpression(withNode, part);
+  const last = templates.at(-1)!.compiled;
+  const compiled = compiler.compileQuery({ ...(last.query as InsertQueryNode), with: withNode }, last.queryId);
+  const expected = templates.reduce((n, t) => n + t.compiled.parameters.length, 0);
+  if (compiled.parameters.length !== expected) throw new Error(`deferred writes ${templates.map((t) => t.name).join(', ')}: their combination binds ${compiled.parameters.length} values, not ${expected}`);
+  return compiled.sql;
 }
 
 /** A client's socket, to cork: writes handed to it meanwhile leave together when it is uncorked. */
