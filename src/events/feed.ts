@@ -46,7 +46,7 @@ export interface FeedDeps {
 
 /**
  * A SCIM write's audit event and its feed event, in the caller's transaction: on PostgreSQL both
- * go with the write's other deferred writes in one statement (storage/pg-deferred-writes.ts), so
+ * go with the write's other deferred writes in one statement (storage/pg-driver.ts), so
  * the feed adds no round trip to a write.
  * The event takes the team's next seq once committed (repos/events.ts).
  */

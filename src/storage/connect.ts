@@ -7,14 +7,14 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import { Kysely, sql, SqliteDialect } from 'kysely';
 import { startCheckpointer } from './checkpointer.ts';
 import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import { NodeSqliteDatabase, sqliteStatementEngine } from './sqlite-adapter.ts';
-import { LookupConnections, namingPool, pgStatementEngine, PreparedNames } from './pg-statements.ts';
+import { pgDialect, PgDriver } from './pg-driver.ts';
+import { pgStatementEngine } from './pg-statements.ts';
 import { pgListener, Revocations, sqlitePoller, withRevocationNotices } from './revocations.ts';
 import type { ListenOptions, RevocationFeed } from './revocations.ts';
 import { createStatements, StorageCarrier } from './statements.ts';
@@ -155,7 +155,7 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     }
     // Another process on the same file (the CLI) announces nothing here: its commits are polled.
     const revocations = new Revocations(memory ? undefined : sqlitePoller(() => database.dataVersion()), true);
-    const bare = new Kysely<Database>({ dialect: withRevocationNotices(new SqliteDialect({ database }), revocations, sqliteHooks.revocationNoticeSql) });
+    const bare = new Kysely<Database>({ dialect: withRevocationNotices(new SqliteDialect({ database }), revocations) });
     const db = bare.withPlugin(new StorageCarrier(createStatements(bare, sqliteStatementEngine(database), sqliteHooks), sqliteHooks));
     const checkpointer = memory
       ? undefined
@@ -186,29 +186,25 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
       },
     };
   }
-  // Pipeline mode: statements handed to a client together go out together, one round trip
-  // (pg-deferred-writes.ts); one at a time, as Kysely sends them, it changes nothing.
-  const ceiling = options.statementTimeoutMs !== undefined ? { statement_timeout: options.statementTimeoutMs } : {};
-  const pool = new pg.Pool({ connectionString: parsed.url, max: options.poolSize ?? 10, pipeline: true, ...ceiling });
-  // A dropped idle connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
   const revocations = new Revocations(pgListener(parsed.url, options.listen));
-  // The hot statements run prepared by name, in a transaction too (pg-statements.ts).
-  const names = new PreparedNames();
-  const bare = new Kysely<Database>({ dialect: withRevocationNotices(new PostgresDialect({ pool: namingPool(pool, names) }), revocations, postgresHooks.revocationNoticeSql) });
-  // Lookups by key outside transactions share a few pipelined connections (pg-statements.ts).
-  const lookups = new LookupConnections({ connectionString: parsed.url, application_name: `rollcall lookups ${process.pid}`, keepAlive: true, ...ceiling });
-  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(pool, names, lookups), postgresHooks), postgresHooks));
+  // The pool, the lookups' connections, the prepared names and the notices are the driver's (pg-driver.ts).
+  const driver = new PgDriver({
+    url: parsed.url,
+    poolSize: options.poolSize ?? 10,
+    feed: revocations,
+    ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
+  });
+  const bare = new Kysely<Database>({ dialect: pgDialect(driver) });
+  const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(driver), postgresHooks), postgresHooks));
   return {
     db,
     hooks: postgresHooks,
     sqlitePath: undefined,
     revocations,
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    poolStats: () => driver.poolStats(),
     ping: () => ping(db),
     async close() {
       await revocations.close();
-      await lookups.close();
       await db.destroy();
     },
   };

@@ -3,7 +3,7 @@
  * one object of named hooks. Nothing else in Rollcall asks which engine it runs on.
  */
 import { sql } from 'kysely';
-import type { Expression, Kysely, QueryExecutorProvider, RawBuilder, SqlBool } from 'kysely';
+import type { CompiledQuery, Expression, Kysely, QueryExecutorProvider, RawBuilder, SqlBool } from 'kysely';
 import { numberedByReaders, numberedByWriters } from './feed-numbering.ts';
 import type { FeedNumbering } from './feed-numbering.ts';
 import { escapeLike, prefixUpperBound, reverseCodePoints } from './text-range.ts';
@@ -137,6 +137,17 @@ export interface DialectHooks {
   sessionStatementTimeout(ms: number | undefined): RawBuilder<unknown> | undefined;
 }
 
+/**
+ * A statement that only sets something for the rest of its transaction (PostgreSQL's
+ * `limitStatements`), whose answer nobody reads: the driver may send it with the transaction's
+ * next statement (pg-driver.ts).
+ */
+export interface TransactionSettingQuery extends CompiledQuery {
+  readonly transactionSetting: true;
+}
+
+export const isTransactionSetting = (query: CompiledQuery): boolean => (query as Partial<TransactionSettingQuery>).transactionSetting === true;
+
 /** The message of the error `rc_alive` throws (sqlite-adapter.ts) when a statement's deadline has passed. */
 export const SQLITE_DEADLINE_MESSAGE = 'rollcall: the statement ran past its deadline';
 
@@ -248,7 +259,11 @@ export const postgresHooks: DialectHooks = {
   feed: numberedByReaders,
   deadlineIn: 'session',
   // set_config(..., true) is SET LOCAL with a bound value: it ends with the transaction.
-  limitStatements: async (trx, ms) => void (await sql`select set_config('statement_timeout', ${String(Math.trunc(ms))}, true)`.execute(trx)),
+  // Sent with the transaction's next statement, in its round trip (pg-driver.ts).
+  limitStatements: async (trx, ms) => {
+    const query: TransactionSettingQuery = { ...sql`select set_config('statement_timeout', ${String(Math.trunc(ms))}, true)`.compile(trx), transactionSetting: true };
+    await trx.getExecutor().executeQuery(query);
+  },
   withinDeadline: () => {
     throw new Error('PostgreSQL interrupts statements itself (limitStatements)');
   },

@@ -2,180 +2,158 @@
  * Runs compiled templates (statements.ts) on PostgreSQL. A statement compiled once
  * (`Template.fixed`: the bounded set of every request's hot statements) runs as a named prepared
  * statement wherever it runs: each pooled connection parses and plans it on first use, then only
- * binds and executes it (node-postgres keeps the names per connection). The name is derived from
- * the SQL text, so two texts never share one. Outside a transaction a template goes straight to
- * the pool, skipping Kysely's executor (its connection provider and promise hops); inside one it
- * runs on the transaction's connection through Kysely, whose clients come from `namingPool` and
- * send a known text by its name. List shapes are many and come and go (statements.ts
- * `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep every shape it ever saw,
- * except the hot lookups by value. A shape whose plan does not depend on its values
+ * binds and executes it (node-postgres keeps the names per connection). The names are kept per
+ * template, on the storage's driver (pg-driver.ts `PgDriver`); a name is derived from the
+ * template's name and a hash of its SQL text, so two texts never share one. Outside a transaction
+ * a template goes straight to the driver's pool, skipping Kysely's executor (its connection
+ * provider and promise hops); inside one it runs on the transaction's connection through Kysely,
+ * carrying its template (statements.ts `TemplateQuery`). List shapes are many and come and go
+ * (statements.ts `SHAPE_CACHE_SIZE`): they run unnamed, or every connection would keep every shape
+ * it ever saw, except the hot lookups by value. A shape whose plan does not depend on its values
  * (`Shaped.preparable`: a first page filtered by equalities, such as `userName eq`) gets a name
  * once it has run HOT_SHAPE_USES times, and keeps it; at most MAX_NAMED_SHAPES shapes ever get
  * one, so a connection keeps at most that many besides the fixed statements.
  * Should a migration change a table under a prepared statement (another instance upgraded the
  * schema), the statement runs unnamed from then on; a transaction caught by that is run again
  * (statements.ts `transact`; SCIM writes: scim/write.ts `runWrite`, through `isRetryable`).
+ * The combinations of a transaction's deferred writes (pg-driver.ts) are compiled here from the
+ * writes' query nodes and named like any statement compiled once.
  */
 import { createHash } from 'node:crypto';
-import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import { CommonTableExpressionNameNode, CommonTableExpressionNode, WithNode } from 'kysely';
+import type { InsertQueryNode, PostgresQueryCompiler } from 'kysely';
 import pg from 'pg';
-import { isStalePlan } from './dialect.ts';
-import { CombinedTexts, DeferringConnection, deferrableTable } from './pg-deferred-writes.ts';
-import type { Send } from './pg-deferred-writes.ts';
 import { kyselyEngine } from './statements.ts';
 import type { StatementEngine, Template } from './statements.ts';
 
 /** Runs of a preparable list shape before it is prepared by name: a shape run once or twice is not worth a connection's memory. */
 export const HOT_SHAPE_USES = 8;
-/** List shapes that ever get a name, per process: every connection may keep each of them. */
+/** List shapes that ever get a name, per storage: every connection may keep each of them. */
 export const MAX_NAMED_SHAPES = 64;
-/** Combinations of deferred writes (pg-deferred-writes.ts) that ever get a name, per process. */
+/** Combinations of deferred writes (pg-driver.ts) that ever get a name, per storage. */
 export const MAX_NAMED_COMBINED = 64;
+/** Combinations of deferred writes whose text is kept: as many as the code's write paths, bounded all the same. */
+export const MAX_COMBINATIONS = 256;
 
-/** The names of the statements compiled once, and of the hot list shapes, by their SQL text. */
-export class PreparedNames {
-  readonly #byText = new Map<string, string>();
-  /** Texts a schema change invalidated: unnamed from then on. */
-  readonly #unnamed = new Set<string>();
-  /** Runs of each preparable shape not named yet (its template leaves with the shape cache's LRU). */
-  readonly #uses = new WeakMap<Template, number>();
-  #namedShapes = 0;
-  /** The table each deferrable write's text writes (statements.ts `defineWrite`). */
-  readonly #deferrable = new Map<string, string>();
-  /** The texts of sole statements (statements.ts `defineSole`). */
-  readonly #sole = new Set<string>();
-  #namedCombined = 0;
-  /** The combined texts of deferred writes, built once each (pg-deferred-writes.ts). */
-  readonly combinations = new CombinedTexts();
+/** The name a statement of `label` with `text` is prepared under: the text's hash keeps two texts apart. */
+const preparedName = (label: string, text: string): string => `rc_${label.replace(/\W/g, '_').slice(0, 30)}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 
-  /** The name `template` runs under, or undefined when it runs unnamed. */
-  nameOf(template: Template): string | undefined {
-    const text = template.compiled.sql;
-    if (this.#unnamed.has(text)) return undefined;
-    let name = this.#byText.get(text);
-    if (name !== undefined) return name;
-    if (!template.fixed) {
-      if (template.preparable !== true || this.#namedShapes >= MAX_NAMED_SHAPES) return undefined;
-      const uses = (this.#uses.get(template) ?? 0) + 1;
-      this.#uses.set(template, uses);
-      if (uses < HOT_SHAPE_USES) return undefined;
-      this.#namedShapes++;
-    }
-    name = `rc_${template.name.replace(/\W/g, '_').slice(0, 30)}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-    this.#byText.set(text, name);
-    return name;
-  }
-
-  /** Marks `template` (of `defineWrite`) as a write its transaction may send later; refuses one that cannot be combined. */
-  defer(template: Template): void {
-    const text = template.compiled.sql;
-    if (this.#deferrable.has(text)) return;
-    const found = deferrableTable(text);
-    if ('problem' in found) throw new Error(`statement ${template.name} cannot be deferred: ${found.problem}`);
-    this.#deferrable.set(text, found.table);
-  }
-
-  /** Marks `template` (of `defineSole`) as a statement that may run as its transaction, alone. */
-  markSole(template: Template): void {
-    this.#sole.add(template.compiled.sql);
-  }
-
-  /** Whether `text` is a sole statement's. */
-  sole(text: string): boolean {
-    return this.#sole.has(text);
-  }
-
-  /** The table a deferrable write's text writes; undefined for any other text. */
-  deferredTable(text: string): string | undefined {
-    return this.#deferrable.get(text);
-  }
-
-  /**
-   * Names a combination of deferred writes at its first run: combinations are made of statements
-   * compiled once, so there are only as many as the code's write paths; at most
-   * MAX_NAMED_COMBINED ever get a name all the same.
-   */
-  noteCombined(text: string): void {
-    if (this.#byText.has(text) || this.#unnamed.has(text) || this.#namedCombined >= MAX_NAMED_COMBINED) return;
-    this.#namedCombined++;
-    this.#byText.set(text, `rc_writes_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`);
-  }
-
-  /** The name of a statement whose text a template named before, if any. */
-  known(text: string): string | undefined {
-    return this.#byText.get(text);
-  }
-
-  unname(text: string): void {
-    this.#unnamed.add(text);
-    this.#byText.delete(text);
-  }
+/** A sequence of deferred writes sent as one statement (pg-driver.ts): its text, built once, and its name. */
+export interface Combination {
+  readonly text: string;
+  /** Undefined when it runs unnamed. */
+  name: string | undefined;
 }
 
-/** A client's socket, to cork: writes handed to it meanwhile leave together when it is uncorked. */
-function socketOf(client: pg.ClientBase): { cork(): void; uncork(): void } | undefined {
-  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
-  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
+/** A node of the combinations known, by the sequence of the writes' templates. */
+interface CombinationNode {
+  readonly next: Map<Template, CombinationNode>;
+  combination?: Combination;
 }
 
 /**
- * `pool` as Kysely's PostgresDialect takes it, its clients sending a statement compiled once by
- * its name: so the hot statements of a write's transaction are prepared too. Each client keeps
- * its transaction's deferrable writes (and its BEGIN) until they must go, then sends them in one
- * pipeline with the statement behind them (pg-deferred-writes.ts).
+ * The prepared names of one storage's statements and of its combinations of deferred writes, by
+ * the identity of their templates. The storage's driver (pg-driver.ts) owns one, which every
+ * connection of its pool and the lookups share.
  */
-export function namingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
-  const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    const query = async (text: string, values: ReadonlyArray<unknown>): Promise<PostgresQueryResult<unknown>> => {
-      const name = names.known(text);
-      // node-postgres types `command` as any string; Kysely's as the commands it reads.
-      if (name === undefined) return (await client.query(text, values as unknown[])) as PostgresQueryResult<unknown>;
-      try {
-        return (await client.query({ name, text, values: values as unknown[] })) as PostgresQueryResult<unknown>;
-      } catch (error) {
-        if (isStalePlan(error)) names.unname(text);
-        throw error;
+export class PreparedNames {
+  /** A template's name, or null once it runs unnamed for good. */
+  readonly #names = new WeakMap<Template, string | null>();
+  /** Each preparable shape not named yet: its runs, and the name it gets once hot (its template leaves with the shape cache's LRU). */
+  readonly #warming = new WeakMap<Template, { uses: number; readonly name: string }>();
+  /** The names given to shapes: a shape compiled again (it left the LRU) takes its name back at once. */
+  readonly #shapeNames = new Set<string>();
+  /** Names a schema change invalidated: their statements run unnamed from then on. */
+  readonly #stale = new Set<string>();
+  readonly #combinations: CombinationNode = { next: new Map() };
+  #combinationsKept = 0;
+  #namedCombined = 0;
+
+  /** The name `template` runs under, or undefined when it runs unnamed. */
+  nameOf(template: Template): string | undefined {
+    const known = this.#names.get(template);
+    if (known !== undefined) return known ?? undefined;
+    if (template.fixed) return this.#give(template, preparedName(template.name, template.compiled.sql));
+    if (template.preparable !== true) return undefined;
+    let warming = this.#warming.get(template);
+    if (!warming) {
+      warming = { uses: 0, name: preparedName(template.name, template.compiled.sql) };
+      this.#warming.set(template, warming);
+    }
+    warming.uses++;
+    if (this.#shapeNames.has(warming.name)) return this.#give(template, warming.name);
+    if (warming.uses < HOT_SHAPE_USES) return undefined;
+    if (this.#shapeNames.size >= MAX_NAMED_SHAPES) return this.#give(template, null);
+    this.#shapeNames.add(warming.name);
+    return this.#give(template, warming.name);
+  }
+
+  #give(template: Template, name: string | null): string | undefined {
+    const given = name !== null && this.#stale.has(name) ? null : name;
+    this.#names.set(template, given);
+    return given ?? undefined;
+  }
+
+  /** `template` runs unnamed from now on: a schema change invalidated its prepared plan. */
+  unname(template: Template): void {
+    const name = this.#names.get(template);
+    if (name) this.#stale.add(name);
+    this.#names.set(template, null);
+  }
+
+  /**
+   * The combination of `writes`, each but the last in a WITH, built by `build` the first time the
+   * sequence is seen and named then: combinations are made of statements compiled once, so there
+   * are only as many as the code's write paths; at most MAX_COMBINATIONS are kept and
+   * MAX_NAMED_COMBINED ever get a name all the same.
+   */
+  combination(writes: readonly Template[], build: () => string): Combination {
+    let node = this.#combinations;
+    for (const write of writes) {
+      let next = node.next.get(write);
+      if (!next) {
+        if (this.#combinationsKept >= MAX_COMBINATIONS) return { text: build(), name: undefined };
+        next = { next: new Map() };
+        node.next.set(write, next);
+        this.#combinationsKept++;
       }
-    };
-    // The pool's clients pipeline (connect.ts): each statement is written as it is handed over.
-    // The socket is corked meanwhile, so statements handed over together leave in one write.
-    const socket = socketOf(client);
-    const send: Send = (statements) => {
-      socket?.cork();
-      try {
-        return statements.map((s) => query(s.text, s.values));
-      } finally {
-        socket?.uncork();
-      }
-    };
-    const connection = new DeferringConnection(send, names);
-    return {
-      query: ((sqlOrCursor: string | PostgresCursor<unknown>, values?: ReadonlyArray<unknown>) => {
-        // A cursor keeps a portal open across round trips, which a pipelining connection cannot
-        // (node-postgres refuses it); Rollcall streams by keyset pages instead.
-        if (typeof sqlOrCursor !== 'string') throw new Error('cursors are not supported on pipelining connections');
-        return connection.query(sqlOrCursor, values ?? []);
-      }) as PostgresPoolClient['query'],
-      release: (destroy?: boolean) => {
-        connection.reset();
-        client.release(destroy);
-      },
-    };
-  };
-  return {
-    options: pool.options,
-    async connect() {
-      const client = await pool.connect();
-      let wrapped = clients.get(client);
-      if (!wrapped) {
-        wrapped = wrap(client);
-        clients.set(client, wrapped);
-      }
-      return wrapped;
-    },
-    end: () => pool.end(),
-  };
+      node = next;
+    }
+    if (!node.combination) {
+      const text = build();
+      const named = this.#namedCombined < MAX_NAMED_COMBINED;
+      if (named) this.#namedCombined++;
+      node.combination = { text, name: named ? preparedName('writes', text) : undefined };
+    }
+    return node.combination;
+  }
+
+  /** `combination` runs unnamed from now on. */
+  unnameCombination(combination: Combination): void {
+    combination.name = undefined;
+  }
+}
+
+/**
+ * `templates` (deferrable writes, statements.ts `defineWrite`) as the text of one statement,
+ * compiled by `compiler` from the queries Kysely built: every one but the last a part of a
+ * data-modifying WITH, placeholders numbered in order, so their values go in the same order.
+ */
+export function combinedText(compiler: PostgresQueryCompiler, templates: readonly Template[]): string {
+  const parts = templates.slice(0, -1).map((t, i) => CommonTableExpressionNode.create(CommonTableExpressionNameNode.create(`rc_write_${i}`), t.compiled.query as InsertQueryNode));
+  let withNode = WithNode.create(parts[0]!);
+  for (const part of parts.slice(1)) withNode = WithNode.cloneWithExpression(withNode, part);
+  const last = templates.at(-1)!.compiled;
+  const compiled = compiler.compileQuery({ ...(last.query as InsertQueryNode), with: withNode }, last.queryId);
+  const expected = templates.reduce((n, t) => n + t.compiled.parameters.length, 0);
+  if (compiled.parameters.length !== expected) throw new Error(`deferred writes ${templates.map((t) => t.name).join(', ')}: their combination binds ${compiled.parameters.length} values, not ${expected}`);
+  return compiled.sql;
+}
+
+/** A client's socket, to cork: writes handed to it meanwhile leave together when it is uncorked. */
+export function socketOf(client: pg.ClientBase): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
 }
 
 /** Connections a process's lookups share (`LookupConnections`), besides its pool. */
@@ -264,49 +242,29 @@ export class LookupConnections {
   }
 }
 
-export function pgStatementEngine(pool: pg.Pool, names: PreparedNames, lookups?: LookupConnections): StatementEngine {
-  const query = async (template: Template, values: unknown[]) => {
-    const text = template.compiled.sql;
-    const name = names.nameOf(template);
-    if (name === undefined) return pool.query<Record<string, unknown>>({ text, values });
-    try {
-      if (template.lookup === true && lookups) return await lookups.query(name, text, values);
-      return await pool.query<Record<string, unknown>>({ name, text, values });
-    } catch (error) {
-      // A migration run by another instance changed a table under a prepared `select *`;
-      // PostgreSQL keeps refusing that name on this connection. Outside a transaction: once more, unnamed.
-      if (!isStalePlan(error)) throw error;
-      names.unname(text);
-      return pool.query<Record<string, unknown>>({ text, values });
-    }
-  };
-  // Inside a transaction, through Kysely on the transaction's connection: named there by namingPool.
-  const inTransaction = (template: Template): Template => {
-    names.nameOf(template);
-    if (template.sole === true) names.markSole(template);
-    return template;
-  };
+/** How a template runs outside a transaction (pg-driver.ts `PgDriver.run`). */
+export interface TemplateRunner {
+  run(template: Template, values: unknown[]): Promise<pg.QueryResult<Record<string, unknown>>>;
+}
+
+/** Outside a transaction straight on the driver's pool (or the lookups' connections); inside one through Kysely, on the transaction's connection. */
+export function pgStatementEngine(driver: TemplateRunner): StatementEngine {
   return {
     async rows(ex, template, values) {
-      if (ex.isTransaction) return kyselyEngine.rows(ex, inTransaction(template), values);
-      return (await query(template, values)).rows;
+      if (ex.isTransaction) return kyselyEngine.rows(ex, template, values);
+      return (await driver.run(template, values)).rows;
     },
     async row(ex, template, values) {
-      if (ex.isTransaction) return kyselyEngine.row(ex, inTransaction(template), values);
-      return (await query(template, values)).rows[0];
+      if (ex.isTransaction) return kyselyEngine.row(ex, template, values);
+      return (await driver.run(template, values)).rows[0];
     },
     async changes(ex, template, values) {
-      if (ex.isTransaction) return kyselyEngine.changes(ex, inTransaction(template), values);
-      return (await query(template, values)).rowCount ?? 0;
+      if (ex.isTransaction) return kyselyEngine.changes(ex, template, values);
+      return (await driver.run(template, values)).rowCount ?? 0;
     },
     async write(ex, template, values) {
-      if (!ex.isTransaction) {
-        await query(template, values);
-        return;
-      }
-      // Marked before it reaches the transaction's client, which keeps it until it must go.
-      names.defer(template);
-      await kyselyEngine.write(ex, inTransaction(template), values);
+      if (ex.isTransaction) return kyselyEngine.write(ex, template, values);
+      await driver.run(template, values);
     },
   };
 }

@@ -6,9 +6,11 @@
  * write, and the notice travels with that write's transaction.
  *
  * - In this process, subscribers hear a notice when its transaction commits (or at once, for a
- *   write outside a transaction); a rolled-back transaction says nothing. The driver wrapper
- *   below ties a notice to the connection that ran it, so the notice is heard after COMMIT and
- *   before the write's caller goes on: the next request on this instance sees the change.
+ *   write outside a transaction); a rolled-back transaction says nothing. The notice's statement
+ *   carries the notice as data (`NoticeQuery`), and the driver that runs it (pg-driver.ts on
+ *   PostgreSQL, the wrapper below on SQLite) ties it to the connection's transaction, so it is
+ *   heard after COMMIT and before the write's caller goes on: the next request on this instance
+ *   sees the change.
  * - On PostgreSQL the notice is also `pg_notify` in the same transaction, which PostgreSQL
  *   delivers on commit to every instance listening on the channel (`LISTEN`, one dedicated
  *   connection per process, started when the first subscriber arrives). While that connection
@@ -60,6 +62,14 @@ function parseNotice(payload: unknown): Revoked {
   return { kind: 'all' };
 }
 
+/** The statement of a notice, carrying the notice for its driver to hand to the subscribers. */
+export interface NoticeQuery extends CompiledQuery {
+  readonly notice: Revoked;
+}
+
+/** The notice a statement announces, or undefined for any other statement. */
+export const noticeOf = (query: CompiledQuery): Revoked | undefined => (query as Partial<NoticeQuery>).notice;
+
 /**
  * Records that the write running on `ex` takes access away. Runs one small statement on `ex`
  * (PostgreSQL: pg_notify; SQLite: a no-op select) so the notice belongs to the write's
@@ -68,7 +78,46 @@ function parseNotice(payload: unknown): Revoked {
 export async function announceRevocation(ex: Executor, revoked: Revoked): Promise<void> {
   const hooks = hooksIfAny(ex);
   if (!hooks) return;
-  await ex.executeQuery(CompiledQuery.raw(hooks.revocationNoticeSql, [JSON.stringify(revoked)]));
+  const query: NoticeQuery = { ...CompiledQuery.raw(hooks.revocationNoticeSql, [JSON.stringify(revoked)]), notice: revoked };
+  await ex.executeQuery(query);
+}
+
+/**
+ * The notices of the transactions of one connection: held while its transaction is open, heard
+ * by the feed when it commits (also when the COMMIT failed: whether it took effect is unknown,
+ * and forgetting is safe), dropped when it rolls back. Outside a transaction a notice is heard at
+ * once, once its statement has run.
+ */
+export class ConnectionNotices {
+  readonly #feed: Revocations;
+  /** Notices of the open transaction; undefined outside one. */
+  #pending: Revoked[] | undefined;
+
+  constructor(feed: Revocations) {
+    this.#feed = feed;
+  }
+
+  /** The statement `query` ran: its notice, if any, is held or heard. */
+  ran(query: CompiledQuery): void {
+    const notice = noticeOf(query);
+    if (notice === undefined) return;
+    if (this.#pending) this.#pending.push(notice);
+    else this.#feed.emit(notice);
+  }
+
+  begun(): void {
+    this.#pending = [];
+  }
+
+  committed(): void {
+    const pending = this.#pending ?? [];
+    this.#pending = undefined;
+    for (const notice of pending) this.#feed.emit(notice);
+  }
+
+  rolledBack(): void {
+    this.#pending = undefined;
+  }
 }
 
 /** The notices of one storage: local subscribers, and on PostgreSQL the LISTEN connection. */
@@ -256,12 +305,13 @@ export function sqlitePoller(dataVersion: () => number | undefined, intervalMs =
 
 /**
  * A dialect whose driver hands this process's notices to `feed` when the transaction that ran
- * them commits (at once for a notice outside a transaction); a rollback drops them.
+ * them commits (at once for a notice outside a transaction); a rollback drops them. SQLite's:
+ * PostgreSQL's own driver does this itself (pg-driver.ts).
  */
-export function withRevocationNotices(dialect: Dialect, feed: Revocations, noticeSql: string): Dialect {
+export function withRevocationNotices(dialect: Dialect, feed: Revocations): Dialect {
   return {
     createAdapter: () => dialect.createAdapter(),
-    createDriver: () => new NoticeDriver(dialect.createDriver(), feed, noticeSql),
+    createDriver: () => new NoticeDriver(dialect.createDriver(), feed),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createIntrospector: (db) => dialect.createIntrospector(db),
   };
@@ -269,24 +319,16 @@ export function withRevocationNotices(dialect: Dialect, feed: Revocations, notic
 
 class NoticeConnection implements DatabaseConnection {
   readonly inner: DatabaseConnection;
-  readonly #feed: Revocations;
-  readonly #noticeSql: string;
-  /** Notices of the open transaction; undefined outside one. */
-  pending: Revoked[] | undefined;
+  readonly notices: ConnectionNotices;
 
-  constructor(inner: DatabaseConnection, feed: Revocations, noticeSql: string) {
+  constructor(inner: DatabaseConnection, feed: Revocations) {
     this.inner = inner;
-    this.#feed = feed;
-    this.#noticeSql = noticeSql;
+    this.notices = new ConnectionNotices(feed);
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const result = await this.inner.executeQuery<R>(query);
-    if (query.sql === this.#noticeSql) {
-      const revoked = parseNotice(query.parameters[0]);
-      if (this.pending) this.pending.push(revoked);
-      else this.#feed.emit(revoked);
-    }
+    this.notices.ran(query);
     return result;
   }
 
@@ -298,13 +340,11 @@ class NoticeConnection implements DatabaseConnection {
 class NoticeDriver implements Driver {
   readonly #inner: Driver;
   readonly #feed: Revocations;
-  readonly #noticeSql: string;
   readonly #connections = new WeakMap<DatabaseConnection, NoticeConnection>();
 
-  constructor(inner: Driver, feed: Revocations, noticeSql: string) {
+  constructor(inner: Driver, feed: Revocations) {
     this.#inner = inner;
     this.#feed = feed;
-    this.#noticeSql = noticeSql;
   }
 
   init(): Promise<void> {
@@ -315,7 +355,7 @@ class NoticeDriver implements Driver {
     const inner = await this.#inner.acquireConnection();
     let wrapped = this.#connections.get(inner);
     if (!wrapped) {
-      wrapped = new NoticeConnection(inner, this.#feed, this.#noticeSql);
+      wrapped = new NoticeConnection(inner, this.#feed);
       this.#connections.set(inner, wrapped);
     }
     return wrapped;
@@ -324,24 +364,21 @@ class NoticeDriver implements Driver {
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const c = connection as NoticeConnection;
     await this.#inner.beginTransaction(c.inner, settings);
-    c.pending = [];
+    c.notices.begun();
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as NoticeConnection;
-    const pending = c.pending;
-    c.pending = undefined;
     try {
       await this.#inner.commitTransaction(c.inner);
     } finally {
-      // Also when COMMIT failed: whether it took effect is unknown, and forgetting is safe.
-      for (const revoked of pending ?? []) this.#feed.emit(revoked);
+      c.notices.committed();
     }
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as NoticeConnection;
-    c.pending = undefined;
+    c.notices.rolledBack();
     await this.#inner.rollbackTransaction(c.inner);
   }
 

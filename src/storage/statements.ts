@@ -8,7 +8,10 @@
  * with its repository; the compiled templates hang off the Storage that connect() builds (never
  * module state), and the engine decides how a template runs (`StatementEngine`): SQLite straight
  * on a prepared node:sqlite statement (sqlite-adapter.ts), PostgreSQL as a named prepared
- * statement, outside a transaction straight on the pool (pg-statements.ts).
+ * statement, outside a transaction straight on the pool (pg-statements.ts). A bound template
+ * reaches the driver as a `TemplateQuery`: the compiled query with its template on it, so the
+ * driver reads what the repository declared (a deferrable write and the table it writes, a sole
+ * statement, a lookup) from data, never from the SQL text (pg-driver.ts).
  * Dynamic queries (a list page with its filter, order and paging) are compiled once per shape
  * (`Shaped`): built with the query builder the first time their shape is seen, over stand-ins,
  * then only bound; the shapes sit in a bounded LRU.
@@ -20,7 +23,8 @@
  * runs a compiled statement or builds its query; on an executor that carries no templates (a
  * bare Kysely instance) a statement is built and run per call.
  */
-import type { Compilable, CompiledQuery, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { DeleteQueryNode, InsertQueryNode, TableNode, UpdateQueryNode } from 'kysely';
+import type { Compilable, CompiledQuery, KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { isStalePlan } from './dialect.ts';
 import type { DialectHooks } from './dialect.ts';
 import type { Db, Executor, Tx } from './types.ts';
@@ -49,9 +53,24 @@ export const defineStatement = <P extends Params, R>(
 ): StatementDef<P, R> => Object.freeze({ name, params, build });
 
 /**
- * A write whose outcome no caller reads (an insert of a new row, an upsert of counters): run by
- * `Statements.write` only, which may send it later in its transaction, together with others
- * (pg-deferred-writes.ts). One INSERT, UPDATE or DELETE of one table, without a WITH.
+ * A write whose outcome no caller reads (an insert of a new row, an upsert of counters), run by
+ * `Statements.write` only. One INSERT, UPDATE or DELETE of one table, without a WITH of its own
+ * (compiling it refuses anything else); the table is read from the query Kysely built.
+ *
+ * The contract, for a repository author:
+ * - Inside a transaction on PostgreSQL the write may not have run when `write` returns: it waits
+ *   on the transaction's connection and goes out with the transaction's other such writes, as
+ *   one statement, together with the transaction's next other statement or its COMMIT
+ *   (pg-driver.ts). `write` answers nothing (no row count, no RETURNING).
+ * - Its failure (a unique violation, a foreign key) therefore surfaces at that next statement,
+ *   which rejects with the write's own error, or at the commit, which rejects with it: the
+ *   transaction's `execute` rejects with the database's error and writes nothing. Do not count on
+ *   catching one write's failure inside the transaction; catch it around the transaction
+ *   (scim/write.ts turns a unique violation into 409 there).
+ * - So do not use it for a write whose outcome decides what the transaction does next, nor for
+ *   one that reads rows another deferrable write of the same transaction writes (they may share
+ *   one statement, whose parts see one snapshot). Two writes of one table never share one.
+ * - Outside a transaction, and on SQLite, it runs at once.
  */
 export const defineWrite = <P extends Params>(
   name: string,
@@ -62,7 +81,9 @@ export const defineWrite = <P extends Params>(
 /**
  * A read of one row by its key (a user, a group, a token with its team): always quick, never
  * waiting on a lock. On PostgreSQL, outside a transaction, it may share a pipelined connection
- * with other requests' lookups of the same turn (pg-statements.ts `LookupConnections`).
+ * with other requests' lookups of the same turn (pg-statements.ts `LookupConnections`), so it
+ * must not be slow, take locks (no FOR UPDATE) or write: a slow one holds up every lookup queued
+ * behind it. Inside a transaction it runs on the transaction's connection as any statement.
  */
 export const defineLookup = <P extends Params, R>(
   name: string,
@@ -74,8 +95,13 @@ export const defineLookup = <P extends Params, R>(
  * A statement that does a whole write by itself (on PostgreSQL, a data-modifying WITH: the row's
  * new version, what the write adds, its audit row and its event). Run first in its transaction,
  * on PostgreSQL it is sent alone as a transaction of its own: no BEGIN, and no COMMIT round trip
- * after it, so the row locks it takes are held only while it runs (pg-deferred-writes.ts).
- * Nothing may follow it in that transaction. Elsewhere it runs as any statement.
+ * after it, so the row locks it takes are held only while it runs (pg-driver.ts).
+ *
+ * The contract, for a repository author: nothing may follow it in that transaction (any statement
+ * after it is refused, since its transaction has already committed); should it fail it has
+ * rolled itself back, and the transaction's `execute` rejects with its error. Behind other work
+ * in a transaction it runs inside the transaction as any statement. Elsewhere (SQLite) it runs as
+ * any statement.
  */
 export const defineSole = <P extends Params, R>(
   name: string,
@@ -95,13 +121,28 @@ export interface Template {
   readonly fixed: boolean;
   /** A list shape PostgreSQL may prepare by name once it is hot (`Shaped.preparable`). */
   readonly preparable?: boolean;
-  /** Defined by `defineWrite`: its engine may send it later in its transaction. */
-  readonly deferrable?: boolean;
+  /** Defined by `defineWrite`: the one table it writes; its driver may send it later in its transaction. */
+  readonly writes?: string;
   /** A read by key: defined by `defineLookup` (one row), or a shape that is one (`Shaped.lookup`). */
   readonly lookup?: boolean;
   /** Defined by `defineSole`: a whole transaction's work. */
   readonly sole?: boolean;
 }
+
+/**
+ * A bound template as the driver receives it: the compiled query with its values, and the
+ * template it came from, whose identity and kind the driver reads (pg-driver.ts). Kysely hands
+ * the compiled query object to the driver's connection as it is given.
+ */
+export interface TemplateQuery extends CompiledQuery {
+  readonly template: Template;
+}
+
+/** `template` with `values` in its placeholders, carrying the template to the driver. */
+export const boundQuery = (template: Template, values: readonly unknown[]): TemplateQuery => ({ ...template.compiled, parameters: values, template });
+
+/** The template a compiled query was bound from, or undefined for any other query. */
+export const templateOfQuery = (query: CompiledQuery): Template | undefined => (query as Partial<TemplateQuery>).template;
 
 /** How one engine runs a compiled template on an executor (a database or a transaction). */
 export interface StatementEngine {
@@ -123,8 +164,8 @@ export interface Statements {
   /**
    * Runs a write of `defineWrite`. Inside a transaction on PostgreSQL it may be sent later, with
    * the transaction's other such writes in one statement, before the transaction's next other
-   * statement or at its commit (pg-deferred-writes.ts); its failure then surfaces there, still
-   * inside the transaction, which rolls back. Elsewhere it runs now.
+   * statement or at its commit (pg-driver.ts); its failure then surfaces there, still inside the
+   * transaction, which rolls back (see `defineWrite`). Elsewhere it runs now.
    */
   write<P extends Params>(ex: Executor, def: StatementDef<P, unknown>, params: P): Promise<void>;
   /** The rows of a dynamic query, compiled once per shape (see `Shaped`). */
@@ -211,7 +252,24 @@ export function compileStatement<P extends Params, R>(db: Db, def: StatementDef<
     }
     return { constant: value };
   });
-  return { name: def.name, compiled, slots, fixed: true, ...(def.deferrable ? { deferrable: true } : {}), ...(def.lookup ? { lookup: true } : {}), ...(def.sole ? { sole: true } : {}) };
+  return { name: def.name, compiled, slots, fixed: true, ...(def.deferrable ? { writes: deferrableTable(def.name, compiled.query) } : {}), ...(def.lookup ? { lookup: true } : {}), ...(def.sole ? { sole: true } : {}) };
+}
+
+/** The name of a table node; undefined for anything else (an alias, a subquery). */
+const tableName = (node: OperationNode | undefined): string | undefined => (node && TableNode.is(node) ? node.table.identifier.name : undefined);
+
+/**
+ * The one table a deferrable write writes, read from the query Kysely built: an INSERT, UPDATE
+ * or DELETE of one named table, with no WITH of its own (PostgreSQL allows a data-modifying WITH
+ * only at a statement's top level, where the deferred writes' own WITH goes). Refuses anything else.
+ */
+function deferrableTable(name: string, query: RootOperationNode): string {
+  let table: string | undefined;
+  if (InsertQueryNode.is(query)) table = query.with ? undefined : tableName(query.into);
+  else if (UpdateQueryNode.is(query)) table = query.with ? undefined : tableName(query.table);
+  else if (DeleteQueryNode.is(query)) table = query.with || query.from.froms.length !== 1 ? undefined : tableName(query.from.froms[0]);
+  if (table === undefined) throw new Error(`statement ${name} cannot be deferred: not an INSERT, UPDATE or DELETE of one named table without a WITH`);
+  return table;
 }
 
 /** The engine-neutral part of the hot statements: compile once per database, bind, run. */
@@ -268,22 +326,19 @@ export function createStatements(db: Db, engine: StatementEngine, hooks: Dialect
   };
 }
 
-/** Runs templates through Kysely's executor (connection pool or mutex, plugins' result hooks). */
+/** Runs templates through Kysely's executor (connection pool or mutex, plugins' result hooks), each carrying its template to the driver. */
 export const kyselyEngine: StatementEngine = {
   async rows(ex, template, values) {
-    const result = await ex.executeQuery<Record<string, unknown>>({ ...template.compiled, parameters: values });
-    return result.rows;
+    return (await ex.executeQuery<Record<string, unknown>>(boundQuery(template, values))).rows;
   },
   async row(ex, template, values) {
-    const result = await ex.executeQuery<Record<string, unknown>>({ ...template.compiled, parameters: values });
-    return result.rows[0];
+    return (await ex.executeQuery<Record<string, unknown>>(boundQuery(template, values))).rows[0];
   },
   async changes(ex, template, values) {
-    const result = await ex.executeQuery({ ...template.compiled, parameters: values });
-    return Number(result.numAffectedRows ?? 0n);
+    return Number((await ex.executeQuery(boundQuery(template, values))).numAffectedRows ?? 0n);
   },
   async write(ex, template, values) {
-    await ex.executeQuery({ ...template.compiled, parameters: values });
+    await ex.executeQuery(boundQuery(template, values));
   },
 };
 

@@ -41,7 +41,7 @@ export async function appendEvent(ex: Executor, row: Omit<EventsTable, 'seq'>): 
 /**
  * A SCIM write's audit row and its feed event, in the caller's transaction. Both are deferrable
  * writes: on PostgreSQL they go to the database with the transaction's other such writes, in one
- * statement (pg-deferred-writes.ts), so the feed adds no round trip to a write.
+ * statement (pg-driver.ts), so the feed adds no round trip to a write.
  */
 export async function appendAuditedEvent(ex: Executor, audit: AuditRow, event: Omit<EventsTable, 'seq'>): Promise<void> {
   await insertAuditEvent(ex, audit);
