@@ -79,7 +79,7 @@ export interface AppDeps {
   readonly discovery?: DiscoveryCache;
   /** How receivers' host names resolve (the system's resolver unless a test answers instead). */
   readonly resolve?: Resolve;
-  /** This instance's scans in progress per team (scim/scans.ts); a new one unless a test holds places in it. */
+  /** This instance's scans in progress per team (scim/scan-gate.ts); a new one unless a test holds places in it. */
   readonly scans?: ScanGate;
 }
 

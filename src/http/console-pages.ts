@@ -32,7 +32,7 @@ export interface ConsoleOptions {
   readonly cursorSecret: string;
   /** Where push receivers may be (events/receivers.ts), for the Events page's create form. */
   readonly receivers: ReceiverPolicy;
-  /** This instance's scans in progress per team (scim/scans.ts), shared with the SCIM API. */
+  /** This instance's scans in progress per team (scim/scan-gate.ts), shared with the SCIM API. */
   readonly scans?: ScanGate;
   /** Counts the budget refusals the pages show rather than throw (the routes' error hook counts the others). */
   readonly metrics?: Pick<Metrics, 'budgetRefused'>;

@@ -45,7 +45,7 @@ export interface ScimPluginOptions {
   readonly lastUsed?: LastUsed;
   /** The request log the console shows (one per app, shared by both prefixes). */
   readonly journal?: RequestJournal;
-  /** This instance's scans in progress per team (scim/scans.ts), shared with the console. */
+  /** This instance's scans in progress per team (scim/scan-gate.ts), shared with the console. */
   readonly scans?: ScanGate;
   /** The access log, told the team of each authenticated request. */
   readonly accessLog?: AccessLog;

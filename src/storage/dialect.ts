@@ -95,7 +95,7 @@ export interface DialectHooks {
   /**
    * How the change feed's events are numbered (storage/feed-numbering.ts): after their commit, by
    * the feed's readers, on PostgreSQL (migration 015: `rc_number_events` under the team's counter
-   * row; numbering in the write held that row's lock, and with it the team's other writers,
+   * row; numbering in the write would hold that row's lock, and with it the team's other writers,
    * through the commit); in their insert on SQLite, which has one writer at a time.
    */
   readonly feed: FeedNumbering;

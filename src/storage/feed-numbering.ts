@@ -7,8 +7,8 @@
  *   more than the team's newest event, or than its counter row when pruning emptied the feed, and
  *   writes nothing else; the counter row only keeps the number past a pruned feed (pruneEvents
  *   raises it before it deletes), so a commit writes no page for it. Nothing is ever pending.
- * - By their readers (PostgreSQL, where numbering in the write held the counter row's lock, and
- *   with it the team's other writers, through the commit): the write inserts its event with a
+ * - By their readers (PostgreSQL, where numbering in the write would hold the counter row's lock,
+ *   and with it the team's other writers, through the commit): the write inserts its event with a
  *   placeholder (negative, never a real number) and touches nothing else of the feed. Committed
  *   placeholders are numbered by migration 015's `rc_number_events` under the team's
  *   `event_counters` row, which the feed's readers run before they read (`catchUp`: a read that

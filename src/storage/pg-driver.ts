@@ -16,9 +16,8 @@
  *
  * What waits goes out in the same round trip as the statement behind it: the connections run in
  * node-postgres's pipeline mode, and the BEGIN, the combined writes and the next statement (or the
- * COMMIT) are handed over together, each with its own answer. A PATCH is 3 round trips (the BEGIN
- * with the read, the update, the writes with the COMMIT), a refresh grant 2
- * (test/storage/pg-round-trips.test.ts pins them). The first failure in sending order is the
+ * COMMIT) are handed over together, each with its own answer (test/storage/pg-round-trips.test.ts
+ * pins the round trips of each request). The first failure in sending order is the
  * answer: a statement behind a failed one fails only because the transaction is aborted, and a
  * COMMIT behind failed writes ends the transaction without committing it (PostgreSQL answers it
  * ROLLBACK), so the caller sees the write's own error, at the statement or at the commit.

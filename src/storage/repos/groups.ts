@@ -36,7 +36,7 @@ const UPDATE_GROUP = defineStatement<GroupRow & { expectedVersion: number }, unk
   return db.updateTable('groups').set(changes).where('id', '=', id).where('team_id', '=', team_id).where('version', '=', expectedVersion);
 });
 
-/** The group's version bumped and its lastModified set, the row locked (PostgreSQL) to the end of the transaction. */
+/** The group's version bumped and its lastModified set; on PostgreSQL the row stays locked until the statement's transaction ends. */
 const bumpGroup = (db: Db, p: { teamId: string; groupId: string; at: string }) =>
   db
     .updateTable('groups')
