@@ -49,6 +49,8 @@ import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
 import { ReceiverPolicy, resolveSystem } from './events/receivers.ts';
 import type { Resolve } from './events/receivers.ts';
+import { KeyFetchFailed } from './oauth/remote-keys.ts';
+import type { RemoteKeys } from './oauth/remote-keys.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
   Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds' | 'allowReceivers'>>;
@@ -81,6 +83,8 @@ export interface AppDeps {
   readonly resolve?: Resolve;
   /** This instance's scans in progress per team (scim/scan-gate.ts); a new one unless a test holds places in it. */
   readonly scans?: ScanGate;
+  /** Key sets on the web for client assertions (oauth/remote-keys.ts); the key fetcher unless a test brings its own. */
+  readonly remoteKeys?: RemoteKeys;
 }
 
 declare module 'fastify' {
@@ -156,6 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     limits,
     passwordGrant: config.passwordGrant,
     issuer: config.publicBaseUrl,
+    remoteKeys: deps.remoteKeys ?? { keySet: async () => Promise.reject(new KeyFetchFailed('no key fetcher')) },
   };
   // The master key (SECRET_KEY, or a key file beside an SQLite database) never enters the
   // database; the keys it encrypts there (the cookie-signing key) rotate with `rollcall keys rotate`.

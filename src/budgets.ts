@@ -51,6 +51,7 @@ export const BUDGETS = {
   'indexed.attributes': { default: 5, min: 0, max: 50, unit: 'attributes', meaning: 'extension attributes that get a database index' },
   'discovery.bytes': { default: 1_048_576, min: 65_536, max: 16_777_216, unit: 'bytes', meaning: 'the size of the team’s /Schemas document' },
   'delivery.slots': { default: 2, min: 1, max: 32, unit: 'deliveries', meaning: "the team's push deliveries in flight at once on one instance" },
+  'client.credentials': { default: 20, min: 0, max: 200, unit: 'credentials', meaning: "federated credentials and registered key sets (private_key_jwt) over all of the team's OAuth clients" },
   'receiver.ms': { default: 10_000, min: 1_000, max: 30_000, unit: 'ms', meaning: "how long one push delivery waits for the team's receiver" },
 } as const satisfies Record<string, BudgetDefinition>;
 

@@ -37,6 +37,11 @@ export type AuditAction =
   | 'client_created'
   | 'client_secret_rotated'
   | 'client_deleted'
+  // RFC 7523 trust of a client: its own keys (private_key_jwt), its federated credentials.
+  | 'client_key_added'
+  | 'client_key_removed'
+  | 'client_federation_added'
+  | 'client_federation_removed'
   | 'team_updated'
   | 'password_changed'
   // Event subscriptions: CLI, API and the console's Events page alike.

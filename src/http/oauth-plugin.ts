@@ -59,6 +59,7 @@ const endpointRequest = (request: FastifyRequest): EndpointRequest => ({
   authorization: request.headers.authorization,
   requestId: request.id,
   address: request.ip,
+  log: request.log,
 });
 
 export async function oauthPlugin(app: FastifyInstance, options: { readonly context: OAuthContext; readonly metrics: Metrics }): Promise<void> {

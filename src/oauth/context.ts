@@ -8,6 +8,7 @@ import type { Storage } from '../storage/connect.ts';
 import type { ClientCache } from './client-cache.ts';
 import type { Limits } from './limits.ts';
 import type { PasswordHasher } from './passwords.ts';
+import type { RemoteKeys } from './remote-keys.ts';
 import type { TokenLifetimes } from './tokens.ts';
 
 export interface OAuthContext {
@@ -23,6 +24,8 @@ export interface OAuthContext {
   readonly issuer: string;
   /** Clients as the token endpoint authenticates them, kept briefly (client-cache.ts). */
   readonly clients: ClientCache;
+  /** Key sets on the web that client assertions are verified against (remote-keys.ts). */
+  readonly remoteKeys: RemoteKeys;
 }
 
 /** Codes live 60 seconds (RFC 6749 4.1.2 recommends at most 10 minutes). */

@@ -17,6 +17,8 @@ import { userById } from '../storage/repos/users.ts';
 import { revokeFamily, revokeToken, tokenByHash } from '../storage/repos/tokens.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
 import { sha256 } from '../ids.ts';
+import { authenticateByAssertion } from './assertion-auth.ts';
+import type { AssertionLog } from './assertion-auth.ts';
 import { authenticateClient, isWellFormedClientId } from './clients.ts';
 import type { OAuthContext } from './context.ts';
 import { invalidClient, invalidRequest, OAuthError, tooManyAttempts } from './errors.ts';
@@ -35,6 +37,8 @@ export interface EndpointRequest {
   readonly requestId: string | null;
   /** The source address (request.ip): failed client authentications are counted per address. */
   readonly address: string;
+  /** Where the reason a client assertion failed is logged for the operator (never answered). */
+  readonly log?: AssertionLog;
 }
 
 /** RFC 6749 3.2 / 5.2: a form body of single-valued string parameters; empty ones count as absent. */
@@ -66,7 +70,7 @@ function basicCredentials(header: string): { id: string; secret: string } {
 }
 
 /** Checks the request's shape and authenticates the client (every endpoint here requires one). */
-export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; params: TokenParams }> {
+export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; params: TokenParams; secretId: string | null }> {
   const params = formParams(request.body);
   if ('client_secret' in request.query || 'client_id' in request.query) {
     throw invalidRequest('Client credentials must not be sent in the query string (RFC 6749 2.3.1)');
@@ -74,6 +78,10 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
   const usedBasic = request.authorization !== undefined && request.authorization.trim() !== '';
   const usedForm = params.client_secret !== undefined;
   if (usedBasic && usedForm) throw invalidRequest('Use one client authentication method, not both');
+  if (params.client_assertion !== undefined || params.client_assertion_type !== undefined) {
+    if (usedBasic || usedForm) throw invalidRequest('Use one client authentication method, not both');
+    return { client: await authenticateByAssertion(ctx, params, request.address, request.log), params, secretId: null };
+  }
   let id: string;
   let secret: string;
   if (usedBasic) ({ id, secret } = basicCredentials(request.authorization!));
@@ -93,18 +101,18 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
     const wait = exists ? await ctx.limits.clientFailed(id, request.address) : undefined;
     throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);
   }
-  return { client, params };
+  return { client, params, secretId: null };
 }
 
 /** POST /oauth/token. */
 export async function token(ctx: OAuthContext, request: EndpointRequest): Promise<GrantedTokens> {
-  const { client, params } = await authenticate(ctx, request);
+  const { client, params, secretId } = await authenticate(ctx, request);
   const grantType = required(params, 'grant_type');
   const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
   if (!grant || (grantType === 'password' && !ctx.passwordGrant)) {
     throw new OAuthError('unsupported_grant_type', `grant_type "${grantType.slice(0, 40)}" is not supported`);
   }
-  return grant(ctx, { client, params, requestId: request.requestId, address: request.address });
+  return grant(ctx, { client, params, secretId, requestId: request.requestId, address: request.address });
 }
 
 const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);

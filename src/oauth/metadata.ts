@@ -1,6 +1,12 @@
-/** Authorization server metadata (RFC 8414 2): exactly what this server supports. */
+import { ASSERTION_ALGS } from './client-trust.ts';
+
+/**
+ * Authorization server metadata (RFC 8414 2): exactly what this server supports. Client
+ * assertions (RFC 7523 2.2) are `private_key_jwt`, with the signature algorithms they may use.
+ */
 export function serverMetadata(issuer: string, passwordGrant: boolean): Record<string, unknown> {
-  const authMethods = ['client_secret_basic', 'client_secret_post'];
+  const authMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'];
+  const signingAlgs = [...ASSERTION_ALGS];
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -11,8 +17,11 @@ export function serverMetadata(issuer: string, passwordGrant: boolean): Record<s
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', ...(passwordGrant ? ['password'] : [])],
     token_endpoint_auth_methods_supported: authMethods,
+    token_endpoint_auth_signing_alg_values_supported: signingAlgs,
     revocation_endpoint_auth_methods_supported: authMethods,
+    revocation_endpoint_auth_signing_alg_values_supported: signingAlgs,
     introspection_endpoint_auth_methods_supported: authMethods,
+    introspection_endpoint_auth_signing_alg_values_supported: signingAlgs,
     code_challenge_methods_supported: ['S256'],
     scopes_supported: ['read', 'write'],
     authorization_response_iss_parameter_supported: true,

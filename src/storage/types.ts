@@ -287,6 +287,37 @@ export interface EventAttemptsTable {
   error: string | null;
 }
 
+/** A client's own public keys for private_key_jwt (migration 021): an inline JWK Set or a URL. */
+export interface ClientKeysTable {
+  id: string;
+  client_id: string;
+  team_id: string | null;
+  /** The JWK Set as JSON (public keys only), or NULL when the keys are at `jwks_uri`. */
+  jwks: string | null;
+  jwks_uri: string | null;
+  created_at: string;
+}
+
+/** An external issuer a team-bound client trusts (migration 021): workload identity federation. */
+export interface ClientFederationsTable {
+  id: string;
+  client_id: string;
+  team_id: string;
+  issuer: string;
+  subject: string;
+  audience: string;
+  /** Where the issuer's keys are; NULL: its OpenID configuration's `jwks_uri`. */
+  jwks_uri: string | null;
+  created_at: string;
+}
+
+/** An accepted assertion's id, remembered until the assertion expires (migration 021). */
+export interface UsedAssertionsTable {
+  /** SHA-256 of the issuer and the `jti`/`uti`. */
+  key: string;
+  expires_at: string;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -308,6 +339,9 @@ export interface Database {
   event_attempts: EventAttemptsTable;
   provisioning_tokens: ProvisioningTokensTable;
   request_log: RequestLogTable;
+  client_keys: ClientKeysTable;
+  client_federations: ClientFederationsTable;
+  used_assertions: UsedAssertionsTable;
 }
 
 /** A column of a resource table: what a SCIM attribute's storage mapping and a predicate may name. */

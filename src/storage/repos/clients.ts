@@ -4,6 +4,7 @@
  * verified client or its tokens.
  */
 import { announceRevocation } from '../revocations.ts';
+import { deleteTrustOfClient } from './client-trust.ts';
 import { defineStatement, hot } from '../statements.ts';
 import type { Executor, OAuthClientsTable } from '../types.ts';
 
@@ -26,6 +27,7 @@ export async function listClients(ex: Executor): Promise<ClientRow[]> {
 
 export async function deleteClient(ex: Executor, id: string): Promise<boolean> {
   await ex.deleteFrom('oauth_codes').where('client_id', '=', id).execute();
+  await deleteTrustOfClient(ex, id);
   const result = await ex.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
   await announceRevocation(ex, { kind: 'client', id });
   return Number(result.numDeletedRows) === 1;
