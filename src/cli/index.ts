@@ -11,6 +11,7 @@ import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
 import { BUDGET_NAMES, BudgetError, budgetsOf, budgetViews, parseLimit } from '../budgets.ts';
 import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, requireTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam, updateTeamLimits } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
+import { registerClientTrustCommands } from './client-trust.ts';
 import { registerEventCommands } from './events.ts';
 import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
@@ -325,6 +326,7 @@ function userCommands(program: Command): void {
 /** The commands client create, list, delete, rotate-secret. */
 function clientCommands(program: Command): void {
   const client = program.command('client').description('manage OAuth clients');
+  registerClientTrustCommands(client, { withCommon, withDatabase, print });
   withCommon(client.command('create').description('register an OAuth client; prints client_id and client_secret once'))
     .requiredOption('--name <name>', 'name shown on the consent page')
     .option('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several; not needed with --team for client_credentials only', (v: string, all: string[]) => [...all, v], [] as string[])
