@@ -290,7 +290,11 @@ describe('revocation, introspection and metadata', () => {
     assert.deepEqual(body.response_types_supported, ['code']);
     assert.deepEqual(body.code_challenge_methods_supported, ['S256']);
     assert.deepEqual((body.grant_types_supported as string[]).sort(), ['authorization_code', 'client_credentials', 'password', 'refresh_token']);
-    assert.deepEqual(body.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post']);
+    // RFC 8414 2 / RFC 7523 2.2: client assertions beside the secrets, at every endpoint that authenticates clients.
+    for (const endpoint of ['token', 'revocation', 'introspection']) {
+      assert.deepEqual(body[`${endpoint}_endpoint_auth_methods_supported`], ['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+      assert.deepEqual(body[`${endpoint}_endpoint_auth_signing_alg_values_supported`], ['RS256', 'PS256', 'ES256']);
+    }
     assert.deepEqual(body.scopes_supported, ['read', 'write']);
   });
 });
