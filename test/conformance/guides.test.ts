@@ -12,8 +12,14 @@
  *   first time and compared afterwards. `{client_id}` and `{client_secret}` are a client bound
  *   to the team; `{token}` is an access token of the team unless the guide obtains one itself;
  * - a `ts` fence whose first line is `// rollcall-client.ts` is written to a file and run with
- *   ROLLCALL and TOKEN set, against a listening Rollcall; it must exit 0.
- * The format is described in docs/integrations/README.md.
+ *   ROLLCALL and TOKEN set, against a listening Rollcall; it must exit 0;
+ * - the `npx rollcall client ...` lines of a `sh` fence are run, as the operator runs them, on
+ *   the database the replayed app uses; a `text` fence right after shows what they print, its
+ *   `{name}` placeholders captured (test/support/guide-replay.ts);
+ * - a guide that names Entra's login host (`https://login.microsoftonline.com`) is replayed with a
+ *   local Entra stand-in in its place: `{tenant_id}` and `{object_id}` are the stand-in's tenant and
+ *   provisioning identity, and `{client_assertion}` is a fresh assertion it signs for `{client_id}`.
+ * Every guide is replayed on each engine. The format is described in docs/integrations/README.md.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -24,11 +30,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+import { EntraStandIn } from '../support/entra-standin.ts';
+import { clientCommands, matchOutput, runRollcall, sharedEngine, shellWords, substitute } from '../support/guide-replay.ts';
+import type { CliTarget, Vars } from '../support/guide-replay.ts';
 import { registerClient } from '../support/oauth.ts';
 
 const DOCS = join(import.meta.dirname, '../../docs/integrations');
 const BASE_URL = 'https://rollcall.example.com';
 const GUIDES = ['entra-id.md', 'okta.md', 'scripts.md'];
+/** Entra's login host, as guides name it; replayed against a local stand-in. */
+const ENTRA_LOGIN = 'https://login.microsoftonline.com';
 /** Marks a curl `-u user:password` whose Basic header is built when the request is sent. */
 const BASIC_LATER = 'curl-user ';
 
@@ -76,40 +88,9 @@ function headersAndBody(lines: string[]): { headers: Record<string, string>; bod
   return body === '' ? { headers } : { headers, body };
 }
 
-/** Shell words of one command: quotes and backslash-newlines as sh reads them (no expansion but $VARS). */
-function shellWords(text: string): string[] {
-  const words: string[] = [];
-  let current = '';
-  let inWord = false;
-  const src = text.replace(/\\\n/g, ' ');
-  for (let i = 0; i < src.length; i++) {
-    const c = src[i]!;
-    if (c === "'") {
-      const end = src.indexOf("'", i + 1);
-      current += src.slice(i + 1, end);
-      i = end;
-      inWord = true;
-    } else if (c === '"') {
-      let j = i + 1;
-      for (; src[j] !== '"'; j++) current += src[j] === '\\' ? src[++j] : src[j];
-      i = j;
-      inWord = true;
-    } else if (/\s/.test(c)) {
-      if (inWord) words.push(current);
-      current = '';
-      inWord = false;
-    } else {
-      current += c;
-      inWord = true;
-    }
-  }
-  if (inWord) words.push(current);
-  // $ROLLCALL is the base URL; $NAME is the placeholder {name}.
-  return words.map((w) => w.replace(/\$ROLLCALL\b/g, BASE_URL).replace(/\$\{?([A-Z][A-Z0-9_]*)\}?/g, (_m, name: string) => `{${name.toLowerCase()}}`));
-}
-
 function curlRequest(text: string): Request {
-  const words = shellWords(text.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n'));
+  // $ROLLCALL is the base URL; $NAME is the placeholder {name}.
+  const words = shellWords(text.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n'), { name: 'ROLLCALL', url: BASE_URL });
   assert.equal(words[0], 'curl');
   let method: string | undefined;
   let url: string | undefined;
@@ -132,15 +113,8 @@ function curlRequest(text: string): Request {
   return { method: method ?? (body !== undefined ? 'POST' : 'GET'), path: url.slice(BASE_URL.length), headers, ...(body !== undefined ? { body } : {}) };
 }
 
-function substitute(text: string, vars: Record<string, string>, where: string): string {
-  return text.replace(/\{([a-z][a-z0-9_]*)\}/g, (_m, name: string) => {
-    assert.ok(name in vars, `${where}: {${name}} is used before it is known`);
-    return vars[name]!;
-  });
-}
-
 /** `expected` (with {placeholders}) is contained in `actual`; unknown placeholders are captured. */
-function contains(actual: unknown, expected: unknown, vars: Record<string, string>, at: string): void {
+function contains(actual: unknown, expected: unknown, vars: Vars, at: string): void {
   if (typeof expected === 'string') {
     const whole = /^\{([a-z][a-z0-9_]*)\}$/.exec(expected);
     if (whole && !(whole[1]! in vars)) {
@@ -165,81 +139,113 @@ function contains(actual: unknown, expected: unknown, vars: Record<string, strin
   assert.equal(actual, expected, at);
 }
 
-for (const guide of GUIDES) {
-  describe(`docs/integrations/${guide}`, () => {
-    it('replays every request the guide shows and gets the answers it shows', async () => {
-      const markdown = readFileSync(join(DOCS, guide), 'utf8');
-      // A guide that tells the operator to show deactivated users is replayed in such a team.
-      const visible = /--deactivated-users visible/.test(markdown);
-      const t = await createTestApp({ config: { publicBaseUrl: BASE_URL }, ...(visible ? { deactivatedUsers: 'visible' as const } : {}) });
-      const dir = mkdtempSync(join(tmpdir(), 'rollcall-guide-'));
-      try {
-        const client = await registerClient(t, ['https://app.example/callback'], t.team.name);
-        const vars: Record<string, string> = { client_id: client.id, client_secret: client.secret };
-        if (!markdown.includes('/oauth/token')) vars.token = t.token;
-        // The users the guide tells the operator to create exist, as they would.
-        for (const match of markdown.matchAll(/rollcall user create --team \S+ --user-name (\S+)/g)) {
-          const created = await t.request('POST', '/v2/scim/Users', { userName: match[1] });
-          assert.equal(created.statusCode, 201, created.body);
-        }
-        let pending: { request: Request; where: string } | undefined;
-        let replayed = 0;
-        const all = fences(markdown);
-        for (const fence of all) {
-          const where = `${guide}:${fence.line}`;
-          const lines = fence.text.split('\n');
-          const isCurl = fence.lang === 'sh' && lines[0]!.startsWith('curl ');
-          const isRequest = fence.lang === 'http' && /^[A-Z]+ \//.test(lines[0]!);
-          const isAnswer = fence.lang === 'http' && /^HTTP\/1\.1 \d{3}/.test(lines[0]!);
-          if (isCurl || isRequest) {
-            assert.equal(pending, undefined, `${where}: the request at ${pending?.where} shows no answer`);
-            if (isCurl) pending = { request: curlRequest(fence.text), where };
-            else {
-              // The path as a reader writes it (spaces and quotes in a filter), before " HTTP/1.1".
-              const line = /^([A-Z]+) (.+?)(?: HTTP\/1\.1)?$/.exec(lines[0]!)!;
-              pending = { request: { method: line[1]!, path: line[2]!, ...headersAndBody(lines.slice(1)) }, where };
-            }
-          } else if (isAnswer) {
-            assert.ok(pending, `${where}: an answer without a request`);
-            const { request } = pending;
-            const expected: Expected = { status: Number(lines[0]!.split(' ')[1]), ...headersAndBody(lines.slice(1)) };
-            const headers = Object.fromEntries(
-              Object.entries(request.headers)
-                .filter(([k]) => k !== 'host')
-                .map(([k, v]) => [k, substitute(v, vars, pending!.where)])
-                .map(([k, v]) => [k, v!.startsWith(BASIC_LATER) ? `Basic ${Buffer.from(v!.slice(BASIC_LATER.length)).toString('base64')}` : v]),
-            );
-            const res = await t.app.inject({
-              method: request.method as 'GET',
-              url: substitute(request.path, vars, pending.where).replace(/ /g, '%20').replace(/"/g, '%22'),
-              headers,
-              ...(request.body !== undefined ? { payload: substitute(request.body, vars, pending.where) } : {}),
-            });
-            assert.equal(res.statusCode, expected.status, `${pending.where}: status; body ${res.body}`);
-            if (expected.body !== undefined) contains(JSON.parse(res.body), JSON.parse(expected.body), vars, where);
-            else if (expected.status === 204) assert.equal(res.body, '', `${where}: no body`);
-            for (const name of ['content-type', 'location', 'etag']) {
-              if (expected.headers[name] !== undefined) contains(res.headers[name], expected.headers[name], vars, `${where} ${name}`);
-            }
-            pending = undefined;
-            replayed++;
-          } else if (fence.lang === 'ts' && lines[0] === '// rollcall-client.ts') {
-            await t.app.listen({ host: '127.0.0.1', port: 0 });
-            const port = (t.app.server.address() as AddressInfo).port;
-            const file = join(dir, 'rollcall-client.ts');
-            writeFileSync(file, fence.text);
-            // Asynchronously: the server answering it runs in this process.
-            const run = await promisify(execFile)(process.execPath, [file], { encoding: 'utf8', env: { ...process.env, ROLLCALL: `http://127.0.0.1:${port}`, TOKEN: t.token }, timeout: 30_000 });
-            assert.match(run.stdout, /^ok: /, `${where}: the client printed ${run.stdout} ${run.stderr}`);
-            replayed++;
+/** The fresh assertion `{client_assertion}` stands for: Entra's, for the guide's `{client_id}`. */
+async function freshAssertion(standIn: EntraStandIn | undefined, vars: Vars, texts: readonly (string | undefined)[], where: string): Promise<void> {
+  if (!texts.some((text) => text?.includes('{client_assertion}'))) return;
+  assert.ok(standIn, `${where}: {client_assertion} in a guide that names no Entra issuer`);
+  vars.client_assertion = await standIn.assertion({ audience: substitute('{client_id}', vars, where) });
+}
+
+for (const engine of engines) {
+  for (const guide of GUIDES) {
+    describe(`docs/integrations/${guide} (${engine.name})`, () => {
+      it('replays every request and command the guide shows and gets the answers it shows', async () => {
+        const markdown = readFileSync(join(DOCS, guide), 'utf8');
+        // A guide that tells the operator to show deactivated users is replayed in such a team.
+        const visible = /--deactivated-users visible/.test(markdown);
+        const t = await createTestApp({ engine: sharedEngine(engine), config: { publicBaseUrl: BASE_URL }, ...(visible ? { deactivatedUsers: 'visible' as const } : {}) });
+        const dir = mkdtempSync(join(tmpdir(), 'rollcall-guide-'));
+        // Entra, where the guide names it: a stand-in on loopback signing with the app's clock.
+        const standIn = markdown.includes(ENTRA_LOGIN) ? await EntraStandIn.start(() => t.clock.now()) : undefined;
+        try {
+          const client = await registerClient(t, ['https://app.example/callback'], t.team.name);
+          const vars: Vars = { client_id: client.id, client_secret: client.secret };
+          // A client the guide creates itself replaces this one once its output shows the values.
+          const preset = new Set(Object.keys(vars));
+          if (!markdown.includes('/oauth/token')) vars.token = t.token;
+          if (standIn) Object.assign(vars, { tenant_id: standIn.tenantId, object_id: standIn.objectId });
+          const target: CliTarget = { databaseUrl: t.url, publicBaseUrl: BASE_URL, hosts: new Map(standIn ? [[ENTRA_LOGIN, new URL(standIn.issuer).origin]] : []) };
+          // The users the guide tells the operator to create exist, as they would.
+          for (const match of markdown.matchAll(/rollcall user create --team \S+ --user-name (\S+)/g)) {
+            const created = await t.request('POST', '/v2/scim/Users', { userName: match[1] });
+            assert.equal(created.statusCode, 201, created.body);
           }
+          let pending: { request: Request; where: string } | undefined;
+          // What the last commands printed, until the fence after them is seen.
+          let printed: string | undefined;
+          let replayed = 0;
+          for (const fence of fences(markdown)) {
+            const where = `${guide}:${fence.line}`;
+            const lines = fence.text.split('\n');
+            const output = printed;
+            printed = undefined;
+            const commands = fence.lang === 'sh' ? clientCommands(fence.text) : [];
+            const isCurl = fence.lang === 'sh' && lines[0]!.startsWith('curl ');
+            const isRequest = fence.lang === 'http' && /^[A-Z]+ \//.test(lines[0]!);
+            const isAnswer = fence.lang === 'http' && /^HTTP\/1\.1 \d{3}/.test(lines[0]!);
+            if (fence.lang === 'text' && output !== undefined) {
+              for (const name of preset) {
+                if (fence.text.includes(`{${name}}`)) delete vars[name];
+              }
+              preset.clear();
+              matchOutput(output, fence.text, vars, where);
+            } else if (commands.length > 0) {
+              assert.equal(pending, undefined, `${where}: the request at ${pending?.where} shows no answer`);
+              printed = '';
+              for (const args of commands) printed += await runRollcall(args, vars, target, where);
+              replayed++;
+            } else if (isCurl || isRequest) {
+              assert.equal(pending, undefined, `${where}: the request at ${pending?.where} shows no answer`);
+              if (isCurl) pending = { request: curlRequest(fence.text), where };
+              else {
+                // The path as a reader writes it (spaces and quotes in a filter), before " HTTP/1.1".
+                const line = /^([A-Z]+) (.+?)(?: HTTP\/1\.1)?$/.exec(lines[0]!)!;
+                pending = { request: { method: line[1]!, path: line[2]!, ...headersAndBody(lines.slice(1)) }, where };
+              }
+            } else if (isAnswer) {
+              assert.ok(pending, `${where}: an answer without a request`);
+              const { request } = pending;
+              await freshAssertion(standIn, vars, [request.path, request.body, ...Object.values(request.headers)], pending.where);
+              const expected: Expected = { status: Number(lines[0]!.split(' ')[1]), ...headersAndBody(lines.slice(1)) };
+              const headers = Object.fromEntries(
+                Object.entries(request.headers)
+                  .filter(([k]) => k !== 'host')
+                  .map(([k, v]) => [k, substitute(v, vars, pending!.where)])
+                  .map(([k, v]) => [k, v!.startsWith(BASIC_LATER) ? `Basic ${Buffer.from(v!.slice(BASIC_LATER.length)).toString('base64')}` : v]),
+              );
+              const res = await t.app.inject({
+                method: request.method as 'GET',
+                url: substitute(request.path, vars, pending.where).replace(/ /g, '%20').replace(/"/g, '%22'),
+                headers,
+                ...(request.body !== undefined ? { payload: substitute(request.body, vars, pending.where) } : {}),
+              });
+              assert.equal(res.statusCode, expected.status, `${pending.where}: status; body ${res.body}`);
+              if (expected.body !== undefined) contains(JSON.parse(res.body), JSON.parse(expected.body), vars, where);
+              else if (expected.status === 204) assert.equal(res.body, '', `${where}: no body`);
+              for (const name of ['content-type', 'location', 'etag']) {
+                if (expected.headers[name] !== undefined) contains(res.headers[name], expected.headers[name], vars, `${where} ${name}`);
+              }
+              pending = undefined;
+              replayed++;
+            } else if (fence.lang === 'ts' && lines[0] === '// rollcall-client.ts') {
+              await t.app.listen({ host: '127.0.0.1', port: 0 });
+              const port = (t.app.server.address() as AddressInfo).port;
+              const file = join(dir, 'rollcall-client.ts');
+              writeFileSync(file, fence.text);
+              // Asynchronously: the server answering it runs in this process.
+              const run = await promisify(execFile)(process.execPath, [file], { encoding: 'utf8', env: { ...process.env, ROLLCALL: `http://127.0.0.1:${port}`, TOKEN: t.token }, timeout: 30_000 });
+              assert.match(run.stdout, /^ok: /, `${where}: the client printed ${run.stdout} ${run.stderr}`);
+              replayed++;
+            }
+          }
+          assert.equal(pending, undefined, `the request at ${pending?.where} shows no answer`);
+          assert.ok(replayed >= 5, `${guide} shows ${replayed} replayable requests`);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+          await standIn?.close();
+          await t.close();
         }
-        assert.equal(pending, undefined, `the request at ${pending?.where} shows no answer`);
-        assert.ok(replayed >= 5, `${guide} shows ${replayed} replayable requests`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-        await t.close();
-      }
+      });
     });
-  });
+  }
 }
