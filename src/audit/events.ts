@@ -36,6 +36,9 @@ export type AuditAction =
   // Operator actions: credentials and settings changed by the CLI or console.
   | 'client_created'
   | 'client_secret_rotated'
+  | 'client_secret_added'
+  | 'client_secret_revoked'
+  | 'client_updated'
   | 'client_deleted'
   | 'team_updated'
   | 'password_changed'
