@@ -9,7 +9,7 @@ import type { Executor } from './storage/types.ts';
 import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
 import { newId } from './ids.ts';
-import { newClientSecret, redirectUriProblem } from './oauth/clients.ts';
+import { redirectUriProblem } from './oauth/clients.ts';
 import { PasswordHasher } from './oauth/passwords.ts';
 import { issueProvisioningToken, provisioningTokens, ProvisioningTokenError, revokeProvisioningToken } from './oauth/provisioning.ts';
 import type { IssuedProvisioningToken, ProvisioningTokenView } from './oauth/provisioning.ts';
@@ -22,12 +22,14 @@ import { applyLimits, budgetsOf, overridesOf } from './budgets.ts';
 import type { LimitChange } from './budgets.ts';
 import type { TeamRow } from './storage/repos/teams.ts';
 import { recomputeNameClaims, sharedUserNames, userByNameKey } from './storage/repos/users.ts';
-import { clientById, deleteClient as deleteClientRow, insertClient, listClients, setClientSecret } from './storage/repos/clients.ts';
+import { clientById, deleteClient as deleteClientRow, insertClient, listClients } from './storage/repos/clients.ts';
+import { insertClientSecret } from './storage/repos/client-secrets.ts';
+import { ClientSecretError, newSecretRow, parseTokenLifetime, rotateClientSecret as rotateSecrets } from './oauth/client-secret-admin.ts';
+import { DEFAULT_SECRET_DAYS } from './oauth/client-secrets.ts';
 import type { ClientRow } from './storage/repos/clients.ts';
 import { revokeTokensOfClient } from './storage/repos/tokens.ts';
 import { listAuditEvents } from './storage/repos/audit.ts';
 import { randomBytes } from 'node:crypto';
-import { sha256 } from './ids.ts';
 import { USER_SCHEMA } from './scim/schema/urns.ts';
 import { masterKey } from './keys/master.ts';
 import { KeyStore, rotateKeys } from './keys/store.ts';
@@ -249,11 +251,13 @@ export interface ClientView {
   readonly redirect_uris: string[];
   readonly team: string | null;
   readonly created_at: string;
+  /** Seconds its access tokens live; null: the server's ACCESS_TOKEN_TTL. */
+  readonly token_lifetime: number | null;
 }
 
 async function clientView(deps: AdminDeps, row: ClientRow): Promise<ClientView> {
   const team = row.team_id ? (await listTeams(deps.storage.db)).find((t) => t.id === row.team_id) : undefined;
-  return { client_id: row.id, name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[], team: team?.name ?? null, created_at: row.created_at };
+  return { client_id: row.id, name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[], team: team?.name ?? null, created_at: row.created_at, token_lifetime: row.token_lifetime };
 }
 
 /**
@@ -262,8 +266,8 @@ async function clientView(deps: AdminDeps, row: ClientRow): Promise<ClientView> 
  */
 export async function createClient(
   deps: AdminDeps,
-  options: { name: string; redirectUris: readonly string[]; team?: string },
-): Promise<ClientView & { client_secret: string }> {
+  options: { name: string; redirectUris: readonly string[]; team?: string; tokenLifetime?: number },
+): Promise<ClientView & { client_secret: string; secret_id: string; secret_expires_at: string }> {
   const name = options.name.trim();
   if (name === '' || name.length > 100) throw new AdminError('a client name is 1-100 characters');
   // A client bound to a team may use client_credentials alone, which redirects nowhere.
@@ -274,23 +278,25 @@ export async function createClient(
     const problem = redirectUriProblem(uri);
     if (problem) throw new AdminError(`--redirect-uri ${problem}`);
   }
+  const tokenLifetime = options.tokenLifetime === undefined ? null : checkedTokenLifetime(options.tokenLifetime);
   const team = options.team !== undefined ? await requireTeam(deps, options.team) : undefined;
-  const secret = newClientSecret();
   const now = iso(deps.clock);
   const row: ClientRow = {
     id: newId(),
     name,
-    secret_hash: sha256(secret),
     redirect_uris: JSON.stringify([...new Set(options.redirectUris)]),
     team_id: team?.id ?? null,
     created_at: now,
     updated_at: now,
+    token_lifetime: tokenLifetime,
   };
+  const { secret, row: secretRow } = newSecretRow(row.id, 'initial', DEFAULT_SECRET_DAYS, deps.clock.now());
   await transact(deps.storage.db, async (trx) => {
     await insertClient(trx, row);
-    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[] });
+    await insertClientSecret(trx, secretRow);
+    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[], tokenLifetime, secretId: secretRow.id, secretExpiresAt: secretRow.expires_at });
   });
-  return { ...(await clientView(deps, row)), client_secret: secret };
+  return { ...(await clientView(deps, row)), client_secret: secret, secret_id: secretRow.id, secret_expires_at: secretRow.expires_at };
 }
 
 export async function clients(deps: AdminDeps): Promise<ClientView[]> {
@@ -326,21 +332,24 @@ export async function deleteClient(deps: AdminDeps, id: string): Promise<{ clien
 }
 
 /**
- * A new secret for a client; the old one stops working at once, and so does every token issued
- * to the client (a secret is rotated because it may have leaked, and whoever held it could have
- * minted tokens with it). Returned once.
+ * A new secret for a client; every other secret stops working at once, and so does every token
+ * issued to the client (a secret is rotated this way because it may have leaked, and whoever
+ * held it could have minted tokens with it). Returned once.
  */
-export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string; revoked: number }> {
-  const row = await requireClient(deps, id);
-  const secret = newClientSecret();
-  const revoked = await transact(deps.storage.db, async (trx) => {
-    const now = iso(deps.clock);
-    await setClientSecret(trx, id, sha256(secret), now);
-    const n = await revokeTokensOfClient(trx, id, now);
-    await auditClient(deps, trx, row, 'client_secret_rotated', { name: row.name, tokensRevoked: n });
-    return n;
-  });
-  return { client_id: id, client_secret: secret, revoked };
+export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{ client_id: string; client_secret: string; revoked: number; secrets_revoked: number }> {
+  await requireClient(deps, id);
+  const rotated = await rotateSecrets({ storage: deps.storage, clock: deps.clock, actor: CLI_ACTOR, requestId: null }, id);
+  return { client_id: id, client_secret: rotated.clientSecret, revoked: rotated.tokensRevoked, secrets_revoked: rotated.secretsRevoked };
+}
+
+/** A client's token lifetime as the CLI gives it: refused outside 300..86400 seconds. */
+function checkedTokenLifetime(seconds: number): number {
+  try {
+    return parseTokenLifetime(String(seconds));
+  } catch (error) {
+    if (error instanceof ClientSecretError) throw new AdminError(`--token-lifetime: ${error.message}`);
+    throw error;
+  }
 }
 
 /**

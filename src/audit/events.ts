@@ -36,6 +36,9 @@ export type AuditAction =
   // Operator actions: credentials and settings changed by the CLI or console.
   | 'client_created'
   | 'client_secret_rotated'
+  | 'client_secret_added'
+  | 'client_secret_revoked'
+  | 'client_updated'
   | 'client_deleted'
   // RFC 7523 trust of a client: its own keys (private_key_jwt), its federated credentials.
   | 'client_key_added'

@@ -15,6 +15,8 @@ import { registerClientTrustCommands } from './client-trust.ts';
 import { registerEventCommands } from './events.ts';
 import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
+import { registerClientSecretCommands } from './client-secrets.ts';
+import { parseTokenLifetime } from '../oauth/client-secret-admin.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps, ClientView } from '../admin.ts';
 import { systemClock } from '../clock.ts';
@@ -51,7 +53,7 @@ function overridesFrom(options: Common & { host?: string; port?: string; publicB
 const configFrom = (options: Common & { host?: string; port?: string; publicBaseUrl?: string }): Config => loadConfig(overridesFrom(options));
 
 /** --json output is camelCase everywhere (as SCIM resources, which `user create` prints as they are). */
-const clientJson = (c: ClientView) => ({ clientId: c.client_id, name: c.name, redirectUris: c.redirect_uris, team: c.team, createdAt: c.created_at });
+const clientJson = (c: ClientView) => ({ clientId: c.client_id, name: c.name, redirectUris: c.redirect_uris, team: c.team, createdAt: c.created_at, tokenLifetime: c.token_lifetime });
 
 function print(json: boolean | undefined, value: unknown, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human}\n`);
@@ -323,7 +325,7 @@ function userCommands(program: Command): void {
     });
 }
 
-/** The commands client create, list, delete, rotate-secret. */
+/** The commands client create, list, delete, rotate-secret, and client secret / update (client-secrets.ts). */
 function clientCommands(program: Command): void {
   const client = program.command('client').description('manage OAuth clients');
   registerClientTrustCommands(client, { withCommon, withDatabase, print });
@@ -331,11 +333,27 @@ function clientCommands(program: Command): void {
     .requiredOption('--name <name>', 'name shown on the consent page')
     .option('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several; not needed with --team for client_credentials only', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--team <name>', 'bind the client to one team (allows client_credentials; only that team may sign in)')
-    .action(async (options: Common & { name: string; redirectUri: string[]; team?: string }) => {
+    .option('--token-lifetime <seconds>', "seconds every access token of the client lives, 300 to 86400 (default: the server's ACCESS_TOKEN_TTL)", (v: string) => {
+      try {
+        return parseTokenLifetime(v);
+      } catch (error) {
+        throw new InvalidArgumentError((error as Error).message);
+      }
+    })
+    .action(async (options: Common & { name: string; redirectUri: string[]; team?: string; tokenLifetime?: number }) => {
       const created = await withDatabase(options, (deps) =>
-        createClient(deps, { name: options.name, redirectUris: options.redirectUri, ...(options.team !== undefined ? { team: options.team } : {}) }),
+        createClient(deps, {
+          name: options.name,
+          redirectUris: options.redirectUri,
+          ...(options.team !== undefined ? { team: options.team } : {}),
+          ...(options.tokenLifetime !== undefined ? { tokenLifetime: options.tokenLifetime } : {}),
+        }),
       );
-      print(options.json, { ...clientJson(created), clientSecret: created.client_secret }, `client "${created.name}" registered\nclient_id:     ${created.client_id}\nclient_secret: ${created.client_secret}\n(the secret is shown only now)`);
+      print(
+        options.json,
+        { ...clientJson(created), clientSecret: created.client_secret, secretId: created.secret_id, secretExpiresAt: created.secret_expires_at },
+        `client "${created.name}" registered\nclient_id:     ${created.client_id}\nclient_secret: ${created.client_secret}\n(the secret is shown only now; it expires ${created.secret_expires_at}: add the next one with client secret add before then)`,
+      );
     });
   withCommon(client.command('list').description('list OAuth clients')).action(async (options: Common) => {
     const rows = await withDatabase(options, (deps) => clients(deps));
@@ -347,12 +365,17 @@ function clientCommands(program: Command): void {
       const deleted = await withDatabase(options, (deps) => deleteClient(deps, options.clientId));
       print(options.json, { clientId: deleted.client_id, tokensRevoked: deleted.revoked }, `client ${deleted.client_id} deleted; ${deleted.revoked} tokens revoked`);
     });
-  withCommon(client.command('rotate-secret').description('issue a new client secret; the old one and every token issued to the client stop working'))
+  withCommon(client.command('rotate-secret').description('issue a new client secret and revoke every other secret of the client, with every token issued to the client, at once (to replace a secret without downtime, use client secret add, then client secret revoke)'))
     .requiredOption('--client-id <id>', 'the client')
     .action(async (options: Common & { clientId: string }) => {
       const rotated = await withDatabase(options, (deps) => rotateClientSecret(deps, options.clientId));
-      print(options.json, { clientId: rotated.client_id, clientSecret: rotated.client_secret, tokensRevoked: rotated.revoked }, `client_secret: ${rotated.client_secret}\n(the secret is shown only now; ${rotated.revoked} token(s) of the client revoked)`);
+      print(
+        options.json,
+        { clientId: rotated.client_id, clientSecret: rotated.client_secret, secretsRevoked: rotated.secrets_revoked, tokensRevoked: rotated.revoked },
+        `client_secret: ${rotated.client_secret}\n(the secret is shown only now; ${rotated.secrets_revoked} other secret(s) and ${rotated.revoked} token(s) of the client revoked)`,
+      );
     });
+  registerClientSecretCommands(client, { withCommon, withDatabase, print });
 }
 
 /** The commands audit list. */

@@ -1,8 +1,9 @@
 /**
  * OAuth clients as the token endpoint authenticates them (RFC 6749 2.3.1), kept per instance for
  * a short time so that a token request does not read its client's row every time.
- * Only the row is kept (its secret as the stored SHA-256); the presented secret is still checked
- * on every request (clients.ts). Deleting a client or replacing its secret is announced by
+ * The row is kept with its unrevoked secrets (their stored SHA-256); the presented secret is
+ * still checked on every request (client-secrets.ts). Deleting a client, changing it, or adding
+ * or revoking one of its secrets is announced by
  * storage (revocations.ts) and drops the entry at once, on this instance when the change commits
  * and on the others through PostgreSQL's LISTEN/NOTIFY; while those notices may be missed (the
  * LISTEN connection is down) nothing is served from memory. Unknown ids are never kept.
@@ -11,6 +12,9 @@ import type { Clock } from '../clock.ts';
 import type { Storage } from '../storage/connect.ts';
 import { clientById } from '../storage/repos/clients.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
+import { unrevokedSecrets } from '../storage/repos/client-secrets.ts';
+import type { ClientWithSecrets } from './client-secrets.ts';
+import { SecretUse } from './client-secrets.ts';
 import type { Revoked } from '../storage/revocations.ts';
 
 export interface ClientCacheSettings {
@@ -24,7 +28,9 @@ export class ClientCache {
   readonly #clock: Clock;
   readonly #ttlMs: number;
   readonly #maxEntries: number;
-  readonly #entries = new Map<string, { readonly row: ClientRow; readonly until: number }>();
+  readonly #entries = new Map<string, { readonly found: ClientWithSecrets; readonly until: number }>();
+  /** When this instance last wrote each secret's use (client-secrets.ts). */
+  readonly secretUse = new SecretUse();
   /** Bumped by every notice: a read that began under an older generation is not kept. */
   #generation = 0;
   readonly #unsubscribe: () => void;
@@ -39,23 +45,29 @@ export class ClientCache {
 
   /** The client with this id, or undefined. */
   async byId(id: string): Promise<ClientRow | undefined> {
+    return (await this.withSecrets(id))?.client;
+  }
+
+  /** The client with this id and its unrevoked secrets (expired ones included), or undefined. */
+  async withSecrets(id: string): Promise<ClientWithSecrets | undefined> {
     const now = this.#clock.now().getTime();
     const caching = this.#ttlMs > 0 && this.#storage.revocations.live;
     if (caching) {
       const hit = this.#entries.get(id);
-      if (hit && now < hit.until) return hit.row;
+      if (hit && now < hit.until) return hit.found;
       if (hit) this.#entries.delete(id);
     }
     const generation = this.#generation;
-    const row = await clientById(this.#storage.db, id);
-    if (row && caching && generation === this.#generation && this.#storage.revocations.live) {
+    const client = await clientById(this.#storage.db, id);
+    const found = client ? { client, secrets: await unrevokedSecrets(this.#storage.db, id) } : undefined;
+    if (found && caching && generation === this.#generation && this.#storage.revocations.live) {
       if (this.#entries.size >= this.#maxEntries) {
         const oldest = this.#entries.keys().next();
         if (!oldest.done) this.#entries.delete(oldest.value);
       }
-      this.#entries.set(id, { row, until: now + this.#ttlMs });
+      this.#entries.set(id, { found, until: now + this.#ttlMs });
     }
-    return row;
+    return found;
   }
 
   close(): void {

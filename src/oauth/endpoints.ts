@@ -4,7 +4,8 @@
  * exactly one client authentication method, the client authenticated, then the grant or the
  * operation. The HTTP plugin only extracts and renders.
  *
- * Client secrets are 256 random bits: the presented secret is always checked (constant time), so
+ * Client secrets are 256 random bits: the presented secret is always checked (constant time,
+ * against every live secret of the client: client-secrets.ts), so
  * a right secret always works, whatever others sent for the same client id; only a source that
  * fails is throttled, per (client id, address) with exponential backoff (limits.ts). A client id
  * that cannot exist (not 20 characters of [A-Z0-9]) is refused before anything is counted or
@@ -19,7 +20,8 @@ import type { ClientRow } from '../storage/repos/clients.ts';
 import { sha256 } from '../ids.ts';
 import { authenticateByAssertion } from './assertion-auth.ts';
 import type { AssertionLog } from './assertion-auth.ts';
-import { authenticateClient, isWellFormedClientId } from './clients.ts';
+import { isWellFormedClientId } from './clients.ts';
+import { matchSecret } from './client-secrets.ts';
 import type { OAuthContext } from './context.ts';
 import { invalidClient, invalidRequest, OAuthError, tooManyAttempts } from './errors.ts';
 import { GRANTS } from './grants/index.ts';
@@ -70,7 +72,7 @@ function basicCredentials(header: string): { id: string; secret: string } {
 }
 
 /** Checks the request's shape and authenticates the client (every endpoint here requires one). */
-export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; params: TokenParams; secretId: string | null }> {
+export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; secretId: string | null; params: TokenParams }> {
   const params = formParams(request.body);
   if ('client_secret' in request.query || 'client_id' in request.query) {
     throw invalidRequest('Client credentials must not be sent in the query string (RFC 6749 2.3.1)');
@@ -89,30 +91,27 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
   else throw invalidClient(false);
   if (usedBasic && params.client_id !== undefined && params.client_id !== id) throw invalidRequest('client_id differs from the authenticated client');
   if (!isWellFormedClientId(id)) throw invalidClient(usedBasic);
-  let exists = false;
-  const client = await authenticateClient(ctx.storage.db, id, secret, async (i) => {
-    const row = await ctx.clients.byId(i);
-    exists = row !== undefined;
-    return row;
-  });
-  if (!client) {
+  const found = await ctx.clients.withSecrets(id);
+  const authenticated = matchSecret(found, id, secret, ctx.clock.now().toISOString());
+  if (!authenticated) {
     // Only a client that exists has failures worth remembering: an unknown id costs
     // no counter, and its source is still limited by its failed requests per address.
-    const wait = exists ? await ctx.limits.clientFailed(id, request.address) : undefined;
+    const wait = found ? await ctx.limits.clientFailed(id, request.address) : undefined;
     throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);
   }
-  return { client, params, secretId: null };
+  await ctx.clients.secretUse.used(ctx.storage.db, ctx.clock, authenticated.secret);
+  return { client: authenticated.client, secretId: authenticated.secret.id, params };
 }
 
 /** POST /oauth/token. */
 export async function token(ctx: OAuthContext, request: EndpointRequest): Promise<GrantedTokens> {
-  const { client, params, secretId } = await authenticate(ctx, request);
+  const { client, secretId, params } = await authenticate(ctx, request);
   const grantType = required(params, 'grant_type');
   const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
   if (!grant || (grantType === 'password' && !ctx.passwordGrant)) {
     throw new OAuthError('unsupported_grant_type', `grant_type "${grantType.slice(0, 40)}" is not supported`);
   }
-  return grant(ctx, { client, params, secretId, requestId: request.requestId, address: request.address });
+  return grant(ctx, { client, secretId, params, requestId: request.requestId, address: request.address });
 }
 
 const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);

@@ -33,6 +33,8 @@ export interface IssueOptions {
   readonly scope: readonly Scope[];
   readonly ttlSeconds: number;
   readonly familyId?: string | null;
+  /** The client secret that authenticated the request that issues the token. */
+  readonly secretId?: string | null;
 }
 
 /** A new token and the row that stores it (only its hash). */
@@ -52,6 +54,7 @@ function tokenRow(clock: Clock, kind: 'access' | 'refresh', options: IssueOption
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + options.ttlSeconds * 1000).toISOString(),
       revoked_at: null,
+      secret_id: options.secretId ?? null,
     },
   };
 }
@@ -81,10 +84,10 @@ export async function issueGrant(
   ex: Executor,
   clock: Clock,
   lifetimes: TokenLifetimes,
-  grant: { teamId: string; userId: string | null; clientId: string; scope: readonly Scope[]; familyId?: string; withRefresh: boolean },
+  grant: { teamId: string; userId: string | null; clientId: string; scope: readonly Scope[]; familyId?: string; withRefresh: boolean; secretId?: string | null },
 ): Promise<GrantedTokens> {
   const familyId = grant.familyId ?? newId();
-  const base = { teamId: grant.teamId, userId: grant.userId, clientId: grant.clientId, scope: grant.scope, familyId };
+  const base = { teamId: grant.teamId, userId: grant.userId, clientId: grant.clientId, scope: grant.scope, familyId, secretId: grant.secretId ?? null };
   const access = tokenRow(clock, 'access', { ...base, ttlSeconds: lifetimes.accessTokenTtl });
   const refresh = grant.withRefresh ? tokenRow(clock, 'refresh', { ...base, ttlSeconds: lifetimes.refreshTokenTtl }) : undefined;
   if (refresh) await insertTokenPair(ex, access.row, refresh.row);

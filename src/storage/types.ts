@@ -97,17 +97,32 @@ export interface OAuthTokensTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** The client secret that authenticated the request that issued the token (null otherwise). */
+  secret_id: string | null;
 }
 
 export interface OAuthClientsTable {
   id: string;
   name: string;
-  secret_hash: string;
   /** JSON array of the registered redirect URIs. */
   redirect_uris: string;
   team_id: string | null;
   created_at: string;
   updated_at: string;
+  /** Seconds every access token of the client lives; null: the server's ACCESS_TOKEN_TTL. */
+  token_lifetime: number | null;
+}
+
+/** One of a client's secrets (DESIGN.md section 11), kept only as its SHA-256. */
+export interface OAuthClientSecretsTable {
+  id: string;
+  client_id: string;
+  name: string;
+  secret_hash: string;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }
 
 export interface OAuthCodesTable {
@@ -325,6 +340,7 @@ export interface Database {
   group_members: GroupMembersTable;
   oauth_tokens: OAuthTokensTable;
   oauth_clients: OAuthClientsTable;
+  oauth_client_secrets: OAuthClientSecretsTable;
   oauth_codes: OAuthCodesTable;
   settings: SettingsTable;
   audit_events: AuditEventsTable;

@@ -18,9 +18,9 @@ export type TokenParams = Readonly<Record<string, string>>;
 
 export interface GrantRequest {
   readonly client: ClientRow;
-  readonly params: TokenParams;
-  /** The client secret that authenticated the request; null for a client assertion (RFC 7523). */
+  /** The client secret that authenticated the request; null when the client authenticated otherwise (a client assertion, RFC 7523). */
   readonly secretId: string | null;
+  readonly params: TokenParams;
   readonly requestId: string | null;
   /** The source address (request.ip), for the sign-in failure counters. */
   readonly address: string;
@@ -37,15 +37,20 @@ export function required(params: TokenParams, name: string): string {
 
 export const actorOf = (request: GrantRequest, userId: string | null): Actor => ({ via: 'oauth', clientId: request.client.id, userId });
 
-/** Mints a grant's tokens and records `token_issued` with the same executor (one transaction). */
+/**
+ * Mints a grant's tokens and records `token_issued` with the same executor (one transaction).
+ * The access token lives as long as the client's token lifetime says (the server's default when
+ * it has none) and names the secret that authenticated the request.
+ */
 export async function issueRecorded(
   ex: Executor,
   ctx: OAuthContext,
   request: GrantRequest,
   grantType: string,
-  grant: Parameters<typeof issueGrant>[3],
+  grant: Omit<Parameters<typeof issueGrant>[3], 'secretId'>,
 ): Promise<GrantedTokens> {
-  const tokens = await issueGrant(ex, ctx.clock, ctx.lifetimes, grant);
+  const lifetimes = { ...ctx.lifetimes, accessTokenTtl: request.client.token_lifetime ?? ctx.lifetimes.accessTokenTtl };
+  const tokens = await issueGrant(ex, ctx.clock, lifetimes, { ...grant, secretId: request.secretId });
   await recordEvent(ex, ctx.clock, {
     teamId: grant.teamId,
     actor: actorOf(request, grant.userId),

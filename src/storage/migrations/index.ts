@@ -27,6 +27,7 @@ import { migration016 } from './016_team_limits.ts';
 import { migration017 } from './017_subscription_secret_index.ts';
 import { migration018 } from './018_subscription_creators.ts';
 import { migration019 } from './019_path_safe_schema_urns.ts';
+import { migration020 } from './020_client_secrets.ts';
 import { migration021 } from './021_client_assertions.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
@@ -50,6 +51,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '017_subscription_secret_index': migration017(),
     '018_subscription_creators': migration018(),
     '019_path_safe_schema_urns': migration019(),
+    '020_client_secrets': migration020(),
     '021_client_assertions': migration021(),
   };
 }

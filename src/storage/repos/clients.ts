@@ -1,6 +1,6 @@
 /**
- * OAuth clients: service-wide rows; the secret is kept only as its SHA-256 hash. Deleting a
- * client or replacing its secret is announced (revocations.ts), for the caches that hold a
+ * OAuth clients: service-wide rows (their secrets are in client-secrets.ts). Deleting a client
+ * or changing what its tokens get is announced (revocations.ts), for the caches that hold a
  * verified client or its tokens.
  */
 import { announceRevocation } from '../revocations.ts';
@@ -28,13 +28,15 @@ export async function listClients(ex: Executor): Promise<ClientRow[]> {
 export async function deleteClient(ex: Executor, id: string): Promise<boolean> {
   await ex.deleteFrom('oauth_codes').where('client_id', '=', id).execute();
   await deleteTrustOfClient(ex, id);
+  await ex.deleteFrom('oauth_client_secrets').where('client_id', '=', id).execute();
   const result = await ex.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
   await announceRevocation(ex, { kind: 'client', id });
   return Number(result.numDeletedRows) === 1;
 }
 
-export async function setClientSecret(ex: Executor, id: string, secretHash: string, at: string): Promise<boolean> {
-  const result = await ex.updateTable('oauth_clients').set({ secret_hash: secretHash, updated_at: at }).where('id', '=', id).executeTakeFirst();
+/** Changes a client's name and token lifetime (null: the server's default). */
+export async function updateClientSettings(ex: Executor, id: string, change: { name: string; token_lifetime: number | null }, at: string): Promise<boolean> {
+  const result = await ex.updateTable('oauth_clients').set({ ...change, updated_at: at }).where('id', '=', id).executeTakeFirst();
   await announceRevocation(ex, { kind: 'client', id });
   return Number(result.numUpdatedRows) === 1;
 }

@@ -13,7 +13,11 @@ import type { Executor } from '../types.ts';
 export const CREATOR_REVOKED = "its creator's credential was revoked: an administrator may resume it, and then it acts on that administrator's authority";
 
 /** Pauses the active subscriptions created with what `revoked` names; answers how many. */
-export async function pauseSubscriptionsOfRevoked(ex: Executor, revoked: { readonly kind: 'token' | 'family' | 'user' | 'client'; readonly id: string }, at: string): Promise<number> {
+export async function pauseSubscriptionsOfRevoked(
+  ex: Executor,
+  revoked: { readonly kind: 'token' | 'family' | 'user' | 'client'; readonly id: string } | { readonly kind: 'secret'; readonly id: string; readonly clientId: string },
+  at: string,
+): Promise<number> {
   let update = ex.updateTable('event_subscriptions').set({ state: 'paused', paused_reason: CREATOR_REVOKED, updated_at: at }).where('state', '=', 'active');
   switch (revoked.kind) {
     case 'token':
@@ -28,6 +32,11 @@ export async function pauseSubscriptionsOfRevoked(ex: Executor, revoked: { reado
     case 'client':
       update = update.where('creator_token', 'in', (eb) => eb.selectFrom('oauth_tokens').select('hash').where('client_id', '=', revoked.id));
       break;
+    case 'secret': {
+      const { clientId, id } = revoked;
+      update = update.where('creator_token', 'in', (eb) => eb.selectFrom('oauth_tokens').select('hash').where('client_id', '=', clientId).where('secret_id', '=', id));
+      break;
+    }
   }
   return Number((await update.executeTakeFirst()).numUpdatedRows);
 }
