@@ -88,7 +88,11 @@ export interface CliTarget {
   readonly hosts: ReadonlyMap<string, string>;
 }
 
-/** Runs `npx rollcall <args>` as a child process against `target`'s database; returns what it printed. */
+/**
+ * Runs `npx rollcall <args>` as a child process against `target`'s database (the hosts the guide
+ * names replaced by the ones the replay serves them on, and back in what it prints); returns
+ * what it printed.
+ */
 export async function runRollcall(args: readonly string[], vars: Vars, target: CliTarget, where: string): Promise<string> {
   const argv = args.map((a) => {
     let word = substitute(a, vars, where);
@@ -98,7 +102,10 @@ export async function runRollcall(args: readonly string[], vars: Vars, target: C
   const env = { ...process.env, DATABASE_URL: target.databaseUrl, SECRET_KEY: TEST_SECRET_KEY, PUBLIC_BASE_URL: target.publicBaseUrl, LOG_LEVEL: 'silent' };
   try {
     const run = await promisify(execFile)(process.execPath, [CLI, ...argv], { encoding: 'utf8', env, timeout: 30_000 });
-    return run.stdout;
+    // Printed as the guide's reader sees it: with the hosts the guide names.
+    let printed = run.stdout;
+    for (const [from, to] of target.hosts) printed = printed.split(to).join(from);
+    return printed;
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string; code?: unknown };
     assert.fail(`${where}: npx rollcall ${argv.join(' ')} failed (${String(failed.code)}): ${failed.stderr ?? ''}${failed.stdout ?? ''}`);
