@@ -8,18 +8,24 @@
  * goes through the rate-limited, scrypt-bound password grant. The team has one active push
  * subscription to every event (created through the events service, as the API creates one) when
  * a receiver URL is given, so each write pays the feed and the delivery work a live team pays.
+ * A second client, bound to the team, serves the client_credentials scenarios: with its secret,
+ * and, when an Entra stand-in is given (test/support/entra-standin.ts, serving its keys on
+ * loopback), with a federated credential trusting the stand-in and a pool of assertions it
+ * signed, each with its own `uti` (an assertion is accepted once).
  */
 import { randomBytes } from 'node:crypto';
 import { createClient, createTeam, createTeamUser, issueToken } from '../src/admin.ts';
 import type { AdminDeps } from '../src/admin.ts';
 import { systemClock } from '../src/clock.ts';
 import { createSubscription } from '../src/events/subscriptions.ts';
+import { addFederation } from '../src/oauth/client-trust.ts';
 import { ReceiverPolicy } from '../src/events/receivers.ts';
 import { issueGrant } from '../src/oauth/tokens.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { loadGroup } from './scale-loader.ts';
 import { loadUsers } from '../test/support/rows.ts';
 import type { LoadedUser } from '../test/support/rows.ts';
+import type { EntraStandIn } from '../test/support/entra-standin.ts';
 
 export interface FixtureSizes {
   readonly readUsers: number;
@@ -27,11 +33,15 @@ export interface FixtureSizes {
   readonly memberUsers: number;
   readonly groups: number;
   readonly refreshTokens: number;
+  /** Entra-signed assertions for the federated client_credentials scenario (with `entra` only). */
+  readonly assertions: number;
 }
 
 export interface FixtureOptions {
   /** The push receiver of the team's one subscription (bench/receiver.ts); none when undefined. */
   readonly receiverUrl?: string;
+  /** The Entra stand-in whose assertions the team's service client trusts; none when undefined. */
+  readonly entra?: EntraStandIn;
 }
 
 export interface ThroughputFixture {
@@ -47,6 +57,11 @@ export interface ThroughputFixture {
   readonly groupIds: readonly string[];
   /** Unused refresh tokens, each its own grant. */
   readonly refreshTokens: readonly string[];
+  /** A client bound to the team (client_credentials), and its secret. */
+  readonly serviceClientId: string;
+  readonly serviceClientSecret: string;
+  /** Unused assertions the Entra stand-in signed for the service client (empty without one). */
+  readonly assertions: readonly string[];
   /** The team's push subscription, when one was created. */
   readonly subscriptionId: string | undefined;
 }
@@ -81,6 +96,16 @@ async function mintRefreshTokens(storage: Storage, grant: { teamId: string; user
   return tokens;
 }
 
+/** Signs `count` Entra assertions for `audience`, a hundred at a time (signing runs off the main thread). */
+async function signAssertions(entra: EntraStandIn, audience: string, count: number): Promise<string[]> {
+  const out: string[] = [];
+  while (out.length < count) {
+    const n = Math.min(100, count - out.length);
+    out.push(...(await Promise.all(Array.from({ length: n }, () => entra.assertion({ audience })))));
+  }
+  return out;
+}
+
 export async function seedThroughputFixture(storage: Storage, sizes: FixtureSizes, options: FixtureOptions = {}): Promise<ThroughputFixture> {
   const deps: AdminDeps = { storage, clock: systemClock, baseUrl: BASE_URL };
   const team = await createTeam(deps, 'bench');
@@ -101,6 +126,13 @@ export async function seedThroughputFixture(storage: Storage, sizes: FixtureSize
   const receivers = new ReceiverPolicy([{ kind: 'network', address: '127.0.0.1', prefix: 32, family: 4 }]);
   const subscription = options.receiverUrl === undefined ? undefined : (await createSubscription({ ...deps, receivers }, team, { method: 'push', url: options.receiverUrl })).subscription;
   const refreshTokens = await mintRefreshTokens(storage, { teamId: team.id, userId: String(admin.id), clientId: client.client_id }, sizes.refreshTokens);
+  const service = await createClient(deps, { name: 'bench service', redirectUris: [], team: team.name });
+  let assertions: string[] = [];
+  if (options.entra !== undefined) {
+    // Keys from the issuer's OpenID configuration, as for Entra; the server fetches them on the first assertion.
+    await addFederation(deps, service.client_id, { issuer: options.entra.issuer, subject: options.entra.objectId });
+    assertions = await signAssertions(options.entra, service.client_id, sizes.assertions);
+  }
   return {
     accessToken: access.token,
     clientId: client.client_id,
@@ -110,6 +142,9 @@ export async function seedThroughputFixture(storage: Storage, sizes: FixtureSize
     memberIds,
     groupIds,
     refreshTokens,
+    serviceClientId: service.client_id,
+    serviceClientSecret: service.client_secret,
+    assertions,
     subscriptionId: subscription?.id,
   };
 }

@@ -7,6 +7,10 @@
  * table (req/s, p50/p99, the ratio Rollcall / reference, server CPU time per request and its
  * ratio, which a busy machine disturbs less than req/s, errors) and the targets; exits 1 when any
  * request failed or a probe found a wrong answer. `--smoke` is the seconds-long version CI runs.
+ * The client_credentials scenarios authenticate with a secret, and with assertions signed by a
+ * stand-in for Entra ID (test/support/entra-standin.ts) that serves its keys from this process on
+ * loopback (the server's ALLOW_RECEIVERS admits it); the server fetches them on the first
+ * assertion and then works from its cache.
  * The change feed is on (it always is) and the team has one active push subscription whose
  * receiver (bench/receiver.ts, in this process, answering 202) counts the SETs delivered, so
  * every scenario pays what a team with a live subscription pays.
@@ -26,7 +30,8 @@ import type { Measurement, Slice } from './load.ts';
 import { Servers } from './processes.ts';
 import { startReceiver } from './receiver.ts';
 import type { ServerProcess } from './processes.ts';
-import { throughputScenarios } from './scenarios.ts';
+import { SCENARIO_NAMES, throughputScenarios } from './scenarios.ts';
+import { EntraStandIn } from '../test/support/entra-standin.ts';
 import type { Scenario } from './scenarios.ts';
 import { ratioTargetsTable } from './targets.ts';
 import { count, ms, rate, ratio, renderTable } from './table.ts';
@@ -46,6 +51,8 @@ interface RunOptions {
 
 /** Refresh tokens used per second of Rollcall load, at most (sizes the pool; the run stops early if it runs dry). */
 const REFRESH_RATE_CEILING = 6000;
+/** Federated client_credentials grants per second, at most (sizes the pool of signed assertions likewise). */
+const ASSERTION_RATE_CEILING = 3000;
 
 function parseOptions(argv: readonly string[]): RunOptions {
   const { values } = parseArgs({
@@ -83,6 +90,8 @@ function parseOptions(argv: readonly string[]): RunOptions {
   };
 }
 
+const selected = (options: RunOptions, scenario: string): boolean => options.only === undefined || scenario.includes(options.only);
+
 function sizesFor(options: RunOptions): FixtureSizes {
   const refreshSeconds = options.seconds + options.warmupSeconds;
   return {
@@ -91,6 +100,8 @@ function sizesFor(options: RunOptions): FixtureSizes {
     memberUsers: options.smoke ? 500 : 5000,
     groups: options.smoke ? 4 : 20,
     refreshTokens: Math.ceil(refreshSeconds * REFRESH_RATE_CEILING * options.instances) + 1000,
+    // Signing takes a third of a millisecond each: none when the scenario does not run.
+    assertions: selected(options, SCENARIO_NAMES.clientAssertion) ? Math.ceil(refreshSeconds * ASSERTION_RATE_CEILING * options.instances) + 500 : 0,
   };
 }
 
@@ -196,6 +207,7 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
   const database = await createBenchDatabase({ label: 'rps', ...(options.postgres !== undefined ? { postgres: options.postgres } : {}) });
   const servers = new Servers();
   const receiver = await startReceiver();
+  const entra = await EntraStandIn.start(() => new Date());
   const stopOnSignal = () => {
     void servers.stopAll().finally(() => database.dispose().finally(() => process.exit(130)));
   };
@@ -204,8 +216,8 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
   try {
     const storage = await database.open();
     const sizes = sizesFor(options);
-    log(`seeding: ${sizes.readUsers + sizes.writeUsers + sizes.memberUsers} users, ${sizes.groups} groups, ${sizes.refreshTokens} refresh tokens`);
-    const fixture = await seedThroughputFixture(storage, sizes, { receiverUrl: receiver.url }).finally(() => storage.close());
+    log(`seeding: ${sizes.readUsers + sizes.writeUsers + sizes.memberUsers} users, ${sizes.groups} groups, ${sizes.refreshTokens} refresh tokens, ${sizes.assertions} Entra assertions`);
+    const fixture = await seedThroughputFixture(storage, sizes, { receiverUrl: receiver.url, entra }).finally(() => storage.close());
     process.stdout.write(`events: change feed on; one push subscription active (${fixture.subscriptionId}, every event) delivering to ${receiver.url} (answers 202)\n`);
     const nodeArgs = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
     const rollcall: ServerProcess[] = [];
@@ -218,7 +230,7 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
 
     const rows: Row[] = [];
     for (const scenario of throughputScenarios(fixture)) {
-      if (options.only !== undefined && !scenario.name.includes(options.only)) continue;
+      if (!selected(options, scenario.name)) continue;
       const row = await measureScenario(scenario, rollcall, reference, options);
       log(`${scenario.name}: Rollcall ${rate(row.rollcall.rps)} req/s, reference ${rate(row.reference.rps)} req/s`);
       rows.push(row);
@@ -237,6 +249,7 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
     await servers.stopAll();
     await database.dispose();
     await receiver.close();
+    await entra.close();
     process.removeListener('SIGINT', stopOnSignal);
     process.removeListener('SIGTERM', stopOnSignal);
   }

@@ -2,9 +2,10 @@
  * The throughput scenarios of `npm run bench`, as autocannon requests. Each scenario builds, per
  * server, a request whose `setupRequest` varies what must vary (ids spread over a pool, unique
  * userNames for creates and replaces, a fresh membership pair for every group PATCH, an unused
- * refresh token for every refresh grant). The counters live in the closure of one build, never
- * at module level. The reference server gets the same requests, except that it is handed a
- * dummy refresh token, so it does not use up the pool Rollcall needs.
+ * refresh token for every refresh grant, an unused Entra assertion for every federated
+ * client_credentials grant). The counters live in the closure of one build, never at module
+ * level. The reference server gets the same requests, except that it is handed a dummy refresh
+ * token and a dummy assertion, so it does not use up the pools Rollcall needs.
  */
 import type { Request } from 'autocannon';
 import { PATCH_OP } from '../src/scim/schema/urns.ts';
@@ -39,7 +40,12 @@ export const SCENARIO_NAMES = {
   addMember: 'PATCH /Groups/{id} add member',
   getGroup: 'GET /Groups/{id}?excludedAttributes=members',
   refresh: 'POST /oauth/token refresh_token',
+  clientSecret: 'POST /oauth/token client_credentials, secret',
+  clientAssertion: 'POST /oauth/token client_credentials, Entra assertion',
 } as const;
+
+/** The JWT bearer client assertion type (RFC 7523 2.2), form-encoded. */
+const JWT_BEARER = encodeURIComponent('urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
 
 const SCIM = '/v2/scim';
 
@@ -56,6 +62,8 @@ function varying(base: Request, next: (n: number) => { path: string; body?: stri
 
 const jsonBody = (value: unknown): string => JSON.stringify(value);
 
+const accessTokenIssued: Probe = (_status, body) => (typeof (JSON.parse(body) as { access_token?: unknown }).access_token === 'string' ? undefined : 'no access_token');
+
 const totalResultsIs = (expected: number): Probe => (_status, body) => {
   const total = (JSON.parse(body) as { totalResults?: unknown }).totalResults;
   return total === expected ? undefined : `totalResults is ${String(total)}, expected ${expected}`;
@@ -64,7 +72,9 @@ const totalResultsIs = (expected: number): Probe => (_status, body) => {
 export function throughputScenarios(fixture: ThroughputFixture): Scenario[] {
   const bearer = { authorization: `Bearer ${fixture.accessToken}` };
   const scimWrite = { ...bearer, 'content-type': 'application/scim+json' };
-  const basic = `Basic ${Buffer.from(`${encodeURIComponent(fixture.clientId)}:${encodeURIComponent(fixture.clientSecret)}`).toString('base64')}`;
+  const basicOf = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+  const basic = basicOf(fixture.clientId, fixture.clientSecret);
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
   const tag = () => Math.random().toString(36).slice(2, 8);
 
   return [
@@ -175,6 +185,36 @@ export function throughputScenarios(fixture: ThroughputFixture): Scenario[] {
             },
           ],
           // Stop while every connection still has an unused token for its last request.
+          ...(side === 'rollcall' ? { shouldStop: () => pool.length - next < connections * 2 } : {}),
+        };
+      },
+    },
+    {
+      name: SCENARIO_NAMES.clientSecret,
+      expectStatus: 200,
+      probe: accessTokenIssued,
+      build: () => ({
+        requests: [{ method: 'POST', path: '/oauth/token', headers: { authorization: basicOf(fixture.serviceClientId, fixture.serviceClientSecret), ...form }, body: 'grant_type=client_credentials' }],
+      }),
+    },
+    {
+      name: SCENARIO_NAMES.clientAssertion,
+      expectStatus: 200,
+      probe: accessTokenIssued,
+      build: (side, connections) => {
+        // The same length as Entra's, for the reference; Rollcall gets each assertion once.
+        const pool = side === 'rollcall' ? fixture.assertions : [`eyJ${'x'.repeat((fixture.assertions[0]?.length ?? 1200) - 3)}`];
+        let next = 0;
+        const prefix = `grant_type=client_credentials&client_id=${encodeURIComponent(fixture.serviceClientId)}&client_assertion_type=${JWT_BEARER}&client_assertion=`;
+        return {
+          requests: [
+            {
+              method: 'POST',
+              path: '/oauth/token',
+              headers: form,
+              setupRequest: (request: Request) => ({ ...request, body: `${prefix}${(side === 'rollcall' ? pool[next++] : pool[0]) ?? 'exhausted'}` }),
+            },
+          ],
           ...(side === 'rollcall' ? { shouldStop: () => pool.length - next < connections * 2 } : {}),
         };
       },
