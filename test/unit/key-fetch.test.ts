@@ -1,0 +1,289 @@
+/**
+ * The key fetcher (DESIGN.md section 11, issue 29 item 4): JWK Sets fetched from a `jwks_uri` or
+ * through an issuer's OpenID configuration (OpenID Connect Discovery 1.0 section 4), cached
+ * within the publisher's Cache-Control clamped to 5 minutes..24 hours, an unknown `kid`
+ * refetching at most once a minute, one fetch for concurrent callers; and hostile publishers
+ * (one that hangs, answers 5 MB, redirects, lies about its issuer, answers no JWK Set) and
+ * hosts the egress policy forbids, each refused with KeyFetchFailed. Every server listens on
+ * 127.0.0.1; other names are answered by an injected resolver, and time moves by an injected
+ * clock (the timeout aside, which a short setting bounds).
+ */
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, it } from 'node:test';
+import type { JWK } from 'jose';
+import type { AllowedReceiver } from '../../src/config.ts';
+import { ReceiverPolicy } from '../../src/events/receivers.ts';
+import type { Resolve } from '../../src/events/receivers.ts';
+import { KeyFetcher } from '../../src/oauth/key-fetch.ts';
+import type { FetchEvent, KeyFetchSettings } from '../../src/oauth/key-fetch.ts';
+import { KeyFetchFailed } from '../../src/oauth/remote-keys.ts';
+
+const LOOPBACK: readonly AllowedReceiver[] = [
+  { kind: 'network', address: '127.0.0.0', prefix: 8, family: 4 },
+  { kind: 'network', address: '::1', prefix: 128, family: 6 },
+];
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** A public RSA key as an issuer publishes it. */
+function rsaKey(kid: string): JWK {
+  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { ...(publicKey.export({ format: 'jwk' }) as JWK), kid, use: 'sig', alg: 'RS256' };
+}
+const KEY_A = rsaKey('key-a');
+const KEY_B = rsaKey('key-b');
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+interface Publisher {
+  readonly origin: string;
+  /** Requests per path. */
+  readonly hits: Map<string, number>;
+  count(path: string): number;
+  route(path: string, handler: Handler): void;
+  close(): Promise<void>;
+}
+
+/** An HTTP server on 127.0.0.1 answering by path (404 for any other) and counting requests. */
+async function publisher(): Promise<Publisher> {
+  const routes = new Map<string, Handler>();
+  const hits = new Map<string, number>();
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    const handler = routes.get(path);
+    if (handler) handler(req, res);
+    else res.writeHead(404).end();
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits,
+    count: (path) => hits.get(path) ?? 0,
+    route: (path, handler) => routes.set(path, handler),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A handler answering `body` as JSON with the given headers. */
+const json =
+  (body: () => unknown, headers: Record<string, string> = {}): Handler =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body()));
+  };
+
+/** A clock the test moves. */
+function manualClock(start = Date.parse('2026-11-26T12:00:00Z')) {
+  let now = start;
+  return { now: () => new Date(now), advance: (ms: number) => void (now += ms) };
+}
+
+describe('KeyFetcher', () => {
+  const closing: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close();
+  });
+  const server = async () => {
+    const p = await publisher();
+    closing.push(() => p.close());
+    return p;
+  };
+  const fetcher = (settings: Partial<KeyFetchSettings> = {}) => new KeyFetcher({ policy: new ReceiverPolicy(LOOPBACK), ...settings });
+  const kids = (set: { keys: JWK[] }) => set.keys.map((k) => k.kid);
+
+  describe('fetching and caching', () => {
+    it('fetches a jwks_uri once and answers from the cache while it is fresh', async () => {
+      const p = await server();
+      p.route('/jwks', json(() => ({ keys: [KEY_A] })));
+      const keys = fetcher();
+      assert.deepEqual(kids(await keys.keySet({ jwksUri: `${p.origin}/jwks` }, 'key-a')), ['key-a']);
+      assert.deepEqual(kids(await keys.keySet({ jwksUri: `${p.origin}/jwks` }, 'key-a')), ['key-a']);
+      assert.deepEqual(kids(await keys.keySet({ jwksUri: `${p.origin}/jwks` }, undefined)), ['key-a']);
+      assert.equal(p.count('/jwks'), 1);
+    });
+
+    it('OpenID Connect Discovery 4: finds the set through <issuer>/.well-known/openid-configuration, both cached', async () => {
+      const p = await server();
+      const issuer = `${p.origin}/tenant-1/v2.0`;
+      p.route('/tenant-1/v2.0/.well-known/openid-configuration', json(() => ({ issuer, jwks_uri: `${p.origin}/tenant-1/discovery/v2.0/keys` })));
+      p.route('/tenant-1/discovery/v2.0/keys', json(() => ({ keys: [KEY_A, KEY_B] })));
+      const keys = fetcher();
+      assert.deepEqual(kids(await keys.keySet({ issuer }, 'key-b')), ['key-a', 'key-b']);
+      assert.deepEqual(kids(await keys.keySet({ issuer }, 'key-a')), ['key-a', 'key-b']);
+      assert.equal(p.count('/tenant-1/v2.0/.well-known/openid-configuration'), 1);
+      assert.equal(p.count('/tenant-1/discovery/v2.0/keys'), 1);
+    });
+
+    it('an issuer with a trailing slash: the path is appended after it, and its issuer compared as configured', async () => {
+      const p = await server();
+      const issuer = `${p.origin}/tenant-2/`;
+      p.route('/tenant-2/.well-known/openid-configuration', json(() => ({ issuer, jwks_uri: `${p.origin}/keys` })));
+      p.route('/keys', json(() => ({ keys: [KEY_A] })));
+      assert.deepEqual(kids(await fetcher().keySet({ issuer }, undefined)), ['key-a']);
+    });
+
+    it('Cache-Control max-age below 5 minutes counts as 5 minutes', async () => {
+      const p = await server();
+      p.route('/jwks', json(() => ({ keys: [KEY_A] }), { 'cache-control': 'public, max-age=10' }));
+      const clock = manualClock();
+      const keys = fetcher({ clock });
+      const source = { jwksUri: `${p.origin}/jwks` };
+      await keys.keySet(source, undefined);
+      clock.advance(4 * MINUTE);
+      await keys.keySet(source, undefined);
+      assert.equal(p.count('/jwks'), 1);
+      clock.advance(MINUTE + 1);
+      await keys.keySet(source, undefined);
+      assert.equal(p.count('/jwks'), 2);
+    });
+
+    it('Cache-Control max-age above 24 hours counts as 24 hours; one within them is honoured', async () => {
+      const p = await server();
+      p.route('/long', json(() => ({ keys: [KEY_A] }), { 'cache-control': 'max-age=31536000' }));
+      p.route('/hour', json(() => ({ keys: [KEY_A] }), { 'cache-control': 'max-age=3600' }));
+      const clock = manualClock();
+      const keys = fetcher({ clock });
+      await keys.keySet({ jwksUri: `${p.origin}/long` }, undefined);
+      await keys.keySet({ jwksUri: `${p.origin}/hour` }, undefined);
+      clock.advance(59 * MINUTE);
+      await keys.keySet({ jwksUri: `${p.origin}/hour` }, undefined);
+      assert.equal(p.count('/hour'), 1);
+      clock.advance(2 * MINUTE);
+      await keys.keySet({ jwksUri: `${p.origin}/hour` }, undefined);
+      assert.equal(p.count('/hour'), 2);
+      clock.advance(22 * HOUR);
+      await keys.keySet({ jwksUri: `${p.origin}/long` }, undefined);
+      assert.equal(p.count('/long'), 1);
+      clock.advance(HOUR);
+      await keys.keySet({ jwksUri: `${p.origin}/long` }, undefined);
+      assert.equal(p.count('/long'), 2);
+    });
+
+    it('no-store, like no Cache-Control, keeps the set for the 5-minute minimum', async () => {
+      const p = await server();
+      p.route('/jwks', json(() => ({ keys: [KEY_A] }), { 'cache-control': 'no-store' }));
+      const clock = manualClock();
+      const keys = fetcher({ clock });
+      const source = { jwksUri: `${p.origin}/jwks` };
+      await keys.keySet(source, undefined);
+      await keys.keySet(source, undefined);
+      assert.equal(p.count('/jwks'), 1);
+      clock.advance(5 * MINUTE);
+      await keys.keySet(source, undefined);
+      assert.equal(p.count('/jwks'), 2);
+    });
+
+    it('an unknown kid refetches at most once a minute per source, and the rotated key is found', async () => {
+      const p = await server();
+      let published = [KEY_A];
+      p.route('/jwks', json(() => ({ keys: published }), { 'cache-control': 'max-age=86400' }));
+      const clock = manualClock();
+      const keys = fetcher({ clock });
+      const source = { jwksUri: `${p.origin}/jwks` };
+      await keys.keySet(source, 'key-a');
+      // Just fetched: an unknown kid is answered from the cache (verification then fails).
+      published = [KEY_A, KEY_B];
+      assert.deepEqual(kids(await keys.keySet(source, 'key-b')), ['key-a']);
+      assert.equal(p.count('/jwks'), 1);
+      clock.advance(MINUTE);
+      assert.deepEqual(kids(await keys.keySet(source, 'key-b')), ['key-a', 'key-b']);
+      assert.equal(p.count('/jwks'), 2);
+      // Made-up kids within the minute cost nothing.
+      for (const kid of ['made-up-1', 'made-up-2', 'made-up-3']) await keys.keySet(source, kid);
+      clock.advance(MINUTE - 1);
+      await keys.keySet(source, 'made-up-4');
+      assert.equal(p.count('/jwks'), 2);
+      clock.advance(1);
+      await keys.keySet(source, 'made-up-5');
+      assert.equal(p.count('/jwks'), 3);
+    });
+
+    it('concurrent callers for one source share one fetch', async () => {
+      const p = await server();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      p.route('/jwks', (_req, res) => void gate.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [KEY_A] }))));
+      const keys = fetcher();
+      const calls = Array.from({ length: 20 }, (_, i) => keys.keySet({ jwksUri: `${p.origin}/jwks` }, i % 2 === 0 ? 'key-a' : undefined));
+      const waitForRequest = async () => {
+        while (p.count('/jwks') === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      };
+      await waitForRequest();
+      release();
+      for (const set of await Promise.all(calls)) assert.deepEqual(kids(set), ['key-a']);
+      assert.equal(p.count('/jwks'), 1);
+    });
+
+    it('keeps only public RSA and EC keys: private parts, symmetric and unknown key types are dropped', async () => {
+      const p = await server();
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+      p.route('/jwks', json(() => ({
+        keys: [
+          KEY_A,
+          { ...(privateKey.export({ format: 'jwk' }) as JWK), kid: 'leaked-private' },
+          { kty: 'oct', k: 'c2VjcmV0', kid: 'hmac' },
+          { kty: 'OKP', crv: 'Ed25519', x: 'AAAA', kid: 'okp' },
+          { ...ec, kid: 'ec' },
+          'not a key',
+          null,
+        ],
+      })));
+      assert.deepEqual(kids(await fetcher().keySet({ jwksUri: `${p.origin}/jwks` }, undefined)), ['key-a', 'ec']);
+    });
+
+    it('a failure is remembered briefly, touches no other source, and a stale set answers when a refetch fails', async () => {
+      const p = await server();
+      let up = true;
+      p.route('/jwks', (req, res) => (up ? json(() => ({ keys: [KEY_A] }))(req, res) : res.writeHead(503).end()));
+      p.route('/dead', (_req, res) => res.writeHead(500).end());
+      const clock = manualClock();
+      const events: FetchEvent[] = [];
+      const keys = fetcher({ clock, onFetch: (e) => events.push(e) });
+      await keys.keySet({ jwksUri: `${p.origin}/jwks` }, undefined);
+      await assert.rejects(keys.keySet({ jwksUri: `${p.origin}/dead` }, undefined), KeyFetchFailed);
+      await assert.rejects(keys.keySet({ jwksUri: `${p.origin}/dead` }, undefined), KeyFetchFailed);
+      assert.equal(p.count('/dead'), 1);
+      assert.deepEqual(kids(await keys.keySet({ jwksUri: `${p.origin}/jwks` }, undefined)), ['key-a']);
+      clock.advance(30_000);
+      await assert.rejects(keys.keySet({ jwksUri: `${p.origin}/dead` }, undefined), KeyFetchFailed);
+      assert.equal(p.count('/dead'), 2);
+      // The good source goes stale and its publisher fails: the last set answers, and the log says so.
+      up = false;
+      clock.advance(5 * MINUTE);
+      assert.deepEqual(kids(await keys.keySet({ jwksUri: `${p.origin}/jwks` }, undefined)), ['key-a']);
+      assert.equal(p.count('/jwks'), 2);
+      assert.deepEqual(events.at(-1), { source: `jwks ${p.origin}/jwks`, ok: false, reason: `${p.origin}/jwks answered 503`, servedStale: true });
+      // No longer than a day past its freshness.
+      clock.advance(25 * HOUR);
+      await assert.rejects(keys.keySet({ jwksUri: `${p.origin}/jwks` }, undefined), KeyFetchFailed);
+    });
+
+    it('holds at most maxSources sources, dropping the least recently used', async () => {
+      const p = await server();
+      for (const path of ['/one', '/two', '/three']) p.route(path, json(() => ({ keys: [KEY_A] })));
+      const keys = fetcher({ maxSources: 2 });
+      const get = (path: string) => keys.keySet({ jwksUri: `${p.origin}${path}` }, undefined);
+      await get('/one');
+      await get('/two');
+      await get('/one');
+      await get('/three');
+      assert.equal(keys.size, 2);
+      await get('/one');
+      await get('/two');
+      assert.deepEqual([p.count('/one'), p.count('/two'), p.count('/three')], [1, 2, 1]);
+    });
+  });
+});
