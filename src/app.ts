@@ -49,7 +49,8 @@ import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
 import { ReceiverPolicy, resolveSystem } from './events/receivers.ts';
 import type { Resolve } from './events/receivers.ts';
-import { KeyFetchFailed } from './oauth/remote-keys.ts';
+import { KeyFetcher } from './oauth/key-fetch.ts';
+import type { KeyFetchSettings } from './oauth/key-fetch.ts';
 import type { RemoteKeys } from './oauth/remote-keys.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
@@ -85,6 +86,8 @@ export interface AppDeps {
   readonly scans?: ScanGate;
   /** Key sets on the web for client assertions (oauth/remote-keys.ts); the key fetcher unless a test brings its own. */
   readonly remoteKeys?: RemoteKeys;
+  /** The key fetcher's bounds (timeout, size, cache); KEY_FETCH_DEFAULTS for every one a test does not set. */
+  readonly keyFetch?: Partial<Omit<KeyFetchSettings, 'policy' | 'clock'>>;
 }
 
 declare module 'fastify' {
@@ -151,6 +154,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clients.close();
   });
   const limits = new Limits({ ...DEFAULT_LIMITS, ...deps.limits }, redis, deps.limitKeyPrefix);
+  // Where push receivers may be (ALLOW_RECEIVERS): one policy for creation (API, console) and
+  // delivery, and for the key sets client assertions are verified against.
+  const receivers = new ReceiverPolicy(config.allowReceivers ?? [], deps.resolve ?? resolveSystem);
+  const remoteKeys =
+    deps.remoteKeys ??
+    new KeyFetcher({
+      policy: receivers,
+      clock,
+      ...deps.keyFetch,
+      onFetch: (event) => {
+        if (!event.ok) app.log.warn({ source: event.source, reason: event.reason, servedStale: event.servedStale === true }, 'key set fetch failed');
+      },
+    });
   const oauth: OAuthContext = {
     storage,
     clients,
@@ -160,7 +176,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     limits,
     passwordGrant: config.passwordGrant,
     issuer: config.publicBaseUrl,
-    remoteKeys: deps.remoteKeys ?? { keySet: async () => Promise.reject(new KeyFetchFailed('no key fetcher')) },
+    remoteKeys,
   };
   // The master key (SECRET_KEY, or a key file beside an SQLite database) never enters the
   // database; the keys it encrypts there (the cookie-signing key) rotate with `rollcall keys rotate`.
@@ -201,8 +217,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One gate of scans per instance: the API and the console's filter box share each team's places.
   const scans = deps.scans ?? new ScanGate();
   const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog };
-  // Where push receivers may be (ALLOW_RECEIVERS): one policy for creation (API, console) and delivery.
-  const receivers = new ReceiverPolicy(config.allowReceivers ?? [], deps.resolve ?? resolveSystem);
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, accessLog, prefix: '/v2/admin' });

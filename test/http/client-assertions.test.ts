@@ -15,6 +15,7 @@ import type { TestApp } from '../support/app.ts';
 import { clientAssertion, epoch, handMadeJws, jwksOf, keyPair, postWithAssertion } from '../support/assertions.ts';
 import type { TestKeyPair } from '../support/assertions.ts';
 import { engines } from '../support/engines.ts';
+import { EntraStandIn } from '../support/entra-standin.ts';
 import { adminDeps, postForm, registerClient, scimStatus } from '../support/oauth.ts';
 import type { TestClient } from '../support/oauth.ts';
 import { addClientKey } from '../../src/oauth/client-trust.ts';
@@ -68,6 +69,22 @@ for (const engine of engines) {
       assert.equal((await grant(await clientAssertion(t, rsa, client.id, { aud: ['https://elsewhere.example', `${BASE_URL}/oauth/token`] }))).statusCode, 200);
       assert.equal((await grant(await clientAssertion(t, rsa, client.id), { client_id: client.id })).statusCode, 200);
       refusedFor(await grant(await clientAssertion(t, rsa, client.id), { client_id: 'ABCDEFGHIJ0123456789' }), /client_id differs/);
+    });
+
+    it('RFC 7523 2.2: keys registered as a jwks_uri are fetched when an assertion needs them', async () => {
+      const published = await EntraStandIn.start(() => t.clock.now());
+      try {
+        const other = await registerClient(t, [], t.team.name);
+        await addClientKey(adminDeps(t), other.id, { jwksUri: published.jwksUri });
+        const now = epoch(t);
+        const own = { iss: other.id, sub: other.id, jti: randomUUID(), exp: now + 300 };
+        const res = await postWithAssertion(t, '/oauth/token', await published.assertion({ audience: `${BASE_URL}/oauth/token`, claims: own }), { grant_type: 'client_credentials' });
+        assert.equal(res.statusCode, 200, res.body);
+        // Keys fetched for one client never sign for another.
+        refusedFor(await grant(await published.assertion({ audience: `${BASE_URL}/oauth/token`, claims: { ...own, iss: client.id, sub: client.id, jti: randomUUID() } })), /no registered key matches/);
+      } finally {
+        await published.close();
+      }
     });
 
     it('RFC 7009 / RFC 7662: revocation and introspection take the assertion too', async () => {
