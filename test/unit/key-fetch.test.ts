@@ -10,7 +10,12 @@
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, it } from 'node:test';
@@ -353,6 +358,24 @@ describe('KeyFetcher', { timeout: 20_000 }, () => {
         res.write('{"keys":[]');
       });
       await refused(fetcher().keySet({ jwksUri: `${p.origin}/declared` }, undefined), /declares 5242880 bytes/);
+    });
+
+    it('https verifies the publisher\'s certificate: a self-signed one fails, its keys never asked', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'key-fetch-'));
+      closing.push(async () => rmSync(dir, { recursive: true, force: true }));
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=keys.example', '-addext', 'subjectAltName=DNS:keys.example', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      let requests = 0;
+      const tls = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
+        requests += 1;
+        json(() => ({ keys: [KEY_A] }))(req, res);
+      });
+      await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+      closing.push(() => new Promise<void>((resolve) => tls.close(() => resolve())));
+      const port = (tls.address() as AddressInfo).port;
+      const resolve: Resolve = async () => [{ address: '127.0.0.1', family: 4 }];
+      const keys = fetcher({ policy: new ReceiverPolicy(LOOPBACK, resolve) });
+      await refused(keys.keySet({ jwksUri: `https://keys.example:${port}/jwks` }, undefined), /keys\.example:\d+: network error (DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)/);
+      assert.equal(requests, 0);
     });
 
     it('a redirect is never followed: the fetch fails and its target is never asked', async () => {
