@@ -184,10 +184,10 @@ for (const engine of engines) {
             const isRequest = fence.lang === 'http' && /^[A-Z]+ \//.test(lines[0]!);
             const isAnswer = fence.lang === 'http' && /^HTTP\/1\.1 \d{3}/.test(lines[0]!);
             if (fence.lang === 'text' && output !== undefined) {
-              for (const name of preset) {
-                if (fence.text.includes(`{${name}}`)) delete vars[name];
+              for (const name of [...preset].filter((n) => fence.text.includes(`{${n}}`))) {
+                delete vars[name];
+                preset.delete(name);
               }
-              preset.clear();
               matchOutput(output, fence.text, vars, where);
             } else if (commands.length > 0) {
               assert.equal(pending, undefined, `${where}: the request at ${pending?.where} shows no answer`);
