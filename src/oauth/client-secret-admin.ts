@@ -135,6 +135,11 @@ export async function auditClientChange(ex: Executor, changer: Pick<ClientChange
   }
 }
 
+/** The client, if it exists and the caller may see it (the console's client page). */
+export async function visibleClient(changer: Omit<ClientChanger, 'actor' | 'requestId'>, clientId: string): Promise<ClientRow> {
+  return requireClient({ ...changer, actor: { via: 'cli', clientId: null, userId: null }, requestId: null }, changer.storage.db, clientId);
+}
+
 /** The client's secrets that are not revoked (expired ones marked), oldest first. */
 export async function listClientSecrets(changer: Omit<ClientChanger, 'actor' | 'requestId'>, clientId: string): Promise<ClientSecretView[]> {
   const db = changer.storage.db;
