@@ -107,9 +107,10 @@ for (const engine of engines) {
       assert.equal(await secretCount(t, clientId), 1);
       for (let i = 0; i < 4; i++) {
         const shown = await page.get(path);
-        assert.equal((await page.post(`${path}/secrets`, { ...hiddenFields(shown.body, `${path}/secrets`), name: `s${i}` })).statusCode, 303);
+        assert.equal((await page.post(`${path}/secrets`, { ...hiddenFields(shown.body, `${path}/secrets`), name: i === 0 ? '<script>alert(1)</script>' : `s${i}` })).statusCode, 303);
       }
       const shown = await page.get(path);
+      assert.ok(shown.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;') && !shown.body.includes('<script>alert(1)'), 'a hostile secret name is shown as text');
       const sixth = await page.post(`${path}/secrets`, { ...hiddenFields(shown.body, `${path}/secrets`), name: 'sixth' });
       assert.equal(sixth.statusCode, 400);
       assert.match(sixth.body, /already has 5 live secrets/);
