@@ -357,7 +357,7 @@ function clientCommands(program: Command): void {
     });
   withCommon(client.command('list').description('list OAuth clients')).action(async (options: Common) => {
     const rows = await withDatabase(options, (deps) => clients(deps));
-    print(options.json, rows.map(clientJson), rows.length === 0 ? 'no clients' : rows.map((c) => `${c.client_id}  ${c.name}  ${c.redirect_uris.join(' ')}${c.team ? `  (team ${c.team})` : ''}`).join('\n'));
+    print(options.json, rows.map(clientJson), rows.length === 0 ? 'no clients' : rows.map((c) => `${c.client_id}  ${c.name}  ${c.redirect_uris.join(' ')}${c.team ? `  (team ${c.team})` : ''}${c.token_lifetime !== null ? `  (tokens live ${c.token_lifetime} s)` : ''}`).join('\n'));
   });
   withCommon(client.command('delete').description('delete an OAuth client and revoke its tokens'))
     .requiredOption('--client-id <id>', 'the client to delete')

@@ -266,7 +266,7 @@ export function connectionsBody(
     )
     .join('');
   const clientRows = clients
-    .map((c) => `<tr><td class="wrap" dir="auto">${e(c.name)}</td><td><code>${e(c.id)}</code></td><td>${c.bound ? 'bound to this team' : 'signs in this team\'s admins'}</td><td>${e(c.liveTokens)}</td><td><a href="/console/requests${e(q({ connection: `client:${c.id}` }))}">Requests</a></td></tr>`)
+    .map((c) => `<tr><td class="wrap" dir="auto">${c.bound ? `<a href="/console/connections/clients/${encodeURIComponent(c.id)}">${e(c.name)}</a>` : e(c.name)}</td><td><code>${e(c.id)}</code></td><td>${c.bound ? 'bound to this team' : 'signs in this team\'s admins'}</td><td>${e(c.liveTokens)}</td><td><a href="/console/requests${e(q({ connection: `client:${c.id}` }))}">Requests</a></td></tr>`)
     .join('');
   return `${message ? `<p class="ok" role="status">${e(message)}</p>` : ''}${error ? errorBody(error) : ''}${shown}
 <h2>Issue a provisioning token</h2>

@@ -17,6 +17,7 @@ import { scimErrorOf } from '../scim/errors.ts';
 import type { ScanGate } from '../scim/scan-gate.ts';
 import type { AccessLog } from './access-log.ts';
 import { connectionRoutes } from './console/connections.ts';
+import { clientRoutes } from './console/clients.ts';
 import { directoryRoutes } from './console/directory.ts';
 import { consoleEventRoutes } from './console/events.ts';
 import { consoleErrorPage, consoleKit } from './console/kit.ts';
@@ -76,6 +77,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   signInRoutes(app, kit);
   directoryRoutes(app, kit);
   connectionRoutes(app, kit);
+  clientRoutes(app, kit);
   await consoleEventRoutes(app, kit);
   settingsRoutes(app, kit);
 }

@@ -74,7 +74,10 @@ const view = (row: ClientSecretRow, now: string): ClientSecretView => ({
 /** A secret's lifetime in days from the CLI's or the form's text: a whole number, 1 to 1095. */
 export function parseSecretDays(text: string | undefined): number {
   if (text === undefined || text.trim() === '') return DEFAULT_SECRET_DAYS;
-  const days = /^\d{1,5}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  return checkedDays(/^\d{1,5}$/.test(text.trim()) ? Number(text.trim()) : NaN);
+}
+
+function checkedDays(days: number): number {
   if (!Number.isInteger(days) || days < 1 || days > MAX_SECRET_DAYS) {
     throw new ClientSecretError(`a secret's expiry is a whole number of days from 1 to ${MAX_SECRET_DAYS} (3 years); the default is ${DEFAULT_SECRET_DAYS}`);
   }
@@ -115,8 +118,8 @@ export function newSecretRow(clientId: string, name: string, days: number, now: 
   };
 }
 
-/** The client, if it exists and the caller may see it. */
-async function requireClient(changer: ClientChanger, ex: Executor, clientId: string): Promise<ClientRow> {
+/** The client, if it exists and the caller (acting for `teamId`, when it names one) may see it. */
+async function requireClient(changer: { readonly teamId?: string }, ex: Executor, clientId: string): Promise<ClientRow> {
   const row = await clientById(ex, clientId);
   if (!row || (changer.teamId !== undefined && row.team_id !== changer.teamId)) {
     throw new ClientSecretError(`no client with id "${clientId.slice(0, 40)}"`, true);
@@ -135,18 +138,22 @@ export async function auditClientChange(ex: Executor, changer: Pick<ClientChange
   }
 }
 
+/** The client, if it exists and the caller may see it (the console's client page). */
+export async function visibleClient(changer: Omit<ClientChanger, 'actor' | 'requestId'>, clientId: string): Promise<ClientRow> {
+  return requireClient(changer, changer.storage.db, clientId);
+}
+
 /** The client's secrets that are not revoked (expired ones marked), oldest first. */
 export async function listClientSecrets(changer: Omit<ClientChanger, 'actor' | 'requestId'>, clientId: string): Promise<ClientSecretView[]> {
   const db = changer.storage.db;
-  await requireClient({ ...changer, actor: { via: 'cli', clientId: null, userId: null }, requestId: null }, db, clientId);
+  await requireClient(changer, db, clientId);
   const now = changer.clock.now().toISOString();
   return (await unrevokedSecrets(db, clientId)).map((row) => view(row, now));
 }
 
 /** Adds a secret to the client: refused when it already holds MAX_LIVE_SECRETS live ones. */
 export async function addClientSecret(changer: ClientChanger, clientId: string, options: { name?: string; days?: number }): Promise<AddedSecret> {
-  const days = options.days ?? DEFAULT_SECRET_DAYS;
-  if (!Number.isInteger(days) || days < 1 || days > MAX_SECRET_DAYS) parseSecretDays(String(days));
+  const days = checkedDays(options.days ?? DEFAULT_SECRET_DAYS);
   return transact(changer.storage.db, async (trx) => {
     const client = await requireClient(changer, trx, clientId);
     const now = changer.clock.now();

@@ -5,12 +5,13 @@
  * operation. The HTTP plugin only extracts and renders.
  *
  * Client secrets are 256 random bits: the presented secret is always checked (constant time,
- * against every live secret of the client: client-secrets.ts), so
- * a right secret always works, whatever others sent for the same client id; only a source that
- * fails is throttled, per (client id, address) with exponential backoff (limits.ts). A client id
- * that cannot exist (not 20 characters of [A-Z0-9]) is refused before anything is counted or
- * looked up; one that does not exist is looked up and compared like any other, and counted only
- * per address (client ids are not secrets, RFC 6749 2.2: no answer needs to hide which exist).
+ * against every live secret of the client: client-secrets.ts), so a right secret always works,
+ * whatever others sent for the same client id; only a source that fails is throttled, per
+ * (client id, address) with exponential backoff (limits.ts). An expired or revoked secret fails
+ * and counts exactly as a wrong one. A client id that cannot exist (not 20 characters of
+ * [A-Z0-9]) is refused before anything is counted or looked up; one that does not exist is
+ * looked up and compared like any other, and counted only per address (client ids are not
+ * secrets, RFC 6749 2.2: no answer needs to hide which exist).
  */
 import { recordEvent } from '../audit/events.ts';
 import { isStorableText } from '../text.ts';
