@@ -70,7 +70,7 @@ function basicCredentials(header: string): { id: string; secret: string } {
 }
 
 /** Checks the request's shape and authenticates the client (every endpoint here requires one). */
-export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; params: TokenParams; secretId: string | null }> {
+export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; secretId: string | null; params: TokenParams }> {
   const params = formParams(request.body);
   if ('client_secret' in request.query || 'client_id' in request.query) {
     throw invalidRequest('Client credentials must not be sent in the query string (RFC 6749 2.3.1)');
@@ -80,7 +80,7 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
   if (usedBasic && usedForm) throw invalidRequest('Use one client authentication method, not both');
   if (params.client_assertion !== undefined || params.client_assertion_type !== undefined) {
     if (usedBasic || usedForm) throw invalidRequest('Use one client authentication method, not both');
-    return { client: await authenticateByAssertion(ctx, params, request.address, request.log), params, secretId: null };
+    return { client: await authenticateByAssertion(ctx, params, request.address, request.log), secretId: null, params };
   }
   let id: string;
   let secret: string;
@@ -101,18 +101,18 @@ export async function authenticate(ctx: OAuthContext, request: EndpointRequest):
     const wait = exists ? await ctx.limits.clientFailed(id, request.address) : undefined;
     throw wait === undefined ? invalidClient(usedBasic) : tooManyAttempts(wait);
   }
-  return { client, params, secretId: null };
+  return { client, secretId: null, params };
 }
 
 /** POST /oauth/token. */
 export async function token(ctx: OAuthContext, request: EndpointRequest): Promise<GrantedTokens> {
-  const { client, params, secretId } = await authenticate(ctx, request);
+  const { client, secretId, params } = await authenticate(ctx, request);
   const grantType = required(params, 'grant_type');
   const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
   if (!grant || (grantType === 'password' && !ctx.passwordGrant)) {
     throw new OAuthError('unsupported_grant_type', `grant_type "${grantType.slice(0, 40)}" is not supported`);
   }
-  return grant(ctx, { client, params, secretId, requestId: request.requestId, address: request.address });
+  return grant(ctx, { client, secretId, params, requestId: request.requestId, address: request.address });
 }
 
 const TOKEN_TYPE_HINTS = new Set(['access_token', 'refresh_token']);

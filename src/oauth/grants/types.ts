@@ -18,9 +18,9 @@ export type TokenParams = Readonly<Record<string, string>>;
 
 export interface GrantRequest {
   readonly client: ClientRow;
-  readonly params: TokenParams;
-  /** The client secret that authenticated the request; null for a client assertion (RFC 7523). */
+  /** The client secret that authenticated the request; null when the client authenticated otherwise. */
   readonly secretId: string | null;
+  readonly params: TokenParams;
   readonly requestId: string | null;
   /** The source address (request.ip), for the sign-in failure counters. */
   readonly address: string;
