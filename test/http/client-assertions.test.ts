@@ -18,7 +18,8 @@ import { engines } from '../support/engines.ts';
 import { EntraStandIn } from '../support/entra-standin.ts';
 import { adminDeps, postForm, registerClient, scimStatus } from '../support/oauth.ts';
 import type { TestClient } from '../support/oauth.ts';
-import { addClientKey } from '../../src/oauth/client-trust.ts';
+import { deleteClient } from '../../src/admin.ts';
+import { addClientKey, addFederation } from '../../src/oauth/client-trust.ts';
 
 const refused = (res: LightMyRequestResponse) => {
   assert.equal(res.statusCode, 401, res.body);
@@ -177,6 +178,14 @@ for (const engine of engines) {
       assert.equal(half.statusCode, 400);
       assert.equal(json(half).error, 'invalid_request');
       refusedFor(await grant('not.a.jwt'), /not a compact JWS/);
+    });
+
+    it('deleting a client deletes what it trusted', async () => {
+      await addFederation(adminDeps(t), client.id, { issuer: 'https://login.example/tenant/v2.0', subject: 'workload' });
+      await deleteClient(adminDeps(t), client.id);
+      assert.deepEqual(await t.storage.db.selectFrom('client_keys').select('id').where('client_id', '=', client.id).execute(), []);
+      assert.deepEqual(await t.storage.db.selectFrom('client_federations').select('id').where('client_id', '=', client.id).execute(), []);
+      refusedFor(await grant(await clientAssertion(t, rsa, client.id)), /no such client/);
     });
 
     it('the reason is logged for the operator, never answered', async () => {
