@@ -14,7 +14,10 @@ export interface RemoteKeys {
   /**
    * The key set of `source`, served from the cache while it is fresh. When `kid` is given and no
    * key of the cached set has it, the set is fetched again (at most once a minute per source) so
-   * that a rotated key is found. Rejects with KeyFetchFailed when no key set can be had.
+   * that a rotated key is found; within that minute the cached set answers, and the caller's
+   * verification fails. When a refetch fails, the previous set may answer (stale, for a bounded
+   * time). Only public RSA and EC keys are in the set; the caller still checks each key's `use`
+   * and `alg`. Rejects with KeyFetchFailed when no key set can be had.
    */
   keySet(source: KeySource, kid: string | undefined): Promise<JSONWebKeySet>;
 }

@@ -2,95 +2,23 @@
  * The key fetcher (DESIGN.md section 11, issue 29 item 4): JWK Sets fetched from a `jwks_uri` or
  * through an issuer's OpenID configuration (OpenID Connect Discovery 1.0 section 4), cached
  * within the publisher's Cache-Control clamped to 5 minutes..24 hours, an unknown `kid`
- * refetching at most once a minute, one fetch for concurrent callers; and hostile publishers
- * (one that hangs, answers 5 MB, redirects, lies about its issuer, answers no JWK Set) and
- * hosts the egress policy forbids, each refused with KeyFetchFailed. Every server listens on
- * 127.0.0.1; other names are answered by an injected resolver, and time moves by an injected
- * clock (the timeout aside, which a short setting bounds).
+ * refetching at most once a minute, one fetch for concurrent callers, failures remembered, a
+ * stale set when a refetch fails, public keys only (hostile publishers and forbidden hosts:
+ * key-fetch-hostile.test.ts). Every server listens on 127.0.0.1, and time moves by an injected
+ * clock.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, it } from 'node:test';
+import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose';
 import type { JWK } from 'jose';
-import type { AllowedReceiver } from '../../src/config.ts';
 import { ReceiverPolicy } from '../../src/events/receivers.ts';
-import type { Resolve } from '../../src/events/receivers.ts';
 import { KeyFetcher } from '../../src/oauth/key-fetch.ts';
 import type { FetchEvent, KeyFetchSettings } from '../../src/oauth/key-fetch.ts';
 import { KeyFetchFailed } from '../../src/oauth/remote-keys.ts';
+import { HOUR, json, KEY_A, KEY_B, LOOPBACK, manualClock, MINUTE, publisher } from '../support/key-publisher.ts';
 
-const LOOPBACK: readonly AllowedReceiver[] = [
-  { kind: 'network', address: '127.0.0.0', prefix: 8, family: 4 },
-  { kind: 'network', address: '::1', prefix: 128, family: 6 },
-];
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-
-/** A public RSA key as an issuer publishes it. */
-function rsaKey(kid: string): JWK {
-  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { ...(publicKey.export({ format: 'jwk' }) as JWK), kid, use: 'sig', alg: 'RS256' };
-}
-const KEY_A = rsaKey('key-a');
-const KEY_B = rsaKey('key-b');
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-interface Publisher {
-  readonly origin: string;
-  /** Requests per path. */
-  readonly hits: Map<string, number>;
-  count(path: string): number;
-  route(path: string, handler: Handler): void;
-  close(): Promise<void>;
-}
-
-/** An HTTP server on 127.0.0.1 answering by path (404 for any other) and counting requests. */
-async function publisher(): Promise<Publisher> {
-  const routes = new Map<string, Handler>();
-  const hits = new Map<string, number>();
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    const handler = routes.get(path);
-    if (handler) handler(req, res);
-    else res.writeHead(404).end();
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    hits,
-    count: (path) => hits.get(path) ?? 0,
-    route: (path, handler) => routes.set(path, handler),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** A handler answering `body` as JSON with the given headers. */
-const json =
-  (body: () => unknown, headers: Record<string, string> = {}): Handler =>
-  (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body()));
-  };
-
-/** A clock the test moves. */
-function manualClock(start = Date.parse('2026-11-26T12:00:00Z')) {
-  let now = start;
-  return { now: () => new Date(now), advance: (ms: number) => void (now += ms) };
-}
-
-describe('KeyFetcher', () => {
+describe('KeyFetcher', { timeout: 20_000 }, () => {
   const closing: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const close of closing.splice(0)) await close();
@@ -212,18 +140,31 @@ describe('KeyFetcher', () => {
 
     it('concurrent callers for one source share one fetch', async () => {
       const p = await server();
+      // The answer is held until the first request has arrived and every caller has asked.
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
-      p.route('/jwks', (_req, res) => void gate.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [KEY_A] }))));
+      let arrived!: () => void;
+      const first = new Promise<void>((resolve) => (arrived = resolve));
+      p.route('/jwks', (_req, res) => {
+        arrived();
+        void gate.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [KEY_A] })));
+      });
       const keys = fetcher();
       const calls = Array.from({ length: 20 }, (_, i) => keys.keySet({ jwksUri: `${p.origin}/jwks` }, i % 2 === 0 ? 'key-a' : undefined));
-      const waitForRequest = async () => {
-        while (p.count('/jwks') === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-      };
-      await waitForRequest();
+      await first;
+      calls.push(keys.keySet({ jwksUri: `${p.origin}/jwks` }, 'key-a'));
       release();
       for (const set of await Promise.all(calls)) assert.deepEqual(kids(set), ['key-a']);
       assert.equal(p.count('/jwks'), 1);
+    });
+
+    it('the set verifies a JWT signed by its publisher (jose createLocalJWKSet)', async () => {
+      const p = await server();
+      const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      p.route('/jwks', json(() => ({ keys: [KEY_A, { ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'signer', alg: 'RS256', use: 'sig' }] })));
+      const set = await fetcher().keySet({ jwksUri: `${p.origin}/jwks` }, 'signer');
+      const jwt = await new SignJWT({ sub: 'client-1' }).setProtectedHeader({ alg: 'RS256', kid: 'signer' }).setExpirationTime('5m').sign(privateKey);
+      assert.equal((await jwtVerify(jwt, createLocalJWKSet(set))).payload.sub, 'client-1');
     });
 
     it('keeps only public RSA and EC keys: private parts, symmetric and unknown key types are dropped', async () => {
@@ -286,4 +227,5 @@ describe('KeyFetcher', () => {
       assert.deepEqual([p.count('/one'), p.count('/two'), p.count('/three')], [1, 2, 1]);
     });
   });
+
 });
