@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { exportSPKI, importJWK } from 'jose';
+import type { CryptoKey } from 'jose';
 import { createTestApp, json, BASE_URL } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { clientAssertion, epoch, handMadeJws, jwksOf, keyPair, postWithAssertion } from '../support/assertions.ts';
@@ -144,6 +146,10 @@ for (const engine of engines) {
       const publicPem = JSON.stringify(rsa.publicJwk);
       const hmac = handMadeJws({ alg: 'HS256', kid: rsa.kid }, { ...claims, jti: randomUUID() }, (input) => createHmac('sha256', publicPem).update(input).digest('base64url'));
       refusedFor(await grant(hmac), /algorithm "HS256" is not accepted/);
+      // The classic confusion: the PEM of the public key as the HMAC secret.
+      const pem = await exportSPKI(await importJWK(rsa.publicJwk, 'RS256') as CryptoKey);
+      const viaPem = handMadeJws({ alg: 'HS256', kid: rsa.kid }, { ...claims, jti: randomUUID() }, (input) => createHmac('sha256', pem).update(input).digest('base64url'));
+      refusedFor(await grant(viaPem), /algorithm "HS256" is not accepted/);
       const stranger = await keyPair('RS256');
       refusedFor(await grant(await clientAssertion(t, stranger, client.id)), /no registered key matches/);
       refusedFor(await grant(await clientAssertion(t, stranger, client.id, {}, { kid: rsa.kid })), /signature verification failed/);
