@@ -21,6 +21,7 @@ import { EntraStandIn } from '../support/entra-standin.ts';
 import { adminDeps, postForm, registerClient, scimStatus } from '../support/oauth.ts';
 import type { TestClient } from '../support/oauth.ts';
 import { deleteClient } from '../../src/admin.ts';
+import { JWT_BEARER } from '../../src/oauth/assertion-auth.ts';
 import { addClientKey, addFederation } from '../../src/oauth/client-trust.ts';
 
 const refused = (res: LightMyRequestResponse) => {
@@ -184,6 +185,14 @@ for (const engine of engines) {
       assert.equal(half.statusCode, 400);
       assert.equal(json(half).error, 'invalid_request');
       refusedFor(await grant('not.a.jwt'), /not a compact JWS/);
+      const inQuery = await t.app.inject({
+        method: 'POST',
+        url: `/oauth/token?client_assertion=${await clientAssertion(t, rsa, client.id)}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `grant_type=client_credentials&client_assertion_type=${encodeURIComponent(JWT_BEARER)}`,
+      });
+      assert.equal(inQuery.statusCode, 400, 'RFC 6749 2.3.1: no credentials in the URI');
+      assert.equal(json(inQuery).error, 'invalid_request');
     });
 
     it('deleting a client deletes what it trusted', async () => {
