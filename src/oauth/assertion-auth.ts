@@ -52,9 +52,9 @@ export interface AssertionLog {
 /** An assertion that does not authenticate: `reason` is for the operator's log only. */
 class Rejected extends Error {}
 
-const reject = (reason: string): never => {
+function reject(reason: string): never {
   throw new Rejected(reason);
-};
+}
 
 type Method = 'private_key_jwt' | 'federated';
 
@@ -72,15 +72,23 @@ function decode(assertion: string): Unverified {
   }
 }
 
-/** The signing keys of `candidates` that may verify an assertion with this header (RFC 7517 4.2-4.5). */
-function usableKeys(keys: readonly JWK[], header: ProtectedHeaderParameters): JWK[] {
-  const alg = header.alg!;
+type Alg = (typeof ASSERTION_ALGS)[number];
+
+/** The header's algorithm when it is one this server accepts (never `none`, never HMAC). */
+function acceptedAlg(header: ProtectedHeaderParameters): Alg {
+  const alg = header.alg;
+  if (typeof alg !== 'string' || !(ASSERTION_ALGS as readonly string[]).includes(alg)) reject(`the algorithm ${JSON.stringify(alg ?? null)} is not accepted`);
+  return alg as Alg;
+}
+
+/** The keys that may verify an assertion signed with `alg` under `kid` (RFC 7517 4.2-4.5). */
+function usableKeys(keys: readonly JWK[], alg: Alg, kid: string | undefined): JWK[] {
   const kty = alg === 'ES256' ? 'EC' : 'RSA';
   return keys.filter(
     (k) =>
       k.kty === kty &&
       (kty !== 'EC' || k.crv === 'P-256') &&
-      (header.kid === undefined || k.kid === header.kid) &&
+      (kid === undefined || k.kid === kid) &&
       (k.alg === undefined || k.alg === alg) &&
       (k.use === undefined || k.use === 'sig') &&
       (k.key_ops === undefined || (Array.isArray(k.key_ops) && k.key_ops.includes('verify'))),
@@ -114,13 +122,13 @@ async function clientKeys(ctx: OAuthContext, client: ClientRow, kid: string | un
 const hasKid = (keys: readonly JWK[], kid: string | undefined): boolean => kid !== undefined && keys.some((k) => k.kid === kid);
 
 /** Verifies the signature with the first candidate key that does; the claims set it signed. */
-async function verified(ctx: OAuthContext, assertion: string, header: ProtectedHeaderParameters, keys: readonly JWK[]): Promise<JWTPayload> {
-  const candidates = usableKeys(keys, header).slice(0, MAX_CANDIDATES);
-  if (candidates.length === 0) reject(`no registered key matches the header (kid ${JSON.stringify(header.kid ?? null)}, alg ${header.alg})`);
+async function verified(ctx: OAuthContext, assertion: string, alg: Alg, kid: string | undefined, keys: readonly JWK[]): Promise<JWTPayload> {
+  const candidates = usableKeys(keys, alg, kid).slice(0, MAX_CANDIDATES);
+  if (candidates.length === 0) reject(`no registered key matches the header (kid ${JSON.stringify(kid ?? null)}, alg ${alg})`);
   let last = 'the signature does not verify';
   for (const jwk of candidates) {
     try {
-      const key = await importJWK(jwk, header.alg);
+      const key = await importJWK(jwk, alg);
       const { payload } = await jwtVerify(assertion, key, {
         algorithms: [...ASSERTION_ALGS],
         currentDate: ctx.clock.now(),
@@ -140,7 +148,7 @@ const audiences = (payload: JWTPayload): string[] => (typeof payload.aud === 'st
 /** The time checks of RFC 7523 3 items 4-6 (jose has checked `exp` and `nbf` with the skew). */
 function checkTimes(ctx: OAuthContext, payload: JWTPayload, method: Method): number {
   const now = Math.floor(ctx.clock.now().getTime() / 1000);
-  const exp = payload.exp!;
+  const exp = typeof payload.exp === 'number' ? payload.exp : reject('"exp" is missing');
   if (payload.iat !== undefined && (typeof payload.iat !== 'number' || payload.iat > now + SKEW_SECONDS)) reject('"iat" is in the future');
   if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > now + SKEW_SECONDS)) reject('"nbf" is in the future');
   if (method === 'private_key_jwt') {
@@ -174,7 +182,7 @@ function methodOf(payload: JWTPayload, clientIdParam: string | undefined): { cli
 /** Checks one assertion for `client`; answers nothing, throws Rejected with the reason. */
 async function check(ctx: OAuthContext, client: ClientRow, method: Method, assertion: string, unverified: Unverified): Promise<void> {
   const { header, payload: claimed } = unverified;
-  if (typeof header.alg !== 'string' || !(ASSERTION_ALGS as readonly string[]).includes(header.alg)) reject(`the algorithm ${JSON.stringify(header.alg ?? null)} is not accepted`);
+  const alg = acceptedAlg(header);
   let keys: JWK[];
   let audience: readonly string[];
   if (method === 'private_key_jwt') {
@@ -186,8 +194,8 @@ async function check(ctx: OAuthContext, client: ClientRow, method: Method, asser
     keys = await keySet(ctx, federation.jwks_uri !== null ? { jwksUri: federation.jwks_uri } : { issuer: federation.issuer }, header.kid);
     audience = [federation.audience];
   }
-  const payload = await verified(ctx, assertion, header, keys);
-  // The signed claims are the decoded ones; checked again so nothing rests on the unverified read.
+  const payload = await verified(ctx, assertion, alg, header.kid, keys);
+  // The keys were chosen by the claims read before the signature was checked: the signed ones must agree.
   if (payload.iss !== claimed.iss || payload.sub !== claimed.sub) reject('"iss" or "sub" changed');
   if (method === 'private_key_jwt' && (payload.iss !== client.id || payload.sub !== client.id)) reject('"iss" and "sub" must be the client id');
   if (!audiences(payload).some((a) => audience.includes(a))) reject('"aud" names neither audience this server accepts');
@@ -228,8 +236,8 @@ export async function authenticateByAssertion(
     if (!isWellFormedClientId(clientId)) reject('the client id cannot exist');
     client = await ctx.clients.byId(clientId);
     if (!client) reject('no such client');
-    await check(ctx, client!, target.method, assertion, unverified);
-    return client!;
+    await check(ctx, client, target.method, assertion, unverified);
+    return client;
   } catch (error) {
     if (!(error instanceof Rejected)) throw error;
     log?.warn({ clientId: clientId?.slice(0, 40) ?? null, reason: error.message }, 'client assertion refused');

@@ -182,10 +182,10 @@ async function assertWithinBudget(ex: Executor, client: ClientRow): Promise<void
   const team = client.team_id !== null ? await teamById(ex, client.team_id) : undefined;
   const budget = budgetsOf(team ?? {})['client.credentials'];
   const held = team ? await trustCountOfTeam(ex, team.id) : await trustCountOfClient(ex, client.id);
-  if (held + 1 > budget) {
-    const who = team ? `team ${team.name}'s clients hold` : `client ${client.id} holds`;
-    throw new OverBudget(team?.id ?? '', 'client.credentials', `${who} ${held} federated credentials and key sets; the budget "client.credentials" is ${budget}`);
-  }
+  if (held + 1 <= budget) return;
+  const over = `federated credentials and key sets; the budget "client.credentials" is ${budget}`;
+  if (!team) throw new AdminError(`client ${client.id} holds ${held} ${over} (a client bound to no team is held to the default)`);
+  throw new OverBudget(team.id, 'client.credentials', `team ${team.name}'s clients hold ${held} ${over}`);
 }
 
 /** `client key add`: an inline JWK Set (its text) or a `jwks_uri`, exactly one. */

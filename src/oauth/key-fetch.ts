@@ -100,7 +100,8 @@ export function jwkSetOf(body: unknown, where: string, maxKeys: number): JSONWeb
   const keys = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(keys)) throw new KeyFetchFailed(`${where} is not a JWK Set (no "keys" array)`);
   if (keys.length > maxKeys) throw new KeyFetchFailed(`${where} holds ${keys.length} keys, over the ${maxKeys} accepted`);
-  return { keys: keys.flatMap((key) => publicKey(key) ?? []) };
+  // Frozen: one set answers every caller until it is replaced.
+  return Object.freeze({ keys: Object.freeze(keys.flatMap((key) => publicKey(key) ?? []).map((key) => Object.freeze(key))) as JWK[] });
 }
 
 interface Entry {
@@ -149,14 +150,18 @@ export class KeyFetcher implements RemoteKeys {
     const name = 'jwksUri' in source ? `jwks ${source.jwksUri}` : `issuer ${source.issuer}`;
     const entry = this.#entry(name);
     const now = this.#now();
+    // 1. Fresh, and it has the key asked for, or the source was asked less than a minute ago.
     if (entry.set !== undefined && now < entry.freshUntil) {
       if (kid === undefined || hasKid(entry.set, kid) || now - entry.lastAttempt < this.#s.kidRefetchMs) return entry.set;
     }
+    // 2. A fetch under way answers every caller.
     if (entry.inflight !== undefined) return entry.inflight;
+    // 3. A recent failure answers without asking the source again (the stale set, while it may).
     if (entry.failure !== undefined && now < entry.failure.until) {
       if (this.#usable(entry, now)) return entry.set!;
       throw entry.failure.error;
     }
+    // 4. Fetch.
     entry.inflight = this.#refresh(name, source, entry).finally(() => {
       entry.inflight = undefined;
     });

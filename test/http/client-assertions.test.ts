@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { exportSPKI, importJWK } from 'jose';
+import type { CryptoKey } from 'jose';
 import { createTestApp, json, BASE_URL } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { clientAssertion, epoch, handMadeJws, jwksOf, keyPair, postWithAssertion } from '../support/assertions.ts';
@@ -18,7 +20,9 @@ import { engines } from '../support/engines.ts';
 import { EntraStandIn } from '../support/entra-standin.ts';
 import { adminDeps, postForm, registerClient, scimStatus } from '../support/oauth.ts';
 import type { TestClient } from '../support/oauth.ts';
-import { addClientKey } from '../../src/oauth/client-trust.ts';
+import { deleteClient } from '../../src/admin.ts';
+import { JWT_BEARER } from '../../src/oauth/assertion-auth.ts';
+import { addClientKey, addFederation } from '../../src/oauth/client-trust.ts';
 
 const refused = (res: LightMyRequestResponse) => {
   assert.equal(res.statusCode, 401, res.body);
@@ -143,6 +147,10 @@ for (const engine of engines) {
       const publicPem = JSON.stringify(rsa.publicJwk);
       const hmac = handMadeJws({ alg: 'HS256', kid: rsa.kid }, { ...claims, jti: randomUUID() }, (input) => createHmac('sha256', publicPem).update(input).digest('base64url'));
       refusedFor(await grant(hmac), /algorithm "HS256" is not accepted/);
+      // The classic confusion: the PEM of the public key as the HMAC secret.
+      const pem = await exportSPKI(await importJWK(rsa.publicJwk, 'RS256') as CryptoKey);
+      const viaPem = handMadeJws({ alg: 'HS256', kid: rsa.kid }, { ...claims, jti: randomUUID() }, (input) => createHmac('sha256', pem).update(input).digest('base64url'));
+      refusedFor(await grant(viaPem), /algorithm "HS256" is not accepted/);
       const stranger = await keyPair('RS256');
       refusedFor(await grant(await clientAssertion(t, stranger, client.id)), /no registered key matches/);
       refusedFor(await grant(await clientAssertion(t, stranger, client.id, {}, { kid: rsa.kid })), /signature verification failed/);
@@ -177,6 +185,22 @@ for (const engine of engines) {
       assert.equal(half.statusCode, 400);
       assert.equal(json(half).error, 'invalid_request');
       refusedFor(await grant('not.a.jwt'), /not a compact JWS/);
+      const inQuery = await t.app.inject({
+        method: 'POST',
+        url: `/oauth/token?client_assertion=${await clientAssertion(t, rsa, client.id)}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `grant_type=client_credentials&client_assertion_type=${encodeURIComponent(JWT_BEARER)}`,
+      });
+      assert.equal(inQuery.statusCode, 400, 'RFC 6749 2.3.1: no credentials in the URI');
+      assert.equal(json(inQuery).error, 'invalid_request');
+    });
+
+    it('deleting a client deletes what it trusted', async () => {
+      await addFederation(adminDeps(t), client.id, { issuer: 'https://login.example/tenant/v2.0', subject: 'workload' });
+      await deleteClient(adminDeps(t), client.id);
+      assert.deepEqual(await t.storage.db.selectFrom('client_keys').select('id').where('client_id', '=', client.id).execute(), []);
+      assert.deepEqual(await t.storage.db.selectFrom('client_federations').select('id').where('client_id', '=', client.id).execute(), []);
+      refusedFor(await grant(await clientAssertion(t, rsa, client.id)), /no such client/);
     });
 
     it('the reason is logged for the operator, never answered', async () => {

@@ -172,6 +172,16 @@ for (const engine of engines) {
       });
     }
 
+    it('keys are fetched under the egress policy: a loopback issuer is refused unless ALLOW_RECEIVERS allows it', async () => {
+      await t.close();
+      logLines = [];
+      t = await createTestApp({ engine, config: { logLevel: 'info', allowReceivers: [] }, logStream: { write: (line) => void logLines.push(line) }, deps: { keyFetch: { timeoutMs: FETCH_TIMEOUT_MS } } });
+      client = await registerClient(t, [], t.team.name);
+      await addFederation(adminDeps(t), client.id, { issuer: entra.issuer, subject: entra.objectId });
+      refusedFor(await grant(entraAssertion()), /refused by the egress policy|loopback/);
+      assert.equal(entra.served.size, 0, 'the stand-in was never asked');
+    });
+
     it('13.5: failing assertions count like wrong secrets (then slow_down), and never lock out another client', async () => {
       await t.close();
       t = await createTestApp({ engine, limits: { clientFailures: { points: 3, seconds: 600, blockSeconds: 600 } }, deps: { keyFetch: { timeoutMs: FETCH_TIMEOUT_MS } } });

@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, it } from 'node:test';
+import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose';
 import type { JWK } from 'jose';
 import { ReceiverPolicy } from '../../src/events/receivers.ts';
 import { KeyFetcher } from '../../src/oauth/key-fetch.ts';
@@ -155,6 +156,15 @@ describe('KeyFetcher', { timeout: 20_000 }, () => {
       release();
       for (const set of await Promise.all(calls)) assert.deepEqual(kids(set), ['key-a']);
       assert.equal(p.count('/jwks'), 1);
+    });
+
+    it('the set verifies a JWT signed by its publisher (jose createLocalJWKSet)', async () => {
+      const p = await server();
+      const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      p.route('/jwks', json(() => ({ keys: [KEY_A, { ...(publicKey.export({ format: 'jwk' }) as JWK), kid: 'signer', alg: 'RS256', use: 'sig' }] })));
+      const set = await fetcher().keySet({ jwksUri: `${p.origin}/jwks` }, 'signer');
+      const jwt = await new SignJWT({ sub: 'client-1' }).setProtectedHeader({ alg: 'RS256', kid: 'signer' }).setExpirationTime('5m').sign(privateKey);
+      assert.equal((await jwtVerify(jwt, createLocalJWKSet(set))).payload.sub, 'client-1');
     });
 
     it('keeps only public RSA and EC keys: private parts, symmetric and unknown key types are dropped', async () => {
