@@ -10,14 +10,20 @@ export type Scope = (typeof ALL_SCOPES)[number];
 const isScope = (s: string): s is Scope => (ALL_SCOPES as readonly string[]).includes(s);
 
 /**
+ * `scim`, the scope Entra ID's provisioning service asks for in its token request, stands for
+ * everything provisioning needs: `read` and `write`.
+ */
+export const PROVISIONING_SCOPE = 'scim';
+
+/**
  * The scopes of a `scope` parameter (RFC 6749 3.3), limited to `allowed` (a refresh may not
  * widen its grant, RFC 6749 6). Absent or empty means everything allowed.
  */
 export function parseScope(raw: string | undefined, allowed: readonly Scope[] = ALL_SCOPES): Scope[] {
   if (raw === undefined || raw.trim() === '') return [...allowed];
-  const asked = [...new Set(raw.trim().split(/ +/))];
+  const asked = [...new Set(raw.trim().split(/ +/).flatMap((s) => (s === PROVISIONING_SCOPE ? [...ALL_SCOPES] : [s])))];
   for (const s of asked) {
-    if (!isScope(s)) throw invalidScope(`Unknown scope "${s.slice(0, 40)}"; scopes are read and write`);
+    if (!isScope(s)) throw invalidScope(`Unknown scope "${s.slice(0, 40)}"; scopes are read, write and scim (both)`);
     if (!allowed.includes(s)) throw invalidScope(`The scope "${s}" was not granted`);
   }
   return ALL_SCOPES.filter((s) => asked.includes(s));

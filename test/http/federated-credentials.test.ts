@@ -80,6 +80,15 @@ for (const engine of engines) {
       assert.equal(patched.statusCode, 200, patched.body);
     });
 
+    it("Entra's token request with scope=scim gets a token for read and write", async () => {
+      const res = await grant(entraAssertion(), { scope: 'scim' });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(json(res).scope, 'read write');
+      const headers = { authorization: `Bearer ${String(json(res).access_token)}`, 'content-type': 'application/scim+json' };
+      const created = await t.app.inject({ method: 'POST', url: '/v2/scim/Users', headers, payload: JSON.stringify({ schemas: [USER], userName: 'scim-scope@contoso.example' }) });
+      assert.equal(created.statusCode, 201, created.body);
+    });
+
     it("Entra's shapes pass: aud a bare application id, uti in place of jti, tid/azp/oid/ver, kid and x5t in the header; the request's client_id decides the client", async () => {
       const appId = '8f2c5d4e-6a1b-4c3d-9e8f-0a1b2c3d4e5f';
       const other = await registerClient(t, [], t.team.name);
