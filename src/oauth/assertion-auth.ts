@@ -25,6 +25,7 @@ import { clientKeysOf, federationFor, purgeUsedAssertions, rememberAssertion } f
 import type { ClientRow } from '../storage/repos/clients.ts';
 import { ASSERTION_ALGS, MAX_KEYS } from './client-trust.ts';
 import { isWellFormedClientId } from './clients.ts';
+import { isStorableText } from '../text.ts';
 import type { OAuthContext } from './context.ts';
 import { invalidClient, invalidRequest, tooManyAttempts } from './errors.ts';
 import type { OAuthError } from './errors.ts';
@@ -163,14 +164,19 @@ function checkTimes(ctx: OAuthContext, payload: JWTPayload, method: Method): num
 /** The assertion's id: `jti` (RFC 7519 4.1.7), or Entra's `uti` for a federated one. */
 function assertionId(payload: JWTPayload, method: Method): string {
   const id = payload.jti ?? (method === 'federated' ? (payload as { uti?: unknown }).uti : undefined);
-  if (typeof id !== 'string' || id === '' || id.length > 255) return reject(method === 'federated' ? 'neither "jti" nor "uti" is present' : '"jti" is missing');
+  if (typeof id !== 'string' || id === '' || id.length > 255 || !isStorableText(id)) return reject(method === 'federated' ? 'neither "jti" nor "uti" is present' : '"jti" is missing');
   return id;
 }
+
+/** A claim short enough and clean enough to be compared with stored text. */
+const isLookupText = (value: string): boolean => value !== '' && value.length <= 2000 && isStorableText(value);
 
 /** Which client the assertion is for, and how it is to be trusted. */
 function methodOf(payload: JWTPayload, clientIdParam: string | undefined): { clientId: string; method: Method } {
   const { iss, sub } = payload;
   if (typeof iss !== 'string' || typeof sub !== 'string') return reject('"iss" or "sub" is missing');
+  // They are looked up in the database: text it cannot hold (NUL, broken UTF-16) is refused first.
+  if (!isLookupText(iss) || !isLookupText(sub)) return reject('"iss" or "sub" is not text that can name a credential');
   if (iss === sub && isWellFormedClientId(iss)) {
     if (clientIdParam !== undefined && clientIdParam !== iss) reject('client_id differs from the assertion\'s "iss"');
     return { clientId: iss, method: 'private_key_jwt' };

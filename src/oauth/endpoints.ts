@@ -75,7 +75,7 @@ function basicCredentials(header: string): { id: string; secret: string } {
 /** Checks the request's shape and authenticates the client (every endpoint here requires one). */
 export async function authenticate(ctx: OAuthContext, request: EndpointRequest): Promise<{ client: ClientRow; secretId: string | null; params: TokenParams }> {
   const params = formParams(request.body);
-  if ('client_secret' in request.query || 'client_id' in request.query) {
+  if ('client_secret' in request.query || 'client_id' in request.query || 'client_assertion' in request.query) {
     throw invalidRequest('Client credentials must not be sent in the query string (RFC 6749 2.3.1)');
   }
   const usedBasic = request.authorization !== undefined && request.authorization.trim() !== '';

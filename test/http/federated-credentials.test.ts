@@ -80,6 +80,18 @@ for (const engine of engines) {
       assert.equal(patched.statusCode, 200, patched.body);
     });
 
+    it('an assertion whose iss, sub or uti holds NUL is invalid_client, never a 500', async () => {
+      const base = { aud: client.id, iat: Math.floor(t.clock.now().getTime() / 1000), exp: Math.floor(t.clock.now().getTime() / 1000) + 3600 };
+      for (const claims of [
+        { ...base, iss: `${entra.issuer}\u0000`, sub: entra.objectId, uti: 'nul-1' },
+        { ...base, iss: entra.issuer, sub: `${entra.objectId}\u0000`, uti: 'nul-2' },
+        { ...base, iss: 'x'.repeat(3000), sub: entra.objectId, uti: 'nul-3' },
+      ]) {
+        refusedFor(await grant(handMadeJws({ alg: 'RS256', kid: entra.kid }, claims, () => 'c2lnbmF0dXJl')), /not text that can name a credential/);
+      }
+      refusedFor(await grant(entraAssertion({ claims: { uti: 'a\u0000b' } })), /neither "jti" nor "uti"/);
+    });
+
     it("Entra's token request with scope=scim gets a token for read and write", async () => {
       const res = await grant(entraAssertion(), { scope: 'scim' });
       assert.equal(res.statusCode, 200, res.body);

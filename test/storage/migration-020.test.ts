@@ -31,6 +31,8 @@ for (const unmigrated of unmigratedEngines) {
           const db = storage.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
           await db.insertInto('teams').values({ id: TEAM, name: 'legacy', name_key: 'legacy', deactivated_users: 'hidden', created_at: T, schema_version: 1 }).execute();
           await db.insertInto('oauth_clients').values({ id: CLIENT, name: 'Old sync', secret_hash: sha256(SECRET), redirect_uris: '[]', team_id: TEAM, created_at: T, updated_at: T }).execute();
+          // A token the client obtained before the migration: it belongs to the secret it was obtained with.
+          await db.insertInto('oauth_tokens').values({ hash: sha256('rc_at_before-020'), kind: 'access', family_id: 'FAMILYBEFORE02000000', client_id: CLIENT, user_id: null, team_id: TEAM, scope: 'read write', created_at: T, expires_at: '2999-01-01T00:00:00.000Z', revoked_at: null }).execute();
           await migrate(storage);
           return { storage, url: '', dispose };
         },
@@ -54,8 +56,9 @@ for (const unmigrated of unmigratedEngines) {
         assert.equal(res.statusCode, 200, res.body);
         assert.equal(json(res).expires_in, 3600);
         assert.equal(await scimStatus(t, String(json(res).access_token)), 200);
-        const token = await t.storage.db.selectFrom('oauth_tokens').select('secret_id').where('client_id', '=', CLIENT).executeTakeFirstOrThrow();
-        assert.equal(token.secret_id, secrets[0]!.id);
+        const tokens = await t.storage.db.selectFrom('oauth_tokens').select(['hash', 'secret_id']).where('client_id', '=', CLIENT).execute();
+        assert.equal(tokens.length, 2);
+        for (const token of tokens) assert.equal(token.secret_id, secrets[0]!.id, 'the token obtained before the migration too');
       } finally {
         await t.close();
       }

@@ -40,15 +40,19 @@ export function migration020(): Migration {
       const now = new Date();
       const expires = new Date(now.getTime() + INITIAL_SECRET_DAYS * 86_400_000).toISOString();
       const existing = await typed.selectFrom('oauth_clients').select(['id', 'secret_hash']).execute();
+      await db.schema.alterTable('oauth_tokens').addColumn('secret_id', 'varchar(20)').execute();
+      const tokens = db as unknown as Kysely<{ oauth_tokens: { client_id: string | null; secret_id: string | null } }>;
       for (const client of existing) {
+        const id = newId();
         await typed
           .insertInto('oauth_client_secrets')
-          .values({ id: newId(), client_id: client.id, name: 'initial', secret_hash: client.secret_hash, created_at: now.toISOString(), expires_at: expires, last_used_at: null, revoked_at: null })
+          .values({ id, client_id: client.id, name: 'initial', secret_hash: client.secret_hash, created_at: now.toISOString(), expires_at: expires, last_used_at: null, revoked_at: null })
           .execute();
+        // Every token the client holds was obtained with that one secret: revoking it revokes them.
+        await tokens.updateTable('oauth_tokens').set({ secret_id: id }).where('client_id', '=', client.id).execute();
       }
       await db.schema.alterTable('oauth_clients').dropColumn('secret_hash').execute();
       await db.schema.alterTable('oauth_clients').addColumn('token_lifetime', 'integer').execute();
-      await db.schema.alterTable('oauth_tokens').addColumn('secret_id', 'varchar(20)').execute();
     },
   };
 }
