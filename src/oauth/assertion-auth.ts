@@ -23,7 +23,7 @@ import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import type { JWK, JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { clientKeysOf, federationFor, purgeUsedAssertions, rememberAssertion } from '../storage/repos/client-trust.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
-import { ASSERTION_ALGS, MAX_KEYS } from './client-trust.ts';
+import { ASSERTION_ALGS, isStrongRsaModulus, MAX_KEYS } from './client-trust.ts';
 import { isWellFormedClientId } from './clients.ts';
 import { isStorableText } from '../text.ts';
 import type { OAuthContext } from './context.ts';
@@ -89,6 +89,8 @@ function usableKeys(keys: readonly JWK[], alg: Alg, kid: string | undefined): JW
     (k) =>
       k.kty === kty &&
       (kty !== 'EC' || k.crv === 'P-256') &&
+      // A fetched set is held to the size an inline one is registered with.
+      (kty !== 'RSA' || isStrongRsaModulus(k.n)) &&
       (kid === undefined || k.kid === kid) &&
       (k.alg === undefined || k.alg === alg) &&
       (k.use === undefined || k.use === 'sig') &&

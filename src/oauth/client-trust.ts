@@ -44,7 +44,7 @@ export const ASSERTION_ALGS = ['RS256', 'PS256', 'ES256'] as const;
 export const MAX_KEYS = 10;
 /** The largest JWK Set file accepted. */
 export const MAX_JWKS_BYTES = 64 * 1024;
-const MIN_RSA_BITS = 2048;
+export const MIN_RSA_BITS = 2048;
 
 const PUBLIC_MEMBERS = ['kty', 'kid', 'use', 'alg', 'key_ops', 'n', 'e', 'crv', 'x', 'y', 'x5t', 'x5t#S256'] as const;
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -66,7 +66,10 @@ export function trustUrlProblem(value: string): string | undefined {
   return `"${value.slice(0, 200)}" must use https (http only for 127.0.0.1, [::1] or localhost)`;
 }
 
-const bytesOfBase64url = (value: unknown): number => (typeof value === 'string' && /^[A-Za-z0-9_-]+$/.test(value) ? Math.floor((value.length * 3) / 4) : 0);
+/** Whether an RSA modulus (base64url) has at least MIN_RSA_BITS bits: inline and fetched keys alike. */
+export const isStrongRsaModulus = (n: unknown): boolean => bytesOfBase64url(n) * 8 >= MIN_RSA_BITS - 8;
+
+export const bytesOfBase64url = (value: unknown): number => (typeof value === 'string' && /^[A-Za-z0-9_-]+$/.test(value) ? Math.floor((value.length * 3) / 4) : 0);
 
 /** Why one JWK cannot verify assertions, or undefined when it can. */
 function keyProblem(key: Record<string, unknown>, at: number): string | undefined {
@@ -77,7 +80,7 @@ function keyProblem(key: Record<string, unknown>, at: number): string | undefine
   if (key.key_ops !== undefined && !(Array.isArray(key.key_ops) && key.key_ops.includes('verify'))) return `${where}: its "key_ops" do not include "verify"`;
   if (key.kty === 'RSA') {
     if (typeof key.n !== 'string' || typeof key.e !== 'string') return `${where}: an RSA key needs "n" and "e"`;
-    if (bytesOfBase64url(key.n) * 8 < MIN_RSA_BITS - 8) return `${where}: RSA keys must have at least ${MIN_RSA_BITS} bits`;
+    if (!isStrongRsaModulus(key.n)) return `${where}: RSA keys must have at least ${MIN_RSA_BITS} bits`;
     if (key.alg !== undefined && key.alg !== 'RS256' && key.alg !== 'PS256') return `${where}: an RSA key's "alg" must be RS256 or PS256`;
     return undefined;
   }
