@@ -42,7 +42,7 @@ import type { EventRow } from '../storage/repos/events.ts';
 import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordDelivered, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Executor } from '../storage/types.ts';
-import { pinnedLookup, ReceiverRefused } from './receivers.ts';
+import { pinnedLookup, ReceiverRefused, until } from './receivers.ts';
 import type { ReceiverPolicy } from './receivers.ts';
 import { budgetsOf } from '../budgets.ts';
 import { FairQueue } from './fair-queue.ts';
@@ -149,15 +149,6 @@ export function failureCategory(error: unknown, why: { timedOut: boolean; stoppe
   return 'network';
 }
 
-/** `work`, or a rejection as soon as `signal` aborts (a name that takes long to resolve). */
-function until<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-  });
-}
 
 /**
  * One POST through node:http(s) on the worker's keep-alive agents (not fetch, whose web streams

@@ -242,3 +242,13 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunct
     else callback(null, wanted[0]!.address, wanted[0]!.family);
   };
 }
+
+/** `work`, or a rejection as soon as `signal` aborts (a name that takes long to resolve). */
+export function until<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}

@@ -13,7 +13,7 @@ import { request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { pinnedLookup, ReceiverRefused } from '../events/receivers.ts';
+import { pinnedLookup, ReceiverRefused, until } from '../events/receivers.ts';
 import type { ReceiverPolicy } from '../events/receivers.ts';
 import { KeyFetchFailed } from './remote-keys.ts';
 
@@ -57,15 +57,6 @@ export function maxAgeOf(header: string | undefined): number | undefined {
   return undefined;
 }
 
-/** `work`, or a rejection as soon as `signal` aborts (a name that takes long to resolve). */
-function until<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-  });
-}
 
 /** What the operator's log says of a refused address (the policy's own text speaks of receivers). */
 function refusal(url: URL, error: ReceiverRefused): KeyFetchFailed {
