@@ -20,6 +20,7 @@ import { consolePages } from './http/console-pages.ts';
 import { oauthPages } from './http/oauth-pages.ts';
 import { oauthPlugin } from './http/oauth-plugin.ts';
 import { registerDocs } from './http/docs-page.ts';
+import { apiDocs } from './http/api-docs.ts';
 import { LastUsed } from './http/last-used.ts';
 import { RequestJournal } from './http/request-journal.ts';
 import { requestId, serializeRequest } from './http/request-log.ts';
@@ -199,6 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerMetrics(app, metrics);
   registerPressure(metrics, { hashing: () => passwords.load, limiterKeys: () => limits.memoryKeys() });
   registerDocs(app, config.publicBaseUrl);
+  await app.register(apiDocs, { baseUrl: config.publicBaseUrl });
   registerHealth(app, storage, () => (redis ? (redis.status === 'ready' ? 'redis' : 'degraded') : 'memory'));
   const lastUsed = new LastUsed(storage, clock, app.log);
   const journal = new RequestJournal(storage, clock, app.log);

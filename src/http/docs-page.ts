@@ -19,6 +19,9 @@ export function docsPage(baseUrl: string): string {
 <p>Authenticate with a bearer token. A team admin issues one in the console
 (<a href="/console/connections">Connections</a>) or on the server with
 <code>rollcall token issue --team NAME --user-name ADMIN --name "Entra ID" --expires-in 180d</code>.</p>
+<h2>API reference</h2>
+<p>Every public route, its parameters and answers: the <a href="/docs/api">API reference</a>, from the
+OpenAPI 3.1 document <a href="/v2/openapi.json">/v2/openapi.json</a>.</p>
 <h2>Discovery</h2>
 <ul>
 <li><a href="/v2/scim/ServiceProviderConfig">ServiceProviderConfig</a></li>
