@@ -7,7 +7,8 @@
  * (data-url), the validator badge is off (validatorUrl null: it would send the document's URL to
  * validator.swagger.io), ?url= and ?configUrl= in the address are ignored (queryConfigEnabled
  * false), there is no top bar to load another document from, and a "Try it out" request to any
- * other origin is refused before it is sent (the CSP's connect-src 'self' would block it too).
+ * other origin is refused before it is sent (the CSP's connect-src 'self' would block it too, but
+ * as a violation).
  */
 import escapeHtml from 'escape-html';
 
@@ -17,10 +18,17 @@ export const API_DOCS_JS = `(function () {
   var refuseOtherOrigins = function (request) {
     var target = new URL(request.url, window.location.href);
     if (target.origin !== window.location.origin) {
-      throw new Error('This page sends requests only to ' + window.location.origin + ', not to ' + target.origin + '.');
+      // An aborted signal makes fetch reject before anything is sent, with this reason, which
+      // Swagger UI shows as the response (throwing here instead would break its rendering).
+      request.signal = AbortSignal.abort(new Error('This page sends requests only to ' + window.location.origin + ', not to ' + target.origin + '.'));
     }
     return request;
   };
+  // Swagger UI's server list is a select with no accessible name (axe-core select-name): name it.
+  new MutationObserver(function () {
+    var servers = root.querySelector('select#servers:not([aria-label])');
+    if (servers) servers.setAttribute('aria-label', 'Server');
+  }).observe(root, { childList: true, subtree: true });
   window.SwaggerUIBundle({
     url: root.getAttribute('data-url'),
     domNode: root,
@@ -45,6 +53,15 @@ header.intro p { margin: .4rem 0; max-width: 60rem; }
 header.intro a { color: #2f5bd3; }
 header.intro code { background: #eef0f4; padding: .1rem .3rem; border-radius: 4px; overflow-wrap: anywhere; }
 .noscript { max-width: 1460px; margin: 1rem auto; padding: 0 20px; }
+/* Swagger UI's colours that fall short of WCAG AA contrast (4.5:1, axe-core color-contrast). */
+.swagger-ui .opblock-get .opblock-summary-method, .swagger-ui .opblock-post .opblock-summary-method,
+.swagger-ui .opblock-put .opblock-summary-method, .swagger-ui .opblock-delete .opblock-summary-method,
+.swagger-ui .opblock-patch .opblock-summary-method { color: #000; }
+.swagger-ui .info .title small { background: #5b6474; }
+.swagger-ui .info a, .swagger-ui .info .url { color: #2f5bd3; }
+.swagger-ui .btn.authorize { color: #1e7a4f; border-color: #1e7a4f; }
+.swagger-ui .btn.authorize svg { fill: #1e7a4f; }
+.swagger-ui .parameter__in, .swagger-ui .json-schema-2020-12-expand-deep-button { color: #5b6474; }
 `;
 
 export interface ApiDocsAssets {
@@ -81,7 +98,7 @@ Back to the <a href="/docs">documentation</a>.</p>
 extensions and catalogs, is served to a team token:
 <code>curl -H "Authorization: Bearer $TOKEN" ${absolute}</code></p>
 </header>
-<main id="swagger-ui" data-url="${document}" aria-label="Operations"></main>
+<div id="swagger-ui" data-url="${document}"></div>
 <noscript><p class="noscript">The interactive reference needs JavaScript; the document itself is at <a href="${document}">${document}</a>.</p></noscript>
 </body>
 </html>
