@@ -58,6 +58,7 @@ header.intro code { background: #eef0f4; padding: .1rem .3rem; border-radius: 4p
 .swagger-ui .opblock-put .opblock-summary-method, .swagger-ui .opblock-delete .opblock-summary-method,
 .swagger-ui .opblock-patch .opblock-summary-method { color: #000; }
 .swagger-ui .info .title small { background: #5b6474; }
+.swagger-ui .info .title small.version-stamp { background: #3d6b00; }
 .swagger-ui .info a, .swagger-ui .info .url { color: #2f5bd3; }
 .swagger-ui .btn.authorize { color: #1e7a4f; border-color: #1e7a4f; }
 .swagger-ui .btn.authorize svg { fill: #1e7a4f; }

@@ -47,7 +47,9 @@ async function watchedPage(browser: Browser): Promise<Watched> {
   await context.addInitScript(() => {
     const seen: string[] = [];
     (globalThis as unknown as { cspViolations: string[] }).cspViolations = seen;
-    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
+    type Violation = { violatedDirective: string; blockedURI: string };
+    const target = (globalThis as unknown as { document: { addEventListener(type: string, listener: (e: Violation) => void): void } }).document;
+    target.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
   });
   const page = await context.newPage();
   const requests: string[] = [];
