@@ -63,6 +63,7 @@ header.intro code { background: #eef0f4; padding: .1rem .3rem; border-radius: 4p
 .swagger-ui .btn.authorize { color: #1e7a4f; border-color: #1e7a4f; }
 .swagger-ui .btn.authorize svg { fill: #1e7a4f; }
 .swagger-ui .parameter__in, .swagger-ui .json-schema-2020-12-expand-deep-button { color: #5b6474; }
+.swagger-ui .json-schema-2020-12__attribute--muted { color: #4a515e; }
 `;
 
 export interface ApiDocsAssets {
