@@ -3,12 +3,14 @@
  * names the document and how to get a team's, loads only this site's assets (no CDN, no URL of
  * another host), has no inline script, and sends a CSP that allows scripts, styles and fetches
  * from this site only; its assets come from an allow-list at versioned URLs with their content
- * types, cached a year with an ETag; anything else under /docs/api/assets is a 404.
+ * types, cached a year with an ETag, gzipped for a client that accepts it; anything else under
+ * /docs/api/assets is a 404.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { BASE_URL, createTestApp } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
@@ -106,6 +108,26 @@ describe('GET /docs/api: the API reference page', () => {
       assert.equal(again.statusCode, 304, `${url} revalidates with its ETag`);
       assert.equal(again.body, '');
     }
+  });
+
+  it('sends an asset gzipped to a client that accepts gzip, with its own ETag, and plain otherwise', async () => {
+    const bundle = assetUrls().find((u) => u.endsWith('/swagger-ui-bundle.js'))!;
+    const original = readFileSync(join(DIST, 'swagger-ui-bundle.js'));
+    const zipped = await t.app.inject({ method: 'GET', url: bundle, headers: { 'accept-encoding': 'br, gzip;q=0.8' } });
+    assert.equal(zipped.statusCode, 200);
+    assert.equal(zipped.headers['content-encoding'], 'gzip');
+    assert.equal(zipped.headers.vary, 'accept-encoding');
+    assert.equal(zipped.headers['content-type'], 'text/javascript; charset=utf-8');
+    assert.ok(gunzipSync(zipped.rawPayload).equals(original), 'the gzip body is the package\'s file');
+    assert.ok(zipped.rawPayload.length < original.length / 2);
+    for (const refused of [undefined, 'gzip;q=0', 'gzip;q=0, *', 'identity']) {
+      const plain = await t.app.inject({ method: 'GET', url: bundle, headers: refused === undefined ? {} : { 'accept-encoding': refused } });
+      assert.equal(plain.headers['content-encoding'], undefined, String(refused));
+      assert.ok(plain.rawPayload.equals(original), String(refused));
+      assert.notEqual(plain.headers.etag, zipped.headers.etag, 'each representation has its own ETag');
+    }
+    const again = await t.app.inject({ method: 'GET', url: bundle, headers: { 'accept-encoding': 'gzip', 'if-none-match': String(zipped.headers.etag) } });
+    assert.equal(again.statusCode, 304);
   });
 
   it('the initializer turns the validator off and ignores a document URL in the address', async () => {
