@@ -22,11 +22,14 @@ function stateText(s: SubscriptionShown): string {
   return 'active';
 }
 
+/** What a push sends: signed SETs (RFC 8935) or Standard Webhooks JSON (webhook.ts). */
+const formatText = (s: SubscriptionShown): string => (s.format === 'webhook' ? 'webhook (Standard Webhooks)' : 'SET');
+
 const eventsText = (s: SubscriptionShown): string => (s.events === null ? 'all' : s.events.join(', '));
 
 function feedNote(feed: FeedEnds): string {
   const kept = feed.firstKept === undefined ? 'none kept' : `${e(feed.firstKept)} to ${e(feed.lastSeq)} kept`;
-  return `<p class="muted">The team's change feed is at seq ${e(feed.lastSeq)} (${kept}; events are kept for the retention period, then pruned). SETs are signed ES256; receivers verify them with <code>/.well-known/jwks.json</code>.</p>`;
+  return `<p class="muted">The team's change feed is at seq ${e(feed.lastSeq)} (${kept}; events are kept for the retention period, then pruned). SETs are signed ES256; receivers verify them with <code>/.well-known/jwks.json</code>. Webhooks (Standard Webhooks) are signed with the subscription's <code>whsec_</code> secret, shown once when it is made (<code>rollcall events subscribe --format webhook</code>, the API) or rotated.</p>`;
 }
 
 function createForm(csrf: string, form: SubscriptionForm | undefined): string {
@@ -53,15 +56,15 @@ export function eventsBody(csrf: string, feed: FeedEnds, subscriptions: readonly
   const rows = subscriptions
     .map(
       (s) =>
-        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending, s.pendingExact))}</td></tr>`,
+        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Format">${e(formatText(s))}</td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending, s.pendingExact))}</td></tr>`,
     )
     .join('');
   return `${notice(message, error)}
 <p>Subscriptions send your applications a signed notice of every change to this team's users and groups (RFC 9967 events). See the delivery log of one to find out why it fails; pause, resume, replay and delete it there.</p>
 ${feedNote(feed)}
 <h2>Subscriptions</h2>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Receiver</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="6" class="muted">No subscriptions yet: add one below, or with <code>rollcall events subscribe</code>.</td></tr>'}</tbody></table></div>
+<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Receiver</th><th scope="col">Format</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="7" class="muted">No subscriptions yet: add one below, or with <code>rollcall events subscribe</code>.</td></tr>'}</tbody></table></div>
 ${createForm(csrf, form)}`;
 }
 
@@ -94,6 +97,7 @@ export function subscriptionBody(csrf: string, detail: SubscriptionDetail, messa
   const facts: [string, string][] = [
     ['Receiver', `<span class="wrap">${e(receiver(s))}</span>`],
     ['Method', s.method === 'push' ? 'push (RFC 8935)' : 'poll (RFC 8936)'],
+    ['Format', e(formatText(s))],
     ['Events', e(eventsText(s))],
     ['Variant', s.full ? 'full' : 'notice'],
     ['State', stateText(s)],
