@@ -43,6 +43,9 @@ ${csrfField(csrf)}
 <label for="sub-url">Receiver URL</label>
 <input id="sub-url" name="url" type="text" inputmode="url" required maxlength="2000" spellcheck="false" autocapitalize="none" placeholder="https://app.example/scim-events" value="${e(form?.url)}" aria-describedby="sub-url-note">
 <p class="note" id="sub-url-note">https only (plain http only on a loopback address such as 127.0.0.1, for local development). Loopback, private, link-local and unique-local addresses only when the operator allows them. Rollcall POSTs one signed SET per change (RFC 8935), starting with the next change.</p>
+<label for="sub-format">Format</label>
+<select id="sub-format" name="format" aria-describedby="sub-format-note"><option value="set"${form?.format === 'webhook' ? '' : ' selected'}>SET (RFC 8935, signed ES256)</option><option value="webhook"${form?.format === 'webhook' ? ' selected' : ''}>webhook (Standard Webhooks JSON, HMAC secret)</option></select>
+<p class="note" id="sub-format-note">A webhook is plain JSON signed with a <code>whsec_</code> secret that is shown once, right after you add the subscription.</p>
 <fieldset class="checks"><legend>Events (none ticked: every event)</legend>${boxes}</fieldset>
 <label class="check"><input type="checkbox" name="full" value="1"${form?.full ? ' checked' : ''}> Full: send the changed resource (never a password), not only the names of the attributes that changed</label>
 <p><button type="submit" class="primary">Add subscription</button></p>
@@ -92,7 +95,11 @@ ${pauseOrResume}
 <p><button type="submit" class="danger">Delete subscription</button></p></form>`;
 }
 
-export function subscriptionBody(csrf: string, detail: SubscriptionDetail, message?: string, error?: string): string {
+/** The webhook secret of a subscription just made, shown this once. */
+const secretNotice = (secret: string): string =>
+  `<div class="card" role="status"><p><strong>Webhook secret</strong> (shown only now: copy it to the receiver, which verifies <code>webhook-signature</code> with it):</p><p><code class="wrap">${e(secret)}</code></p></div>`;
+
+export function subscriptionBody(csrf: string, detail: SubscriptionDetail, message?: string, error?: string, secret?: string): string {
   const s = detail.subscription;
   const facts: [string, string][] = [
     ['Receiver', `<span class="wrap">${e(receiver(s))}</span>`],
@@ -115,6 +122,7 @@ export function subscriptionBody(csrf: string, detail: SubscriptionDetail, messa
   const next = detail.next ? `<nav class="pager" aria-label="Pages"><a href="${detailHref(s.id)}?before=${encodeURIComponent(detail.next)}" rel="next">Older attempts</a></nav>` : '';
   return `<p><a href="/console/events">All subscriptions</a></p>
 ${notice(message, error)}
+${secret === undefined ? '' : secretNotice(secret)}
 <div class="card"><dl class="attrs">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></div>
 <h2>Delivery log</h2>
 <p class="muted">Every push attempt, newest first (kept 7 days). Errors are categories: refused (connection refused), tls, timeout, dns, forbidden-address (an address the operator does not allow), network, http and the status.</p>

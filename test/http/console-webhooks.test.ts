@@ -1,12 +1,18 @@
 /**
  * Issue 34 item 3, the console's Events page with webhook subscriptions: each subscription shows
  * its format (SET or webhook), a webhook subscription's page shows its delivery log like a SET's
- * (time, seq, status, latency, error), and the page never shows the webhook secret.
+ * (time, seq, status, latency, error), and the page never shows the webhook secret; the add form
+ * makes a webhook subscription and shows its secret on that answer only, sealed with the key the
+ * delivery worker opens it with.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { insertAttempt } from '../../src/storage/repos/subscriptions.ts';
+import { liveWebhookKeys, WEBHOOK_SECRETS } from '../../src/events/webhook-secrets.ts';
+import { masterKey } from '../../src/keys/master.ts';
+import { SecretBox } from '../../src/keys/sealed.ts';
+import { TEST_SECRET_KEY } from '../support/app.ts';
 import { createTestApp, json } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { hiddenFields, PageSession, registerAdmin } from '../support/oauth.ts';
@@ -46,6 +52,41 @@ for (const engine of engines) {
         assert.match(detail.body, /<td data-label="Seq">1<\/td><td data-label="Status" class="status-4">500<\/td><td data-label="Latency">12 ms<\/td><td data-label="Error" class="wrap"><code>http 500<\/code><\/td>/);
         assert.match(detail.body, /<td data-label="Seq">1<\/td><td data-label="Status" class="">202<\/td><td data-label="Latency">7 ms<\/td>/);
         for (const body of [list.body, detail.body]) assert.equal(body.includes(secret.slice(6)), false, 'the secret is not on the page');
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('the add form makes a webhook subscription: its secret is on that answer only, and it opens with the servers\' master key; a SET one still redirects; a bad format is refused', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        await registerAdmin(t, 'admin@acme.example', PASSWORD);
+        const page = new PageSession(t);
+        const signIn = await page.get('/console/sign-in');
+        assert.equal((await page.post('/console/sign-in', { ...hiddenFields(signIn.body), username: 'admin@acme.example', password: PASSWORD })).statusCode, 303);
+        const submit = async (fields: [string, string][]) => {
+          const hidden = hiddenFields((await page.get('/console/events')).body, '/console/events/subscriptions');
+          const res = await t.app.inject({ method: 'POST', url: '/console/events/subscriptions', headers: { cookie: page.jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams([...Object.entries(hidden), ...fields]).toString() });
+          page.jar.take(res);
+          return res;
+        };
+        const made = await submit([['url', 'https://hooks.example/events'], ['format', 'webhook'], ['events', 'create']]);
+        assert.equal(made.statusCode, 201, made.body);
+        const secret = /<code class="wrap">(whsec_[A-Za-z0-9+/=]+)<\/code>/.exec(made.body)?.[1];
+        assert.ok(secret, 'the secret is on the answer');
+        assert.match(made.body, /shown only now/);
+        assert.match(made.body, /<dt>Format<\/dt><dd>webhook \(Standard Webhooks\)<\/dd>/);
+        const id = String(((json(await t.request('GET', '/v2/events/subscriptions')).subscriptions) as { id: string }[])[0]!.id);
+        const again = await page.get(`/console/events/subscriptions/${id}`);
+        assert.equal(again.body.includes(secret.slice(6)), false, 'not shown again');
+        const box = new SecretBox(masterKey({ secretKey: TEST_SECRET_KEY, database: { engine: t.storage.hooks.name, sqlitePath: undefined } }), WEBHOOK_SECRETS);
+        assert.deepEqual(await liveWebhookKeys(t.storage.db, box, id, new Date()), [Buffer.from(secret.slice(6), 'base64')]);
+
+        const set = await submit([['url', 'https://sets.example/events']]);
+        assert.equal(set.statusCode, 303, 'a SET subscription redirects as before');
+        const bad = await submit([['url', 'https://x.example/events'], ['format', 'xml']]);
+        assert.equal(bad.statusCode, 400);
+        assert.match(bad.body, /format must be &quot;set&quot;/);
       } finally {
         await t.close();
       }
