@@ -27,6 +27,9 @@
  * body means the receiver read the SET and refused it: retrying cannot help, so it is logged
  * (with the error code when RFC 8935 registers it) and the stream moves on. SCIM requests never
  * wait for delivery.
+ *
+ * A `webhook` subscription (issue 34) sends a Standard Webhooks request rendered and signed by
+ * webhook.ts instead of a SET; its order, retries, leases, turns, egress checks and log are these.
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';

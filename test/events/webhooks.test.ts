@@ -158,9 +158,9 @@ for (const engine of engines) {
       assert.throws(() => hook.verify(rx.received[0]!.body.replace('ada', 'eve'), signed(rx.received[0]!.headers)));
     });
 
-    it('a retried delivery has the same webhook-id and body; the delivery log shows both attempts like a SET\'s', async () => {
+    it('a retried delivery has the same webhook-id and body (a 400, even with an RFC 8935 error body, is a failure for a webhook); the delivery log shows both attempts like a SET\'s', async () => {
       const app = await open();
-      const rx = await receiver((_r, i) => (i === 0 ? { status: 500 } : { status: 204 }));
+      const rx = await receiver((_r, i) => (i === 0 ? { status: 400, headers: { 'content-type': 'application/json' }, body: '{"err":"invalid_key"}' } : { status: 204 }));
       const created = await subscribe(app, { url: rx.url, format: 'webhook' });
       await createUser(app, 'retry@acme.example');
       await rx.waitFor(2);
@@ -176,7 +176,7 @@ for (const engine of engines) {
       }
       assert.equal(view.cursor, 1);
       const attempts = (view.attempts as { seq: number; status: number | null; error: string | null }[]).slice(0, 2).reverse();
-      assert.deepEqual(attempts.map((x) => [x.seq, x.status, x.error]), [[1, 500, 'http 500'], [1, 204, null]]);
+      assert.deepEqual(attempts.map((x) => [x.seq, x.status, x.error]), [[1, 400, 'http 400'], [1, 204, null]]);
     });
 
     it('rotation: the new secret is shown once; during the overlap both secrets verify (two signatures), after it only the new one; audited', async () => {
