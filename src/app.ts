@@ -48,6 +48,8 @@ import { SetSigner } from './events/set.ts';
 import { DEFAULT_DELIVERY, DeliveryWorker } from './events/delivery.ts';
 import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
+import { WebhookSigner } from './events/webhook.ts';
+import { WEBHOOK_SECRETS } from './events/webhook-secrets.ts';
 import { ReceiverPolicy, resolveSystem } from './events/receivers.ts';
 import type { Resolve } from './events/receivers.ts';
 import { KeyFetcher } from './oauth/key-fetch.ts';
@@ -228,12 +230,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);
-  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, receivers, accessLog });
+  await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, receivers, accessLog, box: keys.box(WEBHOOK_SECRETS) });
   // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
   if (deps.delivery !== false) {
     const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;
     const settings = { ...DEFAULT_DELIVERY, leaseMs, timeoutMs: Math.min(DEFAULT_DELIVERY.timeoutMs, leaseMs / 2), ...deps.delivery };
-    const worker = new DeliveryWorker({ storage, clock, signer, issuer: config.publicBaseUrl, log: app.log, settings, receivers });
+    const webhooks = new WebhookSigner({ db: storage.db, clock, box: keys.box(WEBHOOK_SECRETS), issuer: config.publicBaseUrl });
+    const worker = new DeliveryWorker({ storage, clock, signer, webhooks, issuer: config.publicBaseUrl, log: app.log, settings, receivers });
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }

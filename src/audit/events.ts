@@ -53,6 +53,7 @@ export type AuditAction =
   | 'subscription_resumed'
   | 'subscription_replayed'
   | 'subscription_deleted'
+  | 'subscription_secret_rotated'
   // A team's schema extensions registered, replaced or removed (rollcall schema, /v2/admin/Schemas).
   | 'schema_added'
   | 'schema_removed';

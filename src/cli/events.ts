@@ -12,6 +12,31 @@ import type { CliHelpers, Common } from './helpers.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { SubscriptionView } from '../events/subscriptions.ts';
 import { ReceiverPolicy } from '../events/receivers.ts';
+import { MAX_OVERLAP_SECONDS, rotateWebhookSecret, WEBHOOK_SECRETS } from '../events/webhook-secrets.ts';
+import { masterKey } from '../keys/master.ts';
+import { KeyStore } from '../keys/store.ts';
+import type { SecretBox } from '../keys/sealed.ts';
+import type { Config } from '../config.ts';
+
+/**
+ * The box webhook secrets are sealed in, under this database's master key (SECRET_KEY, or the
+ * key file beside an SQLite database); opening the key store first proves it is the key the
+ * servers use, so a secret sealed now is one they can open.
+ */
+async function webhookBox(deps: AdminDeps, config: Config): Promise<SecretBox> {
+  const master = masterKey({ secretKey: config.secretKey, database: { engine: deps.storage.hooks.name, sqlitePath: deps.storage.sqlitePath } });
+  return (await KeyStore.open(deps.storage.db, deps.clock, master)).box(WEBHOOK_SECRETS);
+}
+
+const formatArg = (v: string): 'set' | 'webhook' => {
+  if (v !== 'set' && v !== 'webhook') throw new InvalidArgumentError('"set" (RFC 8935 SETs) or "webhook" (Standard Webhooks JSON)');
+  return v;
+};
+
+const overlapArg = (v: string): number => {
+  if (!/^\d{1,7}$/.test(v) || Number(v) > MAX_OVERLAP_SECONDS) throw new InvalidArgumentError(`a number of seconds from 0 to ${MAX_OVERLAP_SECONDS} (7 days)`);
+  return Number(v);
+};
 
 
 const seqArg = (v: string): number => {
@@ -23,6 +48,7 @@ const line = (s: SubscriptionView): string =>
   [
     s.id,
     s.method,
+    ...(s.format === 'webhook' ? ['webhook'] : []),
     s.url ?? '(poll)',
     s.state,
     `cursor ${s.cursor}`,
@@ -41,16 +67,26 @@ export function registerEventCommands(program: Command, { withCommon, withDataba
     .option('--poll', 'a poll subscription (RFC 8936) instead: prints the credential the receiver polls with, once')
     .option('--events <names...>', 'only these events: create, put, patch, delete, activate, deactivate (or their URIs)')
     .option('--full', 'the :full variants (the changed resource, never a password) instead of :notice')
-    .action(async (options: Common & { team: string; url?: string; poll?: boolean; events?: string[]; full?: boolean }) => {
+    .option('--format <format>', 'what a push sends: set (RFC 8935 SETs, the default) or webhook (Standard Webhooks JSON signed with a whsec_ secret, printed once)', formatArg)
+    .action(async (options: Common & { team: string; url?: string; poll?: boolean; events?: string[]; full?: boolean; format?: 'set' | 'webhook' }) => {
       const created = await withDatabase(options, async (deps, config) =>
-        createSubscription({ ...deps, receivers: new ReceiverPolicy(config.allowReceivers) }, await requireTeam(deps, options.team), {
+        createSubscription({ ...deps, receivers: new ReceiverPolicy(config.allowReceivers), ...(options.format === 'webhook' && !options.poll ? { box: await webhookBox(deps, config) } : {}) }, await requireTeam(deps, options.team), {
           method: options.poll ? 'poll' : 'push',
           ...(options.url !== undefined ? { url: options.url } : {}),
           ...(options.events ? { events: options.events } : {}),
           full: options.full === true,
+          ...(options.format ? { format: options.format } : {}),
         }),
       );
-      print(options.json, created, [line(created.subscription), ...(created.pollToken ? [`poll token: ${created.pollToken}`, '(the token is shown only now)'] : [])].join('\n'));
+      print(
+        options.json,
+        created,
+        [
+          line(created.subscription),
+          ...(created.pollToken ? [`poll token: ${created.pollToken}`, '(the token is shown only now)'] : []),
+          ...(created.secret ? [`webhook secret: ${created.secret}`, '(the secret is shown only now: receivers verify webhook-signature with it)'] : []),
+        ].join('\n'),
+      );
     });
 
   withCommon(events.command('list').description("list a team's subscriptions"))
@@ -81,6 +117,20 @@ export function registerEventCommands(program: Command, { withCommon, withDataba
     await removeSubscription(deps, team, id);
     return undefined;
   });
+
+  withCommon(events.command('rotate-secret').description("give a webhook subscription a new signing secret (printed once); the previous one keeps signing beside it for the overlap").argument('<id>'))
+    .requiredOption('--team <name>', 'team name')
+    .option('--overlap <seconds>', 'how long the previous secret keeps signing (default 86400, at most 604800)', overlapArg)
+    .action(async (id: string, options: Common & { team: string; overlap?: number }) => {
+      const rotated = await withDatabase(options, async (deps, config) =>
+        rotateWebhookSecret({ ...deps, box: await webhookBox(deps, config) }, (await requireTeam(deps, options.team)).id, id, options.overlap),
+      );
+      print(
+        options.json,
+        rotated,
+        [line(rotated.subscription), `webhook secret: ${rotated.secret}`, `(the secret is shown only now; the previous one also signs until ${rotated.previousValidUntil})`].join('\n'),
+      );
+    });
 
   withCommon(events.command('replay').description('deliver again every event from a sequence number on, in order').argument('<id>'))
     .requiredOption('--team <name>', 'team name')

@@ -22,11 +22,14 @@ function stateText(s: SubscriptionShown): string {
   return 'active';
 }
 
+/** What a push sends: signed SETs (RFC 8935) or Standard Webhooks JSON (webhook.ts). */
+const formatText = (s: SubscriptionShown): string => (s.format === 'webhook' ? 'webhook (Standard Webhooks)' : 'SET');
+
 const eventsText = (s: SubscriptionShown): string => (s.events === null ? 'all' : s.events.join(', '));
 
 function feedNote(feed: FeedEnds): string {
   const kept = feed.firstKept === undefined ? 'none kept' : `${e(feed.firstKept)} to ${e(feed.lastSeq)} kept`;
-  return `<p class="muted">The team's change feed is at seq ${e(feed.lastSeq)} (${kept}; events are kept for the retention period, then pruned). SETs are signed ES256; receivers verify them with <code>/.well-known/jwks.json</code>.</p>`;
+  return `<p class="muted">The team's change feed is at seq ${e(feed.lastSeq)} (${kept}; events are kept for the retention period, then pruned). SETs are signed ES256; receivers verify them with <code>/.well-known/jwks.json</code>. Webhooks (Standard Webhooks) are signed with the subscription's <code>whsec_</code> secret, shown once when it is made (<code>rollcall events subscribe --format webhook</code>, the API) or rotated.</p>`;
 }
 
 function createForm(csrf: string, form: SubscriptionForm | undefined): string {
@@ -40,6 +43,9 @@ ${csrfField(csrf)}
 <label for="sub-url">Receiver URL</label>
 <input id="sub-url" name="url" type="text" inputmode="url" required maxlength="2000" spellcheck="false" autocapitalize="none" placeholder="https://app.example/scim-events" value="${e(form?.url)}" aria-describedby="sub-url-note">
 <p class="note" id="sub-url-note">https only (plain http only on a loopback address such as 127.0.0.1, for local development). Loopback, private, link-local and unique-local addresses only when the operator allows them. Rollcall POSTs one signed SET per change (RFC 8935), starting with the next change.</p>
+<label for="sub-format">Format</label>
+<select id="sub-format" name="format" aria-describedby="sub-format-note"><option value="set"${form?.format === 'webhook' ? '' : ' selected'}>SET (RFC 8935, signed ES256)</option><option value="webhook"${form?.format === 'webhook' ? ' selected' : ''}>webhook (Standard Webhooks JSON, HMAC secret)</option></select>
+<p class="note" id="sub-format-note">A webhook is plain JSON signed with a <code>whsec_</code> secret that is shown once, right after you add the subscription.</p>
 <fieldset class="checks"><legend>Events (none ticked: every event)</legend>${boxes}</fieldset>
 <label class="check"><input type="checkbox" name="full" value="1"${form?.full ? ' checked' : ''}> Full: send the changed resource (never a password), not only the names of the attributes that changed</label>
 <p><button type="submit" class="primary">Add subscription</button></p>
@@ -53,15 +59,15 @@ export function eventsBody(csrf: string, feed: FeedEnds, subscriptions: readonly
   const rows = subscriptions
     .map(
       (s) =>
-        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending, s.pendingExact))}</td></tr>`,
+        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Format">${e(formatText(s))}</td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending, s.pendingExact))}</td></tr>`,
     )
     .join('');
   return `${notice(message, error)}
 <p>Subscriptions send your applications a signed notice of every change to this team's users and groups (RFC 9967 events). See the delivery log of one to find out why it fails; pause, resume, replay and delete it there.</p>
 ${feedNote(feed)}
 <h2>Subscriptions</h2>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Receiver</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="6" class="muted">No subscriptions yet: add one below, or with <code>rollcall events subscribe</code>.</td></tr>'}</tbody></table></div>
+<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Receiver</th><th scope="col">Format</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="7" class="muted">No subscriptions yet: add one below, or with <code>rollcall events subscribe</code>.</td></tr>'}</tbody></table></div>
 ${createForm(csrf, form)}`;
 }
 
@@ -89,11 +95,16 @@ ${pauseOrResume}
 <p><button type="submit" class="danger">Delete subscription</button></p></form>`;
 }
 
-export function subscriptionBody(csrf: string, detail: SubscriptionDetail, message?: string, error?: string): string {
+/** The webhook secret of a subscription just made, shown this once. */
+const secretNotice = (secret: string): string =>
+  `<div class="card" role="status"><p><strong>Webhook secret</strong> (shown only now: copy it to the receiver, which verifies <code>webhook-signature</code> with it):</p><p><code class="wrap">${e(secret)}</code></p></div>`;
+
+export function subscriptionBody(csrf: string, detail: SubscriptionDetail, message?: string, error?: string, secret?: string): string {
   const s = detail.subscription;
   const facts: [string, string][] = [
     ['Receiver', `<span class="wrap">${e(receiver(s))}</span>`],
     ['Method', s.method === 'push' ? 'push (RFC 8935)' : 'poll (RFC 8936)'],
+    ['Format', e(formatText(s))],
     ['Events', e(eventsText(s))],
     ['Variant', s.full ? 'full' : 'notice'],
     ['State', stateText(s)],
@@ -111,6 +122,7 @@ export function subscriptionBody(csrf: string, detail: SubscriptionDetail, messa
   const next = detail.next ? `<nav class="pager" aria-label="Pages"><a href="${detailHref(s.id)}?before=${encodeURIComponent(detail.next)}" rel="next">Older attempts</a></nav>` : '';
   return `<p><a href="/console/events">All subscriptions</a></p>
 ${notice(message, error)}
+${secret === undefined ? '' : secretNotice(secret)}
 <div class="card"><dl class="attrs">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></div>
 <h2>Delivery log</h2>
 <p class="muted">Every push attempt, newest first (kept 7 days). Errors are categories: refused (connection refused), tls, timeout, dns, forbidden-address (an address the operator does not allow), network, http and the status.</p>

@@ -26,6 +26,7 @@ import type { AttemptView, ChangeOrigin, SubscriptionView } from '../events/subs
 import { feedEnds as readFeedEnds } from '../storage/repos/events.ts';
 import type { FeedEnds } from '../storage/repos/events.ts';
 import { ConsoleInputError } from './directory.ts';
+import type { SecretBox } from '../keys/sealed.ts';
 
 export const LOG_PAGE_SIZE = 50;
 export { CHANGE_TYPES };
@@ -110,21 +111,24 @@ export async function eventsHealth(ctx: ScimContext): Promise<EventsHealth> {
   };
 }
 
-/** The create form as sent: the receiver URL, the event types ticked (none: every event), full. */
+/** The create form as sent: the receiver URL, the event types ticked (none: every event), full, the format (set or webhook). */
 export interface SubscriptionForm {
   readonly url: string;
   readonly events: readonly string[];
   readonly full: boolean;
+  readonly format?: string;
 }
 
-export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm, receivers: ReceiverPolicy): Promise<SubscriptionView> {
+/** Creates a push subscription; a webhook's secret is in the answer, to be shown this once. */
+export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm, receivers: ReceiverPolicy, box: SecretBox): Promise<{ subscription: SubscriptionView; secret?: string }> {
   const url = form.url.trim();
   if (url === '') throw new ConsoleInputError('enter the receiver URL (https, or http on a loopback address)');
   if (url.length > 2000) throw new ConsoleInputError('the receiver URL is at most 2,000 characters');
   const unknown = form.events.find((e) => !CHANGE_TYPES.includes(e as ChangeType));
   if (unknown !== undefined) throw new ConsoleInputError(`unknown event "${unknown}": choose among ${CHANGE_TYPES.join(', ')}`);
-  const created = await createSubscription({ ...deps(ctx), receivers }, ctx.team, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full }, origin(ctx));
-  return created.subscription;
+  const format = form.format === undefined || form.format === '' ? 'set' : form.format;
+  const created = await createSubscription({ ...deps(ctx), receivers, box }, ctx.team, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full, format }, origin(ctx));
+  return { subscription: created.subscription, ...(created.secret ? { secret: created.secret } : {}) };
 }
 
 /** Pauses with the admin's reason (at most 200 characters), or a default naming the console. */

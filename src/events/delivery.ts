@@ -27,6 +27,9 @@
  * body means the receiver read the SET and refused it: retrying cannot help, so it is logged
  * (with the error code when RFC 8935 registers it) and the stream moves on. SCIM requests never
  * wait for delivery.
+ *
+ * A `webhook` subscription (issue 34) sends a Standard Webhooks request rendered and signed by
+ * webhook.ts instead of a SET; its order, retries, leases, turns, egress checks and log are these.
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -48,6 +51,8 @@ import { budgetsOf } from '../budgets.ts';
 import { FairQueue } from './fair-queue.ts';
 import { setClaims } from './set.ts';
 import type { SetSigner } from './set.ts';
+import type { Rendered, WebhookSigner } from './webhook.ts';
+import { WebhookSecretUnreadable } from './webhook-secrets.ts';
 
 export interface DeliverySettings {
   /** How often an idle worker looks for due subscriptions. */
@@ -81,6 +86,8 @@ export interface DeliveryDeps {
   readonly storage: Storage;
   readonly clock: Clock;
   readonly signer: SetSigner;
+  /** Renders and signs the attempts of `webhook` subscriptions (webhook.ts) instead of a SET. */
+  readonly webhooks: WebhookSigner;
   readonly issuer: string;
   readonly log: FastifyBaseLogger;
   readonly settings: DeliverySettings;
@@ -122,15 +129,21 @@ function setError(body: string): string | undefined {
   return SET_ERRORS.has(err) ? err : 'refused';
 }
 
-/** The outcome of an answer: 2xx delivered; a 400 with an RFC 8935 error settles the SET; anything else fails. */
-function answered(answer: Answer): Outcome {
+/**
+ * The outcome of an answer: 2xx delivered; a 400 with an RFC 8935 error settles a SET (a webhook
+ * has no such answer: Standard Webhooks counts anything but 2xx a failure); anything else fails.
+ */
+function answered(answer: Answer, isSet: boolean): Outcome {
   const { status } = answer;
   if (status >= 200 && status < 300) return { delivered: true, status, error: null };
-  const refusal = status === 400 ? setError(answer.body) : undefined;
+  const refusal = status === 400 && isSet ? setError(answer.body) : undefined;
   // RFC 8935 section 2.3: the receiver read the SET and refused it; sending it again cannot help.
   if (refusal !== undefined) return { delivered: true, status, error: `http 400 ${refusal}` };
   return { delivered: false, status, error: `http ${status}` };
 }
+
+/** A SET's request header (RFC 8935 section 2); webhook.ts renders a webhook's. */
+const SET_HEADERS = { 'content-type': 'application/secevent+jwt' } as const;
 
 const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH$)/;
 
@@ -140,6 +153,7 @@ const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_
  */
 export function failureCategory(error: unknown, why: { timedOut: boolean; stopped: boolean }): string {
   if (error instanceof ReceiverRefused) return error.category;
+  if (error instanceof WebhookSecretUnreadable) return 'secret';
   if (why.timedOut) return 'timeout';
   if (why.stopped) return 'stopped';
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
@@ -157,12 +171,12 @@ export function failureCategory(error: unknown, why: { timedOut: boolean; stoppe
  * connection if more comes. `signal` aborts it (timeout or shutdown). A new connection goes to
  * one of `addresses` (checked by the receiver policy), never to a fresh DNS answer.
  */
-function post(url: URL, body: string, agents: { http: HttpAgent; https: HttpsAgent }, signal: AbortSignal, addresses: Parameters<typeof pinnedLookup>[0]): Promise<Answer> {
+function post(url: URL, { body, headers }: Rendered, agents: { http: HttpAgent; https: HttpsAgent }, signal: AbortSignal, addresses: Parameters<typeof pinnedLookup>[0]): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const secure = url.protocol === 'https:';
     const options = {
       method: 'POST',
-      headers: { 'content-type': 'application/secevent+jwt', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: { ...headers, accept: 'application/json', 'content-length': Buffer.byteLength(body) },
       signal,
       lookup: pinnedLookup(addresses),
     };
@@ -427,8 +441,9 @@ export class DeliveryWorker {
       const signal = AbortSignal.any([timeout, this.#stop.signal]);
       // Resolved and checked now, for this connection: the socket goes to these addresses only.
       const addresses = await until(receivers.vetted(url), signal);
-      const set = await signer.sign(setClaims(row, { issuer, audience: raw, full: sub.full === 1 }));
-      outcome = answered(await post(url, set, this.#agents, signal, addresses));
+      const isSet = sub.format !== 'webhook';
+      const request = isSet ? { body: await signer.sign(setClaims(row, { issuer, audience: raw, full: sub.full === 1 })), headers: SET_HEADERS } : await this.#deps.webhooks.render(sub.id, row);
+      outcome = answered(await post(url, request, this.#agents, signal, addresses), isSet);
     } catch (error) {
       outcome = { delivered: false, status: null, error: failureCategory(error, { timedOut: timeout.aborted, stopped: this.#stop.signal.aborted }) };
     }

@@ -34,15 +34,18 @@ import type { ChangeType } from './feed.ts';
 import type { ReceiverPolicy } from './receivers.ts';
 import { eventUri } from './set.ts';
 import { transact } from '../storage/statements.ts';
+import type { SecretBox } from '../keys/sealed.ts';
+import { newWebhookSecret } from './webhook-secrets.ts';
 
 export interface SubscriptionDeps {
   readonly storage: { readonly db: Db };
   readonly clock: Clock;
 }
 
-/** What creating a subscription needs besides: the rules a receiver URL must meet. */
+/** What creating a subscription needs besides: the rules a receiver URL must meet, and (for a webhook) the box its secret is sealed in. */
 export interface CreationDeps extends SubscriptionDeps {
   readonly receivers: ReceiverPolicy;
+  readonly box?: SecretBox;
 }
 
 /**
@@ -62,7 +65,7 @@ export interface ChangeOrigin {
   readonly credential?: Credential;
 }
 
-const CLI_ORIGIN: ChangeOrigin = { actor: CLI_ACTOR, requestId: null };
+export const CLI_ORIGIN: ChangeOrigin = { actor: CLI_ACTOR, requestId: null };
 
 /**
  * The receiver URL as the audit trail keeps it: without its query, which often carries the
@@ -95,6 +98,8 @@ export function parseEventTypes(values: readonly string[]): ChangeType[] {
 export interface SubscriptionView {
   readonly id: string;
   readonly method: 'push' | 'poll';
+  /** What a push sends: RFC 8935 SETs, or Standard Webhooks JSON (webhook.ts). */
+  readonly format: 'set' | 'webhook';
   readonly url: string | null;
   readonly events: readonly string[] | null;
   readonly full: boolean;
@@ -122,6 +127,7 @@ const attemptView = (a: AttemptRow): AttemptView => ({ at: a.at, seq: a.seq, sta
 export const subscriptionView = (row: SubscriptionRow, attempts?: readonly AttemptRow[]): SubscriptionView => ({
   id: row.id,
   method: row.method,
+  format: row.format,
   url: row.url,
   events: row.events === null ? null : (JSON.parse(row.events) as string[]),
   full: row.full === 1,
@@ -140,6 +146,8 @@ export interface NewSubscription {
   readonly url?: string;
   readonly events?: readonly string[];
   readonly full?: boolean;
+  /** `set` (the default) or `webhook` (push only). */
+  readonly format?: string;
 }
 
 /** The poll credential (shown once) and its digest, which is all the database keeps. */
@@ -151,9 +159,13 @@ export interface SubscribingTeam {
   readonly limits?: string | null;
 }
 
-export async function createSubscription(deps: CreationDeps, team: SubscribingTeam, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string }> {
+export async function createSubscription(deps: CreationDeps, team: SubscribingTeam, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string; secret?: string }> {
   const teamId = team.id;
   if (input.method !== 'push' && input.method !== 'poll') throw invalidValue('method must be "push" or "poll"');
+  const format = input.format ?? 'set';
+  if (format !== 'set' && format !== 'webhook') throw invalidValue('format must be "set" (RFC 8935 SETs) or "webhook" (Standard Webhooks JSON)');
+  if (format === 'webhook' && input.method === 'poll') throw invalidValue('a poll subscription fetches SETs (RFC 8936): format "webhook" is for push subscriptions only (give a url instead of method "poll")');
+  if (format === 'webhook' && input.full) throw invalidValue('full applies to SETs only: a webhook names the changed attributes; read the resource at its location');
   if (input.method === 'push') {
     if (typeof input.url !== 'string') throw invalidValue('a push subscription needs the receiver url');
     const problem = await deps.receivers.problem(input.url);
@@ -165,12 +177,15 @@ export async function createSubscription(deps: CreationDeps, team: SubscribingTe
   if (events !== null && events.length === 0) throw invalidValue('events must name at least one event');
   const now = iso(deps.clock);
   const pollToken = input.method === 'poll' ? `rce_${randomBytes(24).toString('base64url')}` : undefined;
+  const id = newId();
+  if (format === 'webhook' && !deps.box) throw new Error('creating a webhook subscription needs the box its secret is sealed in');
+  const webhook = format === 'webhook' ? newWebhookSecret(deps.box!, id) : undefined;
   const row = await transact(deps.storage.db, async (trx) => {
     const cap = budgetsOf(team).subscriptions;
     const held = await countSubscriptionsLocked(trx, teamId);
     if (held >= cap) throw new OverBudget(teamId, 'subscriptions', `the team holds ${held} event subscriptions, its budget is ${cap}: delete one first, or ask the operator to raise the subscriptions limit`);
     const created: SubscriptionRow = {
-      id: newId(),
+      id,
       team_id: teamId,
       method: input.method,
       url: input.method === 'push' ? input.url! : null,
@@ -189,12 +204,16 @@ export async function createSubscription(deps: CreationDeps, team: SubscribingTe
       updated_at: now,
       creator_token: by.credential?.tokenHash ?? null,
       creator_user: by.credential?.userId ?? null,
+      format,
+      webhook_secret: webhook?.sealed ?? null,
+      webhook_previous_secret: null,
+      webhook_previous_until: null,
     };
     await insertSubscription(trx, created);
-    await audit(trx, deps, teamId, by, 'subscription_created', created.id, { method: created.method, url: auditedUrl(created.url), events, full: input.full === true, from: created.cursor + 1 });
+    await audit(trx, deps, teamId, by, 'subscription_created', created.id, { method: created.method, format, url: auditedUrl(created.url), events, full: input.full === true, from: created.cursor + 1 });
     return created;
   });
-  return { subscription: subscriptionView(row), ...(pollToken ? { pollToken } : {}) };
+  return { subscription: subscriptionView(row), ...(pollToken ? { pollToken } : {}), ...(webhook ? { secret: webhook.secret } : {}) };
 }
 
 export async function listSubscriptions(deps: SubscriptionDeps, teamId: string): Promise<SubscriptionView[]> {
@@ -214,7 +233,7 @@ export async function getSubscription(deps: SubscriptionDeps, teamId: string, id
 }
 
 /** Runs `change` on the team's subscription `id` in one transaction with its audit row; a 404 when there is none. */
-async function changeSubscription(
+export async function changeSubscription(
   deps: SubscriptionDeps,
   teamId: string,
   id: string,

@@ -12,6 +12,7 @@ import { CONSOLE_CSS, CONSOLE_JS } from '../console/assets.ts';
 import { ConsoleInputError } from '../console/directory.ts';
 import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { KeyStore } from '../keys/store.ts';
+import { WEBHOOK_SECRETS } from '../events/webhook-secrets.ts';
 import type { OAuthContext } from '../oauth/context.ts';
 import { scimErrorOf } from '../scim/errors.ts';
 import type { ScanGate } from '../scim/scan-gate.ts';
@@ -67,6 +68,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     baseUrl: options.baseUrl,
     cursorSecret: options.cursorSecret,
     receivers: options.receivers,
+    webhookBox: options.keys.box(WEBHOOK_SECRETS),
     ...(options.scans ? { scans: options.scans } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.accessLog ? { accessLog: options.accessLog } : {}),

@@ -19,6 +19,8 @@ import { badRequest, ScimError, scimErrorOf } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { SecretBox } from '../keys/sealed.ts';
+import { rotateWebhookSecret } from '../events/webhook-secrets.ts';
 import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { AccessLog } from './access-log.ts';
@@ -35,6 +37,8 @@ export interface EventsPluginOptions {
   readonly receivers: ReceiverPolicy;
   /** The access log, told the team of each authenticated request. */
   readonly accessLog?: AccessLog;
+  /** Seals webhook subscriptions' secrets (KeyStore.box). */
+  readonly box: SecretBox;
 }
 
 /** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
@@ -137,14 +141,17 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     if (events !== undefined && (!Array.isArray(events) || !events.every((e) => typeof e === 'string'))) throw badRequest('invalidValue', 'events must be an array of event names');
     if (body.full !== undefined && typeof body.full !== 'boolean') throw badRequest('invalidValue', 'full must be true or false');
     if (body.url !== undefined && typeof body.url !== 'string') throw badRequest('invalidValue', 'url must be a string');
+    if (body.format !== undefined && typeof body.format !== 'string') throw badRequest('invalidValue', 'format must be "set" or "webhook"');
     const method = body.method ?? 'push';
     const created = await createSubscription(options, bearer.team, {
       method: method as 'push',
       ...(typeof body.url === 'string' ? { url: body.url } : {}),
       ...(events !== undefined ? { events: events as string[] } : {}),
       full: body.full === true,
+      ...(typeof body.format === 'string' ? { format: body.format } : {}),
     }, originOf(request, bearer));
-    return send(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}) });
+    // The poll token and the webhook secret are in this answer only: the database keeps a digest, a sealed copy.
+    return send(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}), ...(created.secret ? { secret: created.secret } : {}) });
   });
   app.get('/v2/events/subscriptions', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'read');
@@ -172,6 +179,13 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     const from = bodyOf(request).from;
     if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
     return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from, originOf(request, bearer)));
+  });
+
+  app.post('/v2/events/subscriptions/:id/rotate-secret', async (request, reply) => {
+    const bearer = await requireAdministrator(options, request);
+    const overlap = bodyOf(request).overlapSeconds;
+    const rotated = await rotateWebhookSecret(options, bearer.team.id, idOf(request), overlap, originOf(request, bearer));
+    return send(reply, 200, { ...rotated.subscription, secret: rotated.secret, previousSecretValidUntil: rotated.previousValidUntil });
   });
 
   // RFC 8936 poll: the subscription's own credential; pending SETs, acknowledgements, errors, long-poll.

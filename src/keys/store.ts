@@ -11,7 +11,7 @@
  * instance still accepts. Purposes are named here: the cookie key and the events' ES256 signing key.
  * It owns no HTTP and no SQL.
  */
-import { createCipheriv, createDecipheriv, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { deleteRetiredKeys, insertKey, liveKeys, retireKeys } from '../storage/repos/keys.ts';
@@ -19,6 +19,7 @@ import type { KeyRow } from '../storage/repos/keys.ts';
 import type { Db, Executor } from '../storage/types.ts';
 import { SESSION_TTL_SECONDS } from '../sessions.ts';
 import { deriveKey } from './master.ts';
+import { openWith, SealError, SecretBox, sealWith } from './sealed.ts';
 
 /** The events' signing key: a P-256 private key (PKCS #8, DER) made by node:crypto, for ES256 (RFC 7518 3.4). */
 const p256 = (): Buffer => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' });
@@ -42,26 +43,16 @@ export const REFRESH_SECONDS = 30;
 
 export class KeyStoreError extends Error {}
 
-const FORMAT = 'v1';
-
-/** AES-256-GCM under the master key, bound (as additional data) to the key's id and purpose. */
+/** AES-256-GCM under the master key (sealed.ts), bound (as additional data) to the key's id and purpose. */
 function seal(master: Buffer, row: Pick<KeyRow, 'id' | 'purpose'>, material: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', deriveKey(master, 'key encryption'), iv);
-  cipher.setAAD(Buffer.from(`${row.id}:${row.purpose}`));
-  const sealed = Buffer.concat([cipher.update(material), cipher.final()]);
-  return [FORMAT, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), sealed.toString('base64url')].join('.');
+  return sealWith(deriveKey(master, 'key encryption'), `${row.id}:${row.purpose}`, material);
 }
 
 function unseal(master: Buffer, row: KeyRow): Buffer {
-  const [format, iv, tag, sealed] = row.material.split('.');
-  if (format !== FORMAT || iv === undefined || tag === undefined || sealed === undefined) throw new KeyStoreError(`key ${row.id} is not in a format this version reads`);
   try {
-    const decipher = createDecipheriv('aes-256-gcm', deriveKey(master, 'key encryption'), Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(`${row.id}:${row.purpose}`));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]);
-  } catch {
+    return openWith(deriveKey(master, 'key encryption'), `${row.id}:${row.purpose}`, row.material);
+  } catch (error) {
+    if (error instanceof SealError && error.kind === 'format') throw new KeyStoreError(`key ${row.id} is not in a format this version reads`);
     throw new KeyStoreError(`key ${row.id} (${row.purpose}) cannot be decrypted: this instance's master key (SECRET_KEY or the key file) is not the one it was stored with`);
   }
 }
@@ -148,6 +139,14 @@ export class KeyStore {
    */
   async refreshIfStale(): Promise<void> {
     if (this.#clock.now().getTime() - this.#loadedAt >= REFRESH_SECONDS * 1000) await this.reload();
+  }
+
+  /**
+   * A box for secrets of `use` sealed under this instance's master key (webhook signing
+   * secrets): the database holds them only sealed.
+   */
+  box(use: string): SecretBox {
+    return new SecretBox(this.#master, use);
   }
 
   /** Changes whenever the keys were re-read (so users may cache what they build from them). */

@@ -290,6 +290,13 @@ export interface EventSubscriptionsTable {
   creator_token: string | null;
   /** The user who created it (the token's or the console admin's); NULL: the CLI. */
   creator_user: string | null;
+  /** What a push sends (migration 022): RFC 8935 SETs, or Standard Webhooks JSON. */
+  format: 'set' | 'webhook';
+  /** The webhook signing secret, sealed (keys/sealed.ts); NULL for `set`. */
+  webhook_secret: string | null;
+  /** The secret a rotation replaced, sealed, still signing until `webhook_previous_until`. */
+  webhook_previous_secret: string | null;
+  webhook_previous_until: string | null;
 }
 
 export interface EventAttemptsTable {

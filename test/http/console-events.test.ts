@@ -1,6 +1,6 @@
 /**
  * Issue 12, the console's Events page at the HTTP level: the team's subscriptions (receiver,
- * events, variant, state with the paused reason, last delivered seq, pending), a subscription's
+ * format (issue 34), events, variant, state with the paused reason, last delivered seq, pending), a subscription's
  * delivery log in pages, and the actions add, pause, resume, replay and delete, each a POST with
  * the CSRF token that writes an audit row naming the console admin, with clear errors (receiver
  * https only, http on loopback, no internal address unless allowed; replay within the feed;
@@ -96,8 +96,8 @@ for (const engine of engines) {
 
         const body = (await page.get('/console/events')).body;
         assert.match(body, /change feed is at seq 5 \(1 to 5 kept/);
-        assert.equal(rowOf(body, all), '|https://all.example/events|all|notice|active|1|4|');
-        assert.equal(rowOf(body, creates), '|https://creates.example/events|create|full|paused|: |paused by an administrator|1|3|');
+        assert.equal(rowOf(body, all), '|https://all.example/events|SET|all|notice|active|1|4|');
+        assert.equal(rowOf(body, creates), '|https://creates.example/events|SET|create|full|paused|: |paused by an administrator|1|3|');
         assert.ok(!body.includes(foreign) && !body.includes('other-team.example'), "another team's subscription is not shown");
         const detail = await page.get(`/console/events/subscriptions/${foreign}`);
         assert.equal(detail.statusCode, 404);

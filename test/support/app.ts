@@ -86,6 +86,8 @@ export interface TestAppOptions {
   readonly deactivatedUsers?: TeamRow['deactivated_users'];
   /** Puts something between the app and its database (e.g. a query-watching plugin). */
   readonly wrapStorage?: (storage: Storage) => Storage;
+  /** Where the test clock starts (ms since the epoch; default 2026-01-01): now, for a peer that checks times against the real clock. */
+  readonly clockStart?: number;
   /** Other app dependencies (hashing queue, deadlines, ...). */
   readonly deps?: Partial<Omit<AppDeps, 'config' | 'storage' | 'clock'>>;
 }
@@ -94,7 +96,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const engine = options.engine ?? engines[0]!;
   const database = await engine.open();
   const storage = options.wrapStorage ? options.wrapStorage(database.storage) : database.storage;
-  const clock = new TestClock();
+  const clock = new TestClock(options.clockStart);
   // Event push delivery polls the database in the background: off unless a test asks for it, so
   // tests that count queries see only their own.
   const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, delivery: false, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}), ...options.deps });

@@ -5,7 +5,7 @@
  * against a JWKS with jose.
  */
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { JSONWebKeySet, JWTPayload } from 'jose';
@@ -13,6 +13,8 @@ import type { JSONWebKeySet, JWTPayload } from 'jose';
 export interface Received {
   readonly contentType: string | undefined;
   readonly body: string;
+  /** Every request header (lower-cased names): a webhook's `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
+  readonly headers: IncomingHttpHeaders;
 }
 
 export type Answer = (received: Received, index: number) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
@@ -50,7 +52,7 @@ export async function startReceiver(answer: Answer = () => ({ status: 202 })): P
     response.once('close', () => (state.inFlight -= 1));
     request.on('data', (c: Buffer) => chunks.push(c));
     request.on('end', () => {
-      const r: Received = { contentType: request.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') };
+      const r: Received = { contentType: request.headers['content-type'], body: Buffer.concat(chunks).toString('utf8'), headers: request.headers };
       received.push(r);
       const a = state.answer(r, received.length - 1);
       if (a === 'hang') {

@@ -96,16 +96,21 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
   app.get('/console/events', { preHandler: kit.signedIn }, async (request, reply) => list(request, reply));
 
   app.post('/console/events/subscriptions', post, async (request, reply) => {
-    const form: SubscriptionForm = { url: text(request.body, 'url'), events: texts(request.body, 'events'), full: text(request.body, 'full') !== '' };
-    let id: string;
+    const form: SubscriptionForm = { url: text(request.body, 'url'), events: texts(request.body, 'events'), full: text(request.body, 'full') !== '', format: text(request.body, 'format') };
+    let created;
     try {
-      id = (await createFromConsole(scim(request), form, kit.receivers)).id;
+      created = await createFromConsole(scim(request), form, kit.receivers, kit.webhookBox);
     } catch (error) {
       const refused = refusal(error, kit.metrics);
       if (!refused) throw error;
       return list(request, reply, form, refused);
     }
-    return seeOther(reply, `${detailPath(id)}?done=created`);
+    // A webhook's secret is shown on this answer only (no redirect: a reload must not show it again).
+    if (created.secret !== undefined) {
+      const shown = await subscriptionDetail(scim(request), created.subscription.id);
+      return show(request, reply, 'Event subscription', subscriptionBody(csrf(reply), shown, DONE.created, undefined, created.secret), 201);
+    }
+    return seeOther(reply, `${detailPath(created.subscription.id)}?done=created`);
   });
 
   app.get<Params>('/console/events/subscriptions/:id', { preHandler: kit.signedIn }, async (request, reply) => detail(request, reply));

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { consoleActor } from '../../console/directory.ts';
 import * as views from '../../console/views.ts';
 import type { ReceiverPolicy } from '../../events/receivers.ts';
+import type { SecretBox } from '../../keys/sealed.ts';
 import type { OAuthContext } from '../../oauth/context.ts';
 import type { ScimContext } from '../../scim/context.ts';
 import { ScimError } from '../../scim/errors.ts';
@@ -30,6 +31,8 @@ export interface ConsoleKit {
   readonly baseUrl: string;
   /** Where push receivers may be (events/receivers.ts), for the Events page's create form. */
   readonly receivers: ReceiverPolicy;
+  /** Seals the secrets of webhook subscriptions made on the Events page (KeyStore.box). */
+  readonly webhookBox: SecretBox;
   /** Counts the budget refusals the pages show rather than throw (the routes' error hook counts the others). */
   readonly metrics?: Pick<Metrics, 'budgetRefused'>;
   /** The preHandler of every page but sign-in and the assets: a live console session of an admin, or the sign-in page. */
@@ -46,6 +49,7 @@ export interface KitOptions {
   readonly baseUrl: string;
   readonly cursorSecret: string;
   readonly receivers: ReceiverPolicy;
+  readonly webhookBox: SecretBox;
   readonly scans?: ScanGate;
   readonly metrics?: Pick<Metrics, 'budgetRefused'>;
   readonly accessLog?: AccessLog;
@@ -81,6 +85,7 @@ export function consoleKit(options: KitOptions): ConsoleKit {
     shell,
     baseUrl: options.baseUrl,
     receivers: options.receivers,
+    webhookBox: options.webhookBox,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     show,
     signed: (request) => signedOf(request)!,

@@ -29,6 +29,7 @@ import { migration018 } from './018_subscription_creators.ts';
 import { migration019 } from './019_path_safe_schema_urns.ts';
 import { migration020 } from './020_client_secrets.ts';
 import { migration021 } from './021_client_assertions.ts';
+import { migration022 } from './022_webhook_subscriptions.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -53,6 +54,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '019_path_safe_schema_urns': migration019(),
     '020_client_secrets': migration020(),
     '021_client_assertions': migration021(),
+    '022_webhook_subscriptions': migration022(),
   };
 }
 

@@ -50,11 +50,18 @@ export async function deleteSubscription(ex: Executor, teamId: string, id: strin
   return Number(result.numDeletedRows) > 0;
 }
 
-export type SubscriptionChange = Partial<Pick<EventSubscriptionsTable, 'state' | 'paused_reason' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'cursor' | 'creator_token' | 'creator_user'>>;
+export type SubscriptionChange = Partial<
+  Pick<EventSubscriptionsTable, 'state' | 'paused_reason' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'cursor' | 'creator_token' | 'creator_user' | 'webhook_secret' | 'webhook_previous_secret' | 'webhook_previous_until'>
+>;
 
 export async function updateSubscription(ex: Executor, teamId: string, id: string, change: SubscriptionChange): Promise<boolean> {
   const result = await ex.updateTable('event_subscriptions').set(change).where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** A webhook subscription's sealed secrets (migration 022), read at each attempt so a rotation signs the next one. */
+export async function webhookSecretsOf(ex: Executor, id: string): Promise<Pick<EventSubscriptionsTable, 'webhook_secret' | 'webhook_previous_secret' | 'webhook_previous_until'> | undefined> {
+  return ex.selectFrom('event_subscriptions').select(['webhook_secret', 'webhook_previous_secret', 'webhook_previous_until']).where('id', '=', id).executeTakeFirst();
 }
 
 /** A due subscription with its team's budget overrides (teams.limits), which its delivery spends. */
