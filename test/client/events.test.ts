@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FeedPrunedError, Rollcall, SetVerificationError, verifySet } from '../../packages/client/src/index.ts';
 import type { FeedEvent } from '../../packages/client/src/index.ts';
+import type { JSONWebKeySet } from 'jose';
 import { pruneOnce } from '../../src/events/retention.ts';
 import { BASE_URL } from '../support/app.ts';
 import { listeningApp } from '../support/client-server.ts';
@@ -90,7 +91,7 @@ for (const engine of engines) {
       assert.ok(event?.attributes?.includes('userName'));
 
       // The same with the key set in hand.
-      const jwks = await (await fetch(options.jwksUrl)).json();
+      const jwks = (await (await fetch(options.jwksUrl)).json()) as JSONWebKeySet;
       assert.equal((await verifySet(token, { ...options, jwksUrl: undefined, jwks })).jti, jti);
 
       const [header, payload, signature] = token.split('.') as [string, string, string];
