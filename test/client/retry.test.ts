@@ -117,6 +117,16 @@ describe('client retries', () => {
     assert.equal(seen.length, 1);
   });
 
+  it('an OAuth-shaped error answer (RFC 6749 5.2) is a RollcallError with its code and description; not retried', async () => {
+    const { origin, seen } = await scripted((_s, _i, res) =>
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' }).end(JSON.stringify({ error: 'invalid_token', error_description: 'expired' })),
+    );
+    const error = await new Rollcall({ baseUrl: origin, token: 't' }).users.list().catch((e: unknown) => e);
+    assert.ok(error instanceof RollcallError);
+    assert.deepEqual([error.status, error.oauthError, error.detail, error.scimType], [401, 'invalid_token', 'expired', undefined]);
+    assert.equal(seen.length, 1);
+  });
+
   it('reads Retry-After as seconds or an HTTP date', () => {
     assert.equal(retryAfterMs('120'), 120_000);
     assert.equal(retryAfterMs('Wed, 21 Oct 2015 07:28:10 GMT', Date.parse('Wed, 21 Oct 2015 07:28:00 GMT')), 10_000);
