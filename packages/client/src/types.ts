@@ -1,0 +1,168 @@
+/**
+ * SCIM 2.0 resource and message types (RFC 7643 core attributes, RFC 7644 messages, RFC 9865
+ * cursor paging). Extensions are keyed by their schema URN: pass their shape as the `X` generic
+ * (e.g. `User<{ [ENTERPRISE_USER]: EnterpriseUser }>`) or leave it as a record of unknowns.
+ */
+
+export const CORE_USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+export const CORE_GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+export const ENTERPRISE_USER = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+export const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+export const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+export const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+/** Extension attributes, keyed by schema URN. */
+export type Extensions = { readonly [urn: `urn:${string}`]: object | undefined };
+
+export interface Meta {
+  readonly resourceType?: string;
+  readonly created?: string;
+  readonly lastModified?: string;
+  readonly location?: string;
+  readonly version?: string | null;
+}
+
+/** What every resource carries (RFC 7643 section 3.1). */
+export interface ResourceBase {
+  schemas?: string[];
+  readonly id?: string;
+  externalId?: string | null;
+  readonly meta?: Meta;
+}
+
+export interface MultiValued<V = string> {
+  value?: V;
+  display?: string;
+  type?: string;
+  primary?: boolean;
+  $ref?: string;
+}
+
+export interface Name {
+  formatted?: string;
+  familyName?: string;
+  givenName?: string;
+  middleName?: string;
+  honorificPrefix?: string;
+  honorificSuffix?: string;
+}
+
+export interface Address {
+  formatted?: string;
+  streetAddress?: string;
+  locality?: string;
+  region?: string;
+  postalCode?: string;
+  country?: string;
+  type?: string;
+  primary?: boolean;
+}
+
+/** RFC 7643 section 4.1 User. `X` types its extensions by URN. */
+export type User<X extends Extensions = Extensions> = ResourceBase & {
+  userName: string;
+  name?: Name;
+  displayName?: string;
+  nickName?: string;
+  profileUrl?: string;
+  title?: string;
+  userType?: string | null;
+  preferredLanguage?: string;
+  locale?: string;
+  timezone?: string;
+  active?: boolean;
+  /** Write-only: never returned. */
+  password?: string;
+  emails?: MultiValued[];
+  phoneNumbers?: MultiValued[];
+  ims?: MultiValued[];
+  photos?: MultiValued[];
+  addresses?: Address[];
+  readonly groups?: MultiValued[];
+  entitlements?: MultiValued[];
+  roles?: MultiValued[];
+  x509Certificates?: MultiValued[];
+} & Partial<X>;
+
+/** RFC 7643 section 4.3 enterprise extension (under ENTERPRISE_USER). */
+export interface EnterpriseUser {
+  employeeNumber?: string;
+  costCenter?: string;
+  organization?: string;
+  division?: string;
+  department?: string;
+  manager?: { value?: string; $ref?: string; displayName?: string };
+}
+
+/** A User with the enterprise extension typed. */
+export type EnterpriseUserResource = User<{ [ENTERPRISE_USER]: EnterpriseUser }>;
+
+export interface GroupMember {
+  value: string;
+  display?: string;
+  type?: 'User' | 'Group' | string;
+  $ref?: string;
+}
+
+/** RFC 7643 section 4.2 Group. */
+export type Group<X extends Extensions = Extensions> = ResourceBase & {
+  displayName?: string;
+  members?: GroupMember[];
+  /** The contract's Group attributes. */
+  display?: string;
+  active?: boolean;
+} & Partial<X>;
+
+/** Any resource of a type the team defines (/ResourceTypes). */
+export type GenericResource = ResourceBase & Record<string, unknown>;
+
+/** RFC 7644 section 3.5.2 PATCH operations. */
+export type PatchOperation =
+  | { op: 'add'; path?: string; value: unknown }
+  | { op: 'replace'; path?: string; value: unknown }
+  | { op: 'remove'; path: string; value?: unknown };
+
+export interface PatchOp {
+  schemas: [typeof PATCH_OP];
+  Operations: PatchOperation[];
+}
+
+/** RFC 7644 section 3.4.2 ListResponse, with RFC 9865's cursors. */
+export interface ListResponse<R> {
+  schemas: string[];
+  totalResults?: number;
+  itemsPerPage?: number;
+  startIndex?: number;
+  nextCursor?: string;
+  previousCursor?: string;
+  Resources: R[];
+}
+
+/** Query parameters of a list / search (RFC 7644 3.4.2, RFC 9865). */
+export interface ListQuery {
+  /** A filter string, or a built filter (filter.ts). */
+  filter?: string | { toString(): string };
+  sortBy?: string;
+  sortOrder?: 'ascending' | 'descending';
+  startIndex?: number;
+  /** RFC 9865: '' asks for the first page with cursor paging. */
+  cursor?: string;
+  count?: number;
+  attributes?: string[];
+  excludedAttributes?: string[];
+}
+
+/** RFC 7644 section 3.12 error body. */
+export interface ScimErrorBody {
+  schemas?: string[];
+  status?: string;
+  scimType?: string;
+  detail?: string;
+}
+
+/** RFC 6749 section 5.2 error body. */
+export interface OAuthErrorBody {
+  error: string;
+  error_description?: string;
+}
