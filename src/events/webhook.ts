@@ -1,5 +1,5 @@
 /**
- * Plain signed webhooks (issue 34 item 3; /work/notes/WEBHOOK-CONTRACT.md): what a `webhook`
+ * Plain signed webhooks (docs/events.md, "Plain signed webhooks"): what a `webhook`
  * subscription's push sends instead of a SET, per the Standard Webhooks specification 1.0. One
  * feed row renders as a JSON body `{type, timestamp, data}` (`user.created`, ...; the time of the
  * change; the event's seq, its RFC 9967 `:notice` URI, the request id, the resource and the

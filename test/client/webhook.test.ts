@@ -1,5 +1,5 @@
 /**
- * verifyWebhook (issue 34 item 2; /work/notes/WEBHOOK-CONTRACT.md; the Standard Webhooks
+ * verifyWebhook (docs/events.md, "Plain signed webhooks"; the Standard Webhooks
  * specification) against requests signed by the specification's reference library
  * (`standardwebhooks`): accepted as signed; refused when the body, id or timestamp is changed,
  * the timestamp is outside the tolerance, or the secret is another; several signatures and

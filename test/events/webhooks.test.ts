@@ -1,5 +1,5 @@
 /**
- * Plain signed webhooks (issue 34 item 3; /work/notes/WEBHOOK-CONTRACT.md) at the level an
+ * Plain signed webhooks (docs/events.md, "Plain signed webhooks") at the level an
  * application developer sees them: a subscription made with `format: "webhook"` answers its
  * `whsec_` secret once and never again; a SCIM write reaches a receiver on 127.0.0.1 as a
  * Standard Webhooks request that the specification's reference library (`standardwebhooks`)
