@@ -10,6 +10,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { deriveKey } from './master.ts';
 
 const FORMAT = 'v1';
+/** GCM's full tag. Pinned on opening: GCM checks only the bytes it is given, so a shorter tag would be a weaker check. */
+const TAG_BYTES = 16;
 
 export class SealError extends Error {
   /** `format`: not something this version sealed; `key`: another master key, or another context. */
@@ -33,10 +35,12 @@ export function sealWith(key: Buffer, context: string, material: Buffer): string
 export function openWith(key: Buffer, context: string, text: string): Buffer {
   const [format, iv, tag, sealed] = text.split('.');
   if (format !== FORMAT || iv === undefined || tag === undefined || sealed === undefined) throw new SealError('format', 'not in a format this version reads');
+  const authTag = Buffer.from(tag, 'base64url');
+  if (authTag.length !== TAG_BYTES) throw new SealError('format', `not in a format this version reads (the tag must be ${TAG_BYTES} bytes)`);
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(context));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    decipher.setAuthTag(authTag);
     return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]);
   } catch {
     throw new SealError('key', 'cannot be decrypted with this master key');
