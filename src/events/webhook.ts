@@ -2,8 +2,9 @@
  * Plain signed webhooks (docs/events.md, "Plain signed webhooks"): what a `webhook`
  * subscription's push sends instead of a SET, per the Standard Webhooks specification 1.0. One
  * feed row renders as a JSON body `{type, timestamp, data}` (`user.created`, ...; the time of the
- * change; the event's seq, its RFC 9967 `:notice` URI, the request id, the resource and the
- * attributes changed), byte for byte the same on every retry, with the headers `webhook-id`
+ * change; the event's seq, its RFC 9967 `:notice` URI, the request id, the resource, the
+ * attributes changed and a group's membership delta `{cleared?, added?, removed?}`), byte for
+ * byte the same on every retry, with the headers `webhook-id`
  * (`evt_<team>_<seq>`, stable across retries and replays, the receiver's idempotency key),
  * `webhook-timestamp` (this attempt, unix seconds) and `webhook-signature`: `v1,<base64
  * HMAC-SHA256(key, "<id>.<timestamp>.<body>")>` for every live secret, newest first (a rotated
@@ -37,7 +38,10 @@ export const webhookId = (row: Pick<EventRow, 'team_id' | 'seq'>): string => `ev
 export function webhookBody(row: EventRow, issuer: string): string {
   const type = row.type as ChangeType;
   const members = row.resource_type === 'Group' ? parse<MembersDelta>(row.members) : undefined;
+  // `cleared`: every earlier member left first (a PUT, or a PATCH removing path "members"), so a
+  // receiver applying deltas must drop what it holds before adding `added`.
   const delta = {
+    ...(members?.cleared ? { cleared: true } : {}),
     ...(members?.added?.length ? { added: members.added } : {}),
     ...(members?.removed?.length ? { removed: members.removed } : {}),
   };

@@ -31,7 +31,7 @@ const signed = (headers: IncomingHttpHeaders): Record<string, string> => ({
 interface WebhookPayload {
   type: string;
   timestamp: string;
-  data: { sequence: number; event: string; transaction?: string; resource: { type: string; id: string; externalId?: string; location: string; version: string }; changed: string[]; members?: { added?: string[]; removed?: string[] } };
+  data: { sequence: number; event: string; transaction?: string; resource: { type: string; id: string; externalId?: string; location: string; version: string }; changed: string[]; members?: { cleared?: boolean; added?: string[]; removed?: string[] } };
 }
 
 for (const engine of engines) {
@@ -156,6 +156,25 @@ for (const engine of engines) {
       assert.equal(String(rx.received[0]!.headers['webhook-signature']).split(' ').length, 1);
       // A tampered body does not verify.
       assert.throws(() => hook.verify(rx.received[0]!.body.replace('ada', 'eve'), signed(rx.received[0]!.headers)));
+    });
+
+    it('a group PUT says members were cleared then added; a PATCH remove of path "members" says cleared, so a receiver applying deltas drops the old members', async () => {
+      const app = await open();
+      const rx = await receiver();
+      const created = await subscribe(app, { url: rx.url, format: 'webhook' });
+      const hook = new Webhook(String(created.secret));
+      const ada = await createUser(app, 'ada@acme.example');
+      const bob = await createUser(app, 'bob@acme.example');
+      const group = json(await app.request('POST', '/v2/scim/Groups', { displayName: 'Ops', members: [{ value: ada.id }] }));
+      const put = await app.request('PUT', `/v2/scim/Groups/${String(group.id)}`, { displayName: 'Ops', members: [{ value: bob.id }] });
+      assert.equal(put.statusCode, 200, put.body);
+      const emptied = await app.request('PATCH', `/v2/scim/Groups/${String(group.id)}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members' }] });
+      assert.ok(emptied.statusCode === 200 || emptied.statusCode === 204, emptied.body);
+      await rx.waitFor(5);
+      const payloads = rx.received.map((r) => hook.verify(r.body, signed(r.headers)) as WebhookPayload);
+      assert.deepEqual(payloads.map((p) => p.type), ['user.created', 'user.created', 'group.created', 'group.replaced', 'group.updated']);
+      assert.deepEqual(payloads[3]!.data.members, { cleared: true, added: [bob.id] });
+      assert.deepEqual(payloads[4]!.data.members, { cleared: true });
     });
 
     it('a retried delivery has the same webhook-id and body (a 400, even with an RFC 8935 error body, is a failure for a webhook); the delivery log shows both attempts like a SET\'s', async () => {

@@ -18,10 +18,15 @@ export interface WebhookEvent {
     readonly sequence: number;
     /** The RFC 9967 event URI. */
     readonly event: string;
-    readonly transaction: string;
+    /** The request id of the change; absent when the change came without one (a CLI command, for one). */
+    readonly transaction?: string;
     readonly resource: { readonly type: 'User' | 'Group' | (string & {}); readonly id: string; readonly externalId?: string; readonly location: string; readonly version: string };
     readonly changed: readonly string[];
-    readonly members?: { readonly added?: readonly string[]; readonly removed?: readonly string[] };
+    /**
+     * A group's membership change. `cleared`: every earlier member left first (a PUT, or a PATCH
+     * removing path "members"): drop what you hold, then apply `added`.
+     */
+    readonly members?: { readonly cleared?: boolean; readonly added?: readonly string[]; readonly removed?: readonly string[] };
   };
 }
 
