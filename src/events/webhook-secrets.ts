@@ -4,17 +4,18 @@
  * the instance's master key (keys/sealed.ts, bound to the subscription's id), never in clear and
  * never in a view. A rotation makes a new current secret and keeps the one it replaces signing
  * beside it for an overlap (default one day, at most seven), so receivers can switch without a
- * refused delivery; a secret replaced before its overlap ended is dropped (two at most). Rotation
+ * refused delivery; a secret replaced before its overlap ended is dropped (two at most). Two
+ * rotations at once: one wins, the other is a 409 (retry) and changes nothing. Rotation
  * writes its audit row (`subscription_secret_rotated`) in its transaction, like every change to a
  * subscription. It owns no SQL (storage/repos/subscriptions.ts) and no HTTP.
  */
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../keys/sealed.ts';
 import { SealError } from '../keys/sealed.ts';
-import { updateSubscription, webhookSecretsOf } from '../storage/repos/subscriptions.ts';
+import { replaceWebhookSecret, webhookSecretsOf } from '../storage/repos/subscriptions.ts';
 import type { Db } from '../storage/types.ts';
 import { iso } from '../clock.ts';
-import { invalidValue } from './errors.ts';
+import { conflict, invalidValue } from './errors.ts';
 import { changeSubscription, CLI_ORIGIN } from './subscriptions.ts';
 import type { ChangeOrigin, SubscriptionDeps, SubscriptionView } from './subscriptions.ts';
 
@@ -99,7 +100,10 @@ export async function rotateWebhookSecret(
     until = new Date(now.getTime() + overlap * 1000).toISOString();
     const made = newWebhookSecret(deps.box, id);
     secret = made.secret;
-    await updateSubscription(trx, teamId, id, { webhook_secret: made.sealed, webhook_previous_secret: row.webhook_secret, webhook_previous_until: until, updated_at: iso(deps.clock) });
+    // Conditional on the secret read: a rotation that committed meanwhile made it "previous"
+    // material this one would overwrite with a stale one, leaving that rotation's secret unused.
+    const replaced = await replaceWebhookSecret(trx, teamId, id, row.webhook_secret, { webhook_secret: made.sealed, webhook_previous_secret: row.webhook_secret, webhook_previous_until: until, updated_at: iso(deps.clock) });
+    if (!replaced) throw conflict(`the secret of subscription ${id} was rotated concurrently, retry: nothing was changed`);
     return { overlapSeconds: overlap, previousValidUntil: until };
   });
   return { subscription, secret, previousValidUntil: until };

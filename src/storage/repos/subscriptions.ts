@@ -59,6 +59,22 @@ export async function updateSubscription(ex: Executor, teamId: string, id: strin
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Replaces a webhook subscription's secret only if it still is `expected` (the one the caller
+ * read): false when another rotation replaced it first. Compare-and-set, so two rotations
+ * reading the same row under READ COMMITTED cannot both win.
+ */
+export async function replaceWebhookSecret(ex: Executor, teamId: string, id: string, expected: string | null, change: SubscriptionChange): Promise<boolean> {
+  const result = await ex
+    .updateTable('event_subscriptions')
+    .set(change)
+    .where('team_id', '=', teamId)
+    .where('id', '=', id)
+    .where((eb) => (expected === null ? eb('webhook_secret', 'is', null) : eb('webhook_secret', '=', expected)))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** A webhook subscription's sealed secrets (migration 022), read at each attempt so a rotation signs the next one. */
 export async function webhookSecretsOf(ex: Executor, id: string): Promise<Pick<EventSubscriptionsTable, 'webhook_secret' | 'webhook_previous_secret' | 'webhook_previous_until'> | undefined> {
   return ex.selectFrom('event_subscriptions').select(['webhook_secret', 'webhook_previous_secret', 'webhook_previous_until']).where('id', '=', id).executeTakeFirst();
