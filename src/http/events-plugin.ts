@@ -121,6 +121,8 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   });
   const pollDeps = { storage: options.storage, clock: options.clock, signer: options.signer, issuer: options.baseUrl };
   const send = (reply: FastifyReply, status: number, body: unknown) => reply.code(status).header('content-type', 'application/json').send(scimBody(body));
+  /** An answer carrying a secret shown only once (a webhook secret, a poll token): no cache may keep it (as RFC 6749 5.1 asks of tokens). */
+  const sendSecret = (reply: FastifyReply, status: number, body: unknown) => send(reply.header('cache-control', 'no-store').header('pragma', 'no-cache'), status, body);
   const bodyOf = (request: FastifyRequest): Record<string, unknown> => {
     const body = request.body ?? {};
     if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('invalidSyntax', 'the body must be a JSON object');
@@ -151,7 +153,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
       ...(typeof body.format === 'string' ? { format: body.format } : {}),
     }, originOf(request, bearer));
     // The poll token and the webhook secret are in this answer only: the database keeps a digest, a sealed copy.
-    return send(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}), ...(created.secret ? { secret: created.secret } : {}) });
+    return (created.pollToken || created.secret ? sendSecret : send)(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}), ...(created.secret ? { secret: created.secret } : {}) });
   });
   app.get('/v2/events/subscriptions', async (request, reply) => {
     const bearer = await requireBearer(options, request, 'read');
@@ -185,7 +187,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     const bearer = await requireAdministrator(options, request);
     const overlap = bodyOf(request).overlapSeconds;
     const rotated = await rotateWebhookSecret(options, bearer.team.id, idOf(request), overlap, originOf(request, bearer));
-    return send(reply, 200, { ...rotated.subscription, secret: rotated.secret, previousSecretValidUntil: rotated.previousValidUntil });
+    return sendSecret(reply, 200, { ...rotated.subscription, secret: rotated.secret, previousSecretValidUntil: rotated.previousValidUntil });
   });
 
   // RFC 8936 poll: the subscription's own credential; pending SETs, acknowledgements, errors, long-poll.

@@ -101,6 +101,19 @@ for (const engine of engines) {
       assert.equal(setRow.webhook_secret, null);
     });
 
+    it('the answers carrying a secret (webhook create, rotate, poll create with its pollToken) say Cache-Control: no-store and Pragma: no-cache', async () => {
+      const app = await open(false);
+      const hook = await post(app, '/v2/events/subscriptions', { url: 'https://receiver.example/hooks', format: 'webhook' });
+      const poll = await post(app, '/v2/events/subscriptions', { method: 'poll' });
+      const rotated = await post(app, `/v2/events/subscriptions/${String(json(hook).id)}/rotate-secret`, {});
+      for (const [r, field] of [[hook, 'secret'], [poll, 'pollToken'], [rotated, 'secret']] as const) {
+        assert.ok(r.statusCode === 200 || r.statusCode === 201, r.body);
+        assert.equal(typeof json(r)[field], 'string', `${field} is in the answer`);
+        assert.equal(r.headers['cache-control'], 'no-store', `no cache may keep ${field}`);
+        assert.equal(r.headers.pragma, 'no-cache');
+      }
+    });
+
     it('refused with 400 invalidValue and a clear detail: a poll webhook, an unknown format, full on a webhook, rotating a SET subscription, an overlap beyond 7 days', async () => {
       const app = await open(false);
       const refused = async (url: string, body: unknown, detail: RegExp) => {

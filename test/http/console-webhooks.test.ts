@@ -74,6 +74,7 @@ for (const engine of engines) {
         assert.equal(made.statusCode, 201, made.body);
         const secret = /<code class="wrap">(whsec_[A-Za-z0-9+/=]+)<\/code>/.exec(made.body)?.[1];
         assert.ok(secret, 'the secret is on the answer');
+        assert.equal(made.headers['cache-control'], 'no-store', 'no cache may keep the page showing the secret');
         assert.match(made.body, /shown only now/);
         assert.match(made.body, /<dt>Format<\/dt><dd>webhook \(Standard Webhooks\)<\/dd>/);
         const id = String(((json(await t.request('GET', '/v2/events/subscriptions')).subscriptions) as { id: string }[])[0]!.id);
