@@ -45,6 +45,11 @@ describe('filter builder', () => {
     assert.equal(has('emails', and(where('type').eq('work'), where('value').ew('@acme.example'))).text, 'emails[type eq "work" and value ew "@acme.example"]');
     assert.equal(valuePath('members', where('value').eq('X"1')), 'members[value eq "X\\"1"]');
     assert.equal(valuePath('emails', where('type').eq('work'), 'value'), 'emails[type eq "work"].value');
+    // RFC 7644 3.10: a name may carry its schema URN, whose "2.0" is not a sub-attribute.
+    const emails = 'urn:ietf:params:scim:schemas:core:2.0:User:emails';
+    assert.equal(has(emails, where('type').eq('work')).text, `${emails}[type eq "work"]`);
+    assert.equal(valuePath(emails, where('type').eq('work'), 'value'), `${emails}[type eq "work"].value`);
+    assert.equal(valuePath('urn:ietf:params:scim:schemas:core:2.0:Group:members', where('value').eq('X')), 'urn:ietf:params:scim:schemas:core:2.0:Group:members[value eq "X"]');
     assert.equal(where('urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value').eq('m').text, 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value eq "m"');
   });
 
@@ -53,6 +58,7 @@ describe('filter builder', () => {
       assert.throws(() => where(bad), TypeError, bad);
     }
     assert.throws(() => has('emails.value', where('type').eq('w')), TypeError);
+    assert.throws(() => has('urn:ietf:params:scim:schemas:core:2.0:User:emails.value', where('type').eq('w')), TypeError);
     assert.throws(() => and(), TypeError);
   });
 });

@@ -99,9 +99,12 @@ export const and = (...filters: Filter[]): Filter => join('and', filters);
 export const or = (...filters: Filter[]): Filter => join('or', filters);
 export const not = (filter: Filter): Filter => new Filter(`not (${filter.text})`);
 
+/** The attribute name without its schema URN (`urn:…:2.0:User:emails` -> `emails`): the URN's dots are not sub-attributes. */
+const nameOf = (path: string): string => path.slice(path.lastIndexOf(':') + 1);
+
 /** A value filter on a multi-valued attribute: `emails[type eq "work" and primary eq true]`. */
 export function has(attribute: string, filter: Filter): Filter {
-  if (attribute.includes('.')) throw new TypeError('has() takes a multi-valued attribute, without a sub-attribute');
+  if (nameOf(attribute).includes('.')) throw new TypeError('has() takes a multi-valued attribute, without a sub-attribute');
   return new Filter(`${checkPath(attribute)}[${filter.text}]`);
 }
 
