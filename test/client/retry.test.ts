@@ -134,4 +134,17 @@ describe('client retries', () => {
     assert.equal(retryAfterMs('soon'), undefined);
     assert.equal(retryAfterMs(null), undefined);
   });
+
+  it('RFC 9110 10.2.3: Retry-After is delay-seconds (digits) or an HTTP-date; anything else is ignored (undefined: the capped backoff applies), not "retry at once"', () => {
+    const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
+    for (const junk of ['-5', '1.5', '+3', '1e3', '0x10', '', ' ', '2015-10-21T07:28:10Z', '21 Oct 2015', 'Wed, 21 Oct 2015 07:28:10', 'Wed, 32 Oct 2015 07:28:10 GMT', 'Wed, 21 Oct 2015 25:28:10 GMT', 'Wed, 21 Foo 2015 07:28:10 GMT', 'Wed,  21 Oct 2015 07:28:10 GMT']) {
+      assert.equal(retryAfterMs(junk, now), undefined, JSON.stringify(junk));
+    }
+    assert.equal(retryAfterMs('0', now), 0);
+    assert.equal(retryAfterMs(' 7 ', now), 7_000, 'surrounding whitespace is the field\'s, not the value\'s');
+    // The obsolete forms a recipient must still read (RFC 9110 5.6.7): rfc850-date and asctime-date.
+    assert.equal(retryAfterMs('Wednesday, 21-Oct-15 07:28:10 GMT', now), 10_000);
+    assert.equal(retryAfterMs('Wed Oct 21 07:28:10 2015', now), 10_000);
+    assert.equal(retryAfterMs('Wed Oct  1 07:28:10 2015', Date.parse('Thu, 01 Oct 2015 07:28:00 GMT')), 10_000);
+  });
 });

@@ -49,14 +49,48 @@ export interface Answer<T> {
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
-/** Milliseconds a Retry-After header asks for, or undefined (RFC 9110 10.2.3). */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const LONG_DAY = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)';
+const MONTH = `(${MONTHS.join('|')})`;
+const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
+/** RFC 9110 5.6.7: IMF-fixdate, and the obsolete rfc850-date and asctime-date a recipient must read. */
+const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
+const RFC850_DATE = new RegExp(`^${LONG_DAY}, (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
+const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
+
+/** Unix ms of an HTTP-date, or undefined when it is not one (a day or time out of range included). */
+function parseHttpDate(text: string, now = Date.now()): number | undefined {
+  let parts: { day: string; month: string; year: number; h: string; m: string; s: string } | undefined;
+  let match = IMF_FIXDATE.exec(text);
+  if (match) parts = { day: match[1]!, month: match[2]!, year: Number(match[3]), h: match[4]!, m: match[5]!, s: match[6]! };
+  else if ((match = RFC850_DATE.exec(text))) {
+    // A two-digit year more than 50 years ahead is the latest past year with those digits (RFC 9110 5.6.7).
+    const thisYear = new Date(now).getUTCFullYear();
+    let year = Math.floor(thisYear / 100) * 100 + Number(match[3]);
+    if (year > thisYear + 50) year -= 100;
+    parts = { day: match[1]!, month: match[2]!, year, h: match[4]!, m: match[5]!, s: match[6]! };
+  } else if ((match = ASCTIME_DATE.exec(text))) parts = { day: match[2]!.trim(), month: match[1]!, year: Number(match[6]), h: match[3]!, m: match[4]!, s: match[5]! };
+  if (!parts) return undefined;
+  const [month, day, h, m, s] = [MONTHS.indexOf(parts.month), Number(parts.day), Number(parts.h), Number(parts.m), Number(parts.s)];
+  const at = Date.UTC(parts.year, month, day, h, m, s);
+  // Date.UTC rolls 32 Oct over into November: a date whose fields do not come back is not a date.
+  const d = new Date(at);
+  if (d.getUTCDate() !== day || d.getUTCMonth() !== month || h > 23 || m > 59 || s > 60) return undefined;
+  return at;
+}
+
+/**
+ * Milliseconds a Retry-After header asks for (RFC 9110 10.2.3: delay-seconds, digits only, or an
+ * HTTP-date), or undefined for anything else, so the caller falls back to its capped backoff
+ * rather than retrying at once on a value like `-5` or `1.5`.
+ */
 export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
   if (header === null) return undefined;
   const text = header.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
+  const at = parseHttpDate(text, now);
+  return at === undefined ? undefined : Math.max(0, at - now);
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
