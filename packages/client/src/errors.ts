@@ -40,6 +40,14 @@ export class FeedPrunedError extends RollcallError {
   }
 }
 
+/**
+ * A list walk (`iterate`) stopped because the server's paging made no progress: a `nextCursor`
+ * it had already given, or an index page that adds nothing. Going on would loop for ever.
+ */
+export class PagingError extends Error {
+  override readonly name: string = 'PagingError';
+}
+
 /** A webhook whose signature, timestamp or body does not verify. */
 export class WebhookVerificationError extends Error {
   override readonly name: string = 'WebhookVerificationError';

@@ -85,7 +85,9 @@ export class Events {
         if (signal?.aborted) return;
       }
       if (page.events.length === 0) position = Math.max(position, page.next);
-      if (!page.more) {
+      // An empty page waits even if it says `more` (its `next` may not advance): asking again at
+      // once would spin against the server.
+      if (!page.more || page.events.length === 0) {
         try {
           await sleep(pollIntervalMs, signal);
         } catch {

@@ -14,5 +14,5 @@ export { verifySet } from './set.ts';
 export type { SetClaims, SetEventPayload, VerifySetOptions } from './set.ts';
 export { verifyWebhook } from './webhook.ts';
 export type { HeaderSource, VerifyWebhookOptions, WebhookEvent } from './webhook.ts';
-export { FeedPrunedError, RollcallError, SetVerificationError, WebhookVerificationError } from './errors.ts';
+export { FeedPrunedError, PagingError, RollcallError, SetVerificationError, WebhookVerificationError } from './errors.ts';
 export * from './types.ts';

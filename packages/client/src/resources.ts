@@ -3,6 +3,7 @@
  * patch, delete, list (one page), search (POST .search) and iterate (every match, paged with
  * RFC 9865 cursors; index paging when the server sends no cursor).
  */
+import { PagingError } from './errors.ts';
 import type { Transport } from './http.ts';
 import { PATCH_OP, SEARCH_REQUEST } from './types.ts';
 import type { ListQuery, ListResponse, PatchOp, PatchOperation, ResourceBase } from './types.ts';
@@ -103,7 +104,10 @@ export class ResourceClient<R extends ResourceBase> {
 
   /**
    * Every match, page after page. Asks for cursor paging (RFC 9865: `cursor` empty, then each
-   * `nextCursor`); when the server answers without cursors, continues with startIndex.
+   * `nextCursor`); when the server answers without cursors, continues with startIndex. A server
+   * whose paging makes no progress (a `nextCursor` it gave before; an index page that starts
+   * before the one asked for, or repeats the previous page) ends the walk with a PagingError
+   * rather than a loop that never ends.
    */
   async *iterate(query: IterateOptions = {}): AsyncGenerator<R, void, undefined> {
     const { signal, viaSearch, ...rest } = query;
@@ -112,13 +116,24 @@ export class ResourceClient<R extends ResourceBase> {
     // A server that pages by cursor answers without startIndex or with a cursor; one that
     // ignores `cursor` answers an index page (startIndex 1), and paging goes on by index.
     const byCursor = answer.startIndex === undefined || answer.nextCursor !== undefined || answer.previousCursor !== undefined;
+    const cursors = new Set<string>();
     let startIndex = 1;
+    let previousIds = '';
     for (;;) {
       const got = answer.Resources?.length ?? 0;
+      const ids = (answer.Resources ?? []).map((r) => r.id).join('\n');
+      if (!byCursor && startIndex > 1) {
+        if (answer.startIndex !== undefined && answer.startIndex < startIndex) throw new PagingError(`${this.#path()}: asked for startIndex ${startIndex}, the server answered startIndex ${answer.startIndex}; it does not page by index, stopping`);
+        if (got > 0 && ids === previousIds) throw new PagingError(`${this.#path()}: the page at startIndex ${startIndex} added nothing (the previous page again); stopping`);
+      }
+      previousIds = ids;
       for (const resource of answer.Resources ?? []) yield resource;
       if (byCursor) {
-        if (answer.nextCursor === undefined || answer.nextCursor === '') return;
-        answer = await page({ ...rest, cursor: answer.nextCursor });
+        const next = answer.nextCursor;
+        if (next === undefined || next === '') return;
+        if (cursors.has(next)) throw new PagingError(`${this.#path()}: the server gave nextCursor ${JSON.stringify(next)} again; stopping instead of reading the same pages for ever`);
+        cursors.add(next);
+        answer = await page({ ...rest, cursor: next });
         continue;
       }
       startIndex = (answer.startIndex ?? startIndex) + got;
