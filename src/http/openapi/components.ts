@@ -22,14 +22,14 @@ export const listResponse = (items: JsonSchema): JsonSchema =>
   open(
     {
       schemas: urns,
-      totalResults: { type: 'integer', minimum: 0 },
+      totalResults: { type: 'integer', minimum: 0, description: 'Absent on cursor pages, where counting every match is not done (RFC 9865 allows it).' },
       startIndex: { type: 'integer' },
       itemsPerPage: { type: 'integer', minimum: 0 },
       nextCursor: str('The cursor of the next page (RFC 9865), absent on the last page.'),
       previousCursor: str('The cursor of the previous page (RFC 9865).'),
       Resources: { type: 'array', items },
     },
-    ['schemas', 'totalResults'],
+    ['schemas'],
     'A SCIM ListResponse (RFC 7644 3.4.2); cursor paging per RFC 9865.',
   );
 
