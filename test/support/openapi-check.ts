@@ -12,7 +12,8 @@
  * against the GET operation, status only.
  *
  * A mismatch is recorded, not thrown (the test's own assertions run unchanged); a root-level
- * `after` hook of node:test fails the test file with every mismatch listed. OPENAPI_CHECK_REPORT=1
+ * `after` hook of node:test (registered in test files' processes only) fails the test file with
+ * every mismatch listed. OPENAPI_CHECK_REPORT=1
  * prints the counts when the process exits.
  */
 import { appendFileSync } from 'node:fs';
@@ -127,7 +128,9 @@ export function installResponseCheck(app: FastifyInstance): void {
   };
 }
 
-after(() => {
+// Only in a test file's process: a helper process that imports the test app (heap-probe.ts)
+// must not start node:test's harness, whose report would mix with its own output.
+if (/\.(test|fixture)\.ts$/.test(process.argv[1] ?? '')) after(() => {
   if (mismatches.length === 0) return;
   const lines = mismatches.slice(0, 50).map((m) => `  ${m.request} -> ${m.status}: ${m.problem}`);
   throw new Error(`${mismatches.length} response(s) do not match the OpenAPI document:\n${lines.join('\n')}`);
