@@ -5,6 +5,7 @@
  * SCIM attribute names are case-insensitive (RFC 7643 section 2.1), which the descriptions say,
  * so objects admit other properties (and extension schemas nest under their URN).
  */
+import { commonAttributes } from '../../scim/schema/common.ts';
 import type { TeamTypes } from '../../scim/schema/extensions.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from '../../scim/schema/types.ts';
 import type { JsonSchema } from './route-doc.ts';
@@ -75,10 +76,16 @@ export function extensionSchema(schema: SchemaDef): JsonSchema {
 
 /** The JSON Schema of a resource: the core schema's attributes plus each extension under its URN. */
 export function resourceSchema(rt: ResourceTypeDef): JsonSchema {
-  const core = objectOf(rt.schema.attributes);
+  // The common attributes (id, externalId, meta; RFC 7643 section 3.1), then the core schema's.
+  const core = objectOf([...commonAttributes, ...rt.schema.attributes]);
   const properties = { ...(core.properties as Record<string, JsonSchema>) };
   properties.schemas = { type: 'array', items: { type: 'string' }, description: 'The URNs of the schemas the resource carries.' };
-  const required: string[] = [];
+  // A Group without an externalId answers it as null (the contract's form, scim/representation.ts).
+  if (rt.name === 'Group' && properties.externalId) {
+    properties.externalId = { ...properties.externalId, type: ['string', 'null'], description: `${String(properties.externalId.description)} null when the Group has none.` };
+  }
+  // Returned whatever attributes / excludedAttributes ask (returned: always), so required in answers.
+  const required = ['id', 'schemas'];
   for (const ext of [...rt.extensions].sort((a, b) => a.schema.id.localeCompare(b.schema.id))) {
     properties[ext.schema.id] = { $ref: `#/components/schemas/${componentName(ext.schema)}` };
   }
