@@ -16,7 +16,7 @@ describe('the OpenAPI response checker', () => {
       const scim = 'application/scim+json';
       assert.deepEqual(checker.check('GET', '/v2/scim/Users/x', 404, scim, JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '404', detail: 'no' })), []);
       assert.match(checker.check('GET', '/v2/scim/Users/x', 418, scim, '{}')![0]!, /status 418 is not declared/);
-      assert.match(checker.check('GET', '/v2/scim/Users/x', 200, scim, JSON.stringify({ userName: 5 }))![0]!, /userName/);
+      assert.match(checker.check('GET', '/v2/scim/Users/x', 200, scim, JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], id: 'x', userName: 5 }))![0]!, /userName/);
       assert.match(checker.check('GET', '/v2/scim/Users', 200, scim, JSON.stringify({ Resources: [] }))![0]!, /totalResults|schemas/);
       assert.match(checker.check('POST', '/oauth/token', 400, 'application/json', JSON.stringify({ error_description: 'no error field' }))![0]!, /error/);
       assert.equal(checker.check('GET', '/console', 200, 'text/html', '<html>'), undefined, 'paths outside the document are skipped');
