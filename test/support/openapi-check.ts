@@ -109,22 +109,23 @@ export function record(request: string, status: number, problems: string[] | und
 /** Wraps the app's inject() so that every answer is checked against the app's own document. */
 export function installResponseCheck(app: FastifyInstance): void {
   const original = app.inject.bind(app) as (options: InjectOptions | string) => Promise<LightMyRequestResponse>;
-  const wrapped = (options?: InjectOptions | string, callback?: unknown): unknown => {
-    if (options === undefined || callback !== undefined) return (app.inject as unknown as (...a: unknown[]) => unknown).call(app, options, callback);
-    return original(options).then(async (response) => {
-      checker ??= original({ method: 'GET', url: '/v2/openapi.json' }).then((r) => new ResponseChecker(r.json()));
-      const c = await checker;
-      const method = typeof options === 'string' ? 'GET' : (options.method ?? 'GET');
-      const url = typeof options === 'string' ? options : String(options.url ?? (options as { path?: string }).path ?? '/');
-      const type = response.headers['content-type'];
-      record(`${method} ${url.slice(0, 200)}`, response.statusCode, c.check(method, url, response.statusCode, typeof type === 'string' ? type : undefined, response.payload));
-      return response;
-    });
+  const checked = async (options: InjectOptions | string): Promise<LightMyRequestResponse> => {
+    const response = await original(options);
+    // One document per process: every test app registers the same routes (a team's extensions
+    // only add properties, which the resource schemas admit).
+    checker ??= original({ method: 'GET', url: '/v2/openapi.json' }).then((r) => new ResponseChecker(r.json()));
+    const c = await checker;
+    const method = typeof options === 'string' ? 'GET' : (options.method ?? 'GET');
+    const url = typeof options === 'string' ? options : String(options.url ?? (options as { path?: string }).path ?? '/');
+    const type = response.headers['content-type'];
+    record(`${method} ${url.slice(0, 200)}`, response.statusCode, c.check(method, url, response.statusCode, typeof type === 'string' ? type : undefined, response.payload));
+    return response;
   };
   const originalInject = app.inject;
-  (app as unknown as { inject: unknown }).inject = function inject(this: unknown, options?: InjectOptions | string, callback?: unknown) {
+  // The chained form (no options) and the callback form are passed through unchecked.
+  (app as unknown as { inject: unknown }).inject = function inject(options?: InjectOptions | string, callback?: unknown) {
     if (options === undefined || callback !== undefined) return (originalInject as (...a: unknown[]) => unknown).call(app, options, callback);
-    return wrapped(options);
+    return checked(options);
   };
 }
 
