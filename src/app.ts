@@ -26,6 +26,8 @@ import { RequestJournal } from './http/request-journal.ts';
 import { requestId, serializeRequest } from './http/request-log.ts';
 import { scimPlugin } from './http/scim-plugin.ts';
 import { adminPlugin } from './http/admin-plugin.ts';
+import { collectRoutes } from './http/openapi/generator.ts';
+import { openapiPlugin } from './http/openapi/route.ts';
 import { TeamTypesCache } from './scim/team-schemas.ts';
 import { ExtensionIndexBuilder } from './scim/index-builder.ts';
 import { DiscoveryCache } from './scim/discovery-cache.ts';
@@ -198,6 +200,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Early answers (413, 401 before the body is read) wait for the body, so clients read them.
   registerDrain(app);
+  // Every route registered from here on is kept for the OpenAPI document (http/openapi).
+  const routes = collectRoutes(app);
   const metrics = createMetrics(storage);
   registerMetrics(app, metrics);
   registerPressure(metrics, { hashing: () => passwords.load, limiterKeys: () => limits.memoryKeys() });
@@ -220,7 +224,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => indexes.stop());
   // One gate of scans per instance: the API and the console's filter box share each team's places.
   const scans = deps.scans ?? new ScanGate();
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types: new TeamTypesCache(), discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog };
+  const types = new TeamTypesCache();
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, accessLog, prefix: '/v2/admin' });
@@ -242,6 +247,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   // The change feed's retention: pruned in the background, stopped on close.
   startPruner(app, { storage, clock, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS });
+
+  await app.register(openapiPlugin, { routes, baseUrl: config.publicBaseUrl, version: '0.1.0', storage, bearers, types });
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', detail: `No route ${request.method} ${request.url.split('?')[0]}` }),

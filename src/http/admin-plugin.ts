@@ -20,6 +20,12 @@ import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { AccessLog } from './access-log.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
+import { documented } from './openapi/route-doc.ts';
+import type { RouteDoc } from './openapi/route-doc.ts';
+import { adminDocs } from './openapi/routes-other.ts';
+
+/** A declared route's options; a parameter that fails its schema is a SCIM 400 invalidValue. */
+const doc = (d: RouteDoc) => documented(d, (message) => new ScimError(400, message, 'invalidValue'));
 
 export interface AdminPluginOptions {
   readonly storage: Storage;
@@ -98,21 +104,21 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   const change = (request: FastifyRequest) => ({ actor: actors.get(request) ?? { via: 'scim' as const, clientId: null, userId: null }, requestId: request.id });
   const json = 'application/scim+json; charset=utf-8';
 
-  app.get('/Schemas', async (request, reply) => {
+  app.get('/Schemas', doc(adminDocs.list), async (request, reply) => {
     const views = await listSchemas(deps, team(request));
     return reply.header('content-type', json).send({ schemas: [LIST_RESPONSE], totalResults: views.length, Resources: views });
   });
-  app.get<{ Params: { id: string } }>('/Schemas/:id', async (request, reply) =>
+  app.get<{ Params: { id: string } }>('/Schemas/:id', doc(adminDocs.get), async (request, reply) =>
     reply.header('content-type', json).send(await showSchema(deps, team(request), request.params.id, options.baseUrl)),
   );
-  app.post('/Schemas', async (request, reply) => {
+  app.post('/Schemas', doc(adminDocs.create), async (request, reply) => {
     const body = request.body;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ScimError(400, 'The body must be {"resourceType": "User" | "Group", "required": boolean, "schema": {RFC 7643 section 7 schema}}', 'invalidSyntax');
     const b = body as Record<string, unknown>;
     const view = await addSchema(deps, team(request), { resourceType: b.resourceType ?? 'User', required: b.required, schema: b.schema }, change(request));
     return reply.code(201).header('content-type', json).send(view);
   });
-  app.delete<{ Params: { id: string } }>('/Schemas/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/Schemas/:id', doc(adminDocs.remove), async (request, reply) => {
     await removeSchema(deps, team(request), request.params.id, change(request));
     return reply.code(204).send();
   });

@@ -26,6 +26,12 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { AccessLog } from './access-log.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
 import { scimBody } from './scim-payload.ts';
+import { documented } from './openapi/route-doc.ts';
+import type { RouteDoc } from './openapi/route-doc.ts';
+import { eventsDocs } from './openapi/routes-other.ts';
+
+/** A declared route's options; a parameter that fails its schema is a SCIM 400 invalidValue. */
+const doc = (d: RouteDoc) => documented(d, (message) => new ScimError(400, message, 'invalidValue'));
 
 export interface EventsPluginOptions {
   readonly storage: Storage;
@@ -109,7 +115,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
   });
 
-  app.get('/.well-known/jwks.json', async (_request, reply) =>
+  app.get('/.well-known/jwks.json', doc(eventsDocs.jwks), async (_request, reply) =>
     reply.header('content-type', 'application/jwk-set+json').header('cache-control', 'public, max-age=60').send(Buffer.from(JSON.stringify(await options.signer.jwks()))),
   );
 
@@ -136,7 +142,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     credential: { tokenHash: bearer.tokenHash, userId: bearer.userId },
   });
 
-  app.post('/v2/events/subscriptions', async (request, reply) => {
+  app.post('/v2/events/subscriptions', doc(eventsDocs.create), async (request, reply) => {
     const bearer = await requireAdministrator(options, request);
     const body = bodyOf(request);
     const events = body.events;
@@ -155,28 +161,28 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     // The poll token and the webhook secret are in this answer only: the database keeps a digest, a sealed copy.
     return (created.pollToken || created.secret ? sendSecret : send)(reply, 201, { ...created.subscription, ...(created.pollToken ? { pollToken: created.pollToken } : {}), ...(created.secret ? { secret: created.secret } : {}) });
   });
-  app.get('/v2/events/subscriptions', async (request, reply) => {
+  app.get('/v2/events/subscriptions', doc(eventsDocs.list), async (request, reply) => {
     const bearer = await requireBearer(options, request, 'read');
     return send(reply, 200, { subscriptions: await listSubscriptions(options, bearer.team.id) });
   });
-  app.get('/v2/events/subscriptions/:id', async (request, reply) => {
+  app.get('/v2/events/subscriptions/:id', doc(eventsDocs.get), async (request, reply) => {
     const bearer = await requireBearer(options, request, 'read');
     return send(reply, 200, await getSubscription(options, bearer.team.id, idOf(request)));
   });
-  app.delete('/v2/events/subscriptions/:id', async (request, reply) => {
+  app.delete('/v2/events/subscriptions/:id', doc(eventsDocs.remove), async (request, reply) => {
     const bearer = await requireAdministrator(options, request);
     await removeSubscription(options, bearer.team.id, idOf(request), originOf(request, bearer));
     return reply.code(204).send();
   });
-  app.post('/v2/events/subscriptions/:id/pause', async (request, reply) => {
+  app.post('/v2/events/subscriptions/:id/pause', doc(eventsDocs.action('pause')), async (request, reply) => {
     const bearer = await requireAdministrator(options, request);
     return send(reply, 200, await pauseSubscription(options, bearer.team.id, idOf(request), undefined, originOf(request, bearer)));
   });
-  app.post('/v2/events/subscriptions/:id/resume', async (request, reply) => {
+  app.post('/v2/events/subscriptions/:id/resume', doc(eventsDocs.action('resume')), async (request, reply) => {
     const bearer = await requireAdministrator(options, request);
     return send(reply, 200, await resumeSubscription(options, bearer.team.id, idOf(request), originOf(request, bearer)));
   });
-  app.post('/v2/events/subscriptions/:id/replay', async (request, reply) => {
+  app.post('/v2/events/subscriptions/:id/replay', doc(eventsDocs.action('replay')), async (request, reply) => {
     const bearer = await requireAdministrator(options, request);
     const from = bodyOf(request).from;
     if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
@@ -191,7 +197,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   });
 
   // RFC 8936 poll: the subscription's own credential; pending SETs, acknowledgements, errors, long-poll.
-  app.post('/v2/events/poll', async (request, reply) => {
+  app.post('/v2/events/poll', doc(eventsDocs.poll), async (request, reply) => {
     const sub = await pollSubscription(pollDeps, bearerToken(request.headers.authorization));
     const body = parsePollRequest(request.body);
     // The client going away ends the wait: its socket's 'close' (the request itself counts as
@@ -211,7 +217,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     return reply.code(200).header('content-type', 'application/json').send(scimBody(answer));
   });
 
-  app.get('/v2/events', async (request, reply) => {
+  app.get('/v2/events', doc(eventsDocs.feed), async (request, reply) => {
     const bearer = await requireBearer(options, request, 'read');
     const query = request.query as Record<string, unknown>;
     const after = queryInteger('after', query.after, 0, 0, Number.MAX_SAFE_INTEGER);

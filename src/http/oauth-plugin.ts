@@ -18,6 +18,11 @@ import { serverMetadata } from '../oauth/metadata.ts';
 import { scopeString } from '../oauth/scopes.ts';
 import type { GrantedTokens } from '../oauth/tokens.ts';
 import type { Metrics } from './metrics.ts';
+import { documented } from './openapi/route-doc.ts';
+import type { RouteDoc } from './openapi/route-doc.ts';
+import { oauthDocs } from './openapi/routes-other.ts';
+
+const doc = (d: RouteDoc) => documented(d, (message) => new OAuthError('invalid_request', message));
 
 /** The contract's Content-Type for token responses, byte for byte (seed section 5.3). */
 const TOKEN_CONTENT_TYPE = 'application/json;charset=UTF-8';
@@ -94,7 +99,7 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
     },
   };
 
-  app.post('/oauth/token', perAddress, async (request, reply) => {
+  app.post('/oauth/token', { ...perAddress, ...doc(oauthDocs.token) }, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     const grantType = typeof body?.grant_type === 'string' ? body.grant_type : 'none';
     try {
@@ -106,21 +111,21 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
       throw error;
     }
   });
-  app.post('/oauth/revoke', perAddress, async (request, reply) => {
+  app.post('/oauth/revoke', { ...perAddress, ...doc(oauthDocs.revoke) }, async (request, reply) => {
     await revoke(ctx, endpointRequest(request));
     return sendJson(reply, 200, {});
   });
-  app.post('/oauth/introspect', perAddress, async (request, reply) => sendJson(reply, 200, await introspect(ctx, endpointRequest(request))));
+  app.post('/oauth/introspect', { ...perAddress, ...doc(oauthDocs.introspect) }, async (request, reply) => sendJson(reply, 200, await introspect(ctx, endpointRequest(request))));
 
   // RFC 6749 3.2: the token endpoint takes POST only.
   for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
-    app.get(path, async (_request, reply) => {
+    app.get(path, doc(oauthDocs.postOnly(path)), async (_request, reply) => {
       reply.header('allow', 'POST');
       return sendJson(reply, 405, { error: 'invalid_request', error_description: `${path} accepts POST only` });
     });
   }
 
-  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
+  app.get('/.well-known/oauth-authorization-server', doc(oauthDocs.metadata), async (_request, reply) =>
     reply.code(200).header('content-type', 'application/json').header('cache-control', 'public, max-age=300').send(Buffer.from(JSON.stringify(serverMetadata(ctx.issuer, ctx.passwordGrant)))),
   );
 }

@@ -26,6 +26,12 @@ import { SEARCH_REQUEST } from '../scim/schema/urns.ts';
 import * as users from '../scim/users.ts';
 import type { Preconditions, Versioned } from '../scim/users.ts';
 import { responseType, scimPayload } from './scim-payload.ts';
+import { documented } from './openapi/route-doc.ts';
+import type { RouteDoc } from './openapi/route-doc.ts';
+import { scimDocs } from './openapi/routes-scim.ts';
+
+/** A declared route's options; a parameter that fails its schema is a SCIM 400 (cursor: invalidCursor). */
+const doc = (d: RouteDoc) => documented(d, (message, parameter) => new ScimError(400, message, parameter === 'cursor' ? 'invalidCursor' : 'invalidValue'));
 
 export interface RouteOptions {
   readonly baseUrl: string;
@@ -105,23 +111,24 @@ const groupService: ResourceService = {
 
 function resourceRoutes(app: FastifyInstance, options: RouteOptions, service: ResourceService): void {
   const base = service.endpoint;
+  const kind = base === '/Users' ? 'User' : 'Group';
   const ctx = options.context;
 
-  app.get<{ Querystring: Query }>(base, async (request, reply) =>
+  app.get<{ Querystring: Query }>(base, doc(scimDocs.list(kind)), async (request, reply) =>
     send(request, reply, 200, listResponse(await service.list(ctx(request), request.query))),
   );
-  app.post(`${base}/.search`, async (request, reply) =>
+  app.post(`${base}/.search`, doc(scimDocs.search(kind)), async (request, reply) =>
     send(request, reply, 200, listResponse(await service.list(ctx(request), searchParams(request.body)))),
   );
-  app.get<{ Params: Params; Querystring: Query }>(`${base}/:id`, async (request, reply) => {
+  app.get<{ Params: Params; Querystring: Query }>(`${base}/:id`, doc(scimDocs.get(kind)), async (request, reply) => {
     const v = await service.get(ctx(request), request.params.id, request.query);
     if (notModified(request, v.etag)) return reply.code(304).header('etag', v.etag).send();
     return sendResource(request, reply, 200, v);
   });
-  app.post<{ Querystring: Query }>(base, async (request, reply) =>
+  app.post<{ Querystring: Query }>(base, doc(scimDocs.create(kind)), async (request, reply) =>
     sendResource(request, reply, 201, await service.create(ctx(request), request.body, request.query)),
   );
-  app.put<{ Params: Params; Querystring: Query }>(`${base}/:id`, async (request, reply) =>
+  app.put<{ Params: Params; Querystring: Query }>(`${base}/:id`, doc(scimDocs.replace(kind)), async (request, reply) =>
     sendResource(
       request,
       reply,
@@ -137,15 +144,15 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
 
   // Discovery (RFC 7644 section 4); the contract spells the first one /ServiceProviderConfigs.
   for (const path of ['/ServiceProviderConfig', '/ServiceProviderConfigs']) {
-    app.get(path, async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl)));
+    app.get(path, doc(scimDocs.serviceProviderConfig(path)), async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl)));
   }
   const rendered = (request: FastifyRequest, reply: FastifyReply, bytes: Buffer) => reply.code(200).header('content-type', responseType(request)).send(bytes);
-  app.get('/Schemas', async (request, reply) => rendered(request, reply, options.discovery.schemas(options.types(request), baseUrl)));
-  app.get<{ Params: Params }>('/Schemas/:id', async (request, reply) =>
+  app.get('/Schemas', doc(scimDocs.schemas), async (request, reply) => rendered(request, reply, options.discovery.schemas(options.types(request), baseUrl)));
+  app.get<{ Params: Params }>('/Schemas/:id', doc(scimDocs.schema), async (request, reply) =>
     send(request, reply, 200, schemaById(request.params.id, baseUrl, options.types(request))),
   );
-  app.get('/ResourceTypes', async (request, reply) => rendered(request, reply, options.discovery.resourceTypes(options.types(request), baseUrl)));
-  app.get<{ Params: Params }>('/ResourceTypes/:id', async (request, reply) =>
+  app.get('/ResourceTypes', doc(scimDocs.resourceTypes), async (request, reply) => rendered(request, reply, options.discovery.resourceTypes(options.types(request), baseUrl)));
+  app.get<{ Params: Params }>('/ResourceTypes/:id', doc(scimDocs.resourceType), async (request, reply) =>
     send(request, reply, 200, resourceTypeByName(request.params.id, baseUrl, options.types(request))),
   );
 
@@ -153,14 +160,14 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
   resourceRoutes(app, options, groupService);
 
   // RFC 7644 3.4.2.1 / 3.4.3: queries at the server root span Users and Groups (scim/search.ts).
-  app.get<{ Querystring: Query }>('/', async (request, reply) =>
+  app.get<{ Querystring: Query }>('/', doc(scimDocs.listRoot), async (request, reply) =>
     send(request, reply, 200, listResponse(await searchRoot(options.context(request), request.query))),
   );
-  app.post('/.search', async (request, reply) =>
+  app.post('/.search', doc(scimDocs.search('root')), async (request, reply) =>
     send(request, reply, 200, listResponse(await searchRoot(options.context(request), searchParams(request.body)))),
   );
 
-  app.patch<{ Params: Params; Querystring: Query }>('/Users/:id', async (request, reply) =>
+  app.patch<{ Params: Params; Querystring: Query }>('/Users/:id', doc(scimDocs.patch('User')), async (request, reply) =>
     sendResource(
       request,
       reply,
@@ -168,16 +175,16 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
       await users.patchUser(ctx(request), request.params.id, request.body, preconditions(request), parseProjection(userRt(ctx(request)), request.query)),
     ),
   );
-  app.delete<{ Params: Params }>('/Users/:id', async (request, reply) => {
+  app.delete<{ Params: Params }>('/Users/:id', doc(scimDocs.remove('User')), async (request, reply) => {
     const v = await users.deleteUser(ctx(request), request.params.id, preconditions(request));
     return reply.code(204).header('etag', v.etag).send();
   });
   // The contract's DELETE /Users carries no id: a filter must pick exactly one user.
-  app.delete<{ Querystring: Query }>('/Users', async (request, reply) => {
+  app.delete<{ Querystring: Query }>('/Users', doc(scimDocs.deactivateByFilter), async (request, reply) => {
     const v = await users.deactivateByFilter(ctx(request), parseListQuery(userRt(ctx(request)), request.query));
     return reply.code(204).header('etag', v.etag).send();
   });
-  app.put<{ Params: Params; Querystring: Query }>('/Users/:id/activate', async (request, reply) =>
+  app.put<{ Params: Params; Querystring: Query }>('/Users/:id/activate', doc(scimDocs.activate), async (request, reply) =>
     sendResource(
       request,
       reply,
@@ -186,7 +193,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
     ),
   );
 
-  app.patch<{ Params: Params; Querystring: Query }>('/Groups/:id', async (request, reply) => {
+  app.patch<{ Params: Params; Querystring: Query }>('/Groups/:id', doc(scimDocs.patch('Group')), async (request, reply) => {
     const q = request.query;
     const wantsBody = q.attributes !== undefined || q.excludedAttributes !== undefined;
     const result = await groups.patchGroup(
@@ -199,7 +206,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
     if (result.resource) return sendResource(request, reply, 200, result.resource);
     return reply.code(204).header('etag', result.etag).send();
   });
-  app.delete<{ Params: Params }>('/Groups/:id', async (request, reply) => {
+  app.delete<{ Params: Params }>('/Groups/:id', doc(scimDocs.remove('Group')), async (request, reply) => {
     await groups.deleteGroup(ctx(request), request.params.id, preconditions(request));
     return reply.code(204).send();
   });

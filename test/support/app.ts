@@ -15,6 +15,7 @@ import { insertTeam } from '../../src/storage/repos/teams.ts';
 import type { TeamRow } from '../../src/storage/repos/teams.ts';
 import type { Storage } from '../../src/storage/connect.ts';
 import { engines } from './engines.ts';
+import { installResponseCheck } from './openapi-check.ts';
 import type { TestEngine } from './engines.ts';
 
 export const BASE_URL = 'https://rollcall.test';
@@ -100,6 +101,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   // Event push delivery polls the database in the background: off unless a test asks for it, so
   // tests that count queries see only their own.
   const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, delivery: false, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}), ...options.deps });
+  // Every response of this app is checked against the app's OpenAPI document (openapi-check.ts).
+  installResponseCheck(app);
 
   const tokenFor = async (teamId: string, scope: readonly Scope[], ttlSeconds = 3600) =>
     (await issueAccessToken(storage.db, clock, { teamId, userId: null, clientId: null, scope, ttlSeconds })).token;

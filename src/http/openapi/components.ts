@@ -1,0 +1,178 @@
+/**
+ * The protocol message schemas of the OpenAPI document (components.schemas), besides the SCIM
+ * resources (scim-schemas.ts): SCIM messages (RFC 7644 3.4.2, 3.4.3, 3.5.2, 3.12), discovery
+ * documents (RFC 7643 5-7), OAuth answers (RFC 6749 5.1/5.2, RFC 7662, RFC 8414), the JWKS
+ * (RFC 7517), the event feed, poll (RFC 8936) and subscriptions. Objects admit properties not
+ * named here: the server may add fields, and clients must ignore what they do not know.
+ */
+import type { JsonSchema } from './route-doc.ts';
+
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const open = (properties: Record<string, JsonSchema>, required: string[] = [], description?: string): JsonSchema => ({
+  type: 'object',
+  ...(description ? { description } : {}),
+  properties,
+  ...(required.length > 0 ? { required } : {}),
+  additionalProperties: true,
+});
+const str = (description?: string): JsonSchema => ({ type: 'string', ...(description ? { description } : {}) });
+const urns = { type: 'array', items: { type: 'string' } };
+
+export const listResponse = (items: JsonSchema): JsonSchema =>
+  open(
+    {
+      schemas: urns,
+      totalResults: { type: 'integer', minimum: 0, description: 'Absent on cursor pages, where counting every match is not done (RFC 9865 allows it).' },
+      startIndex: { type: 'integer' },
+      itemsPerPage: { type: 'integer', minimum: 0 },
+      nextCursor: str('The cursor of the next page (RFC 9865), absent on the last page.'),
+      previousCursor: str('The cursor of the previous page (RFC 9865).'),
+      Resources: { type: 'array', items },
+    },
+    ['schemas'],
+    'A SCIM ListResponse (RFC 7644 3.4.2); cursor paging per RFC 9865.',
+  );
+
+const SUBSCRIPTION_FORMAT = {
+  type: 'string',
+  enum: ['set', 'webhook'],
+  default: 'set',
+  description: '`set`: RFC 8935 Security Event Tokens; `webhook`: a JSON body signed per the Standard Webhooks specification with a `whsec_` secret shown once.',
+};
+
+export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
+  ScimError: open(
+    {
+      schemas: { type: 'array', items: { type: 'string', const: 'urn:ietf:params:scim:api:messages:2.0:Error' } },
+      status: { type: 'string', pattern: '^[1-5][0-9][0-9]$', description: 'The HTTP status, as a string.' },
+      scimType: str('The SCIM error type (RFC 7644 3.12), e.g. invalidValue, invalidSyntax, invalidFilter, uniqueness, mutability, invalidCursor.'),
+      detail: str(),
+    },
+    ['schemas', 'status'],
+    'A SCIM error (RFC 7644 section 3.12).',
+  ),
+  OAuthError: open(
+    { error: str('RFC 6749 5.2 error code: invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, slow_down, server_error.'), error_description: str(), error_uri: str() },
+    ['error'],
+    'An OAuth 2.0 error (RFC 6749 section 5.2).',
+  ),
+  PollError: open({ err: str(), description: str() }, ['err'], 'A poll error (RFC 8936 section 2.4).'),
+  ListResponse: listResponse({ type: 'object', additionalProperties: true }),
+  SearchRequest: open(
+    {
+      schemas: { type: 'array', items: { type: 'string' }, description: 'Contains urn:ietf:params:scim:api:messages:2.0:SearchRequest.' },
+      attributes: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+      excludedAttributes: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+      filter: str('A SCIM filter (RFC 7644 3.4.2.2).'),
+      sortBy: str(),
+      sortOrder: { type: 'string', description: 'ascending or descending.' },
+      startIndex: { type: 'integer' },
+      count: { type: 'integer' },
+      cursor: str('Empty for the first page, then a nextCursor or previousCursor value (RFC 9865).'),
+    },
+    [],
+    'A search request (RFC 7644 3.4.3). Parameter names are case-insensitive.',
+  ),
+  PatchOp: open(
+    {
+      schemas: { type: 'array', items: { type: 'string' }, description: 'Contains urn:ietf:params:scim:api:messages:2.0:PatchOp.' },
+      Operations: {
+        type: 'array',
+        items: open({ op: { type: 'string', description: 'add, remove or replace (case-insensitive).' }, path: str('An attribute path (RFC 7644 3.5.2).'), value: {} }, ['op']),
+      },
+    },
+    ['Operations'],
+    'A PATCH request (RFC 7644 3.5.2). Attribute names are case-insensitive.',
+  ),
+  ServiceProviderConfig: open({ schemas: urns, documentationUri: str(), patch: open({}), bulk: open({}), filter: open({}), changePassword: open({}), sort: open({}), etag: open({}), authenticationSchemes: { type: 'array', items: open({}) } }, ['schemas'], 'RFC 7643 section 5.'),
+  ResourceType: open({ schemas: urns, id: str(), name: str(), endpoint: str(), description: str(), schema: str(), schemaExtensions: { type: 'array', items: open({ schema: str(), required: { type: 'boolean' } }) }, meta: open({}) }, ['schemas', 'name', 'endpoint', 'schema'], 'RFC 7643 section 6.'),
+  Schema: open({ schemas: urns, id: str(), name: str(), description: str(), attributes: { type: 'array', items: open({}) }, meta: open({}) }, ['id'], 'RFC 7643 section 7.'),
+  TokenResponse: open(
+    {
+      access_token: str(),
+      token_type: { type: 'string', description: '"bearer".' },
+      refresh_token: str(),
+      expires_in: { type: 'integer' },
+      Expires_in: str('The same lifetime as a string (the contract spells it so).'),
+      scope: str(),
+    },
+    ['access_token', 'token_type'],
+    'RFC 6749 section 5.1.',
+  ),
+  IntrospectionResponse: open(
+    { active: { type: 'boolean' }, scope: str(), client_id: str(), username: str(), token_type: str(), exp: { type: 'integer' }, iat: { type: 'integer' }, sub: str(), aud: {}, iss: str() },
+    ['active'],
+    'RFC 7662 section 2.2.',
+  ),
+  AuthorizationServerMetadata: open({ issuer: str(), authorization_endpoint: str(), token_endpoint: str(), grant_types_supported: urns }, ['issuer', 'token_endpoint'], 'RFC 8414 section 2.'),
+  TokenRequest: open(
+    {
+      grant_type: { type: 'string', enum: ['client_credentials', 'authorization_code', 'refresh_token', 'password'] },
+      scope: str(),
+      code: str(),
+      redirect_uri: str(),
+      code_verifier: str(),
+      refresh_token: str(),
+      username: str(),
+      password: str(),
+      client_id: str(),
+      client_secret: str('client_secret_post.'),
+      client_assertion_type: str('urn:ietf:params:oauth:client-assertion-type:jwt-bearer (private_key_jwt).'),
+      client_assertion: str(),
+    },
+    ['grant_type'],
+    'RFC 6749 section 4; client authentication by HTTP Basic, client_secret_post or private_key_jwt (RFC 7523).',
+  ),
+  TokenReference: open({ token: str(), token_type_hint: str(), client_id: str(), client_secret: str(), client_assertion_type: str(), client_assertion: str() }, ['token'], 'RFC 7009 2.1 / RFC 7662 2.1.'),
+  Jwks: open({ keys: { type: 'array', items: open({ kty: str(), kid: str(), alg: str(), use: str() }, ['kty']) } }, ['keys'], 'RFC 7517 section 5.'),
+  Event: open(
+    {
+      seq: { type: 'integer' },
+      at: { type: 'string', format: 'date-time' },
+      event: str('The RFC 9967 event URI.'),
+      change: str(),
+      resourceType: str(),
+      id: str(),
+      externalId: { type: ['string', 'null'] },
+      version: str(),
+      changed: { type: 'array', items: { type: 'string' } },
+      members: {},
+      actor: {},
+      txn: { type: ['string', 'null'] },
+    },
+    ['seq', 'event', 'id'],
+  ),
+  EventPage: open({ events: { type: 'array', items: ref('Event') }, next: { type: 'integer' }, more: { type: 'boolean' } }, ['events', 'next', 'more'], 'A page of the change feed; ask again with after=next.'),
+  PollRequest: open({ maxEvents: { type: 'integer' }, returnImmediately: { type: 'boolean' }, ack: { type: 'array', items: { type: 'string' } }, setErrs: { type: 'object' } }, [], 'RFC 8936 section 2.4.'),
+  PollResponse: open({ sets: { type: 'object', additionalProperties: { type: 'string' } }, moreAvailable: { type: 'boolean' } }, ['sets'], 'RFC 8936 section 2.4.'),
+  SubscriptionCreate: open(
+    {
+      method: { type: 'string', enum: ['push', 'poll'], default: 'push' },
+      url: { type: 'string', description: 'The receiver (push).' },
+      events: { type: 'array', items: { type: 'string' } },
+      full: { type: 'boolean', description: 'Whether events carry the full resource.' },
+      format: SUBSCRIPTION_FORMAT,
+    },
+    [],
+    'A new event subscription.',
+  ),
+  Subscription: open({ id: str(), method: str(), url: { type: ['string', 'null'] }, format: SUBSCRIPTION_FORMAT, events: {}, full: { type: 'boolean' }, status: str() }, ['id']),
+  SubscriptionCreated: {
+    allOf: [ref('Subscription')],
+    description: 'The subscription, with its one-time credential: `pollToken` (a poll subscription), `secret` (a `webhook` subscription, `whsec_...`, shown only here).',
+    properties: { secret: { type: 'string', pattern: '^whsec_' }, pollToken: str() },
+  },
+  SubscriptionList: open({ subscriptions: { type: 'array', items: ref('Subscription') } }, ['subscriptions']),
+  ReplayRequest: open({ from: { type: 'integer', description: 'The sequence number to deliver from.' } }, ['from']),
+  SecretRotated: open(
+    { secret: { type: 'string', pattern: '^whsec_', description: 'The new secret, shown once.' }, previousSecretExpiresAt: { type: 'string', format: 'date-time', description: 'Until when signatures with the old secret are also sent (the overlap).' } },
+    ['secret'],
+    'A webhook subscription\'s rotated signing secret.',
+  ),
+  ExtensionDeclaration: open(
+    { resourceType: { type: 'string', enum: ['User', 'Group'], default: 'User' }, required: { type: 'boolean' }, schema: { ...ref('Schema'), description: 'An RFC 7643 section 7 schema.' } },
+    ['schema'],
+    'A team schema extension to declare.',
+  ),
+  ExtensionView: open({}, [], 'A declared team extension.'),
+};

@@ -1,0 +1,210 @@
+/**
+ * Declarations of the OAuth machine endpoints (oauth-plugin.ts), the events surface
+ * (events-plugin.ts) and the team administration API (admin-plugin.ts). Request bodies are
+ * validated by the domain modules (form grants, subscription and extension rules); the
+ * schemas here describe them. Events' `after` and `limit` are strings as queryInteger reads them.
+ */
+import { errors, jsonAnswer, NO_CONTENT, ref } from './responses.ts';
+import type { Security, JsonSchema, RouteDoc } from './route-doc.ts';
+import { listResponse } from './components.ts';
+
+const FORM = 'application/x-www-form-urlencoded';
+const TOKEN_CLIENT: Security = [{ clientBasic: [] }, {}];
+const OAUTH_ERRORS = [400, 401, 413, 429, 500];
+const oauthJson = (description: string, schema: JsonSchema) => jsonAnswer(description, schema, ['application/json']);
+const ID: JsonSchema = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+
+export const oauthDocs = {
+  token: {
+    summary: 'Issue tokens',
+    description: 'RFC 6749 section 3.2. The client authenticates with HTTP Basic (client_secret_basic), client_id and client_secret in the body (client_secret_post), or a JWT assertion (private_key_jwt, RFC 7523). A source address with too many failed requests is refused with 429 slow_down.',
+    tags: ['OAuth'],
+    operationId: 'token',
+    security: TOKEN_CLIENT,
+    requestBody: { required: true, content: { [FORM]: ref('TokenRequest') } },
+    responses: { '200': oauthJson('The tokens.', ref('TokenResponse')), ...errors('oauth', OAUTH_ERRORS) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  revoke: {
+    summary: 'Revoke a token',
+    description: 'RFC 7009.',
+    tags: ['OAuth'],
+    operationId: 'revoke',
+    security: TOKEN_CLIENT,
+    requestBody: { required: true, content: { [FORM]: ref('TokenReference') } },
+    responses: { '200': oauthJson('Revoked (or nothing to revoke).', { type: 'object' }), ...errors('oauth', OAUTH_ERRORS) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  introspect: {
+    summary: 'Introspect a token',
+    description: 'RFC 7662.',
+    tags: ['OAuth'],
+    operationId: 'introspect',
+    security: TOKEN_CLIENT,
+    requestBody: { required: true, content: { [FORM]: ref('TokenReference') } },
+    responses: { '200': oauthJson('Whether the token is active, and what it grants.', ref('IntrospectionResponse')), ...errors('oauth', OAUTH_ERRORS) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  postOnly: (path: string): RouteDoc => ({
+    summary: `${path} accepts POST only`,
+    tags: ['OAuth'],
+    operationId: `${path.split('/').pop()}Get`,
+    security: [],
+    responses: errors('oauth', [405, 429]),
+    errors: 'oauth',
+  }),
+  metadata: {
+    summary: 'Authorization server metadata',
+    description: 'RFC 8414.',
+    tags: ['OAuth'],
+    operationId: 'authorizationServerMetadata',
+    security: [],
+    responses: { '200': oauthJson('The metadata.', ref('AuthorizationServerMetadata')) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+};
+
+const EVENTS_READ: Security = [{ oauth2: ['read'] }, { bearerToken: ['read'] }];
+const EVENTS_ADMIN: Security = [{ oauth2: ['write'] }, { bearerToken: ['write'] }];
+const ADMIN_ERRORS = [400, 401, 403, 404, 500];
+const json = (description: string, schema: JsonSchema) => jsonAnswer(description, schema, ['application/json']);
+const jsonBody = (schema: JsonSchema, required = true) => ({ required, content: { 'application/json': schema } });
+const ADMIN_NOTE = 'Needs an administrator\'s token of the team (write scope); a provisioning token is refused (403).';
+
+export const eventsDocs = {
+  jwks: {
+    summary: 'The keys that verify SETs',
+    tags: ['Events'],
+    operationId: 'jwks',
+    security: [],
+    responses: { '200': jsonAnswer('The JWKS.', ref('Jwks'), ['application/jwk-set+json']) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  feed: {
+    summary: 'The change feed',
+    description: 'Events of the token\'s team after a sequence number, oldest first.',
+    tags: ['Events'],
+    operationId: 'listEvents',
+    security: EVENTS_READ,
+    querystring: {
+      type: 'object',
+      properties: {
+        after: { type: 'string', description: 'A whole number: the sequence to read after (0 by default; the previous page\'s next).' },
+        limit: { type: 'string', description: 'A whole number from 1 to the maximum page size.' },
+      },
+    },
+    responses: { '200': json('A page of events.', ref('EventPage')), ...errors('scim', [400, 401, 403, 410, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  poll: {
+    summary: 'Poll for SETs (RFC 8936)',
+    description: 'Authenticated with the poll subscription\'s own token.',
+    tags: ['Events'],
+    operationId: 'poll',
+    security: [{ pollToken: [] }],
+    requestBody: jsonBody(ref('PollRequest'), false),
+    responses: { '200': json('Pending SETs.', ref('PollResponse')), ...errors('poll', [400, 401, 403, 404, 413, 415, 500]) },
+    errors: 'poll',
+  } satisfies RouteDoc,
+  create: {
+    summary: 'Create an event subscription',
+    description: `${ADMIN_NOTE} A webhook subscription's answer carries its signing secret once.`,
+    tags: ['Event subscriptions'],
+    operationId: 'createSubscription',
+    security: EVENTS_ADMIN,
+    requestBody: jsonBody(ref('SubscriptionCreate')),
+    responses: { '201': json('The subscription and its one-time credential.', ref('SubscriptionCreated')), ...errors('scim', [...ADMIN_ERRORS, 409, 413, 415]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  list: {
+    summary: 'List event subscriptions',
+    tags: ['Event subscriptions'],
+    operationId: 'listSubscriptions',
+    security: EVENTS_READ,
+    responses: { '200': json('The subscriptions.', ref('SubscriptionList')), ...errors('scim', [400, 401, 403, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  get: {
+    summary: 'Get an event subscription',
+    tags: ['Event subscriptions'],
+    operationId: 'getSubscription',
+    security: EVENTS_READ,
+    params: ID,
+    responses: { '200': json('The subscription with its recent delivery attempts.', ref('Subscription')), ...errors('scim', ADMIN_ERRORS) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  remove: {
+    summary: 'Delete an event subscription',
+    description: ADMIN_NOTE,
+    tags: ['Event subscriptions'],
+    operationId: 'deleteSubscription',
+    security: EVENTS_ADMIN,
+    params: ID,
+    responses: { '204': NO_CONTENT, ...errors('scim', ADMIN_ERRORS) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  action: (action: 'pause' | 'resume' | 'replay'): RouteDoc => ({
+    summary: `${action[0]!.toUpperCase()}${action.slice(1)} an event subscription`,
+    description: ADMIN_NOTE,
+    tags: ['Event subscriptions'],
+    operationId: `${action}Subscription`,
+    security: EVENTS_ADMIN,
+    params: ID,
+    ...(action === 'replay' ? { requestBody: jsonBody(ref('ReplayRequest')) } : {}),
+    responses: { '200': json('The subscription.', ref('Subscription')), ...errors('scim', [...ADMIN_ERRORS, 409, 413, 415]) },
+    errors: 'scim',
+  }),
+  /** For POST /v2/events/subscriptions/:id/rotate-secret (the webhook branch registers the route). */
+  rotateSecret: {
+    summary: 'Rotate a webhook subscription\'s signing secret',
+    description: `${ADMIN_NOTE} The new secret is shown once; the old one keeps signing during the overlap.`,
+    tags: ['Event subscriptions'],
+    operationId: 'rotateSubscriptionSecret',
+    security: EVENTS_ADMIN,
+    params: ID,
+    responses: { '200': json('The new secret.', ref('SecretRotated')), ...errors('scim', [...ADMIN_ERRORS, 409]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+};
+
+const ADMIN_SECURITY: Security = [{ oauth2: ['read'] }, { bearerToken: ['read'] }];
+const ADMIN_WRITE: Security = [{ oauth2: ['write'] }, { bearerToken: ['write'] }];
+const scimJson = (description: string, schema: JsonSchema) => jsonAnswer(description, schema, ['application/scim+json']);
+
+export const adminDocs = {
+  list: {
+    summary: 'List the team\'s schema extensions',
+    tags: ['Team administration'],
+    operationId: 'listExtensions',
+    security: ADMIN_SECURITY,
+    responses: { '200': scimJson('The extensions.', listResponse(ref('ExtensionView'))), ...errors('scim', [401, 403, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  get: {
+    summary: 'Show one schema extension',
+    tags: ['Team administration'],
+    operationId: 'getExtension',
+    security: ADMIN_SECURITY,
+    params: ID,
+    responses: { '200': scimJson('The extension\'s schema.', ref('Schema')), ...errors('scim', [400, 401, 403, 404, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  create: {
+    summary: 'Declare a schema extension',
+    tags: ['Team administration'],
+    operationId: 'createExtension',
+    security: ADMIN_WRITE,
+    requestBody: { required: true, content: { 'application/scim+json': ref('ExtensionDeclaration'), 'application/json': ref('ExtensionDeclaration') } },
+    responses: { '201': scimJson('The declared extension.', ref('ExtensionView')), ...errors('scim', [400, 401, 403, 409, 413, 415, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  remove: {
+    summary: 'Remove a schema extension',
+    tags: ['Team administration'],
+    operationId: 'deleteExtension',
+    security: ADMIN_WRITE,
+    params: ID,
+    responses: { '204': NO_CONTENT, ...errors('scim', [400, 401, 403, 404, 409, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+};

@@ -1,0 +1,200 @@
+/**
+ * Declarations of the SCIM routes (scim-routes.ts), mounted at /v2/scim and at /scim (the
+ * generator names the alias's operations apart). Query parameters are strings exactly as the
+ * handlers read them (scim/query.ts): numbers are parsed, clamped or refused there with SCIM's
+ * own messages, so the schemas only say what type arrives; attributes lists, filter and sort
+ * parameters may also repeat (the values are joined with commas, as a SearchRequest's arrays are).
+ */
+import { errors, jsonAnswer, NO_CONTENT, ref } from './responses.ts';
+import type { Security, JsonSchema, ResponseDoc, RouteDoc } from './route-doc.ts';
+import { listResponse } from './components.ts';
+
+const stringOrList = (description: string): JsonSchema => ({ anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description });
+const PROJECTION: Record<string, JsonSchema> = {
+  attributes: stringOrList('Comma-separated attribute paths to return (RFC 7644 3.9); names are case-insensitive.'),
+  excludedAttributes: stringOrList('Comma-separated attribute paths not to return (RFC 7644 3.9).'),
+};
+const LISTING: Record<string, JsonSchema> = {
+  ...PROJECTION,
+  filter: stringOrList('A SCIM filter (RFC 7644 3.4.2.2), e.g. userName eq "bjensen".'),
+  sortBy: stringOrList('The attribute path to sort by (RFC 7644 3.4.2.3).'),
+  sortOrder: stringOrList('ascending (default) or descending.'),
+  startIndex: { type: 'string', description: 'Index paging: the 1-based index of the first result (an integer; values under 1 count as 1). Not with cursor.' },
+  count: { type: 'string', description: 'The most results per page (an integer; clamped to the server\'s maximum, negative counts as 0).' },
+  cursor: { type: 'string', description: 'Cursor paging (RFC 9865): empty for the first page, then a nextCursor or previousCursor value. Not with startIndex.' },
+};
+const query = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties });
+const ID: JsonSchema = { type: 'object', properties: { id: { type: 'string', description: 'The resource id.' } }, required: ['id'] };
+
+export const SCIM_READ: Security = [{ oauth2: ['read'] }, { bearerToken: ['read'] }];
+export const SCIM_WRITE: Security = [{ oauth2: ['write'] }, { bearerToken: ['write'] }];
+/** Discovery answers without a token; with one of a team it shows that team's extensions. */
+const DISCOVERY_SECURITY: Security = [{}, { oauth2: [] }, { bearerToken: [] }];
+
+const IF_MATCH = { name: 'If-Match', description: 'The version (ETag) the change applies to; 412 when it is not the current one.', schema: { type: 'string' } };
+const IF_NONE_MATCH = { name: 'If-None-Match', description: 'A version the client holds; 304 when it is still current.', schema: { type: 'string' } };
+const ETAG = { etag: { description: 'The resource version (weak ETag).', schema: { type: 'string' } } };
+const LOCATION = { location: { description: 'The new resource\'s URL.', schema: { type: 'string' } } };
+
+const AUTH_ERRORS = [400, 401, 403, 429, 500, 503];
+const BODY_ERRORS = [413, 415];
+const body = (schema: JsonSchema, description: string) => ({ required: true, description, content: { 'application/scim+json': schema, 'application/json': schema } });
+const resource = (name: string, description: string, headers: ResponseDoc['headers'] = ETAG): ResponseDoc => ({ ...jsonAnswer(description, ref(name)), headers });
+
+type Kind = 'User' | 'Group';
+
+export const scimDocs = {
+  serviceProviderConfig: (path: string): RouteDoc => ({
+    summary: 'The service provider configuration',
+    description: `RFC 7643 section 5 (${path}).`,
+    tags: ['SCIM discovery'],
+    operationId: path === '/ServiceProviderConfig' ? 'getServiceProviderConfig' : 'getServiceProviderConfigs',
+    security: DISCOVERY_SECURITY,
+    responses: { '200': jsonAnswer('The configuration.', ref('ServiceProviderConfig')), ...errors('scim', [400, 500]) },
+    errors: 'scim',
+  }),
+  schemas: {
+    summary: 'The schemas (core, enterprise and the team\'s extensions)',
+    tags: ['SCIM discovery'],
+    operationId: 'listSchemas',
+    security: DISCOVERY_SECURITY,
+    responses: { '200': jsonAnswer('The schemas.', listResponse(ref('Schema'))), ...errors('scim', [400, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  schema: {
+    summary: 'One schema by URN',
+    tags: ['SCIM discovery'],
+    operationId: 'getSchema',
+    security: DISCOVERY_SECURITY,
+    params: ID,
+    responses: { '200': jsonAnswer('The schema.', ref('Schema')), ...errors('scim', [400, 404, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  resourceTypes: {
+    summary: 'The resource types',
+    tags: ['SCIM discovery'],
+    operationId: 'listResourceTypes',
+    security: DISCOVERY_SECURITY,
+    responses: { '200': jsonAnswer('The resource types.', listResponse(ref('ResourceType'))), ...errors('scim', [400, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  resourceType: {
+    summary: 'One resource type',
+    tags: ['SCIM discovery'],
+    operationId: 'getResourceType',
+    security: DISCOVERY_SECURITY,
+    params: ID,
+    responses: { '200': jsonAnswer('The resource type.', ref('ResourceType')), ...errors('scim', [400, 404, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  list: (kind: Kind): RouteDoc => ({
+    summary: `List or filter ${kind}s`,
+    tags: [`SCIM ${kind}s`],
+    operationId: `list${kind}s`,
+    security: SCIM_READ,
+    querystring: query(LISTING),
+    responses: { '200': jsonAnswer(`A page of ${kind}s.`, listResponse(ref(kind))), ...errors('scim', AUTH_ERRORS) },
+    errors: 'scim',
+  }),
+  search: (kind: Kind | 'root'): RouteDoc => ({
+    summary: kind === 'root' ? 'Search Users and Groups together' : `Search ${kind}s with a SearchRequest`,
+    description: 'RFC 7644 3.4.3: a POST that only reads (scope read).',
+    tags: [kind === 'root' ? 'SCIM search' : `SCIM ${kind}s`],
+    operationId: kind === 'root' ? 'searchAll' : `search${kind}s`,
+    security: SCIM_READ,
+    requestBody: body(ref('SearchRequest'), 'The query.'),
+    responses: { '200': jsonAnswer('A page of results.', listResponse(kind === 'root' ? { type: 'object', additionalProperties: true } : ref(kind))), ...errors('scim', [...AUTH_ERRORS, ...BODY_ERRORS]) },
+    errors: 'scim',
+  }),
+  listRoot: {
+    summary: 'List Users and Groups together',
+    description: 'RFC 7644 3.4.2.1: a query at the server root spans Users and Groups.',
+    tags: ['SCIM search'],
+    operationId: 'listAll',
+    security: SCIM_READ,
+    querystring: query(LISTING),
+    responses: { '200': jsonAnswer('A page of Users and Groups.', listResponse({ type: 'object', additionalProperties: true })), ...errors('scim', AUTH_ERRORS) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  get: (kind: Kind): RouteDoc => ({
+    summary: `Get a ${kind}`,
+    tags: [`SCIM ${kind}s`],
+    operationId: `get${kind}`,
+    security: SCIM_READ,
+    params: ID,
+    querystring: query(PROJECTION),
+    headers: [IF_NONE_MATCH],
+    responses: { '200': resource(kind, `The ${kind}.`), '304': { description: 'Not modified (If-None-Match).', headers: ETAG }, ...errors('scim', [...AUTH_ERRORS, 404]) },
+    errors: 'scim',
+  }),
+  create: (kind: Kind): RouteDoc => ({
+    summary: `Create a ${kind}`,
+    tags: [`SCIM ${kind}s`],
+    operationId: `create${kind}`,
+    security: SCIM_WRITE,
+    querystring: query(PROJECTION),
+    requestBody: body(ref(kind), `The new ${kind}. Attribute names are case-insensitive.`),
+    responses: { '201': resource(kind, `The created ${kind}.`, { ...ETAG, ...LOCATION }), ...errors('scim', [...AUTH_ERRORS, 404, 409, ...BODY_ERRORS]) },
+    errors: 'scim',
+  }),
+  replace: (kind: Kind): RouteDoc => ({
+    summary: `Replace a ${kind}`,
+    tags: [`SCIM ${kind}s`],
+    operationId: `replace${kind}`,
+    security: SCIM_WRITE,
+    params: ID,
+    querystring: query(PROJECTION),
+    headers: [IF_MATCH],
+    requestBody: body(ref(kind), `The ${kind}'s new state.`),
+    responses: { '200': resource(kind, `The replaced ${kind}.`), ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]) },
+    errors: 'scim',
+  }),
+  patch: (kind: Kind): RouteDoc => ({
+    summary: `Modify a ${kind} (PATCH)`,
+    description: kind === 'Group' ? 'Answers 204 unless attributes or excludedAttributes ask for the Group back.' : undefined,
+    tags: [`SCIM ${kind}s`],
+    operationId: `patch${kind}`,
+    security: SCIM_WRITE,
+    params: ID,
+    querystring: query(PROJECTION),
+    headers: [IF_MATCH],
+    requestBody: body(ref('PatchOp'), 'RFC 7644 3.5.2 operations.'),
+    responses: {
+      '200': resource(kind, `The modified ${kind}.`),
+      ...(kind === 'Group' ? { '204': { description: 'Modified; no body.', headers: ETAG } } : {}),
+      ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]),
+    },
+    errors: 'scim',
+  }),
+  remove: (kind: Kind): RouteDoc => ({
+    summary: `Delete a ${kind}`,
+    tags: [`SCIM ${kind}s`],
+    operationId: `delete${kind}`,
+    security: SCIM_WRITE,
+    params: ID,
+    headers: [IF_MATCH],
+    responses: { '204': NO_CONTENT, ...errors('scim', [...AUTH_ERRORS, 404, 409, 412]) },
+    errors: 'scim',
+  }),
+  deactivateByFilter: {
+    summary: 'Deactivate the one User a filter picks',
+    description: 'The contract\'s DELETE /Users: the filter must pick exactly one user.',
+    tags: ['SCIM Users'],
+    operationId: 'deactivateUserByFilter',
+    security: SCIM_WRITE,
+    querystring: query(LISTING),
+    responses: { '204': NO_CONTENT, ...errors('scim', [...AUTH_ERRORS, 404, 409]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  activate: {
+    summary: 'Activate a User',
+    tags: ['SCIM Users'],
+    operationId: 'activateUser',
+    security: SCIM_WRITE,
+    params: ID,
+    querystring: query(PROJECTION),
+    headers: [IF_MATCH],
+    responses: { '200': resource('User', 'The activated User.'), ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+};
