@@ -189,7 +189,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from, originOf(request, bearer)));
   });
 
-  app.post('/v2/events/subscriptions/:id/rotate-secret', async (request, reply) => {
+  app.post('/v2/events/subscriptions/:id/rotate-secret', doc(eventsDocs.rotateSecret), async (request, reply) => {
     const bearer = await requireAdministrator(options, request);
     const overlap = bodyOf(request).overlapSeconds;
     const rotated = await rotateWebhookSecret(options, bearer.team.id, idOf(request), overlap, originOf(request, bearer));

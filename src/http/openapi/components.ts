@@ -156,7 +156,31 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     [],
     'A new event subscription.',
   ),
-  Subscription: open({ id: str(), method: str(), url: { type: ['string', 'null'] }, format: SUBSCRIPTION_FORMAT, events: {}, full: { type: 'boolean' }, status: str() }, ['id']),
+  Subscription: {
+    type: 'object',
+    description: 'An event subscription as the API shows it (never its secret or poll token).',
+    properties: {
+      id: str(),
+      method: { type: 'string', enum: ['push', 'poll'] },
+      format: SUBSCRIPTION_FORMAT,
+      url: { type: ['string', 'null'], description: 'The receiver (push).' },
+      events: { type: ['array', 'null'], items: { type: 'string' }, description: 'The event URIs asked for; null for all.' },
+      full: { type: 'boolean' },
+      state: { type: 'string', enum: ['active', 'paused'] },
+      pausedReason: { type: ['string', 'null'] },
+      cursor: { type: 'integer', description: 'The last seq delivered (push) or acknowledged (poll).' },
+      failures: { type: 'integer' },
+      failingSince: { type: ['string', 'null'], format: 'date-time' },
+      nextAttemptAt: { type: 'string', format: 'date-time' },
+      createdAt: { type: 'string', format: 'date-time' },
+      attempts: {
+        type: 'array',
+        description: 'The latest delivery attempts (GET of one subscription).',
+        items: open({ at: { type: 'string', format: 'date-time' }, seq: { type: 'integer' }, status: { type: ['integer', 'null'] }, latencyMs: { type: 'number' }, error: { type: ['string', 'null'] } }, ['at', 'seq', 'status', 'latencyMs', 'error']),
+      },
+    },
+    required: ['id', 'method', 'format', 'url', 'events', 'full', 'state', 'pausedReason', 'cursor', 'failures', 'failingSince', 'nextAttemptAt', 'createdAt'],
+  },
   SubscriptionCreated: {
     allOf: [ref('Subscription')],
     description: 'The subscription, with its one-time credential: `pollToken` (a poll subscription), `secret` (a `webhook` subscription, `whsec_...`, shown only here).',
@@ -164,11 +188,20 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
   },
   SubscriptionList: open({ subscriptions: { type: 'array', items: ref('Subscription') } }, ['subscriptions']),
   ReplayRequest: open({ from: { type: 'integer', description: 'The sequence number to deliver from.' } }, ['from']),
-  SecretRotated: open(
-    { secret: { type: 'string', pattern: '^whsec_', description: 'The new secret, shown once.' }, previousSecretExpiresAt: { type: 'string', format: 'date-time', description: 'Until when signatures with the old secret are also sent (the overlap).' } },
-    ['secret'],
-    'A webhook subscription\'s rotated signing secret.',
+  SecretRotateRequest: open(
+    { overlapSeconds: { type: 'integer', minimum: 0, maximum: 604800, default: 86400, description: 'How long the previous secret keeps signing (a second signature).' } },
+    [],
+    'Optional: the overlap of the previous secret.',
   ),
+  SecretRotated: {
+    allOf: [ref('Subscription')],
+    description: 'The subscription with its new signing secret, shown only here.',
+    properties: {
+      secret: { type: 'string', pattern: '^whsec_', description: 'The new secret, shown once.' },
+      previousSecretValidUntil: { type: 'string', format: 'date-time', description: 'Until when signatures with the previous secret are also sent (the overlap).' },
+    },
+    required: ['secret', 'previousSecretValidUntil'],
+  },
   ExtensionDeclaration: open(
     { resourceType: { type: 'string', enum: ['User', 'Group'], default: 'User' }, required: { type: 'boolean' }, schema: { ...ref('Schema'), description: 'An RFC 7643 section 7 schema.' } },
     ['schema'],

@@ -162,6 +162,7 @@ export const eventsDocs = {
     operationId: 'rotateSubscriptionSecret',
     security: EVENTS_ADMIN,
     params: ID,
+    requestBody: jsonBody(ref('SecretRotateRequest'), false),
     responses: { '200': json('The new secret.', ref('SecretRotated')), ...errors('scim', [...ADMIN_ERRORS, 409]) },
     errors: 'scim',
   } satisfies RouteDoc,
