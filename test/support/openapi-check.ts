@@ -6,7 +6,9 @@
  * every test that uses createTestApp is checked.
  *
  * Rule for what is checked: requests made with `app.inject(options)` (a promise; the chained and
- * callback forms are not wrapped) whose method and path match an operation of the document.
+ * callback forms are not wrapped), and requests over real sockets to an app served by
+ * `installSocketCheck` (client-server.ts: the typed client's tests), whose method and path match
+ * an operation of the document.
  * Requests to paths the document does not describe (console and sign-in pages, /health,
  * unknown routes answered by a not-found handler) are counted as skipped. HEAD is checked
  * against the GET operation, status only.
@@ -18,6 +20,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { after } from 'node:test';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
@@ -96,6 +99,11 @@ export class ResponseChecker {
 
 let checker: Promise<ResponseChecker> | undefined;
 
+/** Forgets the process's document, so the next answer loads it again (the checker's own tests). */
+export function forgetDocument(): void {
+  checker = undefined;
+}
+
 /** Records the outcome of one response (exported for the checker's own tests). */
 export function record(request: string, status: number, problems: string[] | undefined): void {
   if (problems === undefined) {
@@ -127,6 +135,44 @@ export function installResponseCheck(app: FastifyInstance): void {
     if (options === undefined || callback !== undefined) return (originalInject as (...a: unknown[]) => unknown).call(app, options, callback);
     return checked(options);
   };
+}
+
+/**
+ * Checks every answer the app gives over the sockets of `server` (requests that do not come
+ * through inject): the response's writes are collected and checked when it finishes.
+ */
+export function installSocketCheck(app: FastifyInstance, server: Server): void {
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    const keep = (chunk: unknown, encoding?: unknown): void => {
+      if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array));
+    };
+    const write = response.write.bind(response) as (...a: unknown[]) => boolean;
+    const end = response.end.bind(response) as (...a: unknown[]) => ServerResponse;
+    // Fastify hands its headers to writeHead, where getHeader cannot see them: keep them.
+    const headers: Record<string, unknown> = {};
+    const writeHead = response.writeHead.bind(response) as (...a: unknown[]) => ServerResponse;
+    (response as unknown as { writeHead: unknown }).writeHead = (...a: unknown[]) => {
+      const given = a.find((x) => typeof x === 'object' && x !== null && !Array.isArray(x)) as Record<string, unknown> | undefined;
+      for (const [name, value] of Object.entries(given ?? {})) headers[name.toLowerCase()] = value;
+      return writeHead(...a);
+    };
+    (response as unknown as { write: unknown }).write = (chunk: unknown, ...rest: unknown[]) => (keep(chunk, rest[0]), write(chunk, ...rest));
+    (response as unknown as { end: unknown }).end = (chunk?: unknown, ...rest: unknown[]) => (keep(chunk, rest[0]), end(chunk, ...rest));
+    response.on('finish', () => {
+      const method = request.method ?? 'GET';
+      const url = request.url ?? '/';
+      // The chained form of inject is not wrapped by installResponseCheck (which awaits `checker`).
+      checker ??= app.inject().get('/v2/openapi.json').end().then((r) => new ResponseChecker(r.json()));
+      void checker.then((c) => {
+        const type = headers['content-type'] ?? response.getHeader('content-type');
+        // A compressed body cannot be read here; its status is still checked.
+        const encoded = (headers['content-encoding'] ?? response.getHeader('content-encoding')) !== undefined;
+        record(`${method} ${url.slice(0, 200)} (socket)`, response.statusCode, c.check(method, url, response.statusCode, typeof type === 'string' ? type : undefined, encoded ? '' : Buffer.concat(chunks).toString('utf8')));
+      });
+    });
+  });
 }
 
 // Only in a test file's process: a helper process that imports the test app (heap-probe.ts)

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { ResponseChecker } from '../support/openapi-check.ts';
+import { forgetDocument, installSocketCheck, mismatches, ResponseChecker, stats } from '../support/openapi-check.ts';
+import { eventsDocs } from '../../src/http/openapi/routes-other.ts';
 import { createTestApp } from '../support/app.ts';
 
 describe('the OpenAPI response checker', () => {
@@ -29,5 +30,29 @@ describe('the OpenAPI response checker', () => {
     const run = spawnSync(process.execPath, ['--test', '--test-reporter=spec', 'test/support/fixtures/openapi-mismatch.fixture.ts'], { encoding: 'utf8', env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_TEST_CONTEXT')), OPENAPI_CHECK_REPORT: '1' } });
     assert.notEqual(run.status, 0, run.stdout);
     assert.match(run.stdout + run.stderr, /do not match the OpenAPI document/);
+  });
+
+  it('checks answers over real sockets too: a wrong body served to fetch is a mismatch', async () => {
+    const t = await createTestApp();
+    t.app.post('/v2/events/subscriptions/:id/socket-probe', { config: { openapi: { ...eventsDocs.rotateSecret, operationId: 'socketProbe' } } }, async (_request, reply) => reply.code(200).send({ wrong: true }));
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    installSocketCheck(t.app, t.app.server);
+    // This app's document describes the probe route; the next answer loads it.
+    forgetDocument();
+    try {
+      const { port } = t.app.server.address() as { port: number };
+      const before = { checked: stats.checked, mismatches: mismatches.length };
+      const res = await fetch(`http://127.0.0.1:${port}/v2/events/subscriptions/x/socket-probe`, { method: 'POST' });
+      assert.equal(res.status, 200);
+      await res.text();
+      const deadline = Date.now() + 5_000;
+      while (stats.checked === before.checked && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(stats.checked, before.checked + 1, 'the socket answer was checked');
+      const found = mismatches.splice(before.mismatches);
+      assert.ok(found.some((m) => m.request.includes('socket-probe') && /required property/.test(m.problem)), JSON.stringify(found));
+    } finally {
+      forgetDocument();
+      await t.close();
+    }
   });
 });
