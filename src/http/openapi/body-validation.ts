@@ -108,6 +108,8 @@ export function bodyErrorMessage(errors: readonly FastifySchemaValidationError[]
   }
   if (field === '' && first?.keyword === 'type') return { message: 'The request body must be a JSON object', field, syntax: true };
   if (missing) return { message: `${field} is required${see}`, field, syntax: false };
-  const rule = ruleOf(at.schema) ?? first?.message ?? 'is not valid';
+  // Type, enum and range failures are worded from the schema; any other rule in ajv's words.
+  const worded = ['type', 'enum', 'minimum', 'maximum'].includes(first?.keyword ?? '') ? ruleOf(at.schema) : undefined;
+  const rule = worded ?? first?.message ?? 'is not valid';
   return { message: `${field || 'The request body'} ${rule}${see}`, field, syntax: false };
 }
