@@ -138,6 +138,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Ids and URNs are case-sensitive; paths such as /Users must match as written.
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
+    // Bodies are validated as sent (openapi/body-validation.ts): no type coercion, no defaults
+    // added; `components` is the OpenAPI document's container of the schemas bodies refer to.
+    ajv: { customOptions: { coerceTypes: false, useDefaults: false, keywords: ['components'] } },
     // Behind a TLS-terminating proxy the client address (rate limits per address) comes from
     // X-Forwarded-For, read from the right: a hop count or the proxies' addresses (config.ts).
     trustProxy: proxyTrust(config.trustProxy ?? false),

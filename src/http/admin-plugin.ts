@@ -21,11 +21,12 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { AccessLog } from './access-log.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
 import { documented } from './openapi/route-doc.ts';
+import { addComponentSchemas } from './openapi/body-validation.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
 import { adminDocs } from './openapi/routes-other.ts';
 
 /** A declared route's options; a parameter that fails its schema is a SCIM 400 invalidValue. */
-const doc = (d: RouteDoc) => documented(d, (message) => new ScimError(400, message, 'invalidValue'));
+const doc = (d: RouteDoc) => documented(d, (message, _field, syntax) => new ScimError(400, message, syntax ? 'invalidSyntax' : 'invalidValue'));
 
 export interface AdminPluginOptions {
   readonly storage: Storage;
@@ -44,6 +45,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   const teams = new WeakMap<FastifyRequest, Bearer['team']>();
   const actors = new WeakMap<FastifyRequest, Actor>();
   const deps = { storage: options.storage, clock: options.clock, baseUrl: options.baseUrl, indexes: options.indexes };
+  addComponentSchemas(app);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/scim+json', 'application/json'], { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => {

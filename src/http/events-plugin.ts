@@ -29,9 +29,15 @@ import { scimBody } from './scim-payload.ts';
 import { documented } from './openapi/route-doc.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
 import { eventsDocs } from './openapi/routes-other.ts';
+import { addComponentSchemas } from './openapi/body-validation.ts';
 
-/** A declared route's options; a parameter that fails its schema is a SCIM 400 invalidValue. */
-const doc = (d: RouteDoc) => documented(d, (message) => new ScimError(400, message, 'invalidValue'));
+/**
+ * A declared route's options; a parameter or body that fails its schema is a SCIM 400
+ * invalidValue (invalidSyntax for a body that is no object), on the poll endpoint RFC 8936's
+ * invalid_request.
+ */
+const doc = (d: RouteDoc) =>
+  documented(d, (message, _field, syntax) => (d.errors === 'poll' ? new PollError(400, 'invalid_request', message) : new ScimError(400, message, syntax ? 'invalidSyntax' : 'invalidValue')));
 
 export interface EventsPluginOptions {
   readonly storage: Storage;
@@ -76,6 +82,7 @@ async function requireAdministrator(options: Pick<EventsPluginOptions, 'bearers'
 }
 
 export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
+  addComponentSchemas(app);
   // Fastify's own JSON parser (prototype poisoning refused), after a nesting bound on the text.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -135,6 +142,19 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     return body as Record<string, unknown>;
   };
   const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
+  // Who may change subscriptions is settled before the body is validated: a caller without the
+  // right token learns 401/403, never the body's rules (Fastify validates after preValidation).
+  const administrators = new WeakMap<FastifyRequest, Bearer>();
+  const asAdministrator = {
+    preValidation: async (request: FastifyRequest) => {
+      administrators.set(request, await requireAdministrator(options, request));
+    },
+  };
+  const administrator = (request: FastifyRequest): Bearer => {
+    const found = administrators.get(request);
+    if (!found) throw new ScimError(401, 'Authentication required');
+    return found;
+  };
   /** The audit row's actor: the bearer's client and user, like a SCIM write's. */
   const originOf = (request: FastifyRequest, bearer: Bearer) => ({
     actor: { via: 'scim' as const, clientId: bearer.clientId, userId: bearer.userId },
@@ -142,8 +162,8 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     credential: { tokenHash: bearer.tokenHash, userId: bearer.userId },
   });
 
-  app.post('/v2/events/subscriptions', doc(eventsDocs.create), async (request, reply) => {
-    const bearer = await requireAdministrator(options, request);
+  app.post('/v2/events/subscriptions', { ...doc(eventsDocs.create), ...asAdministrator }, async (request, reply) => {
+    const bearer = administrator(request);
     const body = bodyOf(request);
     const events = body.events;
     if (events !== undefined && (!Array.isArray(events) || !events.every((e) => typeof e === 'string'))) throw badRequest('invalidValue', 'events must be an array of event names');
@@ -182,23 +202,30 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
     const bearer = await requireAdministrator(options, request);
     return send(reply, 200, await resumeSubscription(options, bearer.team.id, idOf(request), originOf(request, bearer)));
   });
-  app.post('/v2/events/subscriptions/:id/replay', doc(eventsDocs.action('replay')), async (request, reply) => {
-    const bearer = await requireAdministrator(options, request);
+  app.post('/v2/events/subscriptions/:id/replay', { ...doc(eventsDocs.action('replay')), ...asAdministrator }, async (request, reply) => {
+    const bearer = administrator(request);
     const from = bodyOf(request).from;
     if (typeof from !== 'number') throw badRequest('invalidValue', 'from must be a sequence number');
     return send(reply, 200, await replaySubscription(options, bearer.team.id, idOf(request), from, originOf(request, bearer)));
   });
 
-  app.post('/v2/events/subscriptions/:id/rotate-secret', doc(eventsDocs.rotateSecret), async (request, reply) => {
-    const bearer = await requireAdministrator(options, request);
+  app.post('/v2/events/subscriptions/:id/rotate-secret', { ...doc(eventsDocs.rotateSecret), ...asAdministrator }, async (request, reply) => {
+    const bearer = administrator(request);
     const overlap = bodyOf(request).overlapSeconds;
     const rotated = await rotateWebhookSecret(options, bearer.team.id, idOf(request), overlap, originOf(request, bearer));
     return sendSecret(reply, 200, { ...rotated.subscription, secret: rotated.secret, previousSecretValidUntil: rotated.previousValidUntil });
   });
 
   // RFC 8936 poll: the subscription's own credential; pending SETs, acknowledgements, errors, long-poll.
-  app.post('/v2/events/poll', doc(eventsDocs.poll), async (request, reply) => {
-    const sub = await pollSubscription(pollDeps, bearerToken(request.headers.authorization));
+  // The poll credential is checked before the body is validated (401 before any 400).
+  const pollers = new WeakMap<FastifyRequest, Awaited<ReturnType<typeof pollSubscription>>>();
+  const asPoller = {
+    preValidation: async (request: FastifyRequest) => {
+      pollers.set(request, await pollSubscription(pollDeps, bearerToken(request.headers.authorization)));
+    },
+  };
+  app.post('/v2/events/poll', { ...doc(eventsDocs.poll), ...asPoller }, async (request, reply) => {
+    const sub = pollers.get(request) ?? (await pollSubscription(pollDeps, bearerToken(request.headers.authorization)));
     const body = parsePollRequest(request.body);
     // The client going away ends the wait: its socket's 'close' (the request itself counts as
     // destroyed once its body is read, long before the client leaves). The listener goes with

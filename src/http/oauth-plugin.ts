@@ -19,6 +19,7 @@ import { scopeString } from '../oauth/scopes.ts';
 import type { GrantedTokens } from '../oauth/tokens.ts';
 import type { Metrics } from './metrics.ts';
 import { documented } from './openapi/route-doc.ts';
+import { addComponentSchemas } from './openapi/body-validation.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
 import { oauthDocs } from './openapi/routes-other.ts';
 
@@ -73,6 +74,7 @@ export async function oauthPlugin(app: FastifyInstance, options: { readonly cont
   // would hand a JSON object to the grants as if it were a form, so every parser but the form
   // one is removed: any other Content-Type is an invalid_request and nothing is issued.
   app.removeAllContentTypeParsers();
+  addComponentSchemas(app);
   await app.register(formbody, { bodyLimit: 64 * 1024 });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

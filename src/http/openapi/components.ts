@@ -15,6 +15,17 @@ const open = (properties: Record<string, JsonSchema>, required: string[] = [], d
   ...(required.length > 0 ? { required } : {}),
   additionalProperties: true,
 });
+/**
+ * An OAuth form body (RFC 6749 3.1): every parameter a single string; parameters not named here
+ * are ignored, but none, named or not, may be sent twice (a repeated one arrives as an array).
+ */
+const form = (properties: Record<string, JsonSchema>, required: string[], description: string): JsonSchema => ({
+  type: 'object',
+  description: `${description} Unknown parameters are ignored; no parameter may be repeated; an empty value counts as absent.`,
+  properties,
+  required,
+  additionalProperties: { type: 'string' },
+});
 const str = (description?: string): JsonSchema => ({ type: 'string', ...(description ? { description } : {}) });
 const urns = { type: 'array', items: { type: 'string' } };
 
@@ -105,9 +116,9 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     'RFC 7662 section 2.2.',
   ),
   AuthorizationServerMetadata: open({ issuer: str(), authorization_endpoint: str(), token_endpoint: str(), grant_types_supported: urns }, ['issuer', 'token_endpoint'], 'RFC 8414 section 2.'),
-  TokenRequest: open(
+  TokenRequest: form(
     {
-      grant_type: { type: 'string', enum: ['client_credentials', 'authorization_code', 'refresh_token', 'password'] },
+      grant_type: { type: 'string', examples: ['client_credentials', 'authorization_code', 'refresh_token', 'password'], description: 'client_credentials, authorization_code, refresh_token, or password where the operator enabled it; any other value is answered unsupported_grant_type.' },
       scope: str(),
       code: str(),
       redirect_uri: str(),
@@ -123,7 +134,7 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     ['grant_type'],
     'RFC 6749 section 4; client authentication by HTTP Basic, client_secret_post or private_key_jwt (RFC 7523).',
   ),
-  TokenReference: open({ token: str(), token_type_hint: str(), client_id: str(), client_secret: str(), client_assertion_type: str(), client_assertion: str() }, ['token'], 'RFC 7009 2.1 / RFC 7662 2.1.'),
+  TokenReference: form({ token: str(), token_type_hint: str('access_token or refresh_token.'), client_id: str(), client_secret: str(), client_assertion_type: str(), client_assertion: str() }, ['token'], 'RFC 7009 2.1 / RFC 7662 2.1.'),
   Jwks: open({ keys: { type: 'array', items: open({ kty: str(), kid: str(), alg: str(), use: str() }, ['kty']) } }, ['keys'], 'RFC 7517 section 5.'),
   Event: open(
     {
@@ -143,11 +154,20 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     ['seq', 'event', 'id'],
   ),
   EventPage: open({ events: { type: 'array', items: ref('Event') }, next: { type: 'integer' }, more: { type: 'boolean' } }, ['events', 'next', 'more'], 'A page of the change feed; ask again with after=next.'),
-  PollRequest: open({ maxEvents: { type: 'integer' }, returnImmediately: { type: 'boolean' }, ack: { type: 'array', items: { type: 'string' } }, setErrs: { type: 'object' } }, [], 'RFC 8936 section 2.4.'),
+  PollRequest: open(
+    {
+      maxEvents: { type: ['integer', 'null'], minimum: 0, description: 'How many SETs at most (null or absent: the default).' },
+      returnImmediately: { type: ['boolean', 'null'] },
+      ack: { type: ['array', 'null'], items: { type: 'string' }, description: 'The jti of each SET received.' },
+      setErrs: { type: ['object', 'null'], description: 'Errors per jti: {"<jti>": {"err": "...", "description": "..."}}.' },
+    },
+    [],
+    'RFC 8936 section 2.4; null counts as absent.',
+  ),
   PollResponse: open({ sets: { type: 'object', additionalProperties: { type: 'string' } }, moreAvailable: { type: 'boolean' } }, ['sets'], 'RFC 8936 section 2.4.'),
   SubscriptionCreate: open(
     {
-      method: { type: 'string', enum: ['push', 'poll'], default: 'push' },
+      method: { type: ['string', 'null'], enum: ['push', 'poll', null], default: 'push', description: 'push (the default; also when null) or poll.' },
       url: { type: 'string', description: 'The receiver (push).' },
       events: { type: 'array', items: { type: 'string' } },
       full: { type: 'boolean', description: 'Whether events carry the full resource.' },
@@ -187,7 +207,7 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     properties: { secret: { type: 'string', pattern: '^whsec_' }, pollToken: str() },
   },
   SubscriptionList: open({ subscriptions: { type: 'array', items: ref('Subscription') } }, ['subscriptions']),
-  ReplayRequest: open({ from: { type: 'integer', description: 'The sequence number to deliver from.' } }, ['from']),
+  ReplayRequest: open({ from: { type: 'integer', minimum: 1, description: 'The sequence number to deliver from.' } }, ['from']),
   SecretRotateRequest: open(
     { overlapSeconds: { type: 'integer', minimum: 0, maximum: 604800, default: 86400, description: 'How long the previous secret keeps signing (a second signature).' } },
     [],
@@ -203,7 +223,7 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     required: ['secret', 'previousSecretValidUntil'],
   },
   ExtensionDeclaration: open(
-    { resourceType: { type: 'string', enum: ['User', 'Group'], default: 'User' }, required: { type: 'boolean' }, schema: { ...ref('Schema'), description: 'An RFC 7643 section 7 schema.' } },
+    { resourceType: { type: ['string', 'null'], enum: ['User', 'Group', null], default: 'User', description: 'User (the default; also when null) or Group.' }, required: { type: 'boolean' }, schema: { ...ref('Schema'), description: 'An RFC 7643 section 7 schema.' } },
     ['schema'],
     'A team schema extension to declare.',
   ),

@@ -21,14 +21,24 @@ export interface CollectedRoute {
   readonly method: string;
   readonly url: string;
   readonly doc: RouteDoc | undefined;
+  /** The body schema Fastify validates this route with (body-validation.ts), if any. */
+  readonly body?: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The routes collectRoutes saw, with their declarations and validated body schemas. */
+    openapiRoutes?: readonly CollectedRoute[];
+  }
 }
 
 /** Keeps every route registered after this call (register it before the plugins). */
 export function collectRoutes(app: FastifyInstance): CollectedRoute[] {
   const routes: CollectedRoute[] = [];
+  app.decorate('openapiRoutes', routes);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) routes.push({ method: method.toUpperCase(), url: route.url, doc: route.config?.openapi });
+    for (const method of methods) routes.push({ method: method.toUpperCase(), url: route.url, doc: route.config?.openapi, body: route.schema?.body });
   });
   return routes;
 }

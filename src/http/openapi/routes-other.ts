@@ -1,8 +1,8 @@
 /**
  * Declarations of the OAuth machine endpoints (oauth-plugin.ts), the events surface
- * (events-plugin.ts) and the team administration API (admin-plugin.ts). Request bodies are
- * validated by the domain modules (form grants, subscription and extension rules); the
- * schemas here describe them. Events' `after` and `limit` are strings as queryInteger reads them.
+ * (events-plugin.ts) and the team administration API (admin-plugin.ts). Their request bodies are
+ * validated by Fastify against these very schemas (`validateBody`, body-validation.ts), then by
+ * the domain modules for what JSON Schema cannot say (grants, subscription and extension rules). Events' `after` and `limit` are strings as queryInteger reads them.
  */
 import { errors, jsonAnswer, NO_CONTENT, ref } from './responses.ts';
 import type { Security, JsonSchema, RouteDoc } from './route-doc.ts';
@@ -22,6 +22,7 @@ export const oauthDocs = {
     operationId: 'token',
     security: TOKEN_CLIENT,
     requestBody: { required: true, content: { [FORM]: ref('TokenRequest') } },
+    validateBody: true,
     responses: { '200': oauthJson('The tokens.', ref('TokenResponse')), ...errors('oauth', OAUTH_ERRORS) },
     errors: 'oauth',
   } satisfies RouteDoc,
@@ -32,6 +33,7 @@ export const oauthDocs = {
     operationId: 'revoke',
     security: TOKEN_CLIENT,
     requestBody: { required: true, content: { [FORM]: ref('TokenReference') } },
+    validateBody: true,
     responses: { '200': oauthJson('Revoked (or nothing to revoke).', { type: 'object' }), ...errors('oauth', OAUTH_ERRORS) },
     errors: 'oauth',
   } satisfies RouteDoc,
@@ -42,6 +44,7 @@ export const oauthDocs = {
     operationId: 'introspect',
     security: TOKEN_CLIENT,
     requestBody: { required: true, content: { [FORM]: ref('TokenReference') } },
+    validateBody: true,
     responses: { '200': oauthJson('Whether the token is active, and what it grants.', ref('IntrospectionResponse')), ...errors('oauth', OAUTH_ERRORS) },
     errors: 'oauth',
   } satisfies RouteDoc,
@@ -103,6 +106,7 @@ export const eventsDocs = {
     operationId: 'poll',
     security: [{ pollToken: [] }],
     requestBody: jsonBody(ref('PollRequest'), false),
+    validateBody: true,
     responses: { '200': json('Pending SETs.', ref('PollResponse')), ...errors('poll', [400, 401, 403, 404, 413, 415, 500]) },
     errors: 'poll',
   } satisfies RouteDoc,
@@ -113,6 +117,7 @@ export const eventsDocs = {
     operationId: 'createSubscription',
     security: EVENTS_ADMIN,
     requestBody: jsonBody(ref('SubscriptionCreate')),
+    validateBody: true,
     responses: { '201': json('The subscription and its one-time credential.', ref('SubscriptionCreated')), ...errors('scim', [...ADMIN_ERRORS, 409, 413, 415]) },
     errors: 'scim',
   } satisfies RouteDoc,
@@ -150,11 +155,10 @@ export const eventsDocs = {
     operationId: `${action}Subscription`,
     security: EVENTS_ADMIN,
     params: ID,
-    ...(action === 'replay' ? { requestBody: jsonBody(ref('ReplayRequest')) } : {}),
+    ...(action === 'replay' ? { requestBody: jsonBody(ref('ReplayRequest')), validateBody: true } : {}),
     responses: { '200': json('The subscription.', ref('Subscription')), ...errors('scim', [...ADMIN_ERRORS, 409, 413, 415]) },
     errors: 'scim',
   }),
-  /** For POST /v2/events/subscriptions/:id/rotate-secret (the webhook branch registers the route). */
   rotateSecret: {
     summary: 'Rotate a webhook subscription\'s signing secret',
     description: `${ADMIN_NOTE} The new secret is shown once; the old one keeps signing during the overlap.`,
@@ -163,6 +167,7 @@ export const eventsDocs = {
     security: EVENTS_ADMIN,
     params: ID,
     requestBody: jsonBody(ref('SecretRotateRequest'), false),
+    validateBody: true,
     responses: { '200': json('The new secret.', ref('SecretRotated')), ...errors('scim', [...ADMIN_ERRORS, 409]) },
     errors: 'scim',
   } satisfies RouteDoc,
@@ -196,6 +201,7 @@ export const adminDocs = {
     operationId: 'createExtension',
     security: ADMIN_WRITE,
     requestBody: { required: true, content: { 'application/scim+json': ref('ExtensionDeclaration'), 'application/json': ref('ExtensionDeclaration') } },
+    validateBody: true,
     responses: { '201': scimJson('The declared extension.', ref('ExtensionView')), ...errors('scim', [400, 401, 403, 409, 413, 415, 500]) },
     errors: 'scim',
   } satisfies RouteDoc,
