@@ -164,13 +164,10 @@ describe('the API reference page in Chromium, on the app\'s own /v2/openapi.json
   let browser: Browser;
   let app: FastifyInstance;
   let origin: string;
-  let hasDocument = false;
 
   before(async () => {
     database = await engines[0]!.open();
     app = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: 'http://127.0.0.1' }, storage: database.storage, delivery: false });
-    hasDocument = app.hasRoute({ method: 'GET', url: '/v2/openapi.json' });
-    if (!hasDocument) return;
     origin = await app.listen({ host: '127.0.0.1', port: 0 });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   });
@@ -181,10 +178,6 @@ describe('the API reference page in Chromium, on the app\'s own /v2/openapi.json
   });
 
   it('renders the SCIM operations from the served document, all requests to its origin, no CSP violation or error', async (t) => {
-    if (!hasDocument) {
-      t.skip('this branch has no GET /v2/openapi.json (the OpenAPI document is built on another branch of issue 34); the fixed-document tests above prove the page');
-      return;
-    }
     const { page, requests, problems } = await watchedPage(browser);
     await page.goto(`${origin}/docs/api`);
     const users = await operation(page, 'get', '/v2/scim/Users');
