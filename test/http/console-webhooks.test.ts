@@ -2,8 +2,9 @@
  * Issue 34 item 3, the console's Events page with webhook subscriptions: each subscription shows
  * its format (SET or webhook), a webhook subscription's page shows its delivery log like a SET's
  * (time, seq, status, latency, error), and the page never shows the webhook secret; the add form
- * makes a webhook subscription and shows its secret on that answer only, sealed with the key the
- * delivery worker opens it with.
+ * makes a webhook subscription, sealed with the key the delivery worker opens it with, and
+ * redirects (post/redirect/get) to its page, which shows the secret once from a signed, HttpOnly,
+ * SameSite=Strict, page-scoped, short-lived cookie bound to the admin; a reload shows and adds nothing.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -57,7 +58,7 @@ for (const engine of engines) {
       }
     });
 
-    it('the add form makes a webhook subscription: its secret is on that answer only, and it opens with the servers\' master key; a SET one still redirects; a bad format is refused', async () => {
+    it('the add form makes a webhook subscription: its secret is on the redirected page once, and it opens with the servers\' master key; a SET one still redirects; a bad format is refused', async () => {
       const t = await createTestApp({ engine });
       try {
         await registerAdmin(t, 'admin@acme.example', PASSWORD);
@@ -70,8 +71,11 @@ for (const engine of engines) {
           page.jar.take(res);
           return res;
         };
-        const made = await submit([['url', 'https://hooks.example/events'], ['format', 'webhook'], ['events', 'create']]);
-        assert.equal(made.statusCode, 201, made.body);
+        const posted = await submit([['url', 'https://hooks.example/events'], ['format', 'webhook'], ['events', 'create']]);
+        assert.equal(posted.statusCode, 303, posted.body);
+        assert.equal(posted.body.includes('whsec_'), false, 'the POST answer carries no secret');
+        const made = await page.get(String(posted.headers.location));
+        assert.equal(made.statusCode, 200, made.body);
         const secret = /<code class="wrap">(whsec_[A-Za-z0-9+/=]+)<\/code>/.exec(made.body)?.[1];
         assert.ok(secret, 'the secret is on the answer');
         assert.equal(made.headers['cache-control'], 'no-store', 'no cache may keep the page showing the secret');
@@ -80,6 +84,7 @@ for (const engine of engines) {
         const id = String(((json(await t.request('GET', '/v2/events/subscriptions')).subscriptions) as { id: string }[])[0]!.id);
         const again = await page.get(`/console/events/subscriptions/${id}`);
         assert.equal(again.body.includes(secret.slice(6)), false, 'not shown again');
+        assert.equal(again.body.includes('whsec_'), false);
         const box = new SecretBox(masterKey({ secretKey: TEST_SECRET_KEY, database: { engine: t.storage.hooks.name, sqlitePath: undefined } }), WEBHOOK_SECRETS);
         assert.deepEqual(await liveWebhookKeys(t.storage.db, box, id, new Date()), [Buffer.from(secret.slice(6), 'base64')]);
 
@@ -88,6 +93,61 @@ for (const engine of engines) {
         const bad = await submit([['url', 'https://x.example/events'], ['format', 'xml']]);
         assert.equal(bad.statusCode, 400);
         assert.match(bad.body, /format must be &quot;set&quot;/);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('post/redirect/get: the redirect shows the secret once, a reload with the same cookie shows none and adds nothing; the cookie is HttpOnly, Strict, scoped, short-lived, and bound to the admin', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        await registerAdmin(t, 'admin@acme.example', PASSWORD);
+        await registerAdmin(t, 'other@acme.example', PASSWORD);
+        const signIn = async (userName: string) => {
+          const session = new PageSession(t);
+          const form = await session.get('/console/sign-in');
+          assert.equal((await session.post('/console/sign-in', { ...hiddenFields(form.body), username: userName, password: PASSWORD })).statusCode, 303);
+          return session;
+        };
+        const page = await signIn('admin@acme.example');
+        const other = await signIn('other@acme.example');
+        const hidden = hiddenFields((await page.get('/console/events')).body, '/console/events/subscriptions');
+        const post = async () => {
+          const res = await t.app.inject({ method: 'POST', url: '/console/events/subscriptions', headers: { cookie: page.jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams([...Object.entries(hidden), ['url', 'https://hooks.example/events'], ['format', 'webhook']]).toString() });
+          page.jar.take(res);
+          return res;
+        };
+        const posted = await post();
+        assert.equal(posted.statusCode, 303, posted.body);
+        const id = String(((json(await t.request('GET', '/v2/events/subscriptions')).subscriptions) as { id: string }[])[0]!.id);
+        const path = `/console/events/subscriptions/${encodeURIComponent(id)}`;
+        assert.equal(posted.headers.location, `${path}?done=created`);
+        const setCookie = [posted.headers['set-cookie']].flat().find((c) => String(c).startsWith('rollcall_console_new_webhook_secret='));
+        assert.ok(setCookie, 'the POST hands the secret in a cookie');
+        assert.match(setCookie, /HttpOnly/);
+        assert.match(setCookie, /SameSite=Strict/);
+        assert.match(setCookie, new RegExp(`Path=${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(;|$)`));
+        assert.match(setCookie, /Max-Age=60(;|$)/);
+        const handed = setCookie.split(';')[0]!;
+
+        // Another admin of the same team, carrying the handed cookie, sees the page but not the secret.
+        const stolen = await t.app.inject({ method: 'GET', url: path, headers: { cookie: `${other.jar.header()}; ${handed}` } });
+        assert.equal(stolen.statusCode, 200);
+        assert.equal(stolen.body.includes('whsec_'), false, "another admin's session cannot read it");
+
+        const first = await t.app.inject({ method: 'GET', url: String(posted.headers.location), headers: { cookie: page.jar.header() } });
+        assert.equal(first.statusCode, 200);
+        assert.equal(first.headers['cache-control'], 'no-store');
+        assert.equal(first.body.match(/whsec_[A-Za-z0-9+/=]+/g)?.length, 1, 'the secret is shown once');
+        const cleared = [first.headers['set-cookie']].flat().find((c) => String(c).startsWith('rollcall_console_new_webhook_secret='));
+        assert.ok(cleared && /Expires=Thu, 01 Jan 1970/i.test(cleared), 'the GET that shows it clears the cookie');
+        // A reload from the same browser (its jar took the clear) shows nothing and adds nothing.
+        page.jar.take(first);
+        assert.equal(page.jar.header().includes('rollcall_console_new_webhook_secret='), false);
+        const reload = await t.app.inject({ method: 'GET', url: String(posted.headers.location), headers: { cookie: page.jar.header() } });
+        assert.equal(reload.statusCode, 200);
+        assert.equal(reload.body.includes('whsec_'), false, 'a reload shows no secret');
+        assert.equal(((json(await t.request('GET', '/v2/events/subscriptions')).subscriptions) as unknown[]).length, 1, 'one subscription');
       } finally {
         await t.close();
       }

@@ -16,11 +16,11 @@ import * as views from '../../console/views.ts';
 import type { NewSecretShown } from '../../console/client-views.ts';
 import { addClientSecret, ClientSecretError, listClientSecrets, parseSecretDays, revokeClientSecret, visibleClient } from '../../oauth/client-secret-admin.ts';
 import type { ClientChanger } from '../../oauth/client-secret-admin.ts';
+import { handOnce, takeOnce } from './handoff.ts';
 import { field } from './kit.ts';
 import type { ConsoleKit } from './kit.ts';
 
 const NEW_SECRET_COOKIE = 'rollcall_console_new_secret';
-const NEW_SECRET_SECONDS = 60;
 
 type ClientRequest = FastifyRequest<{ Params: { id: string; secretId?: string } }>;
 
@@ -68,19 +68,10 @@ export function clientRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   /** The secret the POST handed over, if this admin's browser carries it for this client; cleared. */
   function takeNewSecret(request: ClientRequest, reply: FastifyReply): NewSecretShown | undefined {
-    const raw = request.cookies[NEW_SECRET_COOKIE];
-    if (raw === undefined) return undefined;
-    reply.clearCookie(NEW_SECRET_COOKIE, { path: clientPath(request.params.id) });
-    const unsigned = request.unsignCookie(raw);
-    if (!unsigned.valid || unsigned.value === null) return undefined;
-    try {
-      const value = JSON.parse(unsigned.value) as { c?: unknown; u?: unknown; id?: unknown; n?: unknown; s?: unknown; x?: unknown };
-      if (value.c !== request.params.id || value.u !== signed(request).user.id) return undefined;
-      if (typeof value.id !== 'string' || typeof value.n !== 'string' || typeof value.s !== 'string' || typeof value.x !== 'string') return undefined;
-      return { id: value.id, name: value.n, secret: value.s, expiresAt: value.x };
-    } catch {
-      return undefined;
-    }
+    const value = takeOnce(request, reply, NEW_SECRET_COOKIE, clientPath(request.params.id), signed(request).user.id);
+    if (value === undefined || value.c !== request.params.id) return undefined;
+    if (typeof value.id !== 'string' || typeof value.n !== 'string' || typeof value.s !== 'string' || typeof value.x !== 'string') return undefined;
+    return { id: value.id, name: value.n, secret: value.s, expiresAt: value.x };
   }
 
   app.get<{ Params: { id: string } }>('/console/connections/clients/:id', { preHandler: signedIn }, async (request, reply) =>
@@ -95,8 +86,7 @@ export function clientRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     guarded(request, reply, async () => {
       const name = field(request.body, 'name');
       const added = await addClientSecret(changer(request), request.params.id, { ...(name !== '' ? { name } : {}), days: parseSecretDays(field(request.body, 'expiresIn')) });
-      const handed = JSON.stringify({ c: request.params.id, u: signed(request).user.id, id: added.id, n: added.name, s: added.clientSecret, x: added.expiresAt });
-      reply.setCookie(NEW_SECRET_COOKIE, handed, { path: clientPath(request.params.id), httpOnly: true, sameSite: 'strict', secure, signed: true, maxAge: NEW_SECRET_SECONDS });
+      handOnce(reply, NEW_SECRET_COOKIE, clientPath(request.params.id), signed(request).user.id, { c: request.params.id, id: added.id, n: added.name, s: added.clientSecret, x: added.expiresAt }, secure);
       return kit.shell.seeOther(reply, clientPath(request.params.id));
     }),
   );

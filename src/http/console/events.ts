@@ -3,7 +3,10 @@
  * delivery log, and the actions (add, pause, resume, replay, delete), each a CSRF-protected POST
  * answered by a redirect to the page that shows the result (post/redirect/get). A refused form
  * (bad receiver URL, replay outside the feed) shows the page again with the error, status 400
- * (410 for events already pruned); another team's subscription is a 404. Registered by
+ * (410 for events already pruned); another team's subscription is a 404. A new webhook's
+ * secret goes to the redirected subscription page through handoff.ts (a signed, HttpOnly,
+ * SameSite=Strict cookie scoped to that page, bound to the admin, 60 seconds), shown once: a
+ * reload shows it no more and adds nothing. Registered by
  * console-pages.ts with the console kit (kit.ts), so the session, CSRF, headers and error page
  * are those of every console page.
  * Handlers parse the form, call one function of console/events.ts, and reply; no SQL here.
@@ -17,10 +20,13 @@ import type { ScimContext } from '../../scim/context.ts';
 import { OverBudget } from '../../budgets.ts';
 import { scimErrorOf } from '../../scim/errors.ts';
 import type { Metrics } from '../metrics.ts';
+import { handOnce, takeOnce } from './handoff.ts';
 import { field as text } from './kit.ts';
 import type { ConsoleKit } from './kit.ts';
 
 type Params = { Params: { id: string } };
+
+const NEW_WEBHOOK_SECRET_COOKIE = 'rollcall_console_new_webhook_secret';
 
 /** A form field that may repeat (checkboxes): its string values. */
 const texts = (form: unknown, name: string): string[] => {
@@ -56,6 +62,8 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
   const scim = (request: FastifyRequest): ScimContext => kit.signed(request).scim;
   const show = (request: FastifyRequest, reply: FastifyReply, title: string, body: string, status?: number) => kit.show(request, reply, 'events', title, body, status);
   const detailPath = (id: string) => `/console/events/subscriptions/${encodeURIComponent(id)}`;
+  const secure = kit.baseUrl.startsWith('https:');
+  const userId = (request: FastifyRequest) => kit.signed(request).user.id;
 
   const list = async (request: FastifyRequest, reply: FastifyReply, form?: SubscriptionForm, error?: { status: number; message: string }) => {
     const { feed, subscriptions } = await eventSubscriptions(scim(request));
@@ -75,7 +83,10 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
       return detail(request, reply, refused);
     }
     const message = error ? undefined : DONE[text(request.query, 'done')];
-    return show(request, reply, 'Event subscription', subscriptionBody(csrf(reply), shown, message, error?.message), error?.status ?? 200);
+    // The webhook secret the add handed to this page, shown this once (the take clears it).
+    const handed = error ? undefined : takeOnce(request, reply, NEW_WEBHOOK_SECRET_COOKIE, detailPath(id), userId(request));
+    const secret = handed?.s === undefined || handed.id !== shown.subscription.id || typeof handed.s !== 'string' ? undefined : handed.s;
+    return show(request, reply, 'Event subscription', subscriptionBody(csrf(reply), shown, message, error?.message, secret), error?.status ?? 200);
   };
 
   /** Runs a subscription's action; a refusal is shown on its page, success redirects there. */
@@ -105,11 +116,9 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
       if (!refused) throw error;
       return list(request, reply, form, refused);
     }
-    // A webhook's secret is shown on this answer only (no redirect: a reload must not show it again).
-    if (created.secret !== undefined) {
-      const shown = await subscriptionDetail(scim(request), created.subscription.id);
-      return show(request, reply, 'Event subscription', subscriptionBody(csrf(reply), shown, DONE.created, undefined, created.secret), 201);
-    }
+    // A webhook's secret rides to the redirected page in a one-time cookie (post/redirect/get).
+    const path = detailPath(created.subscription.id);
+    if (created.secret !== undefined) handOnce(reply, NEW_WEBHOOK_SECRET_COOKIE, path, userId(request), { id: created.subscription.id, s: created.secret }, secure);
     return seeOther(reply, `${detailPath(created.subscription.id)}?done=created`);
   });
 
