@@ -52,6 +52,8 @@ export const BUDGETS = {
   'discovery.bytes': { default: 1_048_576, min: 65_536, max: 16_777_216, unit: 'bytes', meaning: 'the size of the team’s /Schemas document' },
   'delivery.slots': { default: 2, min: 1, max: 32, unit: 'deliveries', meaning: "the team's push deliveries in flight at once on one instance" },
   'client.credentials': { default: 20, min: 0, max: 200, unit: 'credentials', meaning: "federated credentials and registered key sets (private_key_jwt) over all of the team's OAuth clients" },
+  'catalog.entries': { default: 1_000, min: 0, max: 20_000, unit: 'entries', meaning: "roles, entitlement types and entitlements in the team's catalog together" },
+  'access.mappings': { default: 1_000, min: 0, max: 20_000, unit: 'mappings', meaning: 'groups mapped to a role or an entitlement' },
   'receiver.ms': { default: 10_000, min: 1_000, max: 30_000, unit: 'ms', meaning: "how long one push delivery waits for the team's receiver" },
 } as const satisfies Record<string, BudgetDefinition>;
 

@@ -20,6 +20,10 @@ import type { Storage } from '../storage/connect.ts';
 import type { Executor } from '../storage/types.ts';
 import { pendingIndexes } from '../storage/repos/expression-indexes.ts';
 import type { WantedIndex } from '../storage/repos/expression-indexes.ts';
+import { catalogRows } from '../storage/repos/catalog.ts';
+import type { CatalogEntryRow, CatalogRows } from '../storage/repos/catalog.ts';
+import { hasCatalog } from './schema/catalog.ts';
+import type { Catalog, CatalogEntry } from './schema/catalog.ts';
 import { extensionByKey, extensionsOf, removeExtension, saveExtension } from '../storage/repos/extensions.ts';
 import type { ExtensionRow } from '../storage/repos/extensions.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
@@ -84,10 +88,30 @@ async function viewOf(ex: Executor, row: ExtensionRow): Promise<ExtensionView> {
   return { id: decl.schema.id, resourceType: decl.resourceType, required: decl.required, attributes: decl.schema.attributes.length, indexed, pending: indexed.filter((_, i) => pending.has(wanted[i]!)), updated: row.updated_at };
 }
 
-/** The team's resource types, read from storage. */
+/** The team's catalog as its requests see it (schema/catalog.ts); undefined when it declared none. */
+export function catalogOf(rows: CatalogRows): Catalog | undefined {
+  const entry = (r: CatalogEntryRow): CatalogEntry => ({ value: r.value, displayName: r.display_name, ...(r.description !== null ? { description: r.description } : {}) });
+  const catalog: Catalog = {
+    schemas: rows.schemas,
+    roles: rows.entries.filter((r) => r.kind === 'role').map(entry),
+    types: rows.types.map((t) => ({
+      name: t.name,
+      endpoint: t.endpoint,
+      ...(t.description !== null ? { description: t.description } : {}),
+      required: t.required === 1,
+      multiValued: t.multi_valued === 1,
+      entitlements: rows.entries.filter((r) => r.kind === 'entitlement' && r.type_key === t.name_key).map(entry),
+    })),
+  };
+  return hasCatalog(catalog) ? catalog : undefined;
+}
+
+/** The team's resource types (its extensions and its catalog), read from storage. */
 export async function loadTeamTypes(ex: Executor, teamId: string): Promise<TeamTypes> {
-  const rows = await extensionsOf(ex, teamId);
-  return rows.length === 0 ? CORE_TYPES : teamTypes(rows.map(declOf));
+  const [rows, catalogRowsOfTeam] = await Promise.all([extensionsOf(ex, teamId), catalogRows(ex, teamId)]);
+  const types = rows.length === 0 ? CORE_TYPES : teamTypes(rows.map(declOf));
+  const catalog = catalogOf(catalogRowsOfTeam);
+  return catalog ? { ...types, catalog } : types;
 }
 
 /** Each team's resource types, kept per app and rebuilt when the team's schema version moved. */
@@ -96,7 +120,7 @@ export class TeamTypesCache {
 
   async typesOf(ex: Executor, team: TeamRow): Promise<TeamTypes> {
     const version = team.schema_version ?? 0;
-    // A team that never declared an extension has the core types: no query.
+    // A team that never declared an extension or a catalog has the core types: no query.
     if (version === 0) return CORE_TYPES;
     const hit = this.#entries.get(team.id);
     if (hit && hit.version === version) return hit.types;

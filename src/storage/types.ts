@@ -15,6 +15,8 @@ export interface TeamsTable {
   schema_version?: number;
   /** The operator's budget overrides, a JSON object of name -> value (migration 016, src/budgets.ts); NULL: all defaults. */
   limits?: string | null;
+  /** Which schemas discovery shows for the team's catalog (migration 023): Okta's (default) or the IETF draft's. */
+  catalog_schemas?: 'okta' | 'ietf';
 }
 
 /** A team's extension schema (migration 009). */
@@ -340,6 +342,56 @@ export interface UsedAssertionsTable {
   expires_at: string;
 }
 
+/** A team's entitlement type (migration 023). */
+export interface CatalogTypesTable {
+  team_id: string;
+  /** The SCIM resource type name (`License`); `name_key` lower-cased. */
+  name: string;
+  name_key: string;
+  /** `/Licenses`; `endpoint_key` lower-cased. */
+  endpoint: string;
+  endpoint_key: string;
+  description: string | null;
+  required: number;
+  multi_valued: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A role (`kind` 'role', `type_key` '') or an entitlement of a type (migration 023). */
+export interface CatalogEntriesTable {
+  team_id: string;
+  kind: 'role' | 'entitlement';
+  type_key: string;
+  /** The entry's SCIM `id`, what users' `roles[].value` / `entitlements[].value` hold; exact. */
+  value: string;
+  display_name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One element of a user's `roles` or `entitlements`, as stored in the document (migration 023). */
+export interface UserGrantsTable {
+  team_id: string;
+  kind: 'role' | 'entitlement';
+  value: string;
+  /** The element's `type`, '' when absent. */
+  type: string;
+  user_id: string;
+  is_primary: number;
+}
+
+/** A group mapped to a role or an entitlement (migration 023); `type_key` '' for a role. */
+export interface AccessMappingsTable {
+  team_id: string;
+  kind: 'role' | 'entitlement';
+  type_key: string;
+  value: string;
+  group_id: string;
+  created_at: string;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -365,6 +417,10 @@ export interface Database {
   client_keys: ClientKeysTable;
   client_federations: ClientFederationsTable;
   used_assertions: UsedAssertionsTable;
+  catalog_types: CatalogTypesTable;
+  catalog_entries: CatalogEntriesTable;
+  user_grants: UserGrantsTable;
+  access_mappings: AccessMappingsTable;
 }
 
 /** A column of a resource table: what a SCIM attribute's storage mapping and a predicate may name. */

@@ -10,6 +10,7 @@ import { badRequest } from '../errors.ts';
 import type { ScimError } from '../errors.ts';
 import { groupResourceType, userResourceType } from './registry.ts';
 import { attr } from './types.ts';
+import type { Catalog } from './catalog.ts';
 import type { AttributeDef, AttributeType, Mutability, ResourceTypeDef, Returned, SchemaDef, Uniqueness } from './types.ts';
 import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from './urns.ts';
 
@@ -17,6 +18,8 @@ import { ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from './urns.ts';
 export interface TeamTypes {
   readonly User: ResourceTypeDef;
   readonly Group: ResourceTypeDef;
+  /** The team's roles and entitlements (catalog.ts); absent when it declared none. */
+  readonly catalog?: Catalog;
 }
 
 export const CORE_TYPES: TeamTypes = Object.freeze({ User: userResourceType, Group: groupResourceType });

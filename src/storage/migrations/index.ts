@@ -30,6 +30,7 @@ import { migration019 } from './019_path_safe_schema_urns.ts';
 import { migration020 } from './020_client_secrets.ts';
 import { migration021 } from './021_client_assertions.ts';
 import { migration022 } from './022_webhook_subscriptions.ts';
+import { migration023 } from './023_roles_entitlements.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -55,6 +56,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '020_client_secrets': migration020(),
     '021_client_assertions': migration021(),
     '022_webhook_subscriptions': migration022(),
+    '023_roles_entitlements': migration023(storage.hooks.name),
   };
 }
 

@@ -48,7 +48,11 @@ export async function removeExtension(ex: Executor, teamId: string, key: string,
   return true;
 }
 
-async function bumpSchemaVersion(ex: Executor, teamId: string): Promise<void> {
+/**
+ * Bumps the team's schema version (its extensions or its catalog changed): every instance's types
+ * cache (scim/team-schemas.ts) rebuilds the team's types on its next request.
+ */
+export async function bumpSchemaVersion(ex: Executor, teamId: string): Promise<void> {
   await ex
     .updateTable('teams')
     .set((eb) => ({ schema_version: eb('schema_version', '+', 1) }))

@@ -1,0 +1,85 @@
+/**
+ * A team's catalog of roles and entitlements (migration 023): entitlement types and entries, read
+ * whole (a catalog is bounded by the team's `catalog.entries` budget) and written row by row in
+ * the caller's transaction. Every write bumps the team's schema version (extensions.ts
+ * `bumpSchemaVersion`), which the caller does once per change with `catalogChanged`.
+ */
+import { bumpSchemaVersion } from './extensions.ts';
+import type { CatalogEntriesTable, CatalogTypesTable, Executor } from '../types.ts';
+
+export type CatalogTypeRow = CatalogTypesTable;
+export type CatalogEntryRow = CatalogEntriesTable;
+export type GrantKind = CatalogEntriesTable['kind'];
+
+export interface CatalogRows {
+  readonly schemas: 'okta' | 'ietf';
+  readonly types: CatalogTypeRow[];
+  readonly entries: CatalogEntryRow[];
+}
+
+/** The whole catalog of a team: types by name, entries by kind, type and value. */
+export async function catalogRows(ex: Executor, teamId: string): Promise<CatalogRows> {
+  const [team, types, entries] = await Promise.all([
+    ex.selectFrom('teams').select('catalog_schemas').where('id', '=', teamId).executeTakeFirst(),
+    ex.selectFrom('catalog_types').selectAll().where('team_id', '=', teamId).orderBy('name_key').execute(),
+    ex.selectFrom('catalog_entries').selectAll().where('team_id', '=', teamId).orderBy('kind').orderBy('type_key').orderBy('value').execute(),
+  ]);
+  return { schemas: team?.catalog_schemas ?? 'okta', types, entries };
+}
+
+/** How many types and entries the team's catalog holds (its `catalog.entries` budget counts both). */
+export async function catalogSize(ex: Executor, teamId: string): Promise<number> {
+  const [types, entries] = await Promise.all([
+    ex.selectFrom('catalog_types').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow(),
+    ex.selectFrom('catalog_entries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow(),
+  ]);
+  return Number(types.n) + Number(entries.n);
+}
+
+export async function upsertCatalogType(ex: Executor, row: CatalogTypeRow): Promise<void> {
+  await ex
+    .insertInto('catalog_types')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['team_id', 'name_key']).doUpdateSet({
+        name: row.name,
+        endpoint: row.endpoint,
+        endpoint_key: row.endpoint_key,
+        description: row.description,
+        required: row.required,
+        multi_valued: row.multi_valued,
+        updated_at: row.updated_at,
+      }),
+    )
+    .execute();
+}
+
+/** Removes a type and its entries; whether it existed. */
+export async function deleteCatalogType(ex: Executor, teamId: string, nameKey: string): Promise<boolean> {
+  await ex.deleteFrom('catalog_entries').where('team_id', '=', teamId).where('kind', '=', 'entitlement').where('type_key', '=', nameKey).execute();
+  const result = await ex.deleteFrom('catalog_types').where('team_id', '=', teamId).where('name_key', '=', nameKey).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function upsertCatalogEntry(ex: Executor, row: CatalogEntryRow): Promise<void> {
+  await ex
+    .insertInto('catalog_entries')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['team_id', 'kind', 'value']).doUpdateSet({ type_key: row.type_key, display_name: row.display_name, description: row.description, updated_at: row.updated_at }),
+    )
+    .execute();
+}
+
+/** Removes an entry; whether it existed. */
+export async function deleteCatalogEntry(ex: Executor, teamId: string, kind: GrantKind, value: string): Promise<boolean> {
+  const result = await ex.deleteFrom('catalog_entries').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function setCatalogSchemas(ex: Executor, teamId: string, schemas: 'okta' | 'ietf'): Promise<void> {
+  await ex.updateTable('teams').set({ catalog_schemas: schemas }).where('id', '=', teamId).execute();
+}
+
+/** Once per change of the catalog, in its transaction: every instance reloads the team's types. */
+export const catalogChanged = (ex: Executor, teamId: string): Promise<void> => bumpSchemaVersion(ex, teamId);
