@@ -23,6 +23,7 @@ import type { WantedIndex } from '../storage/repos/expression-indexes.ts';
 import { catalogRows } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows } from '../storage/repos/catalog.ts';
 import { hasCatalog } from './schema/catalog.ts';
+import { withCatalog } from './assignments.ts';
 import type { Catalog, CatalogEntry } from './schema/catalog.ts';
 import { extensionByKey, extensionsOf, removeExtension, saveExtension } from '../storage/repos/extensions.ts';
 import type { ExtensionRow } from '../storage/repos/extensions.ts';
@@ -111,7 +112,7 @@ export async function loadTeamTypes(ex: Executor, teamId: string): Promise<TeamT
   const [rows, catalogRowsOfTeam] = await Promise.all([extensionsOf(ex, teamId), catalogRows(ex, teamId)]);
   const types = rows.length === 0 ? CORE_TYPES : teamTypes(rows.map(declOf));
   const catalog = catalogOf(catalogRowsOfTeam);
-  return catalog ? { ...types, catalog } : types;
+  return catalog ? withCatalog(types, catalog) : types;
 }
 
 /** Each team's resource types, kept per app and rebuilt when the team's schema version moved. */

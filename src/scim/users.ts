@@ -39,6 +39,8 @@ import { checkIfMatch, etagOf, userResource } from './representation.ts';
 import type { GroupRef, Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
 import { userResourceType as coreUserType } from './schema/registry.ts';
+import { checkAssignments } from './assignments.ts';
+import { keepGrants } from './grants.ts';
 import { claimExtensionValues } from './unique.ts';
 import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
@@ -197,6 +199,7 @@ async function withPrehashed<T>(find: () => Promise<string | undefined>, write: 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
   const rt = typesOf(ctx).User;
   const validated = validateResource(rt, body, 'create');
+  checkAssignments(typesOf(ctx).catalog, 'create', validated.document);
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
   return runWrite(ctx, async (trx) => {
@@ -205,6 +208,7 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
     // rolls back, and runWrite turns the violation into the 409 below, naming the holder.
     await insertUser(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
+    await keepGrants(ctx, trx, row.id, undefined, validated.document);
     const attributes = Object.keys(parseData(ctx, row)).sort();
     await write(ctx, trx, { action: 'create', detail: { userName: row.user_name, attributes, ...(row.password_hash !== null ? { password: 'set' } : {}) } }, 'create', row, attributes);
     // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
@@ -310,6 +314,8 @@ async function save(
   }
   // Extension values declared unique; a user DELETE removed from every read frees them.
   await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? parseData(ctx, next) : undefined);
+  // Roles and entitlements (grants.ts): held while not deleted, like the claims.
+  await keepGrants(ctx, trx, current.id, current.deleted_at === null ? parseData(ctx, current) : undefined, next.deleted_at === null ? parseData(ctx, next) : undefined);
   // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
   // every token the user holds, and every browser session.
   const revokes =
@@ -343,6 +349,7 @@ export async function replaceUser(ctx: ScimContext, id: string, body: unknown, p
     const { found, groups } = await storedForWrite(ctx, trx, id, projection);
     const original = found ? parseData(ctx, found) : undefined;
     const validated = validateResource(rt, body, 'replace', original);
+    checkAssignments(typesOf(ctx).catalog, 'replace', validated.document, original);
     const current = assertWritable(ctx, found, id, validated.document.active !== false);
     checkIfMatch(rt, current, pre.ifMatch);
     const next = rowFor(ctx, current, validated, current.version + 1, prehashed);
@@ -368,6 +375,7 @@ export async function patchUser(ctx: ScimContext, id: string, body: unknown, pre
     const original = parseData(ctx, found);
     const patched = applyPatch(rt, withoutHidden(rt, original), body);
     const validated = validateResource(rt, patched.document, 'patch', original);
+    checkAssignments(typesOf(ctx).catalog, 'patch', validated.document, original);
     const current = assertWritable(ctx, found, id, found.active === 0 && validated.document.active === true);
     checkIfMatch(rt, current, pre.ifMatch);
     const next = rowFor(ctx, current, validated, current.version + 1, prehashed);

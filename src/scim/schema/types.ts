@@ -24,7 +24,8 @@ export type Uniqueness = 'none' | 'server' | 'global';
 /**
  * Where a filterable value lives in storage. `column` names an indexed column of the resource's
  * table (the JSON copy in `data` stays authoritative for reads); `id` is the primary key;
- * `meta` is one of the timestamp/version columns; `members` and `groups` are membership rows.
+ * `meta` is one of the timestamp/version columns; `members` and `groups` are membership rows;
+ * `grants` marks a user's roles and entitlements that the user_grants rows also hold.
  * Attributes without a storage entry live only in the `data` JSON document.
  */
 export type StorageMapping =
@@ -32,7 +33,9 @@ export type StorageMapping =
   | { readonly kind: 'id' }
   | { readonly kind: 'meta'; readonly column: CommonColumn }
   | { readonly kind: 'members' }
-  | { readonly kind: 'groups' };
+  | { readonly kind: 'groups' }
+  /** A user's `roles` / `entitlements` in a team with a catalog: also the user_grants rows (scim/assignments.ts). */
+  | { readonly kind: 'grants'; readonly grant: 'role' | 'entitlement' };
 
 export interface AttributeDef {
   readonly name: string;

@@ -1,0 +1,73 @@
+/**
+ * user_grants rows (migration 023): one per (kind, value, type) a user's `roles` / `entitlements`
+ * hold, kept in each user write's transaction by scim/grants.ts from the document before and
+ * after the write (the caller computes the difference: no read here). Written with the query
+ * builder like the extension claims (repos/extensions.ts `claimUniqueValues`): on PostgreSQL each
+ * statement flushes the write's deferred writes, so a user write that changes no grant runs none
+ * of these. Keyed by `(team_id, kind, value, type, user_id)`: the holders of one entry are one
+ * index range.
+ */
+import type { Executor, UserGrantsTable, UsersTable } from '../types.ts';
+
+export type GrantRow = Omit<UserGrantsTable, 'team_id' | 'user_id'>;
+
+/**
+ * Makes the user's rows change by `removed` (rows it no longer holds) and `upserted` (rows it
+ * holds now that were absent or differ in `is_primary`): at most two statements.
+ */
+export async function changeGrants(ex: Executor, teamId: string, userId: string, removed: readonly GrantRow[], upserted: readonly GrantRow[]): Promise<void> {
+  if (removed.length > 0) {
+    await ex
+      .deleteFrom('user_grants')
+      .where('team_id', '=', teamId)
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or(removed.map((r) => eb.and([eb('kind', '=', r.kind), eb('value', '=', r.value), eb('type', '=', r.type)]))))
+      .execute();
+  }
+  if (upserted.length > 0) {
+    await ex
+      .insertInto('user_grants')
+      .values(upserted.map((r) => ({ team_id: teamId, user_id: userId, kind: r.kind, value: r.value, type: r.type, is_primary: r.is_primary })))
+      .onConflict((oc) => oc.columns(['team_id', 'kind', 'value', 'type', 'user_id']).doUpdateSet((eb) => ({ is_primary: eb.ref('excluded.is_primary') })))
+      .execute();
+  }
+}
+
+/** The user's rows, ordered by kind, value, type. */
+export async function grantsOfUser(ex: Executor, teamId: string, userId: string): Promise<UserGrantsTable[]> {
+  return ex.selectFrom('user_grants').selectAll().where('user_id', '=', userId).where('team_id', '=', teamId).orderBy('kind').orderBy('value').orderBy('type').execute();
+}
+
+/**
+ * Up to `limit` users of the team holding the entry (any type), read through the holders' index
+ * range: the next batch of a removal that drops each batch's rows before reading the next
+ * (`dropGrant`), so the walk needs no position.
+ */
+export async function holdersOfGrant(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string, limit: number): Promise<UsersTable[]> {
+  return ex
+    .selectFrom('users')
+    .selectAll()
+    .where('team_id', '=', teamId)
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('user_grants').select('user_id').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).limit(limit),
+    )
+    .execute();
+}
+
+/** Drops the rows of the entry held by `userIds` (whatever their type). */
+export async function dropGrant(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string, userIds: readonly string[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await ex.deleteFrom('user_grants').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).where('user_id', 'in', userIds).execute();
+}
+
+/** How many users of the team hold the entry (helper for refusals that name the count). */
+export async function countHolders(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string): Promise<number> {
+  const row = await ex
+    .selectFrom('user_grants')
+    .select((eb) => eb.fn.count<number | string>('user_id').distinct().as('n'))
+    .where('team_id', '=', teamId)
+    .where('kind', '=', kind)
+    .where('value', '=', value)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
