@@ -81,9 +81,18 @@ export function grantsOf(document: Json | undefined): Grant[] {
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** JSON text with object keys sorted: PostgreSQL's jsonb gives a stored document's keys back in its own order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isObject(value)) return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Whether a write leaves an attribute as it was (whatever the order of its elements' keys). */
+export const sameValue = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b);
+
 /** Whether two documents hold the same roles and entitlements, as sent. */
-export const sameAssignments = (a: Json | undefined, b: Json | undefined): boolean =>
-  JSON.stringify(a?.roles) === JSON.stringify(b?.roles) && JSON.stringify(a?.entitlements) === JSON.stringify(b?.entitlements);
+export const sameAssignments = (a: Json | undefined, b: Json | undefined): boolean => sameValue(a?.roles, b?.roles) && sameValue(a?.entitlements, b?.entitlements);
 
 /** Whether a document holds any role or entitlement element at all. */
 export const holdsAssignments = (document: Json | undefined): boolean =>
@@ -159,7 +168,7 @@ function checkEntitlements(catalog: Catalog, elements: readonly Json[], held: Re
 export function checkAssignments(catalog: Catalog | undefined, write: 'create' | 'replace' | 'patch', document: Json, original?: Json): void {
   if (!hasCatalog(catalog)) return;
   const heldValues = (attribute: string) => new Set(elementsOf(original?.[attribute]).map((e) => e.value).filter((v): v is string => typeof v === 'string'));
-  const changes = (attribute: 'roles' | 'entitlements') => write !== 'patch' || JSON.stringify(document[attribute]) !== JSON.stringify(original?.[attribute]);
+  const changes = (attribute: 'roles' | 'entitlements') => write !== 'patch' || !sameValue(document[attribute], original?.[attribute]);
   if (changes('roles')) checkRoles(catalog, elementsOf(document.roles), heldValues('roles'));
   if (changes('entitlements')) checkEntitlements(catalog, elementsOf(document.entitlements), heldValues('entitlements'), true);
 }
