@@ -42,8 +42,8 @@ export const typesOf = (ctx: ScimContext): TeamTypes => ctx.types ?? CORE_TYPES;
 /** Deactivated users are hidden from every read unless the team made them visible. */
 export const hidesDeactivated = (ctx: ScimContext): boolean => ctx.team.deactivated_users !== 'visible';
 
-/** How this team's filters are lowered to storage: members it hides count for nothing. */
-export const lowering = (ctx: ScimContext): LowerOptions => ({ members: hidesDeactivated(ctx) ? 'active' : 'notDeleted' });
+/** How this team's filters are lowered to storage: members it hides count for nothing; its grants rows are its own. */
+export const lowering = (ctx: ScimContext): LowerOptions => ({ members: hidesDeactivated(ctx) ? 'active' : 'notDeleted', team: ctx.team.id });
 
 /** The team's budgets (src/budgets.ts): its operator's overrides over the defaults. */
 export const budgetsOfContext = (ctx: ScimContext): Budgets => budgetsOf(ctx.team);

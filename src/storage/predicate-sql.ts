@@ -3,7 +3,7 @@
  * the dialect hooks only (dialect.ts): it never asks which engine it runs on. It owns the table
  * aliases and the membership joins: the resource row is `r`, its membership rows `rm`, the
  * related user `ru` (of a group) or group `rg` (of a user), a JSON array element `e` (the
- * hooks' alias). Literals are always bound parameters; every test is two-valued (an absent value
+ * hooks' alias), a user's grants row `g`. Literals are always bound parameters; every test is two-valued (an absent value
  * fails it), so `not` is the complement, as the SCIM evaluator means it.
  */
 import { sql } from 'kysely';
@@ -44,6 +44,9 @@ function read(scope: Scope, scalar: Scalar, as: ReadAs): RawBuilder<unknown> {
       return hooks.json('element', scalar.keys, as === 'flag' ? 'bool' : as);
     case 'related':
       return sql`${sql.ref(scalar.field === 'id' ? RELATED[scope.table].id : RELATED[scope.table].name)}`;
+    case 'grant':
+      // A row stores an element without a type as '': absent, as the document has it.
+      return scalar.field === 'value' ? sql`${sql.ref('g.value')}` : sql`nullif(${sql.ref('g.type')}, '')`;
   }
 }
 
@@ -107,6 +110,12 @@ function compile(scope: Scope, p: Predicate): RawBuilder<SqlBool> {
         return sql<SqlBool>`exists (select 1 from group_members rm join users ru on ru.id = rm.user_id where rm.group_id = ${sql.ref(`${ROW}.id`)} ${users} and ${compile(scope, p.where)})`;
       }
       return sql<SqlBool>`exists (select 1 from group_members rm join groups rg on rg.id = rm.group_id where rm.user_id = ${sql.ref(`${ROW}.id`)} and ${compile(scope, p.where)})`;
+    }
+    case 'granted': {
+      if (scope.table !== 'users') throw new Error('only users hold grants');
+      // Uncorrelated: the engine reads the entry's rows from the key (team, kind, value, ...) and
+      // looks their users up, rather than testing every listed user.
+      return sql<SqlBool>`(${sql.ref(`${ROW}.id`)} in (select g.user_id from user_grants g where g.team_id = ${p.team} and g.kind = ${sql.lit(p.grant)} and ${compile(scope, p.where)}))`;
     }
     case 'deadline':
       return hooks.withinDeadline(sql.val(p.deadline));

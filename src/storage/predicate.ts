@@ -24,7 +24,9 @@ export type Scalar =
   /** The value at `keys` inside the current element of an `anyElement` / `firstElement` array. */
   | { readonly at: 'element'; readonly keys: readonly string[] }
   /** Inside `related`: the related row's id, or its name (a user's userName, a group's displayName). */
-  | { readonly at: 'related'; readonly field: 'id' | 'name' };
+  | { readonly at: 'related'; readonly field: 'id' | 'name' }
+  /** Inside `granted`: the grants row's value, or its type (absent when the element had none). */
+  | { readonly at: 'grant'; readonly field: 'value' | 'type' };
 
 /** Text comparisons; `ne` is `not` of `eq`. Ordering compares code points. */
 export type TextOp = 'eq' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';
@@ -54,6 +56,12 @@ export type Predicate =
    * group's member users, counting only `users`; a user's groups.
    */
   | { readonly kind: 'related'; readonly users: RelatedUsers; readonly where: Predicate }
+  /**
+   * Some user_grants row (a role or an entitlement the user's document holds) of kind `grant`
+   * satisfies `where` (read with `grant`). `team` is the user's team: the rows' key starts with
+   * it, so an equality on the value reads the entry's holders as one index range.
+   */
+  | { readonly kind: 'granted'; readonly team: string; readonly grant: 'role' | 'entitlement'; readonly where: Predicate }
   /**
    * True while the clock is before `deadline` (epoch ms); a statement that evaluates it for a row
    * after that is stopped (storage/deadline.ts, on an engine that cannot interrupt a statement).
@@ -103,6 +111,8 @@ export function withParams(p: Predicate, param: (value: unknown) => string): Pre
     case 'anyElement':
     case 'related':
       return { ...p, where: withParams(p.where, param) };
+    case 'granted':
+      return { ...p, team: param(p.team), where: withParams(p.where, param) };
     case 'deadline':
       return { kind: 'deadline', deadline: param(p.deadline) as unknown as number };
   }
@@ -131,6 +141,7 @@ export function comparesByEquality(p: Predicate): boolean {
       return p.op === 'eq';
     case 'anyElement':
     case 'related':
+    case 'granted':
       return comparesByEquality(p.where);
   }
 }

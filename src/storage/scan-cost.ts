@@ -64,6 +64,12 @@ function indexAnswers(p: Predicate & { kind: 'text' }, table: ResourceTable, hoo
   return p.op === 'co' && hooks.substringIndexed;
 }
 
+/** Whether `p` holds, in a conjunction outside any `not`, an exact equality on a grants row's value. */
+function pinsGrantValue(p: Predicate): boolean {
+  if (p.kind === 'and') return pinsGrantValue(p.left) || pinsGrantValue(p.right);
+  return p.kind === 'text' && p.op === 'eq' && !p.folded && p.scalar.at === 'grant' && p.scalar.field === 'value';
+}
+
 const sum = (a: FilterTerms, b: FilterTerms, byKey: boolean): FilterTerms => ({ scanned: a.scanned + b.scanned, ranged: a.ranged + b.ranged, byKey });
 
 const SCANNED: FilterTerms = { scanned: 1, ranged: 0, byKey: false };
@@ -94,6 +100,10 @@ export function filterTerms(p: Predicate, table: ResourceTable, hooks: DialectHo
     case 'flag':
     case 'number':
       return SCANNED;
+    case 'granted':
+      // An equality on the entry's value reads its holders from the grants key: a range.
+      if (!negated && pinsGrantValue(p.where)) return { scanned: 0, ranged: 1, byKey: false };
+      return { scanned: NESTED_ROWS * Math.max(1, filterTerms(p.where, table, hooks, true).scanned), ranged: 0, byKey: false };
     case 'anyElement':
     case 'related': {
       // The element's or membership's tests are evaluated in a subquery per row, indexed or not.

@@ -5,7 +5,8 @@
  * mapping) and which in the JSON document (extensions under their URN), case-exactness (RFC
  * 7643 2.1: case-insensitive attributes compare folded), multi-valued semantics (RFC 7644
  * 3.4.2.2: any element), `ne` as the complement of `eq`, memberships (a group's members, a
- * user's groups; which users a team sees), a multi-valued sort by its primary element. It writes
+ * user's groups; which users a team sees), a catalog team's roles and entitlements read from
+ * their grants rows where those answer alike, a multi-valued sort by its primary element. It writes
  * no SQL and imports nothing of Kysely or the dialect: storage compiles what it returns.
  */
 import type { Predicate, ReadAs, RelatedUsers, Scalar, OrderKey } from '../../storage/predicate.ts';
@@ -19,6 +20,8 @@ import { foldCase, isCaseInsensitive } from './evaluate.ts';
 export interface LowerOptions {
   /** Which users a team sees among a group's members (hidden deactivated users count for nothing). */
   readonly members: RelatedUsers;
+  /** The team listed: with it, a catalog team's roles and entitlements are read from their grants rows. */
+  readonly team?: string;
 }
 
 /** How storage reads a value of `leaf`. */
@@ -84,9 +87,45 @@ function scalarOfLeaf(target: FilterTarget): Scalar {
   return { at: 'document', keys: target.sub ? [...docKeys(target), target.sub.name] : docKeys(target) };
 }
 
+/**
+ * Whether the grants rows answer `filter` on a catalog team's `roles` / `entitlements` exactly as
+ * the document would: tests of `value` (caseExact there) and `type` only, none against "" (a row
+ * keeps an absent type and "" alike), or the attribute's presence. Others (`display`,
+ * `primary`) read the document.
+ */
+function grantsAnswer(filter: BoundFilter): boolean {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return grantsAnswer(filter.left) && grantsAnswer(filter.right);
+    case 'not':
+      return grantsAnswer(filter.filter);
+    case 'present':
+    case 'compare': {
+      const sub = filter.target.sub;
+      if (sub === undefined) return filter.kind === 'present';
+      if (sub.name !== 'value' && sub.name !== 'type') return false;
+      return filter.kind === 'present' || filter.value !== '';
+    }
+    case 'valuePath':
+      return false;
+  }
+}
+
+/** The grants predicate of a catalog team's roles or entitlements, when the rows answer `filter`. */
+function grantedTest(target: FilterTarget, filter: BoundFilter, options: LowerOptions, where: () => Predicate): Predicate | undefined {
+  const storage = target.attr.storage;
+  if (storage?.kind !== 'grants' || options.team === undefined || !grantsAnswer(filter)) return undefined;
+  return { kind: 'granted', team: options.team, grant: storage.grant, where: where() };
+}
+
+const grantScalar = (sub: AttributeDef): Scalar => ({ at: 'grant', field: sub.name === 'type' ? 'type' : 'value' });
+
 function lowerTest(node: BoundFilter & { kind: 'compare' | 'present' }, options: LowerOptions): Predicate {
   const { target } = node;
   const { attr, sub } = target;
+  const granted = grantedTest(target, node, options, () => (sub ? leafTest(node, sub, grantScalar(sub)) : ALWAYS));
+  if (granted) return granted;
   if (isMembership(attr)) {
     return { kind: 'related', users: options.members, where: sub ? leafTest(node, sub, relatedScalar(sub)) : ALWAYS };
   }
@@ -112,6 +151,8 @@ export function lowerFilter(filter: BoundFilter, options: LowerOptions): Predica
     case 'valuePath': {
       const { target } = filter;
       if (isMembership(target.attr)) return { kind: 'related', users: options.members, where: lowerElement(filter.filter, relatedScalar) };
+      const granted = grantedTest(target, filter.filter, options, () => lowerElement(filter.filter, grantScalar));
+      if (granted) return granted;
       if (target.attr.multiValued) {
         return { kind: 'anyElement', array: docKeys(target), where: lowerElement(filter.filter, (sub) => ({ at: 'element', keys: [sub.name] })) };
       }
