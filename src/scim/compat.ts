@@ -5,6 +5,7 @@
  * PATCH engine and the filter parser call it by name at the one place the shape can appear.
  */
 
+import type { Filter } from './filter/ast.ts';
 import { findAttribute, lower } from './schema/registry.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
 
@@ -81,4 +82,52 @@ export function nullUnprefixedExtensionAttribute(rt: ResourceTypeDef, key: strin
   if (value !== null || !Array.isArray(schemas)) return false;
   const declared = new Set(schemas.filter((s): s is string => typeof s === 'string').map(lower));
   return rt.extensions.some((e) => declared.has(lower(e.schema.id)) && findAttribute(e.schema.attributes, key) !== undefined);
+}
+
+/**
+ * Entra ID E7 (Microsoft's "Provisioning a role to a SCIM app", AppRoleAssignmentsComplex and
+ * SingleAppRoleAssignment, PATCH without the aadOptscim062020 flag; fixture
+ * test/fixtures/roles/entra-app-roles.json): an app role added to `roles` as an element whose
+ * `value` is the assignment JSON-encoded, `{"id":"…","value":"Admin","displayName":"Admin"}`.
+ * Returns the element with the role's own `value` (and its `displayName` as `display` unless one
+ * was sent); any other element, and any other attribute's, unchanged.
+ */
+export function encodedAppRole(attr: { readonly name: string }, element: unknown): unknown {
+  if (attr.name !== 'roles' || element === null || typeof element !== 'object' || Array.isArray(element)) return element;
+  const { value, ...rest } = element as Record<string, unknown>;
+  if (typeof value !== 'string' || !value.startsWith('{')) return element;
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(value);
+  } catch {
+    return element;
+  }
+  if (decoded === null || typeof decoded !== 'object' || typeof (decoded as Record<string, unknown>).value !== 'string') return element;
+  const { value: role, displayName } = decoded as Record<string, unknown>;
+  const display = Object.keys(rest).some((k) => k.toLowerCase() === 'display') || typeof displayName !== 'string' ? {} : { display: displayName };
+  return { ...rest, value: role, ...display };
+}
+
+/**
+ * Entra ID (Microsoft's "Provisioning a role to a SCIM app": the SingleAppRoleAssignment
+ * targets `roles[primary eq "True"].value`, `.display`, `.type`; fixture
+ * test/fixtures/roles/entra-app-roles.json): a PATCH path's value filter that compares a boolean
+ * sub-attribute with the string "True" / "False". Returns the filter with such literals as
+ * booleans (`isBoolean` tells which sub-attributes are); only PATCH paths take it, list filters
+ * keep refusing a quoted boolean.
+ */
+export function stringBooleansInPath(filter: Filter, isBoolean: (name: string) => boolean): Filter {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return { ...filter, left: stringBooleansInPath(filter.left, isBoolean), right: stringBooleansInPath(filter.right, isBoolean) };
+    case 'not':
+      return { ...filter, filter: stringBooleansInPath(filter.filter, isBoolean) };
+    case 'compare': {
+      const flag = (filter.op === 'eq' || filter.op === 'ne') && filter.path.sub === undefined && isBoolean(filter.path.attr) ? stringBoolean(filter.value) : undefined;
+      return flag === undefined ? filter : { ...filter, value: flag };
+    }
+    default:
+      return filter;
+  }
 }

@@ -7,7 +7,7 @@
  * normalized by validate.ts as they are written; the identity-provider shapes it accepts are
  * the named ones of compat.ts.
  */
-import { clearsTarget, skippedInValueObject } from './compat.ts';
+import { clearsTarget, skippedInValueObject, stringBooleansInPath } from './compat.ts';
 import { ScimError, badRequest } from './errors.ts';
 import { bindElementFilter } from './filter/bind.ts';
 import type { BoundFilter } from './filter/bind.ts';
@@ -110,7 +110,7 @@ function resolveTarget(rt: ResourceTypeDef, text: string): Resolved {
   let filter: BoundFilter | undefined;
   if (parsed.filter) {
     if (attr.type !== 'complex') throw invalidPath(`"${text}": ${attr.name} is not complex and takes no value filter`);
-    filter = bindElementFilter(attr, parsed.filter);
+    filter = bindElementFilter(attr, stringBooleansInPath(parsed.filter, (name) => findSubAttribute(attr, name)?.type === 'boolean'));
     if (parsed.subAfterFilter !== undefined) {
       sub = findSubAttribute(attr, parsed.subAfterFilter);
       if (!sub) throw invalidPath(`"${text}": ${attr.name} has no sub-attribute "${parsed.subAfterFilter}"`);

@@ -11,7 +11,7 @@
  * length, UTF-8 bytes of indexed values, elements per multi-valued attribute, and the size of the
  * stored document.
  */
-import { isToleratedSchemaUrn, multiValuedShape, nullUnprefixedExtensionAttribute, singleComplexShape, stringBoolean } from './compat.ts';
+import { encodedAppRole, isToleratedSchemaUrn, multiValuedShape, nullUnprefixedExtensionAttribute, singleComplexShape, stringBoolean } from './compat.ts';
 import { badRequest } from './errors.ts';
 import { parseAttrPath } from './path.ts';
 import { commonAttributes } from './schema/common.ts';
@@ -114,8 +114,9 @@ function normalizeScalar(def: AttributeDef, value: unknown, label: string): unkn
 }
 
 /** One complex value (a single complex attribute, or one element of a multi-valued one). */
-export function normalizeElement(attr: AttributeDef, value: unknown, label: string): Json | undefined {
-  if (value === null || value === undefined) return undefined;
+export function normalizeElement(attr: AttributeDef, sent: unknown, label: string): Json | undefined {
+  if (sent === null || sent === undefined) return undefined;
+  const value = encodedAppRole(attr, sent);
   if (!isObject(value)) throw invalidValue(`${label} must be an object`);
   const out: Json = {};
   for (const [key, raw] of Object.entries(value)) {
