@@ -99,10 +99,17 @@ for (const engine of engines) {
     it('a PATCH removing the required type is 400; a PATCH of another attribute is not checked', async () => {
       const id = await created({ ...license });
       refused(await t.request('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'remove', path: 'entitlements' })), /a License entitlement is required/);
-      // The catalog makes License required after the user was stored without one... simulated by a user of another type only.
-      const other = await created({ entitlements: [{ value: 'e3' }, { value: 'write' }] });
-      const res = await t.request('PATCH', `/v2/scim/Users/${other}`, patch({ op: 'replace', path: 'displayName', value: 'Ada' }));
+      // A user stored before License became required (its document written behind the catalog's back).
+      const other = await created({ ...license });
+      const row = await t.storage.db.selectFrom('users').select('data').where('id', '=', other).executeTakeFirstOrThrow();
+      const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
+      delete data.entitlements;
+      await t.storage.db.updateTable('users').set({ data: JSON.stringify(data) }).where('id', '=', other).execute();
+      let res = await t.request('PATCH', `/v2/scim/Users/${other}`, patch({ op: 'replace', path: 'displayName', value: 'Ada' }));
       assert.equal(res.statusCode, 200, res.body);
+      res = await t.request('PATCH', `/v2/scim/Users/${other}`, patch({ op: 'add', path: 'roles', value: [{ value: 'viewer' }] }));
+      assert.equal(res.statusCode, 200, res.body);
+      refused(await t.request('PATCH', `/v2/scim/Users/${other}`, patch({ op: 'add', path: 'entitlements', value: [{ value: 'read' }] })), /a License entitlement is required/);
     });
 
     it('a value held before the catalog declared it is kept by later writes; a new unknown one is refused', async () => {

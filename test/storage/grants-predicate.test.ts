@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import { CompiledQuery, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { Dialect } from 'kysely';
 import { postgresHooks, sqliteHooks } from '../../src/storage/dialect.ts';
 import { predicateSql } from '../../src/storage/predicate-sql.ts';
@@ -110,6 +110,23 @@ for (const engine of engines) {
     }
   });
 }
+
+const sqlite = engines.find((e) => e.name === 'sqlite')!;
+
+describe('SQLite: "who holds role R" reads the holders from the grants key', () => {
+  it('the plan searches user_grants by its primary key and looks the users up by theirs', async () => {
+    const t = await createTestApp({ engine: sqlite });
+    try {
+      const where = predicateSql(sqliteHooks, 'users', grantCases(t.team.id)[0]!.predicate);
+      const query = t.storage.db.selectFrom('users as r').select('r.id').where('r.team_id', '=', t.team.id).where(where).orderBy('r.created_at').orderBy('r.id').limit(51).compile();
+      const plan = (await t.storage.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]))).rows.map((r) => r.detail).join('\n');
+      assert.match(plan, /SEARCH g USING (COVERING )?INDEX sqlite_autoindex_user_grants_1 \(team_id=\? AND kind=\? AND value=\?\)/, plan);
+      assert.doesNotMatch(plan, /SCAN g\b/, plan);
+    } finally {
+      await t.close();
+    }
+  });
+});
 
 const postgres = engines.find((e) => e.name === 'postgres');
 
