@@ -85,27 +85,42 @@ export function nullUnprefixedExtensionAttribute(rt: ResourceTypeDef, key: strin
 }
 
 /**
- * Entra ID E7 (Microsoft's "Provisioning a role to a SCIM app", AppRoleAssignmentsComplex and
- * SingleAppRoleAssignment, PATCH without the aadOptscim062020 flag; fixture
- * test/fixtures/roles/entra-app-roles.json): an app role added to `roles` as an element whose
- * `value` is the assignment JSON-encoded, `{"id":"…","value":"Admin","displayName":"Admin"}`.
- * Returns the element with the role's own `value` (and its `displayName` as `display` unless one
- * was sent); any other element, and any other attribute's, unchanged.
+ * Entra ID E7 (Microsoft's "Provisioning a role to a SCIM app"; fixture
+ * test/fixtures/roles/entra-app-roles.json): an app role in `roles` arrives
+ * - from PATCH (SingleAppRoleAssignment and AppRoleAssignmentsComplex without the aadOptscim062020
+ *   flag) as an element whose `value` is the assignment JSON-encoded,
+ *   `{"id":"…","value":"Admin","displayName":"Admin"}`;
+ * - from POST (AppRoleAssignmentsComplex) with the role's name under `displayName`, which
+ *   `roles` does not have (RFC 7643 4.1.2 names it `display`).
+ * Returns the element with the role's own `value` and its name as `display` (a `display` sent
+ * beside it wins); any other element, and any other attribute's, unchanged.
  */
-export function encodedAppRole(attr: { readonly name: string }, element: unknown): unknown {
+export function entraAppRole(attr: { readonly name: string }, element: unknown): unknown {
   if (attr.name !== 'roles' || element === null || typeof element !== 'object' || Array.isArray(element)) return element;
+  const entries = Object.entries(element as Record<string, unknown>);
+  const nameKey = entries.find(([k]) => k.toLowerCase() === 'displayname')?.[0];
   const { value, ...rest } = element as Record<string, unknown>;
-  if (typeof value !== 'string' || !value.startsWith('{')) return element;
+  const decoded = typeof value === 'string' && value.startsWith('{') ? decodedAssignment(value) : undefined;
+  if (nameKey === undefined && decoded === undefined) return element;
+  const out: Record<string, unknown> = { ...rest, value: decoded?.value ?? value };
+  const name = nameKey !== undefined ? out[nameKey] : decoded?.displayName;
+  if (nameKey !== undefined) delete out[nameKey];
+  const hasDisplay = Object.keys(out).some((k) => k.toLowerCase() === 'display');
+  if (!hasDisplay && typeof name === 'string') out.display = name;
+  return out;
+}
+
+/** `{"id":…,"value":"Admin","displayName":"Admin"}` read back, when it is such an object. */
+function decodedAssignment(text: string): { value: string; displayName?: string } | undefined {
   let decoded: unknown;
   try {
-    decoded = JSON.parse(value);
+    decoded = JSON.parse(text);
   } catch {
-    return element;
+    return undefined;
   }
-  if (decoded === null || typeof decoded !== 'object' || typeof (decoded as Record<string, unknown>).value !== 'string') return element;
-  const { value: role, displayName } = decoded as Record<string, unknown>;
-  const display = Object.keys(rest).some((k) => k.toLowerCase() === 'display') || typeof displayName !== 'string' ? {} : { display: displayName };
-  return { ...rest, value: role, ...display };
+  if (decoded === null || typeof decoded !== 'object' || typeof (decoded as Record<string, unknown>).value !== 'string') return undefined;
+  const { value, displayName } = decoded as Record<string, unknown>;
+  return { value: value as string, ...(typeof displayName === 'string' ? { displayName } : {}) };
 }
 
 /**

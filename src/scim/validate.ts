@@ -11,7 +11,7 @@
  * length, UTF-8 bytes of indexed values, elements per multi-valued attribute, and the size of the
  * stored document.
  */
-import { encodedAppRole, isToleratedSchemaUrn, multiValuedShape, nullUnprefixedExtensionAttribute, singleComplexShape, stringBoolean } from './compat.ts';
+import { entraAppRole, isToleratedSchemaUrn, multiValuedShape, nullUnprefixedExtensionAttribute, singleComplexShape, stringBoolean } from './compat.ts';
 import { badRequest } from './errors.ts';
 import { parseAttrPath } from './path.ts';
 import { commonAttributes } from './schema/common.ts';
@@ -116,7 +116,7 @@ function normalizeScalar(def: AttributeDef, value: unknown, label: string): unkn
 /** One complex value (a single complex attribute, or one element of a multi-valued one). */
 export function normalizeElement(attr: AttributeDef, sent: unknown, label: string): Json | undefined {
   if (sent === null || sent === undefined) return undefined;
-  const value = encodedAppRole(attr, sent);
+  const value = entraAppRole(attr, sent);
   if (!isObject(value)) throw invalidValue(`${label} must be an object`);
   const out: Json = {};
   for (const [key, raw] of Object.entries(value)) {
