@@ -43,9 +43,14 @@ export interface Grant {
   readonly primary: boolean;
 }
 
-/** The most characters of a value and a type a grants row holds (migration 023's columns). */
+/**
+ * The most characters of a value and a type a grants row holds (migration 023's columns), and the
+ * most UTF-8 bytes (the row's key must fit one PostgreSQL index entry, at most ~2.7 KB).
+ */
 const MAX_VALUE = 1024;
 const MAX_TYPE = 256;
+const MAX_VALUE_BYTES = 1536;
+const MAX_TYPE_BYTES = 512;
 /** How many catalog values an unknown-value error lists. */
 const LISTED = 20;
 
@@ -57,7 +62,8 @@ const quoted = (text: string): string => JSON.stringify(text.length > 100 ? `${t
 
 /**
  * The grants rows of a stored document, as migration 023's backfill reads them: each element with
- * a string `value` of 1..1,024 characters and a string `type` of at most 256 (or none, ''),
+ * a string `value` of 1..1,024 characters and a string `type` of at most 256 (or none, ''), each
+ * also bounded in bytes (MAX_VALUE_BYTES, MAX_TYPE_BYTES),
  * duplicates collapsed, primary when any duplicate is. None for an undefined document (a user that
  * left every read). Ordered by kind, value, type.
  */
@@ -67,10 +73,10 @@ export function grantsOf(document: Json | undefined): Grant[] {
   for (const kind of ['role', 'entitlement'] as const) {
     for (const e of elementsOf(document[ATTRIBUTE_OF[kind]])) {
       const { value, type } = e;
-      if (typeof value !== 'string' || codePoints(value) < 1 || codePoints(value) > MAX_VALUE) continue;
+      if (typeof value !== 'string' || codePoints(value) < 1 || codePoints(value) > MAX_VALUE || Buffer.byteLength(value) > MAX_VALUE_BYTES) continue;
       if (type !== undefined && type !== null && typeof type !== 'string') continue;
       const t = typeof type === 'string' ? type : '';
-      if (codePoints(t) > MAX_TYPE) continue;
+      if (codePoints(t) > MAX_TYPE || Buffer.byteLength(t) > MAX_TYPE_BYTES) continue;
       const key = JSON.stringify([kind, value, t]);
       const primary = e.primary === true || byKey.get(key)?.primary === true;
       byKey.set(key, { kind, value, type: t, primary });

@@ -41,9 +41,10 @@ export async function keepGrants(ctx: Pick<ScimContext, 'team'>, trx: Executor, 
   const old = new Map(grantsOf(before).map((g) => [keyOf(g), g]));
   const now = grantsOf(after);
   const nowKeys = new Set(now.map(keyOf));
-  const removed = [...old.values()].filter((g) => !nowKeys.has(keyOf(g))).map(rowOf);
   const upserted = now.filter((g) => old.get(keyOf(g))?.primary !== g.primary).map(rowOf);
-  await changeGrants(trx, ctx.team.id, id, removed, upserted);
+  // A write that takes rows away deletes every row but `now` (one that no document explains too).
+  const removes = [...old.keys()].some((k) => !nowKeys.has(k));
+  await changeGrants(trx, ctx.team.id, id, now.map(rowOf), upserted, removes);
 }
 
 /** The document without the entry in the kind's attribute (an attribute left empty is removed). */

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { seedCatalog } from '../support/catalog.ts';
@@ -176,6 +177,49 @@ for (const engine of engines) {
       const id = String(json(res).id);
       assert.equal((await t.request('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'replace', path: 'displayName', value: 'P' }))).statusCode, 200);
       assert.deepEqual((await grantsOf(t)).filter((r) => r.startsWith(id)), []);
+    });
+  });
+}
+
+/** Counts the statements built per call that name user_grants (the grants statements are). */
+class GrantStatements implements KyselyPlugin {
+  kinds: string[] = [];
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (JSON.stringify(args.node).includes('"user_grants"')) this.kinds.push(args.node.kind);
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+for (const engine of engines) {
+  describe(`the grants statements a user write runs on ${engine.name}`, () => {
+    const spy = new GrantStatements();
+    let t: TestApp;
+    before(async () => {
+      t = await createTestApp({ engine, wrapStorage: (s) => ({ ...s, db: s.db.withPlugin(spy) }) });
+      await seedCatalog(t.storage, t.team.id, { roles: [{ value: 'admin' }, { value: 'viewer' }] });
+    });
+    after(() => t?.close());
+
+    const counted = async (method: string, url: string, body?: unknown) => {
+      spy.kinds = [];
+      const res = await t.request(method, url, body);
+      assert.ok(res.statusCode < 300, res.body);
+      return { res, kinds: spy.kinds };
+    };
+
+    it('none for a user without roles, none for a write that leaves them; an add inserts, a removal deletes', async () => {
+      assert.deepEqual((await counted('POST', '/v2/scim/Users', { schemas: [USER], userName: 'plain@x.example' })).kinds, []);
+      const { res, kinds } = await counted('POST', '/v2/scim/Users', { schemas: [USER], userName: 'ada@x.example', roles: [{ value: 'admin' }] });
+      assert.deepEqual(kinds, ['InsertQueryNode']);
+      const id = String(json(res).id);
+      assert.deepEqual((await counted('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'replace', path: 'displayName', value: 'Ada' }))).kinds, []);
+      assert.deepEqual((await counted('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'add', path: 'roles', value: [{ value: 'admin' }] }))).kinds, [], 'a role added again changes nothing');
+      assert.deepEqual((await counted('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'add', path: 'roles', value: [{ value: 'viewer' }] }))).kinds, ['InsertQueryNode']);
+      assert.deepEqual((await counted('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'remove', path: 'roles[value eq "admin"]' }))).kinds, ['DeleteQueryNode']);
+      assert.deepEqual((await counted('DELETE', `/v2/scim/Users/${id}`)).kinds, [], 'a hidden deactivated user keeps its rows');
     });
   });
 }

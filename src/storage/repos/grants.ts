@@ -12,17 +12,15 @@ import type { Executor, UserGrantsTable, UsersTable } from '../types.ts';
 export type GrantRow = Omit<UserGrantsTable, 'team_id' | 'user_id'>;
 
 /**
- * Makes the user's rows change by `removed` (rows it no longer holds) and `upserted` (rows it
- * holds now that were absent or differ in `is_primary`): at most two statements.
+ * Makes the user's rows `rows`, given which of them may be new or changed (`upserted`): with
+ * `dropOthers`, every other row of the user is deleted first (whatever the caller believed it
+ * held, so a row no document explains cannot linger). At most two statements.
  */
-export async function changeGrants(ex: Executor, teamId: string, userId: string, removed: readonly GrantRow[], upserted: readonly GrantRow[]): Promise<void> {
-  if (removed.length > 0) {
-    await ex
-      .deleteFrom('user_grants')
-      .where('team_id', '=', teamId)
-      .where('user_id', '=', userId)
-      .where((eb) => eb.or(removed.map((r) => eb.and([eb('kind', '=', r.kind), eb('value', '=', r.value), eb('type', '=', r.type)]))))
-      .execute();
+export async function changeGrants(ex: Executor, teamId: string, userId: string, rows: readonly GrantRow[], upserted: readonly GrantRow[], dropOthers: boolean): Promise<void> {
+  if (dropOthers) {
+    let drop = ex.deleteFrom('user_grants').where('team_id', '=', teamId).where('user_id', '=', userId);
+    if (rows.length > 0) drop = drop.where((eb) => eb.not(eb.or(rows.map((r) => eb.and([eb('kind', '=', r.kind), eb('value', '=', r.value), eb('type', '=', r.type)])))));
+    await drop.execute();
   }
   if (upserted.length > 0) {
     await ex
