@@ -144,6 +144,18 @@ for (const engine of engines) {
       assert.deepEqual(await mine(), ['entitlement e3 ', 'entitlement write Permission set']);
     });
 
+    it('filters on roles answer in lists, /Users/.search and the root /.search alike', async () => {
+      const holder = await created({ ...license, roles: [{ value: 'viewer', primary: true }], userName: 'filter-holder@x.example' });
+      const filter = 'roles[value eq "viewer" and primary eq true] and userName sw "filter-holder"';
+      const list = await t.request('GET', `/v2/scim/Users?filter=${encodeURIComponent(filter)}`);
+      assert.deepEqual((json(list).Resources as Json[]).map((r) => r.id), [holder]);
+      for (const url of ['/v2/scim/Users/.search', '/v2/scim/.search']) {
+        const res = await t.request('POST', url, { schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], filter: 'roles.value eq "viewer" and userName sw "filter-holder"' });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.deepEqual((json(res).Resources as Json[]).map((r) => r.id), [holder], url);
+      }
+    });
+
     it('a user\'s change of roles is part of its SCIM event (changed names roles)', async () => {
       const id = await created({ ...license });
       const res = await t.request('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'add', path: 'roles', value: [{ value: 'admin' }] }));
