@@ -312,10 +312,11 @@ async function save(
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
+  const [before, after] = [parseData(ctx, current), parseData(ctx, next)];
   // Extension values declared unique; a user DELETE removed from every read frees them.
-  await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? parseData(ctx, next) : undefined);
+  await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? after : undefined);
   // Roles and entitlements (grants.ts): held while not deleted, like the claims.
-  await keepGrants(ctx, trx, current.id, current.deleted_at === null ? parseData(ctx, current) : undefined, next.deleted_at === null ? parseData(ctx, next) : undefined);
+  await keepGrants(ctx, trx, current.id, current.deleted_at === null ? before : undefined, next.deleted_at === null ? after : undefined);
   // DESIGN 5: deactivation, a new password or a changed userType (e.g. losing `admin`) ends
   // every token the user holds, and every browser session.
   const revokes =
@@ -324,7 +325,7 @@ async function save(
     (next.user_type ?? '').toLowerCase() !== (current.user_type ?? '').toLowerCase();
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
   if (revokes) await endSessionsOfUser(trx, current.id);
-  const changed = changedAttributes(parseData(ctx, current), parseData(ctx, next));
+  const changed = changedAttributes(before, after);
   // The answer (its groups read) before the counters: nothing may follow their bump but the commit.
   const rendered = await render(ctx, trx, next, projection, groups);
   const detail = { changed, ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}) };
