@@ -12,10 +12,10 @@
  *   already held are kept as they are (a value stored before the team declared its catalog does
  *   not block the user's next write; removing a held catalog entry is refused or forced, so no
  *   other held value is unknown);
- * - (`primary: true` on at most one element is validate.ts's rule for every team); a
- *   single-valued type held at most once; a required type held at least once (on POST and PUT, and on a PATCH that changes
- *   `entitlements`); the other checks when the write changes the attribute (a PATCH of
- *   `displayName` is never refused for the roles it did not touch).
+ * - a single-valued type held at most once; a required type held at least once (on POST and PUT,
+ *   and on a PATCH that changes `entitlements`); these checks run when the write changes the
+ *   attribute (a PATCH of `displayName` is never refused for roles it did not touch). `primary:
+ *   true` on at most one element is validate.ts's rule, for every team.
  * Errors are 400 `invalidValue` naming the value and the catalog.
  *
  * It also makes a catalog team's `roles.value` and `entitlements.value` caseExact (catalog ids
@@ -63,9 +63,9 @@ const quoted = (text: string): string => JSON.stringify(text.length > 100 ? `${t
 /**
  * The grants rows of a stored document, as migration 023's backfill reads them: each element with
  * a string `value` of 1..1,024 characters and a string `type` of at most 256 (or none, ''), each
- * also bounded in bytes (MAX_VALUE_BYTES, MAX_TYPE_BYTES),
- * duplicates collapsed, primary when any duplicate is. None for an undefined document (a user that
- * left every read). Ordered by kind, value, type.
+ * also bounded in bytes (MAX_VALUE_BYTES, MAX_TYPE_BYTES); duplicates collapsed, primary when any
+ * duplicate is. None for an undefined document (a user that left every read). Ordered by kind,
+ * value, type.
  */
 export function grantsOf(document: Json | undefined): Grant[] {
   if (!document) return [];
@@ -128,7 +128,9 @@ export function entitlementOf(catalog: Catalog, value: string): { type: Entitlem
 function checkElementShape(attribute: string, e: Json): string {
   const { value } = e;
   if (typeof value !== 'string' || value === '') throw invalid(`${attribute}: each value needs a "value" naming an entry of the team's catalog`);
-  if (typeof e.type === 'string' && codePoints(e.type) > MAX_TYPE) throw invalid(`${attribute}: a type is at most ${MAX_TYPE} characters`);
+  if (typeof e.type === 'string' && (codePoints(e.type) > MAX_TYPE || Buffer.byteLength(e.type) > MAX_TYPE_BYTES)) {
+    throw invalid(`${attribute}: a type is at most ${MAX_TYPE} characters and ${MAX_TYPE_BYTES} bytes`);
+  }
   return value;
 }
 
