@@ -6,11 +6,8 @@
  * (scim/access-filter.ts, which lowers an entry with `heldEntry` here).
  *
  * Rules:
- * - An entitlement's `value` names one entitlement of the catalog whatever its type, so an
- *   entitlement of the catalog is held whatever `type` the provider sent with it, and shows the
- *   catalog's type; asking for it under another type (not its name, nor its endpoint without the
- *   slash, compared case-insensitively) finds nobody. A value not in the catalog is matched with
- *   the `type` exactly as stored (direct holders only can exist).
+ * - Which grants hold an entry is entry.ts's rule; a catalog entitlement shows the catalog's
+ *   type, one outside it the type as stored (none when sent without).
  * - `display` is the catalog's displayName, else the `display` of the user's own element, else
  *   absent.
  * - A deactivated user holds nothing: not listed among holders; read by id, 404 where the team
@@ -21,14 +18,14 @@ import { issueCursor, readCursor } from '../scim/cursor.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { typesOf } from '../scim/context.ts';
 import { badRequest, notFound } from '../scim/errors.ts';
-import type { Catalog, EntitlementType } from '../scim/schema/catalog.ts';
+import type { Catalog } from '../scim/schema/catalog.ts';
 import { holdsName } from '../scim/users.ts';
 import { directGrantsOf, groupsMappedTo, holdersPage, mappedGrantsOf } from '../storage/repos/access.ts';
-import type { HeldEntry } from '../storage/repos/access.ts';
 import { userById } from '../storage/repos/users.ts';
+import { entitlementOf, heldEntry } from './entry.ts';
+import type { GrantRef } from './entry.ts';
 
-/** An entry as a request names it. */
-export type GrantRef = { readonly kind: 'role'; readonly value: string } | { readonly kind: 'entitlement'; readonly type: string; readonly value: string };
+export type { GrantRef };
 
 /** Where a user's access came from: assigned directly, or a group it belongs to. */
 export type Source = { readonly type: 'direct' } | { readonly type: 'group'; readonly value: string; readonly display: string };
@@ -70,29 +67,6 @@ export const MAX_HOLDERS = 1000;
 
 const EMPTY_CATALOG: Catalog = { schemas: 'okta', roles: [], types: [] };
 const catalogOf = (ctx: ScimContext): Catalog => typesOf(ctx).catalog ?? EMPTY_CATALOG;
-
-/** The catalog type of entitlement `value`, with its entry's displayName. */
-function entitlementOf(catalog: Catalog, value: string): { type: EntitlementType; displayName: string } | undefined {
-  for (const type of catalog.types) {
-    const entry = type.entitlements.find((e) => e.value === value);
-    if (entry) return { type, displayName: entry.displayName };
-  }
-  return undefined;
-}
-
-/** Whether `name` names `type`: its name or its endpoint without the slash, case-insensitively. */
-const namesType = (name: string, type: EntitlementType): boolean => {
-  const n = name.toLowerCase();
-  return n === type.name.toLowerCase() || n === type.endpoint.slice(1).toLowerCase();
-};
-
-/** The entry storage matches for `grant` under the team's catalog; undefined when nobody can hold it (a catalog entitlement asked under another type). */
-export function heldEntry(catalog: Catalog | undefined, grant: GrantRef): HeldEntry | undefined {
-  if (grant.kind === 'role') return { kind: 'role', value: grant.value };
-  const known = entitlementOf(catalog ?? EMPTY_CATALOG, grant.value);
-  if (known) return namesType(grant.type, known.type) ? { kind: 'entitlement', value: grant.value } : undefined;
-  return { kind: 'entitlement', value: grant.value, directType: grant.type, mappedTypeKey: grant.type.toLowerCase() };
-}
 
 /** The `display` of the user's own element of `attribute` holding `value`, if any. */
 function elementDisplay(data: Record<string, unknown>, attribute: 'roles' | 'entitlements', value: string): string | undefined {
