@@ -56,11 +56,14 @@ export async function directGrantsOf(ex: Executor, teamId: string, userId: strin
 
 /** What the user's groups map to, with each group (`group_members_user`, then `access_mappings_group`). */
 export async function mappedGrantsOf(ex: Executor, teamId: string, userId: string): Promise<MappedGrant[]> {
+  // CROSS JOIN: SQLite reads the user's memberships first, whatever its statistics say.
   const rows = await ex
     .selectFrom('group_members as m')
-    .innerJoin('access_mappings as am', 'am.group_id', 'm.group_id')
-    .innerJoin('groups as g', 'g.id', 'm.group_id')
+    .crossJoin('access_mappings as am')
+    .crossJoin('groups as g')
     .select(['am.kind', 'am.value', 'am.type_key', 'm.group_id', 'g.display_name'])
+    .whereRef('am.group_id', '=', 'm.group_id')
+    .whereRef('g.id', '=', 'm.group_id')
     .where('m.user_id', '=', userId)
     .where('am.team_id', '=', teamId)
     .where('g.team_id', '=', teamId)
