@@ -104,6 +104,10 @@ export function filterTerms(p: Predicate, table: ResourceTable, hooks: DialectHo
       // An equality on the entry's value reads its holders from the grants key: a range.
       if (!negated && pinsGrantValue(p.where)) return { scanned: 0, ranged: 1, byKey: false };
       return { scanned: NESTED_ROWS * Math.max(1, filterTerms(p.where, table, hooks, true).scanned), ranged: 0, byKey: false };
+    case 'holds':
+      // Index probes (user_grants by user or entry, the entry's mapped groups' member keys);
+      // under `not` its complement is a scan.
+      return negated ? { scanned: NESTED_ROWS, ranged: 0, byKey: false } : { scanned: 0, ranged: 1, byKey: false };
     case 'anyElement':
     case 'related': {
       // The element's or membership's tests are evaluated in a subquery per row, indexed or not.
