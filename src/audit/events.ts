@@ -56,14 +56,17 @@ export type AuditAction =
   | 'subscription_secret_rotated'
   // A team's schema extensions registered, replaced or removed (rollcall schema, /v2/admin/Schemas).
   | 'schema_added'
-  | 'schema_removed';
+  | 'schema_removed'
+  // A group mapped to, or unmapped from, a role or an entitlement (src/access/mappings.ts).
+  | 'access_mapped'
+  | 'access_unmapped';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | 'Role' | 'Entitlement';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

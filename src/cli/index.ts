@@ -15,6 +15,7 @@ import { registerClientTrustCommands } from './client-trust.ts';
 import { registerEventCommands } from './events.ts';
 import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
+import { registerMappingCommands } from './mappings.ts';
 import { registerClientSecretCommands } from './client-secrets.ts';
 import { parseTokenLifetime } from '../oauth/client-secret-admin.ts';
 import type { FirstRunCredentials } from '../admin.ts';
@@ -503,6 +504,9 @@ export function buildProgram(): Command {
   for (const register of [serverCommands, teamCommands, userCommands, clientCommands, auditCommands, tokenCommands, copyCommand, keyCommands]) register(program);
   registerSchemaCommands(program, { withCommon, withDatabase, print });
   registerEventCommands(program, { withCommon, withDatabase, print });
+  // `role map | unmap | mappings` join the catalog's `role` command when it is already registered.
+  const role = program.commands.find((c) => c.name() === 'role') ?? program.command('role').description("a team's roles and the groups mapped to them");
+  registerMappingCommands(role, { withCommon, withDatabase, print });
   return program;
 }
 

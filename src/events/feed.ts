@@ -27,7 +27,7 @@ export interface MembersDelta {
 export interface Change {
   readonly teamId: string;
   readonly type: ChangeType;
-  readonly resourceType: 'User' | 'Group';
+  readonly resourceType: 'User' | 'Group' | 'Role' | 'Entitlement';
   readonly resourceId: string;
   readonly version: number;
   readonly changed: readonly string[];

@@ -24,6 +24,7 @@ import { documented } from './openapi/route-doc.ts';
 import { addComponentSchemas } from './openapi/body-validation.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
 import { adminDocs } from './openapi/routes-other.ts';
+import { registerMappingRoutes } from './admin-mappings.ts';
 
 /** A declared route's options; a parameter that fails its schema is a SCIM 400 invalidValue. */
 const doc = (d: RouteDoc) => documented(d, (message, _field, syntax) => new ScimError(400, message, syntax ? 'invalidSyntax' : 'invalidValue'));
@@ -124,4 +125,6 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     await removeSchema(deps, team(request), request.params.id, change(request));
     return reply.code(204).send();
   });
+  // Groups mapped to roles and entitlements (admin-mappings.ts).
+  registerMappingRoutes(app, { deps, team, change, doc });
 }

@@ -6,6 +6,7 @@
  * active) go through the optimistic version check. A response that shows `members` reads them
  * in chunks and streams them (members.ts); one that does not never reads a membership row.
  */
+import { unmapDeletedGroup } from '../access/mappings.ts';
 import { changedAttributes } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { recordGroupBump, recordRowWrite } from '../events/feed.ts';
@@ -347,6 +348,7 @@ export async function deleteGroup(ctx: ScimContext, id: string, pre: Preconditio
     // A concurrent delete won (PostgreSQL): the group is gone, and its count with it.
     if (!(await deleteGroupRow(trx, ctx.team.id, id))) throw notFound(`Group ${id} not found`);
     await releaseExtensionValues(ctx, trx, rt, id);
+    await unmapDeletedGroup(ctx, trx, id);
     await write(ctx, trx, { action: 'delete', detail: { displayName: current.display_name } }, 'delete', { ...current, version: current.version + 1 }, []);
     await addCounts(trx, ctx.team.id, { groups: -1 });
   });

@@ -287,3 +287,50 @@ export const accessDocs = {
     errors: 'scim',
   } satisfies RouteDoc,
 };
+
+const MAPPING = ref('GroupMapping');
+const MAPPING_INPUT = ref('GroupMappingCreate');
+const MAPPING_TAGS = ['Roles and entitlements'];
+
+export const mappingDocs = {
+  list: {
+    summary: 'List the team\'s group mappings',
+    description: 'The groups mapped to roles and entitlements of the team\'s catalog (their members hold them), or one group\'s.',
+    tags: MAPPING_TAGS,
+    operationId: 'listMappings',
+    security: ADMIN_SECURITY,
+    querystring: { type: 'object', properties: { group: { type: 'string', description: 'Only this group\'s mappings (404 when the team has no such group).' } } },
+    responses: { '200': scimJson('The mappings.', { type: 'object', properties: { mappings: { type: 'array', items: MAPPING } }, required: ['mappings'], additionalProperties: true }), ...errors('scim', [400, 401, 403, 404, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  create: {
+    summary: 'Map a group to a role or an entitlement',
+    description: 'Idempotent: 201 with the new mapping (audited, one feed event: a patch of the Role or Entitlement naming the group), 200 with it when it already existed (nothing written). 404 for an unknown group; 400 invalidValue for a value not in the team\'s catalog, or over the team\'s budget access.mappings.',
+    tags: MAPPING_TAGS,
+    operationId: 'createMapping',
+    security: ADMIN_WRITE,
+    requestBody: { required: true, content: { 'application/scim+json': MAPPING_INPUT, 'application/json': MAPPING_INPUT } },
+    validateBody: true,
+    responses: { '200': scimJson('The mapping, which already existed.', MAPPING), '201': scimJson('The new mapping.', MAPPING), ...errors('scim', [400, 401, 403, 404, 413, 415, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  remove: {
+    summary: 'Unmap a group from a role or an entitlement',
+    description: 'Audited, with one feed event (a patch of the Role or Entitlement naming the group). 404 when the group is not mapped to it.',
+    tags: MAPPING_TAGS,
+    operationId: 'deleteMapping',
+    security: ADMIN_WRITE,
+    querystring: {
+      type: 'object',
+      properties: {
+        group: { type: 'string', minLength: 1, maxLength: 64, description: 'The group\'s id.' },
+        kind: { type: 'string', enum: ['role', 'entitlement'] },
+        type: { type: 'string', minLength: 1, maxLength: 256, description: 'An entitlement\'s type (name, or endpoint without the slash).' },
+        value: { type: 'string', minLength: 1, maxLength: 256 },
+      },
+      required: ['group', 'kind', 'value'],
+    },
+    responses: { '204': NO_CONTENT, ...errors('scim', [400, 401, 403, 404, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+};
