@@ -12,6 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { seedCatalog } from '../support/catalog.ts';
@@ -270,6 +271,35 @@ for (const engine of engines) {
         assert.equal((await schemaIds(plain.token)).includes(OKTA_ROLE), false);
         const config = json(await t.app.inject({ method: 'GET', url: '/v2/scim/ServiceProviderConfig', headers: { authorization: `Bearer ${other.token}` } }));
         assert.deepEqual(((config.RolesAndEntitlements as Json).entitlements as Json).types, ['Seat']);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it("the team's OpenAPI document names its catalog endpoints (read operations); other teams' and the anonymous document do not", async () => {
+      const t = await createTestApp({ engine });
+      try {
+        await seedCatalog(t.storage, t.team.id, CATALOG);
+        const plain = await t.addTeam('initech');
+        const pathsOf = async (headers: Record<string, string>) => {
+          const res = await t.app.inject({ method: 'GET', url: '/v2/openapi.json', headers });
+          assert.equal(res.statusCode, 200);
+          return json(res) as { paths: Record<string, Record<string, Json>> };
+        };
+        const doc = await pathsOf({ authorization: `Bearer ${t.token}` });
+        assert.deepEqual(await new Validator().validate(doc as Parameters<Validator['validate']>[0]), { valid: true });
+        for (const prefix of ['/v2/scim', '/scim']) {
+          for (const name of ['Roles', 'Entitlements', 'Licenses', 'PermissionSets']) {
+            assert.deepEqual(Object.keys(doc.paths[`${prefix}/${name}`] ?? {}), ['get'], `${prefix}/${name}`);
+            const one = doc.paths[`${prefix}/${name}/{id}`]?.get;
+            assert.deepEqual((one?.parameters as Json[]).filter((p) => p.in === 'path').map((p) => p.name), ['id']);
+          }
+        }
+        assert.equal(doc.paths['/v2/scim/Licenses']?.get?.operationId, 'listCatalogResources_Licenses');
+        assert.ok(doc.paths['/v2/scim/{endpoint}']?.post, 'the parametric routes stay described');
+        for (const other of [await pathsOf({ authorization: `Bearer ${plain.token}` }), await pathsOf({})]) {
+          assert.equal(Object.keys(other.paths).some((p) => /\/(Roles|Entitlements|Licenses)/.test(p)), false);
+        }
       } finally {
         await t.close();
       }
