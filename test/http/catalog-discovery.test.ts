@@ -5,7 +5,12 @@
  *   `/Schemas` (for the URNs the resource types name), then each resource type whose schema is
  *   Okta's Role or Entitlement URN read at its own endpoint, first with `count=1&startIndex=1`,
  *   then page by page until `totalResults` is reached; each page a ListResponse whose resources
- *   carry the resource type's schema, `id` and `displayName` (and `type` on entitlements).
+ *   carry the resource type's schema, `id` and `displayName` (and `type` on entitlements). The
+ *   first request of each endpoint is the step of Okta's published "Okta SCIM 2.0 Entitlements
+ *   Test" (developer.okta.com/standards/SCIM/SCIMFiles/Okta-SCIM-20-Entitlements-Test.json,
+ *   "Duplicate the request for multiple Entitlement Endpoints"): its headers, and its assertions
+ *   (status 200, `Resources` not empty, `schemas` holding the ListResponse URN) with those of
+ *   Okta's SCIM test suites on every list (`itemsPerPage`, `startIndex`, `totalResults` numbers).
  * - The IETF draft's form (draft-ietf-scim-roles-entitlements-01), per team setting.
  * - A team without a catalog sees discovery exactly as before and no catalog endpoint.
  * - Catalogs never cross teams.
@@ -39,6 +44,15 @@ const CATALOG: SeedCatalog = {
   ],
 };
 
+/** The headers of the step of Okta's "Okta SCIM 2.0 Entitlements Test". */
+const OKTA_TEST_HEADERS = (token: string): Record<string, string> => ({
+  'accept-charset': 'utf-8',
+  'content-type': 'application/scim+json; charset=utf-8',
+  accept: 'application/scim+json',
+  authorization: `Bearer ${token}`,
+  'user-agent': 'OKTA SCIM Integration',
+});
+
 const get = async (t: TestApp, url: string, token?: string): Promise<Json> => {
   const res = token === undefined ? await t.request('GET', url) : await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
   assert.equal(res.statusCode, 200, `${url}: ${res.payload.slice(0, 300)}`);
@@ -62,12 +76,19 @@ async function oktaSequence(t: TestApp, prefix: string): Promise<Record<string, 
   const read: Record<string, string[]> = {};
   for (const rt of governed) {
     const endpoint = String(rt.endpoint);
-    const first = await get(t, `${prefix}${endpoint}?count=1&startIndex=1`);
+    // Okta's published step, with its headers and assertions.
+    const step = await t.app.inject({ method: 'GET', url: `${prefix}${endpoint}?count=1&startIndex=1`, headers: OKTA_TEST_HEADERS(t.token) });
+    assert.equal(step.statusCode, 200, step.payload);
+    assert.match(String(step.headers['content-type']), /^application\/scim\+json/);
+    const first = json(step);
+    assert.ok(Array.isArray(first.Resources) && first.Resources.length > 0, 'Resources is not empty');
+    assert.ok((first.schemas as unknown[]).includes(LIST), 'schemas has the ListResponse URN');
+    for (const key of ['itemsPerPage', 'startIndex', 'totalResults']) assert.equal(typeof first[key], 'number', key);
+    // And what the guide's sequence reads from it.
     assert.deepEqual(first.schemas, [LIST]);
     assert.equal(first.startIndex, 1);
     const total = first.totalResults as number;
-    assert.equal(typeof total, 'number');
-    assert.equal(first.itemsPerPage, Math.min(1, total));
+    assert.equal(first.itemsPerPage, 1);
     const values: string[] = [];
     for (let start = 1; start <= total; start++) {
       const page = start === 1 ? first : await get(t, `${prefix}${endpoint}?count=1&startIndex=${start}`);
