@@ -32,12 +32,13 @@ const MAX_FILTER_RESULTS = MAX_COUNT;
 /**
  * draft-ietf-scim-roles-entitlements-01 "ServiceProviderConfig Extension": a server serving
  * /Roles or /Entitlements advertises them. Roles: any number per user, `primary` at most once
- * (checked), `type` has no meaning in the catalog. Entitlements: more than one per user unless
- * the team's only type is single-valued; `type` names the entitlement type, one of `types`.
+ * (checked), `type` accepted and kept as sent (the catalog has no role types, so no `types`).
+ * Entitlements: more than one per user unless the team's only type is single-valued; `type`
+ * names the entitlement type, one of `types`.
  */
 function rolesAndEntitlements(catalog: Catalog): Record<string, unknown> {
   return {
-    roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: false },
+    roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: true },
     entitlements: {
       supported: true,
       multipleEntitlementsSupported: catalog.types.length > 1 || catalog.types.some((t) => t.multiValued),

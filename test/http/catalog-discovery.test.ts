@@ -168,7 +168,7 @@ for (const engine of engines) {
         // ServiceProviderConfig: the draft's RolesAndEntitlements.
         const config = json(await t.request('GET', '/v2/scim/ServiceProviderConfig'));
         assert.deepEqual(config.RolesAndEntitlements, {
-          roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: false },
+          roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: true },
           entitlements: { supported: true, multipleEntitlementsSupported: true, primarySupported: true, typeSupported: true, types: ['License', 'Permission set'] },
         });
       } finally {
