@@ -150,7 +150,17 @@ export function getCatalogResource(ctx: ScimContext, segment: string, id: string
   if (!ep) return undefined;
   const view = viewOf(ep);
   const projection = parseProjection(view, params);
-  const found = resourcesOf(ctx.baseUrl, ep).find((r) => r.id === id);
+  const form = ep.catalog.schemas;
+  let found: Resource | undefined;
+  if (ep.kind === 'role') {
+    const entry = ep.catalog.roles.find((r) => r.value === id);
+    if (entry) found = catalogEntryResource(ctx.baseUrl, form, entry);
+  } else {
+    for (const type of ep.types) {
+      const entry = type.entitlements.find((e) => e.value === id);
+      if (entry) found = catalogEntryResource(ctx.baseUrl, form, entry, type);
+    }
+  }
   if (!found) throw notFound(`${ep.name} ${id} not found`);
   return projectResource(view, found, projection);
 }
