@@ -23,7 +23,7 @@ import type { AccessLog } from './access-log.ts';
 import type { LastUsed } from './last-used.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { RequestJournal } from './request-journal.ts';
-import { registerScimRoutes } from './scim-routes.ts';
+import { noSuchEndpoint, registerScimRoutes } from './scim-routes.ts';
 import { responseType, scimBody } from './scim-payload.ts';
 import type { ScanGate } from '../scim/scan-gate.ts';
 import { unstorableText } from '../text.ts';
@@ -196,9 +196,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     return sendScimError(request, reply, new ScimError(500, 'Internal server error'));
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendScimError(request, reply, new ScimError(404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendScimError(request, reply, noSuchEndpoint(request)));
 
   options.journal?.register(app);
 

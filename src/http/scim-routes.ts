@@ -13,6 +13,7 @@ import {
   schemaById,
   serviceProviderConfig,
 } from '../scim/discovery.ts';
+import { catalogWriteRefusal, getCatalogResource, listCatalog } from '../scim/catalog-resources.ts';
 import { badRequest, ScimError } from '../scim/errors.ts';
 import * as groups from '../scim/groups.ts';
 import { searchRoot } from '../scim/search.ts';
@@ -44,6 +45,11 @@ export interface RouteOptions {
 }
 
 type Params = { id: string };
+type CatalogParams = { endpoint: string; id?: string };
+
+/** The answer to a path no route serves; the plugin's not-found handler answers with it too. */
+export const noSuchEndpoint = (request: FastifyRequest): ScimError =>
+  new ScimError(404, `No SCIM endpoint ${request.method} ${request.url.split('?')[0]}`);
 type Query = Record<string, string | undefined>;
 
 function send(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown, etag?: string): FastifyReply {
@@ -145,7 +151,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
 
   // Discovery (RFC 7644 section 4); the contract spells the first one /ServiceProviderConfigs.
   for (const path of ['/ServiceProviderConfig', '/ServiceProviderConfigs']) {
-    app.get(path, doc(scimDocs.serviceProviderConfig(path)), async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl)));
+    app.get(path, doc(scimDocs.serviceProviderConfig(path)), async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl, options.types(request))));
   }
   const rendered = (request: FastifyRequest, reply: FastifyReply, bytes: Buffer) => reply.code(200).header('content-type', responseType(request)).send(bytes);
   app.get('/Schemas', doc(scimDocs.schemas), async (request, reply) => rendered(request, reply, options.discovery.schemas(options.types(request), baseUrl)));
@@ -211,5 +217,38 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
     await groups.deleteGroup(ctx(request), request.params.id, preconditions(request));
     return reply.code(204).send();
   });
+
+  catalogRoutes(app, options);
 }
 
+/**
+ * The team's catalog endpoints (scim/catalog-resources.ts): /Roles, /Entitlements and each
+ * entitlement type's endpoint, served by parametric routes, which the router tries after every
+ * static one (/Users, /Schemas, ...). A name that is not one of the team's catalog endpoints
+ * answers exactly what an unknown path answers. Writes are refused (405).
+ */
+function catalogRoutes(app: FastifyInstance, options: RouteOptions): void {
+  const ctx = options.context;
+  app.get<{ Params: CatalogParams; Querystring: Query }>('/:endpoint', doc(scimDocs.catalogList), async (request, reply) => {
+    const page = listCatalog(ctx(request), request.params.endpoint, request.query);
+    if (!page) throw noSuchEndpoint(request);
+    return send(request, reply, 200, listResponse(page));
+  });
+  app.get<{ Params: CatalogParams & Params; Querystring: Query }>('/:endpoint/:id', doc(scimDocs.catalogGet), async (request, reply) => {
+    const resource = getCatalogResource(ctx(request), request.params.endpoint, request.params.id, request.query);
+    if (!resource) throw noSuchEndpoint(request);
+    return send(request, reply, 200, resource);
+  });
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+    for (const item of [false, true]) {
+      app.route<{ Params: CatalogParams }>({
+        method,
+        url: item ? '/:endpoint/:id' : '/:endpoint',
+        ...doc(scimDocs.catalogWrite(method, item)),
+        handler: async (request) => {
+          throw catalogWriteRefusal(ctx(request), request.params.endpoint) ?? noSuchEndpoint(request);
+        },
+      });
+    }
+  }
+}

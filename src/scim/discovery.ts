@@ -5,12 +5,19 @@
  * the write-only `password`) are supported; bulk and /Me are not; lists page by index (the default) or by cursor (RFC 9865 section 4).
  * Filtering and sorting hold at the server root too (scim/search.ts), with the same page sizes;
  * there, index paging only (the root refuses a cursor, naming the endpoints that take one).
+ * A team with a catalog of roles and entitlements (DESIGN.md section 12) also lists Role and its
+ * entitlement types, their schemas (schema/catalog-schemas.ts), and the draft's
+ * ServiceProviderConfig extension; a team without one sees exactly what it saw before.
  */
 import { EVENT_DELIVERY_METHODS, EVENT_URIS } from '../events/set.ts';
 import { notFound } from './errors.ts';
 import { CURSOR_TIMEOUT_SECONDS } from './cursor.ts';
 import { DEFAULT_COUNT, MAX_COUNT } from './query.ts';
 import { allSchemas } from './schema/registry.ts';
+import { hasCatalog } from './schema/catalog.ts';
+import type { Catalog } from './schema/catalog.ts';
+import { catalogResourceTypes } from './schema/catalog-schemas.ts';
+import type { CatalogResourceType } from './schema/catalog-schemas.ts';
 import type { TeamTypes } from './schema/extensions.ts';
 import type { AttributeDef, ResourceTypeDef, SchemaDef } from './schema/types.ts';
 import {
@@ -22,7 +29,29 @@ import {
 
 const MAX_FILTER_RESULTS = MAX_COUNT;
 
-export function serviceProviderConfig(baseUrl: string): Record<string, unknown> {
+/**
+ * draft-ietf-scim-roles-entitlements-01 "ServiceProviderConfig Extension": a server serving
+ * /Roles or /Entitlements advertises them. Roles: any number per user, `primary` at most once
+ * (checked), `type` accepted and kept as sent (the catalog has no role types, so no `types`).
+ * Entitlements: more than one per user unless the team's only type is single-valued; `type`
+ * names the entitlement type, one of `types`.
+ */
+function rolesAndEntitlements(catalog: Catalog): Record<string, unknown> {
+  return {
+    roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: true },
+    entitlements: {
+      supported: true,
+      multipleEntitlementsSupported: catalog.types.length > 1 || catalog.types.some((t) => t.multiValued),
+      primarySupported: true,
+      typeSupported: true,
+      types: catalog.types.map((t) => t.name),
+    },
+  };
+}
+
+/** The configuration; a team with a catalog (`types`) also advertises its roles and entitlements. */
+export function serviceProviderConfig(baseUrl: string, types?: TeamTypes): Record<string, unknown> {
+  const catalog = types?.catalog;
   return {
     schemas: [SERVICE_PROVIDER_CONFIG_SCHEMA],
     documentationUri: `${baseUrl}/docs`,
@@ -54,6 +83,7 @@ export function serviceProviderConfig(baseUrl: string): Record<string, unknown> 
         primary: true,
       },
     ],
+    ...(hasCatalog(catalog) ? { RolesAndEntitlements: rolesAndEntitlements(catalog) } : {}),
     meta: {
       resourceType: 'ServiceProviderConfig',
       location: `${baseUrl}/v2/scim/ServiceProviderConfig`,
@@ -104,6 +134,19 @@ export function resourceTypeDocument(rt: ResourceTypeDef, baseUrl: string): Reco
   };
 }
 
+/** A resource type of the team's catalog (Role, an entitlement type); its name may hold a space. */
+function catalogResourceTypeDocument(rt: CatalogResourceType, baseUrl: string): Record<string, unknown> {
+  return {
+    schemas: [RESOURCE_TYPE_SCHEMA],
+    id: rt.name,
+    name: rt.name,
+    endpoint: rt.endpoint,
+    description: rt.description,
+    schema: rt.schema.id,
+    meta: { resourceType: 'ResourceType', location: `${baseUrl}/v2/scim/ResourceTypes/${encodeURIComponent(rt.name)}` },
+  };
+}
+
 const listOf = (resources: Record<string, unknown>[]): Record<string, unknown> => ({
   schemas: [LIST_RESPONSE],
   totalResults: resources.length,
@@ -112,10 +155,18 @@ const listOf = (resources: Record<string, unknown>[]): Record<string, unknown> =
   Resources: resources,
 });
 
-/** Every schema a team's resources use: the core ones, then the team's extensions. */
+/** The catalog's resource types; none for a team without a catalog. */
+const catalogTypesOf = (types: TeamTypes): CatalogResourceType[] => (hasCatalog(types.catalog) ? catalogResourceTypes(types.catalog) : []);
+
+/**
+ * Every schema a team's resources use: the core ones, the team's extensions, then the schemas of
+ * its catalog's resource types (Role's always, Entitlement's when it has an entitlement type).
+ */
 const schemasOf = (types: TeamTypes): SchemaDef[] => {
   const team = [...types.User.extensions, ...types.Group.extensions].map((e) => e.schema).filter((s) => !allSchemas.includes(s));
-  return [...allSchemas, ...team];
+  const all = [...allSchemas, ...team];
+  for (const rt of catalogTypesOf(types)) if (!all.some((s) => s.id === rt.schema.id)) all.push(rt.schema);
+  return all;
 };
 
 export const schemasList = (baseUrl: string, types: TeamTypes): Record<string, unknown> =>
@@ -128,10 +179,16 @@ export function schemaById(id: string, baseUrl: string, types: TeamTypes): Recor
 }
 
 export const resourceTypesList = (baseUrl: string, types: TeamTypes): Record<string, unknown> =>
-  listOf([types.User, types.Group].map((rt) => resourceTypeDocument(rt, baseUrl)));
+  listOf([
+    ...[types.User, types.Group].map((rt) => resourceTypeDocument(rt, baseUrl)),
+    ...catalogTypesOf(types).map((rt) => catalogResourceTypeDocument(rt, baseUrl)),
+  ]);
 
 export function resourceTypeByName(name: string, baseUrl: string, types: TeamTypes): Record<string, unknown> {
-  const rt = [types.User, types.Group].find((r) => r.name.toLowerCase() === name.toLowerCase());
-  if (!rt) throw notFound(`ResourceType ${name} not found`);
-  return resourceTypeDocument(rt, baseUrl);
+  const key = name.toLowerCase();
+  const rt = [types.User, types.Group].find((r) => r.name.toLowerCase() === key);
+  if (rt) return resourceTypeDocument(rt, baseUrl);
+  const catalogType = catalogTypesOf(types).find((r) => r.name.toLowerCase() === key);
+  if (!catalogType) throw notFound(`ResourceType ${name} not found`);
+  return catalogResourceTypeDocument(catalogType, baseUrl);
 }

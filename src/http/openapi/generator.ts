@@ -11,6 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TeamTypes } from '../../scim/schema/extensions.ts';
 import { CORE_TYPES } from '../../scim/schema/extensions.ts';
+import { catalogPaths } from './catalog-paths.ts';
 import { STATIC_COMPONENTS } from './components.ts';
 import type { JsonSchema, RouteDoc } from './route-doc.ts';
 import { resourceComponents } from './scim-schemas.ts';
@@ -118,6 +119,8 @@ export function buildDocument(routes: readonly CollectedRoute[], options: Docume
     const path = openapiPath(route.url);
     (paths[path] ??= {})[route.method.toLowerCase()] = operation(route.doc, route.url.startsWith('/scim/') || route.url === '/scim');
   }
+  // A team's catalog endpoints by name, beside the parametric routes that serve them.
+  Object.assign(paths, catalogPaths(paths, types));
   const sortedPaths = Object.fromEntries(Object.entries(sortKeys(paths)).map(([p, ops]) => [p, sortKeys(ops)]));
   return {
     openapi: '3.1.0',

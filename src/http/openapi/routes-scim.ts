@@ -45,6 +45,32 @@ const resource = (name: string, description: string, headers: ResponseDoc['heade
 
 type Kind = 'User' | 'Group';
 
+/** The catalog endpoints (scim/catalog-resources.ts): one parametric route serves every one of them. */
+const ENDPOINT = { type: 'string', description: 'Roles, Entitlements, or the endpoint of one of the team\'s entitlement types without its slash (e.g. Licenses), as /ResourceTypes lists them. Any other name answers 404, as an unknown path does.' };
+const CATALOG_PARAMS: JsonSchema = { type: 'object', properties: { endpoint: ENDPOINT }, required: ['endpoint'] };
+const CATALOG_ITEM_PARAMS: JsonSchema = { type: 'object', properties: { endpoint: ENDPOINT, id: { type: 'string', description: 'The role\'s or entitlement\'s value, compared exactly.' } }, required: ['endpoint', 'id'] };
+const CATALOG_RESOURCE: JsonSchema = {
+  type: 'object',
+  title: 'CatalogResource',
+  description: 'A role or an entitlement of the team\'s catalog. The Okta form (urn:okta:scim:schemas:core:1.0:Role / :Entitlement) carries displayName and description; the IETF draft\'s (urn:ietf:params:scim:schemas:core:2.0:Role / :Entitlement) value, display, supported and limitedAssignmentsPermitted; entitlements carry their type\'s name as type. Which attributes an answer holds follows attributes / excludedAttributes.',
+  properties: {
+    schemas: { type: 'array', items: { type: 'string' } },
+    id: { type: 'string', description: 'The value.' },
+    displayName: { type: 'string' },
+    description: { type: 'string' },
+    type: { type: 'string', description: 'The entitlement type\'s name.' },
+    value: { type: 'string' },
+    display: { type: 'string' },
+    supported: { type: 'boolean' },
+    limitedAssignmentsPermitted: { type: 'boolean' },
+    meta: { type: 'object', properties: { resourceType: { type: 'string' }, location: { type: 'string' } }, additionalProperties: true },
+  },
+  required: ['schemas', 'id'],
+  additionalProperties: true,
+};
+const CATALOG_TAG = 'SCIM roles and entitlements';
+type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 export const scimDocs = {
   serviceProviderConfig: (path: string): RouteDoc => ({
     summary: 'The service provider configuration',
@@ -188,6 +214,40 @@ export const scimDocs = {
     responses: { '204': NO_CONTENT, ...errors('scim', [...AUTH_ERRORS, 404, 409]) },
     errors: 'scim',
   } satisfies RouteDoc,
+  catalogList: {
+    summary: 'List or filter the team\'s roles or entitlements',
+    description: 'GET /Roles, /Entitlements (every type\'s, each with its type) or a type\'s endpoint (/Licenses). Index paging only; filter on id, displayName, type (Okta form) or the draft\'s attributes.',
+    tags: [CATALOG_TAG],
+    operationId: 'listCatalogResources',
+    security: SCIM_READ,
+    params: CATALOG_PARAMS,
+    querystring: query(LISTING),
+    responses: { '200': jsonAnswer('A page of roles or entitlements.', listResponse(CATALOG_RESOURCE)), ...errors('scim', [...AUTH_ERRORS, 404]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  catalogGet: {
+    summary: 'Get one role or entitlement by value',
+    tags: [CATALOG_TAG],
+    operationId: 'getCatalogResource',
+    security: SCIM_READ,
+    params: CATALOG_ITEM_PARAMS,
+    querystring: query(PROJECTION),
+    responses: { '200': jsonAnswer('The role or entitlement.', CATALOG_RESOURCE), ...errors('scim', [...AUTH_ERRORS, 404]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  catalogWrite: (method: WriteMethod, item: boolean): RouteDoc => ({
+    summary: `${method} on a catalog endpoint: refused`,
+    description: 'The catalog is read-only through SCIM: 405 with Allow: GET (manage it with the CLI, PUT /v2/admin/Catalog or the console). A name that is not a catalog endpoint answers 404, as an unknown path does.',
+    tags: [CATALOG_TAG],
+    operationId: `${method.toLowerCase()}Catalog${item ? 'Resource' : 'Resources'}`,
+    security: SCIM_WRITE,
+    params: item ? CATALOG_ITEM_PARAMS : CATALOG_PARAMS,
+    responses: {
+      ...errors('scim', [...AUTH_ERRORS, 404, ...BODY_ERRORS]),
+      '405': { ...errors('scim', [405])['405']!, headers: { allow: { description: 'GET.', schema: { type: 'string' } } } },
+    },
+    errors: 'scim',
+  }),
   activate: {
     summary: 'Activate a User',
     tags: ['SCIM Users'],
