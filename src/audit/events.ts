@@ -56,14 +56,30 @@ export type AuditAction =
   | 'subscription_secret_rotated'
   // A team's schema extensions registered, replaced or removed (rollcall schema, /v2/admin/Schemas).
   | 'schema_added'
-  | 'schema_removed';
+  | 'schema_removed'
+  // A team's catalog of roles and entitlements (src/access/catalog.ts): each entry or type added,
+  // changed or removed; a whole-catalog PUT's summary; the discovery schemas setting.
+  | 'role_added'
+  | 'role_updated'
+  | 'role_removed'
+  | 'entitlement_type_added'
+  | 'entitlement_type_updated'
+  | 'entitlement_type_removed'
+  | 'entitlement_added'
+  | 'entitlement_updated'
+  | 'entitlement_removed'
+  | 'catalog_replaced'
+  | 'catalog_schemas_set';
+
+/** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
+export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

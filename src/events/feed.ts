@@ -8,7 +8,7 @@
  * password: validate.ts takes it out) and the membership delta. It owns no SQL and no HTTP.
  */
 import { auditRow } from '../audit/events.ts';
-import type { Actor, AuditEvent } from '../audit/events.ts';
+import type { Actor, AuditEvent, CatalogResourceType } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { appendAuditedEvent } from '../storage/repos/events.ts';
@@ -27,7 +27,8 @@ export interface MembersDelta {
 export interface Change {
   readonly teamId: string;
   readonly type: ChangeType;
-  readonly resourceType: 'User' | 'Group';
+  /** A SCIM resource, or a catalog entry or type (Role, Entitlement, ResourceType; the id its value or name). */
+  readonly resourceType: 'User' | 'Group' | CatalogResourceType;
   readonly resourceId: string;
   readonly version: number;
   readonly changed: readonly string[];
