@@ -18,6 +18,18 @@ import type { EventsTable, Executor } from '../storage/types.ts';
 export const CHANGE_TYPES = ['create', 'put', 'patch', 'delete', 'activate', 'deactivate'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 
+/** The SCIM endpoint of each resource type on the feed (RFC 9967 refs, webhook locations). */
+const ENDPOINTS: Readonly<Record<Change['resourceType'], string>> = { User: 'Users', Group: 'Groups', Role: 'Roles', Entitlement: 'Entitlements', ResourceType: 'ResourceTypes' };
+
+/** A feed resource's path under the SCIM base (`/Users/{id}`, `/Roles/{value}`), its id percent-encoded. */
+export const resourcePath = (resourceType: string, id: string): string => `/${ENDPOINTS[resourceType as Change['resourceType']] ?? `${resourceType}s`}/${encodeURIComponent(id)}`;
+
+/**
+ * Which attribute a row's MembersDelta describes: a group's `members`, or the groups mapped to a
+ * role or an entitlement (`groups`: one event per mapping added or removed, DESIGN.md section 12).
+ */
+export const deltaAttribute = (resourceType: string): 'members' | 'groups' => (resourceType === 'Role' || resourceType === 'Entitlement' ? 'groups' : 'members');
+
 export interface MembersDelta {
   readonly cleared?: boolean;
   readonly added?: readonly string[];
