@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `rollcall` command line (DESIGN.md section 6): serve, migrate, team, user, client, audit,
- * token, keys, events (cli/events.ts), schema (schema.ts). Every
- * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
- * server.ts, and print; a failure prints one line to stderr and exits 1.
+ * token, keys, events (cli/events.ts), schema (schema.ts), role / entitlement / catalog
+ * (catalog.ts). Every command takes --database and --json. Commands parse flags, call one
+ * operation in admin.ts or server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -15,6 +15,7 @@ import { registerClientTrustCommands } from './client-trust.ts';
 import { registerEventCommands } from './events.ts';
 import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
+import { registerCatalogCommands } from './catalog.ts';
 import { registerClientSecretCommands } from './client-secrets.ts';
 import { parseTokenLifetime } from '../oauth/client-secret-admin.ts';
 import type { FirstRunCredentials } from '../admin.ts';
@@ -503,6 +504,7 @@ export function buildProgram(): Command {
   for (const register of [serverCommands, teamCommands, userCommands, clientCommands, auditCommands, tokenCommands, copyCommand, keyCommands]) register(program);
   registerSchemaCommands(program, { withCommon, withDatabase, print });
   registerEventCommands(program, { withCommon, withDatabase, print });
+  registerCatalogCommands(program, { withCommon, withDatabase, print });
   return program;
 }
 
