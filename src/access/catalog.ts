@@ -321,6 +321,16 @@ async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, change: C
 function changeCatalog<T>(deps: CatalogDeps, team: TeamRow, change: CatalogChange, options: RemoveOptions, want: (current: CatalogRows, wanted: Wanted) => void, answer: (applied: Applied, current: CatalogRows) => T, audit?: (applied: Applied) => Record<string, unknown> | undefined): Promise<T> {
   return transact(deps.storage.db, async (trx) => {
     await lockTeamRow(trx, team.id);
+    try {
+      return await changeLocked(trx);
+    } catch (error) {
+      // Only two types trading endpoints in one change can collide here (the input was checked
+      // against the wanted catalog, and the team's row is locked).
+      if (deps.storage.hooks.isUniqueViolation(error)) throw new ScimError(409, 'two entitlement types cannot trade endpoints in one change: give one a new endpoint first');
+      throw error;
+    }
+  });
+  async function changeLocked(trx: Tx): Promise<T> {
     const current = await catalogRows(trx, team.id);
     const wanted = wantedOf(current);
     want(current, wanted);
@@ -328,7 +338,7 @@ function changeCatalog<T>(deps: CatalogDeps, team: TeamRow, change: CatalogChang
     const summary = audit?.(applied);
     if (summary) await recordEvent(trx, deps.clock, { teamId: team.id, actor: change.actor, requestId: change.requestId ?? null, action: 'catalog_replaced', resourceType: 'Catalog', resourceId: null, detail: summary });
     return answer(applied, current);
-  });
+  }
 }
 
 const counts = (applied: Applied) => ({

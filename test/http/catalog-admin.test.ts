@@ -173,5 +173,14 @@ for (const engine of engines) {
       const events = await t.storage.db.selectFrom('events').select('team_id').where('resource_type', '=', 'Role').where('team_id', '=', other.team.id).execute();
       assert.equal(events.length, 1, 'the other team\'s change is on its own feed');
     });
+
+    it('two types trading endpoints in one PUT is a clear 409, not a 500, and changes nothing', async () => {
+      const two = { roles: [], entitlementTypes: [{ name: 'License', endpoint: '/Licenses' }, { name: 'Seat', endpoint: '/Seats' }] };
+      assert.equal((await put(two)).statusCode, 200);
+      const swapped = await put({ roles: [], entitlementTypes: [{ name: 'License', endpoint: '/Seats' }, { name: 'Seat', endpoint: '/Licenses' }] });
+      assert.equal(swapped.statusCode, 409, swapped.body);
+      assert.match(String((swapped.json() as Json).detail), /cannot trade endpoints in one change/);
+      assert.deepEqual((await get()).entitlementTypes, two.entitlementTypes.map((t) => ({ ...t, required: false, multiValued: true, entitlements: [] })));
+    });
   });
 }
