@@ -35,7 +35,7 @@ import type { CatalogSchemas } from '../scim/schema/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
 import { catalogChanged, catalogRows, deleteCatalogEntry, deleteCatalogType, setCatalogSchemas as saveCatalogSchemas, upsertCatalogEntry, upsertCatalogType } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow, GrantKind } from '../storage/repos/catalog.ts';
-import { deleteMappingsOfEntry, holdingsOf, lockTeamRow, schemaVersionOf } from '../storage/repos/catalog-holders.ts';
+import { deleteMappingsOfEntry, holdingsOfMany, lockTeamRow, schemaVersionOf } from '../storage/repos/catalog-holders.ts';
 import type { Holdings } from '../storage/repos/catalog-holders.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { transact } from '../storage/statements.ts';
@@ -244,9 +244,9 @@ async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, change: C
     if (!next || next.type_key !== e.type_key) leaving.push(e);
   }
   const held = new Map<string, Holdings>();
-  for (const e of leaving) {
-    const h = await holdingsOf(trx, team.id, e.kind, e.value);
-    if (h.users > 0 || h.groups > 0) held.set(entryKey(e.kind, e.value), h);
+  for (const kind of ['role', 'entitlement'] as const) {
+    const found = await holdingsOfMany(trx, team.id, kind, leaving.filter((e) => e.kind === kind).map((e) => e.value));
+    for (const [value, h] of found) held.set(entryKey(kind, value), h);
   }
   if (held.size > 0 && !options.force) {
     const texts = leaving.filter((e) => held.has(entryKey(e.kind, e.value))).map((e) => holdingText(e.kind, e.value, held.get(entryKey(e.kind, e.value))!));

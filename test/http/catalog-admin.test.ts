@@ -174,6 +174,15 @@ for (const engine of engines) {
       assert.equal(events.length, 1, 'the other team\'s change is on its own feed');
     });
 
+    it('a whole catalog larger than the admin API\'s usual 256 KiB body is taken (up to 4 MiB), and replaced back', async () => {
+      const big = { roles: Array.from({ length: 400 }, (_, i) => ({ value: `role-${String(i).padStart(3, '0')}`, displayName: `Role ${i}`, description: 'd'.repeat(1000) })) };
+      assert.ok(JSON.stringify(big).length > 256 * 1024);
+      const r = await put(big);
+      assert.equal(r.statusCode, 200, r.body.slice(0, 200));
+      assert.equal((r.json() as Json).added, 400);
+      assert.equal((await put(DOC)).statusCode, 200);
+    });
+
     it('two types trading endpoints in one PUT is a clear 409, not a 500, and changes nothing', async () => {
       const two = { roles: [], entitlementTypes: [{ name: 'License', endpoint: '/Licenses' }, { name: 'Seat', endpoint: '/Seats' }] };
       assert.equal((await put(two)).statusCode, 200);
