@@ -50,6 +50,7 @@ import { SetSigner } from './events/set.ts';
 import { DEFAULT_DELIVERY, DeliveryWorker } from './events/delivery.ts';
 import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
+import { accessPlugin } from './http/access-plugin.ts';
 import { WebhookSigner } from './events/webhook.ts';
 import { WEBHOOK_SECRETS } from './events/webhook-secrets.ts';
 import { ReceiverPolicy, resolveSystem } from './events/receivers.ts';
@@ -239,6 +240,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);
   await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, receivers, accessLog, box: keys.box(WEBHOOK_SECRETS) });
+  // Effective access (issue 31): what the application reads to decide what a user may do.
+  await app.register(accessPlugin, { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, bearers, types, accessLog, prefix: '/v2/access' });
   // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
   if (deps.delivery !== false) {
     const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;

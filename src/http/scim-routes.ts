@@ -18,6 +18,7 @@ import * as groups from '../scim/groups.ts';
 import { searchRoot } from '../scim/search.ts';
 import type { ListResult } from '../scim/representation.ts';
 import { parseListQuery, parseProjection } from '../scim/query.ts';
+import { withAccess } from '../scim/access-filter.ts';
 import type { RawListParams } from '../scim/query.ts';
 import { listResponse } from '../scim/representation.ts';
 import type { Resource } from '../scim/representation.ts';
@@ -95,7 +96,7 @@ const groupRt = (ctx: ScimContext): ResourceTypeDef => typesOf(ctx).Group;
 
 const userService: ResourceService = {
   endpoint: '/Users',
-  list: (ctx, params) => users.listUsers(ctx, parseListQuery(userRt(ctx), params)),
+  list: (ctx, params) => users.listUsers(ctx, withAccess(ctx, parseListQuery(userRt(ctx), params), params.access)),
   get: (ctx, id, q) => users.getUser(ctx, id, parseProjection(userRt(ctx), q)),
   create: (ctx, body, q) => users.createUser(ctx, body, parseProjection(userRt(ctx), q)),
   replace: (ctx, id, body, pre, q) => users.replaceUser(ctx, id, body, pre, parseProjection(userRt(ctx), q)),

@@ -14,6 +14,7 @@ import { parseAttrPath, parseAttributeList } from './path.ts';
 import { checkProjection } from './project.ts';
 import type { Projection } from './project.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
+import type { Predicate } from '../storage/predicate.ts';
 
 export const DEFAULT_COUNT = 100;
 export const MAX_COUNT = 1000;
@@ -37,6 +38,8 @@ export interface ListQuery {
    * and sortBy as written, and the direction. Paging and projection parameters may change.
    */
   readonly cursorBinding: string;
+  /** The `access` parameter of user lists, lowered (scim/access-filter.ts): ANDed with the filter. */
+  readonly holds?: Predicate;
 }
 
 /** Raw parameters, from a query string or a SearchRequest body. */
@@ -49,6 +52,8 @@ export interface RawListParams {
   readonly count?: unknown;
   readonly attributes?: unknown;
   readonly excludedAttributes?: unknown;
+  /** User lists: `role:VALUE` or `entitlement:TYPE:VALUE` (scim/access-filter.ts). */
+  readonly access?: unknown;
 }
 
 export function integerParam(name: string, raw: unknown): number | undefined {

@@ -28,6 +28,7 @@ import type { TeamRow } from '../storage/repos/teams.ts';
 import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed, ScimError } from './errors.ts';
 import { lowerFilter, lowerSort } from './filter/lower.ts';
+import type { Predicate } from '../storage/predicate.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';
 import { scanning } from './scans.ts';
 import type { ListResult } from './representation.ts';
@@ -224,7 +225,9 @@ export async function getUser(ctx: ScimContext, id: string, projection: Projecti
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const rt = typesOf(ctx).User;
   const window = pageWindow(ctx, rt, query);
-  const where = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
+  const filtered = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
+  // The `access` parameter (access-filter.ts), ANDed with the filter.
+  const where: Predicate | undefined = filtered && query.holds ? { kind: 'and', left: filtered, right: query.holds } : (filtered ?? query.holds);
   const sort = query.sortBy ? lowerSort(query.sortBy) : undefined;
   const onlyActive = hidesDeactivated(ctx);
   // The filter's cost, the team's scans and the statements' deadline (scans.ts).

@@ -110,7 +110,24 @@ function compile(scope: Scope, p: Predicate): RawBuilder<SqlBool> {
     }
     case 'deadline':
       return hooks.withinDeadline(sql.val(p.deadline));
+    case 'holds':
+      return holds(scope, p);
   }
+}
+
+/**
+ * An active user holding an entry: a direct grant, probed by the user (`user_grants_user`) or by
+ * the entry's key (`user_grants_pk`), or a mapped group of the entry it belongs to
+ * (`access_mappings_pk`, then `group_members_pk` (group_id, user_id)).
+ */
+function holds(scope: Scope, p: Predicate & { kind: 'holds' }): RawBuilder<SqlBool> {
+  if (scope.table !== 'users') throw new Error('holds applies to users only');
+  const user = columnOf(scope, 'id');
+  const team = columnOf(scope, 'team_id');
+  const directType = p.directType !== undefined ? sql`and hg.type = ${p.directType}` : sql``;
+  const mappedType = p.mappedTypeKey !== undefined ? sql`and ham.type_key = ${p.mappedTypeKey}` : sql``;
+  return sql<SqlBool>`(${columnOf(scope, 'active')} = 1 and (exists (select 1 from user_grants hg where hg.team_id = ${team} and hg.kind = ${p.grant} and hg.value = ${p.value} ${directType} and hg.user_id = ${user})
+    or exists (select 1 from access_mappings ham join group_members hgm on hgm.group_id = ham.group_id where ham.team_id = ${team} and ham.kind = ${p.grant} and ham.value = ${p.value} ${mappedType} and hgm.user_id = ${user})))`;
 }
 
 const NUMBER_OPS = { eq: '=', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;

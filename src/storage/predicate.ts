@@ -55,6 +55,13 @@ export type Predicate =
    */
   | { readonly kind: 'related'; readonly users: RelatedUsers; readonly where: Predicate }
   /**
+   * Users only: the user is active and holds an entry of its team's catalog (or outside it),
+   * directly (`user_grants`: `grant` and `value`, its stored `type` `directType` when given,
+   * any when absent) or through a group of it mapped to the entry (`access_mappings` through
+   * `group_members`, of type key `mappedTypeKey` when given). Effective access (issue 31).
+   */
+  | { readonly kind: 'holds'; readonly grant: 'role' | 'entitlement'; readonly value: string; readonly directType?: string; readonly mappedTypeKey?: string }
+  /**
    * True while the clock is before `deadline` (epoch ms); a statement that evaluates it for a row
    * after that is stopped (storage/deadline.ts, on an engine that cannot interrupt a statement).
    */
@@ -105,6 +112,13 @@ export function withParams(p: Predicate, param: (value: unknown) => string): Pre
       return { ...p, where: withParams(p.where, param) };
     case 'deadline':
       return { kind: 'deadline', deadline: param(p.deadline) as unknown as number };
+    case 'holds':
+      return {
+        ...p,
+        value: param(p.value),
+        ...(p.directType !== undefined ? { directType: param(p.directType) } : {}),
+        ...(p.mappedTypeKey !== undefined ? { mappedTypeKey: param(p.mappedTypeKey) } : {}),
+      };
   }
 }
 
@@ -120,6 +134,7 @@ export function comparesByEquality(p: Predicate): boolean {
     case 'known':
     case 'flag':
     case 'deadline':
+    case 'holds':
       return true;
     case 'and':
     case 'or':

@@ -94,6 +94,10 @@ export function filterTerms(p: Predicate, table: ResourceTable, hooks: DialectHo
     case 'flag':
     case 'number':
       return SCANNED;
+    case 'holds':
+      // Index probes (user_grants by user or entry, the entry's mapped groups' member keys);
+      // under `not` its complement is a scan.
+      return negated ? { scanned: NESTED_ROWS, ranged: 0, byKey: false } : { scanned: 0, ranged: 1, byKey: false };
     case 'anyElement':
     case 'related': {
       // The element's or membership's tests are evaluated in a subquery per row, indexed or not.

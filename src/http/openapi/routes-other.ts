@@ -285,3 +285,75 @@ export const mappingDocs = {
     errors: 'scim',
   } satisfies RouteDoc,
 };
+
+const ACCESS_READ: Security = [{ oauth2: ['read'] }, { bearerToken: ['read'] }];
+const ACCESS_ERRORS = [400, 401, 403, 404, 500];
+const SOURCE: JsonSchema = {
+  type: 'object',
+  description: 'Where the access came from: `direct` (the identity provider assigned it to the user) or `group` (a group of the user is mapped to it; `value` the group id, `display` its displayName).',
+  properties: { type: { type: 'string', enum: ['direct', 'group'] }, value: { type: 'string' }, display: { type: 'string' } },
+  required: ['type'],
+};
+const SOURCES: JsonSchema = { type: 'array', items: SOURCE };
+const USER_ACCESS: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    userName: { type: 'string' },
+    active: { type: 'boolean' },
+    roles: { type: 'array', items: { type: 'object', properties: { value: { type: 'string' }, display: { type: 'string' }, sources: SOURCES }, required: ['value', 'sources'] } },
+    entitlements: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, value: { type: 'string' }, display: { type: 'string' }, sources: SOURCES }, required: ['value', 'sources'] } },
+  },
+  required: ['id', 'userName', 'active', 'roles', 'entitlements'],
+};
+const HOLDERS: JsonSchema = {
+  type: 'object',
+  properties: {
+    users: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, userName: { type: 'string' }, sources: SOURCES }, required: ['id', 'userName', 'sources'] } },
+    nextCursor: { type: 'string', description: 'The next page\'s cursor; absent on the last page.' },
+  },
+  required: ['users'],
+};
+const HOLDERS_QUERY: JsonSchema = {
+  type: 'object',
+  properties: {
+    count: { type: 'string', description: 'Users per page: an integer from 1, at most 1000 (larger counts as 1000); 100 by default.' },
+    cursor: { type: 'string', description: 'Empty or absent for the first page, then the previous page\'s nextCursor, unchanged (a cursor belongs to one entry).' },
+  },
+};
+const HOLDERS_NOTE = 'Active users only, ordered by user id; the direct holders and the members of every group mapped to the entry. An entry not in the catalog answers too (its direct holders).';
+
+export const accessDocs = {
+  user: {
+    summary: 'A user\'s effective access',
+    description: 'The roles and entitlements the user holds, directly or through its groups, each with its sources. A deactivated user holds nothing.',
+    tags: ['Access'],
+    operationId: 'getUserAccess',
+    security: ACCESS_READ,
+    params: ID,
+    responses: { '200': json('The user\'s access.', USER_ACCESS), ...errors('scim', ACCESS_ERRORS) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  roleHolders: {
+    summary: 'Who holds a role',
+    description: HOLDERS_NOTE,
+    tags: ['Access'],
+    operationId: 'listRoleHolders',
+    security: ACCESS_READ,
+    params: { type: 'object', properties: { value: { type: 'string', description: 'The role\'s value.' } }, required: ['value'] },
+    querystring: HOLDERS_QUERY,
+    responses: { '200': json('A page of holders.', HOLDERS), ...errors('scim', ACCESS_ERRORS) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  entitlementHolders: {
+    summary: 'Who holds an entitlement',
+    description: `${HOLDERS_NOTE} The type is the entitlement type's name or its endpoint without the slash (case-insensitive).`,
+    tags: ['Access'],
+    operationId: 'listEntitlementHolders',
+    security: ACCESS_READ,
+    params: { type: 'object', properties: { type: { type: 'string', description: 'The entitlement type.' }, value: { type: 'string', description: 'The entitlement\'s value.' } }, required: ['type', 'value'] },
+    querystring: HOLDERS_QUERY,
+    responses: { '200': json('A page of holders.', HOLDERS), ...errors('scim', ACCESS_ERRORS) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+};

@@ -23,6 +23,8 @@ const LISTING: Record<string, JsonSchema> = {
   count: { type: 'string', description: 'The most results per page (an integer; clamped to the server\'s maximum, negative counts as 0).' },
   cursor: { type: 'string', description: 'Cursor paging (RFC 9865): empty for the first page, then a nextCursor or previousCursor value. Not with startIndex.' },
 };
+/** Users only: effective access (direct or through a mapped group), ANDed with filter. */
+const ACCESS: JsonSchema = { type: 'string', description: 'Only users that hold this entry, directly or through a mapped group (active users): role:VALUE or entitlement:TYPE:VALUE, e.g. role:admin, entitlement:License:e5. ANDed with filter.' };
 const query = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties });
 const ID: JsonSchema = { type: 'object', properties: { id: { type: 'string', description: 'The resource id.' } }, required: ['id'] };
 
@@ -92,7 +94,7 @@ export const scimDocs = {
     tags: [`SCIM ${kind}s`],
     operationId: `list${kind}s`,
     security: SCIM_READ,
-    querystring: query(LISTING),
+    querystring: query(kind === 'User' ? { ...LISTING, access: ACCESS } : LISTING),
     responses: { '200': jsonAnswer(`A page of ${kind}s.`, listResponse(ref(kind))), ...errors('scim', AUTH_ERRORS) },
     errors: 'scim',
   }),
