@@ -59,14 +59,30 @@ export type AuditAction =
   | 'schema_removed'
   // A group mapped to, or unmapped from, a role or an entitlement (src/access/mappings.ts).
   | 'access_mapped'
-  | 'access_unmapped';
+  | 'access_unmapped'
+  // A team's catalog of roles and entitlements (src/access/catalog.ts): each entry or type added,
+  // changed or removed; a whole-catalog PUT's summary; the discovery schemas setting.
+  | 'role_added'
+  | 'role_updated'
+  | 'role_removed'
+  | 'entitlement_type_added'
+  | 'entitlement_type_updated'
+  | 'entitlement_type_removed'
+  | 'entitlement_added'
+  | 'entitlement_updated'
+  | 'entitlement_removed'
+  | 'catalog_replaced'
+  | 'catalog_schemas_set';
+
+/** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
+export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';
 
 export interface AuditEvent {
   readonly teamId: string;
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | 'Role' | 'Entitlement';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

@@ -8,7 +8,7 @@
  * password: validate.ts takes it out) and the membership delta. It owns no SQL and no HTTP.
  */
 import { auditRow } from '../audit/events.ts';
-import type { Actor, AuditEvent } from '../audit/events.ts';
+import type { Actor, AuditEvent, CatalogResourceType } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { appendAuditedEvent } from '../storage/repos/events.ts';
@@ -17,6 +17,18 @@ import type { EventsTable, Executor } from '../storage/types.ts';
 
 export const CHANGE_TYPES = ['create', 'put', 'patch', 'delete', 'activate', 'deactivate'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+/** The SCIM endpoint of each resource type on the feed (RFC 9967 refs, webhook locations). */
+const ENDPOINTS: Readonly<Record<Change['resourceType'], string>> = { User: 'Users', Group: 'Groups', Role: 'Roles', Entitlement: 'Entitlements', ResourceType: 'ResourceTypes' };
+
+/** A feed resource's path under the SCIM base (`/Users/{id}`, `/Roles/{value}`), its id percent-encoded. */
+export const resourcePath = (resourceType: string, id: string): string => `/${ENDPOINTS[resourceType as Change['resourceType']] ?? `${resourceType}s`}/${encodeURIComponent(id)}`;
+
+/**
+ * Which attribute a row's MembersDelta describes: a group's `members`, or the groups mapped to a
+ * role or an entitlement (`groups`: one event per mapping added or removed, DESIGN.md section 12).
+ */
+export const deltaAttribute = (resourceType: string): 'members' | 'groups' => (resourceType === 'Role' || resourceType === 'Entitlement' ? 'groups' : 'members');
 
 export interface MembersDelta {
   readonly cleared?: boolean;
@@ -27,7 +39,8 @@ export interface MembersDelta {
 export interface Change {
   readonly teamId: string;
   readonly type: ChangeType;
-  readonly resourceType: 'User' | 'Group' | 'Role' | 'Entitlement';
+  /** A SCIM resource, or a catalog entry or type (Role, Entitlement, ResourceType; the id its value or name). */
+  readonly resourceType: 'User' | 'Group' | CatalogResourceType;
   readonly resourceId: string;
   readonly version: number;
   readonly changed: readonly string[];

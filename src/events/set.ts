@@ -19,6 +19,7 @@ import { exportJWK, SignJWT } from 'jose';
 import type { JWK } from 'jose';
 import type { KeyStore } from '../keys/store.ts';
 import type { EventRow } from '../storage/repos/events.ts';
+import { deltaAttribute, resourcePath } from './feed.ts';
 import type { ChangeType, MembersDelta } from './feed.ts';
 
 const PROV = 'urn:ietf:params:scim:event:prov';
@@ -47,8 +48,6 @@ export const EVENT_URIS: readonly string[] = [
 /** The delivery methods Rollcall serves: RFC 8935 push and RFC 8936 poll. */
 export const EVENT_DELIVERY_METHODS: readonly string[] = ['urn:ietf:rfc:8935', 'urn:ietf:rfc:8936'];
 
-const endpointOf = (resourceType: string): string => (resourceType === 'User' ? 'Users' : 'Groups');
-
 export interface ClaimsOptions {
   readonly issuer: string;
   readonly audience: string;
@@ -66,31 +65,35 @@ function resourceOf(row: EventRow, base: string): Record<string, unknown> {
     ...document,
     id: row.resource_id,
     ...(row.resource_type === 'Group' && members ? { members: (members.added ?? []).map((value) => ({ value })) } : {}),
-    meta: { resourceType: row.resource_type, version: `W/"${row.version}"`, location: `${base}/v2/scim/${endpointOf(row.resource_type)}/${row.resource_id}` },
+    meta: { resourceType: row.resource_type, version: `W/"${row.version}"`, location: `${base}/v2/scim${resourcePath(row.resource_type, row.resource_id)}` },
   };
 }
 
-/** A PatchOp message that turns the previous state into this one (`:full` patch events). */
+/**
+ * A PatchOp message that turns the previous state into this one (`:full` patch events). The
+ * MembersDelta is a group's `members`, or, on a role or an entitlement, the groups mapped to it.
+ */
 function patchOf(row: EventRow): Record<string, unknown> {
   const document = parse<Record<string, unknown>>(row.data) ?? {};
   const members = parse<MembersDelta>(row.members);
+  const delta = deltaAttribute(row.resource_type);
   const operations: Record<string, unknown>[] = [];
   for (const name of parse<string[]>(row.changed) ?? []) {
-    if (name === 'members' || name === 'password') continue;
+    if (name === delta || name === 'password') continue;
     const [urn, attr] = name.startsWith('urn:') ? [name.slice(0, name.lastIndexOf(':')), name.slice(name.lastIndexOf(':') + 1)] : [undefined, name];
     const value = urn ? (document[urn] as Record<string, unknown> | undefined)?.[attr] : document[attr];
     operations.push(value === undefined ? { op: 'remove', path: name } : { op: 'replace', path: name, value });
   }
-  if (members?.cleared) operations.push({ op: 'remove', path: 'members' });
-  if (members?.removed?.length) for (const id of members.removed) operations.push({ op: 'remove', path: `members[value eq "${id}"]` });
-  if (members?.added?.length) operations.push({ op: 'add', path: 'members', value: members.added.map((value) => ({ value })) });
+  if (members?.cleared) operations.push({ op: 'remove', path: delta });
+  if (members?.removed?.length) for (const id of members.removed) operations.push({ op: 'remove', path: `${delta}[value eq "${id}"]` });
+  if (members?.added?.length) operations.push({ op: 'add', path: delta, value: members.added.map((value) => ({ value })) });
   return { schemas: [PATCH_OP], Operations: operations };
 }
 
 /** The SET's claims for one feed row (unsigned). */
 export function setClaims(row: EventRow, options: ClaimsOptions): Record<string, unknown> {
   const type = row.type as ChangeType;
-  const ref = `${options.issuer}/v2/scim/${endpointOf(row.resource_type)}/${row.resource_id}`;
+  const ref = `${options.issuer}/v2/scim${resourcePath(row.resource_type, row.resource_id)}`;
   const version = `W/"${row.version}"`;
   let payload: Record<string, unknown>;
   if (type === 'create' || type === 'put') {
@@ -108,7 +111,7 @@ export function setClaims(row: EventRow, options: ClaimsOptions): Record<string,
     jti: `${row.team_id}.${row.seq}`,
     aud: options.audience,
     ...(row.txn ? { txn: row.txn } : {}),
-    sub_id: { format: 'scim', uri: `/${endpointOf(row.resource_type)}/${row.resource_id}`, ...(row.external_id ? { externalId: row.external_id } : {}) },
+    sub_id: { format: 'scim', uri: resourcePath(row.resource_type, row.resource_id), ...(row.external_id ? { externalId: row.external_id } : {}) },
     seq: row.seq,
     events: { [eventUri(type, options.full)]: payload },
   };

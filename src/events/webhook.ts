@@ -3,7 +3,9 @@
  * subscription's push sends instead of a SET, per the Standard Webhooks specification 1.0. One
  * feed row renders as a JSON body `{type, timestamp, data}` (`user.created`, ...; the time of the
  * change; the event's seq, its RFC 9967 `:notice` URI, the request id, the resource, the
- * attributes changed and a group's membership delta `{cleared?, added?, removed?}`), byte for
+ * attributes changed and a group's membership delta `members: {cleared?, added?, removed?}`, or a
+ * role's or entitlement's mapped groups `groups: {added?, removed?}` (`role.updated`; the catalog's
+ * resources are `role.*`, `entitlement.*` and `resourcetype.*` for an entitlement type)), byte for
  * byte the same on every retry, with the headers `webhook-id`
  * (`evt_<team>_<seq>`, stable across retries and replays, the receiver's idempotency key),
  * `webhook-timestamp` (this attempt, unix seconds) and `webhook-signature`: `v1,<base64
@@ -20,6 +22,7 @@ import { createHmac } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import type { Db } from '../storage/types.ts';
+import { deltaAttribute, resourcePath } from './feed.ts';
 import type { ChangeType, MembersDelta } from './feed.ts';
 import { eventUri } from './set.ts';
 import { liveWebhookKeys } from './webhook-secrets.ts';
@@ -28,7 +31,6 @@ import type { SecretBox } from '../keys/sealed.ts';
 /** The change type's past participle in a webhook's `type` (`user.created`, `group.updated`). */
 const VERBS: Record<ChangeType, string> = { create: 'created', put: 'replaced', patch: 'updated', delete: 'deleted', activate: 'activated', deactivate: 'deactivated' };
 
-const endpointOf = (resourceType: string): string => (resourceType === 'User' ? 'Users' : 'Groups');
 const parse = <T>(text: string | null): T | undefined => (text === null ? undefined : (JSON.parse(text) as T));
 
 /** The `webhook-id` of a feed row: the same on every retry and replay (no `.`, which the signed content delimits with). */
@@ -37,7 +39,8 @@ export const webhookId = (row: Pick<EventRow, 'team_id' | 'seq'>): string => `ev
 /** The body (as sent and signed: compact JSON) of one feed row. */
 export function webhookBody(row: EventRow, issuer: string): string {
   const type = row.type as ChangeType;
-  const members = row.resource_type === 'Group' ? parse<MembersDelta>(row.members) : undefined;
+  // A group's membership delta (`members`), or the groups mapped to a role or an entitlement (`groups`).
+  const members = row.resource_type === 'User' ? undefined : parse<MembersDelta>(row.members);
   // `cleared`: every earlier member left first (a PUT, or a PATCH removing path "members"), so a
   // receiver applying deltas must drop what it holds before adding `added`.
   const delta = {
@@ -56,11 +59,11 @@ export function webhookBody(row: EventRow, issuer: string): string {
         type: row.resource_type,
         id: row.resource_id,
         ...(row.external_id ? { externalId: row.external_id } : {}),
-        location: `${issuer}/v2/scim/${endpointOf(row.resource_type)}/${row.resource_id}`,
+        location: `${issuer}/v2/scim${resourcePath(row.resource_type, row.resource_id)}`,
         version: `W/"${row.version}"`,
       },
       changed: parse<string[]>(row.changed) ?? [],
-      ...(Object.keys(delta).length > 0 ? { members: delta } : {}),
+      ...(Object.keys(delta).length > 0 ? { [deltaAttribute(row.resource_type)]: delta } : {}),
     },
   });
 }
