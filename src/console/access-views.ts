@@ -9,7 +9,7 @@
  * CSRF token; no inline script or style.
  */
 import escapeHtml from 'escape-html';
-import type { Catalog, CatalogEntry, EntitlementType } from '../scim/schema/catalog.ts';
+import type { CatalogView, EntryView, TypeView } from '../access/catalog.ts';
 import { entryChoice } from './access.ts';
 import type { EntryRef, MappingView, UserAccess } from './access.ts';
 
@@ -26,8 +26,9 @@ export interface Confirm {
   readonly fields: Readonly<Record<string, string>>;
   /** The domain's refusal, naming the counts. */
   readonly message: string;
-  /** What is removed, in words (`role "admin"`). */
-  readonly what: string;
+  /** The question (`Remove role "admin" anyway?`) and the button that says yes. */
+  readonly title: string;
+  readonly button: string;
 }
 
 /** What a page shows above its content: a success, an error, or a removal to confirm. */
@@ -41,10 +42,10 @@ function confirmForm(csrf: string, c: Confirm): string {
   const fields = Object.entries(c.fields).map(([k, v]) => hidden(k, v)).join('');
   return `<form method="post" action="${e(c.action)}" class="card" aria-labelledby="confirm-title">
 ${csrfField(csrf)}${fields}${hidden('force', '1')}
-<h2 id="confirm-title">Remove ${e(c.what)} anyway?</h2>
+<h2 id="confirm-title">${e(c.title)}</h2>
 <div class="alert" role="alert">${e(c.message)}</div>
 <p>Removing it takes it from every user who holds it (their SCIM <code>roles</code> or <code>entitlements</code> are rewritten, each change audited and sent as an event) and deletes the group mappings to it, in one transaction. The identity provider may assign it again if it is still in its own configuration.</p>
-<p><button type="submit" class="danger">Remove ${e(c.what)} from them</button> <a href="/console/access">Cancel</a></p>
+<p><button type="submit" class="danger">${e(c.button)}</button> <a href="/console/access">Cancel</a></p>
 </form>`;
 }
 
@@ -62,7 +63,7 @@ function removeButton(csrf: string, action: string, fields: Record<string, strin
   return `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${Object.entries(fields).map(([k, v]) => hidden(k, v)).join('')}<button type="submit" class="danger" aria-label="${e(label)}">${e(text)}</button></form>`;
 }
 
-function entryRows(entries: readonly CatalogEntry[], remove: (entry: CatalogEntry) => string, empty: string): string {
+function entryRows(entries: readonly EntryView[], remove: (entry: EntryView) => string, empty: string): string {
   const rows = entries
     .map((r) => `<tr><td class="wrap" data-label="Value"><code>${e(r.value)}</code></td><td class="wrap" data-label="Display name" dir="auto">${e(r.displayName)}</td><td class="wrap" data-label="Description" dir="auto">${e(r.description)}</td><td data-label="Actions">${remove(r)}</td></tr>`)
     .join('');
@@ -70,7 +71,7 @@ function entryRows(entries: readonly CatalogEntry[], remove: (entry: CatalogEntr
 <tbody>${rows || `<tr><td colspan="4" class="muted">${empty}</td></tr>`}</tbody></table></div>`;
 }
 
-function typeSection(csrf: string, t: EntitlementType, index: number): string {
+function typeSection(csrf: string, t: TypeView, index: number): string {
   const facts = `${t.required ? 'required: every user holds at least one' : 'optional'}; ${t.multiValued ? 'multi-valued: a user may hold several' : 'single-valued: a user holds at most one'}`;
   return `<section class="card" aria-labelledby="type-${index}">
 <h3 id="type-${index}"><span dir="auto">${e(t.name)}</span> <code>${e(t.endpoint)}</code></h3>
@@ -83,7 +84,7 @@ ${entryRows(t.entitlements, (r) => removeButton(csrf, '/console/access/entitleme
 /** The form values an add form keeps after a refusal. */
 export type AddForm = Readonly<Record<string, string>>;
 
-function addForms(csrf: string, catalog: Catalog, kept: { form?: 'role' | 'type' | 'entitlement'; values?: AddForm }): string {
+function addForms(csrf: string, catalog: CatalogView, kept: { form?: 'role' | 'type' | 'entitlement'; values?: AddForm }): string {
   const v = (form: 'role' | 'type' | 'entitlement', name: string): string => (kept.form === form ? (kept.values?.[name] ?? '') : '');
   const entryFields = (prefix: string, form: 'role' | 'entitlement') => `<label for="${prefix}-value">Value (its SCIM id, what users' <code>${form === 'role' ? 'roles' : 'entitlements'}[].value</code> hold; exact case)</label>
 <input id="${prefix}-value" name="value" type="text" required maxlength="256" spellcheck="false" autocapitalize="none" value="${e(v(form, 'value'))}">
@@ -91,7 +92,7 @@ function addForms(csrf: string, catalog: Catalog, kept: { form?: 'role' | 'type'
 <input id="${prefix}-display" name="displayName" type="text" required maxlength="256" dir="auto" value="${e(v(form, 'displayName'))}">
 <label for="${prefix}-description">Description (optional)</label>
 <input id="${prefix}-description" name="description" type="text" maxlength="1000" dir="auto" value="${e(v(form, 'description'))}">`;
-  const typeOptions = catalog.types.map((t) => `<option value="${e(t.name)}"${v('entitlement', 'type') === t.name ? ' selected' : ''}>${e(t.name)}</option>`).join('');
+  const typeOptions = catalog.entitlementTypes.map((t) => `<option value="${e(t.name)}"${v('entitlement', 'type') === t.name ? ' selected' : ''}>${e(t.name)}</option>`).join('');
   const multi = v('type', 'multiValued') !== 'single';
   return `<h2>Add a role</h2>
 <form method="post" action="/console/access/roles" class="card">
@@ -115,7 +116,7 @@ ${csrfField(csrf)}
 </form>
 <h2>Add an entitlement</h2>
 ${
-  catalog.types.length === 0
+  catalog.entitlementTypes.length === 0
     ? '<p class="muted">Add an entitlement type first: every entitlement belongs to one.</p>'
     : `<form method="post" action="/console/access/entitlements" class="card">
 ${csrfField(csrf)}
@@ -127,7 +128,7 @@ ${entryFields('entitlement', 'entitlement')}
 }`;
 }
 
-function schemasForm(csrf: string, catalog: Catalog): string {
+function schemasForm(csrf: string, catalog: CatalogView): string {
   const option = (value: 'okta' | 'ietf', label: string) => `<option value="${value}"${catalog.schemas === value ? ' selected' : ''}>${label}</option>`;
   return `<h2>Discovery schemas</h2>
 <form method="post" action="/console/access/schemas" class="card">
@@ -140,8 +141,8 @@ ${csrfField(csrf)}
 }
 
 /** The catalog page: roles, entitlement types with their entitlements, the add forms, the schemas setting. */
-export function catalogBody(csrf: string, catalog: Catalog, shown: Notice = {}, kept: { form?: 'role' | 'type' | 'entitlement'; values?: AddForm } = {}): string {
-  const empty = catalog.roles.length === 0 && catalog.types.length === 0;
+export function catalogBody(csrf: string, catalog: CatalogView, shown: Notice = {}, kept: { form?: 'role' | 'type' | 'entitlement'; values?: AddForm } = {}): string {
+  const empty = catalog.roles.length === 0 && catalog.entitlementTypes.length === 0;
   return `${subNav('catalog')}
 ${notice(csrf, shown)}
 <p>The roles and entitlements users of this team may hold. With a catalog, identity providers (Okta Identity Governance, the IETF draft's clients) discover them at <code>/Roles</code> and each type's endpoint, and every user's <code>roles</code> and <code>entitlements</code> must name them. The same catalog is managed with <code>rollcall role ...</code>, <code>rollcall entitlement ...</code> and the admin API (<code>PUT /v2/admin/Catalog</code>); every change is audited and is an event.</p>
@@ -149,19 +150,19 @@ ${empty ? '<p class="muted">This team has no catalog: users\' roles and entitlem
 <h2>Roles</h2>
 ${entryRows(catalog.roles, (r) => removeButton(csrf, '/console/access/roles/remove', { value: r.value }, `Remove role ${r.value}`), 'No roles.')}
 <h2>Entitlement types</h2>
-${catalog.types.length === 0 ? '<p class="muted">No entitlement types.</p>' : catalog.types.map((t, i) => typeSection(csrf, t, i)).join('\n')}
+${catalog.entitlementTypes.length === 0 ? '<p class="muted">No entitlement types.</p>' : catalog.entitlementTypes.map((t, i) => typeSection(csrf, t, i)).join('\n')}
 ${addForms(csrf, catalog, kept)}
 ${schemasForm(csrf, catalog)}`;
 }
 
 /** Every entry of the catalog, for the mapping form's choice. */
-function entryOptions(catalog: Catalog, selected: string): string {
+function entryOptions(catalog: CatalogView, selected: string): string {
   const option = (ref: EntryRef, label: string) => {
     const value = entryChoice(ref);
     return `<option value="${e(value)}"${value === selected ? ' selected' : ''}>${e(label)}</option>`;
   };
   const roles = catalog.roles.map((r) => option({ kind: 'role', value: r.value }, `${r.displayName} (${r.value})`)).join('');
-  const types = catalog.types
+  const types = catalog.entitlementTypes
     .filter((t) => t.entitlements.length > 0)
     .map((t) => `<optgroup label="${e(`Entitlements: ${t.name}`)}">${t.entitlements.map((x) => option({ kind: 'entitlement', type: t.name, value: x.value }, `${x.displayName} (${x.value})`)).join('')}</optgroup>`)
     .join('');
@@ -171,7 +172,7 @@ function entryOptions(catalog: Catalog, selected: string): string {
 const mappingRef = (m: MappingView): EntryRef => (m.kind === 'role' ? { kind: 'role', value: m.value } : { kind: 'entitlement', type: m.type ?? '', value: m.value });
 
 /** The group mappings page: the list (all, or one group's), with remove buttons, and the add form. */
-export function mappingsBody(csrf: string, catalog: Catalog, mappings: readonly MappingView[], group: { id: string; name: string } | undefined, form: { group: string; entry: string }, shown: Notice = {}): string {
+export function mappingsBody(csrf: string, catalog: CatalogView, mappings: readonly MappingView[], group: { id: string; name: string } | undefined, form: { group: string; entry: string }, shown: Notice = {}): string {
   const rows = mappings
     .map((m) => {
       const what = m.kind === 'role' ? 'role' : `entitlement (${m.type ?? ''})`;

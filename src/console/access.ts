@@ -7,39 +7,97 @@
  * reading a form's group (an id or a displayName) and its entry choice (`role:V` or
  * `entitlement:Type:V`, the `access` parameter's syntax). No SQL and no HTML here.
  */
+import { addEntitlement, addEntitlementType, addRole, getCatalog, removeEntitlement, removeEntitlementType, removeRole, setCatalogSchemas } from '../access/catalog.ts';
+import type { AddOutcome, CatalogChange, CatalogDeps, CatalogView, Removal, RemoveOptions } from '../access/catalog.ts';
 import { accessOfUser } from '../access/effective.ts';
 import type { UserAccess } from '../access/effective.ts';
 import { listMappings, mapGroup, unmapGroup } from '../access/mappings.ts';
-import type { MappingChange, MappingDeps, MappingView } from '../access/mappings.ts';
+import type { MappingView } from '../access/mappings.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { notFound, scimErrorOf } from '../scim/errors.ts';
 import { getGroup, listGroups } from '../scim/groups.ts';
 import { parseListQuery } from '../scim/query.ts';
-import type { Catalog } from '../scim/schema/catalog.ts';
 import { groupResourceType } from '../scim/schema/registry.ts';
 import { loadTeamTypes } from '../scim/team-schemas.ts';
 import { ConsoleInputError } from './directory.ts';
 
-export type { MappingView, UserAccess };
+export type { AddOutcome, CatalogView, MappingView, Removal, UserAccess };
 
-/** The catalog of a team that declared none: no roles, no types, Okta's schemas. */
-const EMPTY: Catalog = { schemas: 'okta', roles: [], types: [] };
+/** The domain's dependencies and the change's author, from the admin's context (the catalog's and the mappings' alike). */
+export const depsOf = (ctx: ScimContext): CatalogDeps => ({ storage: ctx.storage, clock: ctx.clock, baseUrl: ctx.baseUrl });
+export const changeOf = (ctx: ScimContext): CatalogChange => ({ actor: ctx.actor, requestId: ctx.requestId });
 
-/** The domain's dependencies and the change's author, from the admin's context. */
-export const depsOf = (ctx: ScimContext): MappingDeps => ({ storage: ctx.storage, clock: ctx.clock, baseUrl: ctx.baseUrl });
-export const changeOf = (ctx: ScimContext): MappingChange => ({ actor: ctx.actor, requestId: ctx.requestId });
+/**
+ * How a refusal to remove what users hold says "force" on the console: the page shows the
+ * refusal above a form that repeats the removal with force.
+ */
+const FORCE_HINT = 'confirm below';
+const removing = (force: boolean): RemoveOptions => ({ force, forceHint: FORCE_HINT });
 
 /**
  * The context with the team's resource types, which carry its catalog (the console's context is
- * built without them; the catalog's display names and types come from there).
+ * built without them; effective access reads the catalog's display names and types there).
  */
 export async function withCatalog(ctx: ScimContext): Promise<ScimContext> {
   return ctx.types ? ctx : { ...ctx, types: await loadTeamTypes(ctx.storage.db, ctx.team.id) };
 }
 
-/** The team's catalog as its SCIM requests see it (empty when it declared none). */
-export async function teamCatalog(ctx: ScimContext): Promise<Catalog> {
-  return (await withCatalog(ctx)).types?.catalog ?? EMPTY;
+/** The team's catalog, as the admin API shows it. */
+export const teamCatalog = (ctx: ScimContext): Promise<CatalogView> => getCatalog(depsOf(ctx), ctx.team);
+
+/** A role or an entitlement as a form sends it: value, displayName, and a description when one was typed. */
+export interface EntryForm {
+  readonly value: string;
+  readonly displayName: string;
+  readonly description: string;
+}
+
+const entryInput = (form: EntryForm) => ({ value: form.value, displayName: form.displayName, ...(form.description !== '' ? { description: form.description } : {}) });
+
+/** Adds a role, or changes the displayName and description of the one with that value. */
+export async function addRoleFromConsole(ctx: ScimContext, form: EntryForm): Promise<AddOutcome> {
+  return (await addRole(depsOf(ctx), ctx.team, entryInput(form), changeOf(ctx))).outcome;
+}
+
+/** Removes a role; one users hold or groups map only when `force` (the admin confirmed). */
+export const removeRoleFromConsole = (ctx: ScimContext, value: string, force: boolean): Promise<Removal> =>
+  removeRole(depsOf(ctx), ctx.team, value, changeOf(ctx), removing(force));
+
+/** An entitlement type as its form sends it: `required` ticked or not, `multiValued` "multi" or "single". */
+export interface TypeForm {
+  readonly name: string;
+  readonly endpoint: string;
+  readonly required: boolean;
+  readonly multiValued: string;
+  readonly description: string;
+}
+
+/** Adds an entitlement type, or changes the one with that name. */
+export async function addTypeFromConsole(ctx: ScimContext, form: TypeForm): Promise<AddOutcome> {
+  if (form.multiValued !== 'multi' && form.multiValued !== 'single') throw new ConsoleInputError('choose whether a user may hold several entitlements of the type, or at most one');
+  const input = { name: form.name, endpoint: form.endpoint, required: form.required, multiValued: form.multiValued === 'multi', ...(form.description !== '' ? { description: form.description } : {}) };
+  return (await addEntitlementType(depsOf(ctx), ctx.team, input, changeOf(ctx))).outcome;
+}
+
+/** Removes an entitlement type and its entitlements; held or mapped ones only when `force`. */
+export const removeTypeFromConsole = (ctx: ScimContext, name: string, force: boolean): Promise<Removal & { entitlements: number }> =>
+  removeEntitlementType(depsOf(ctx), ctx.team, name, changeOf(ctx), removing(force));
+
+/**
+ * Adds an entitlement of the type, or changes the one with that value; one of another type is
+ * moved, which its holders decide like a removal (refused with the counts unless `force`).
+ */
+export async function addEntitlementFromConsole(ctx: ScimContext, type: string, form: EntryForm, force: boolean): Promise<AddOutcome> {
+  return (await addEntitlement(depsOf(ctx), ctx.team, type, entryInput(form), changeOf(ctx), removing(force))).outcome;
+}
+
+/** Removes an entitlement of the type; a held or mapped one only when `force`. */
+export const removeEntitlementFromConsole = (ctx: ScimContext, type: string, value: string, force: boolean): Promise<Removal> =>
+  removeEntitlement(depsOf(ctx), ctx.team, type, value, changeOf(ctx), removing(force));
+
+/** Which schemas discovery shows for the catalog: `okta` or `ietf`; whether that changed anything. */
+export async function setSchemasFromConsole(ctx: ScimContext, schemas: string): Promise<boolean> {
+  return (await setCatalogSchemas(depsOf(ctx), ctx.team, schemas, changeOf(ctx))).changed;
 }
 
 /** A role or an entitlement of the catalog, as a form names it. */

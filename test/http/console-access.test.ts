@@ -189,6 +189,114 @@ for (const engine of engines) {
       assert.equal(audited.length, 1);
     });
 
+    it('adds a role, an entitlement type and an entitlement from the forms, changes one, sets the schemas; refusals shown with the form as sent; CSRF required; audited as the admin', async () => {
+      const page = await signedIn(t);
+      const added = await submit(page, '/console/access', '/console/access/roles', { value: 'admin', displayName: 'Administrator', description: '' });
+      assert.equal(added.statusCode, 303, added.body);
+      assert.equal(added.headers.location, '/console/access?done=role-added');
+      assert.match(text((await page.get('/console/access?done=role-added')).body), /Role added\. .*admin Administrator/);
+      assert.equal((await submit(page, '/console/access', '/console/access/roles', { value: 'admin', displayName: 'Administrator', description: '' })).headers.location, '/console/access?done=role-unchanged');
+      assert.equal((await submit(page, '/console/access', '/console/access/roles', { value: 'admin', displayName: 'Admin', description: 'All of it' })).headers.location, '/console/access?done=role-updated');
+      assert.equal((await consoleAudit(t, 'role_added')).length, 1);
+      assert.equal((await consoleAudit(t, 'role_updated')).length, 1);
+
+      const badRole = await submit(page, '/console/access', '/console/access/roles', { value: ' lead', displayName: `Lead ${HOSTILE}`, description: '' });
+      assert.equal(badRole.statusCode, 400);
+      assert.match(text(badRole.body), /value: must not begin or end with whitespace/);
+      assert.ok(badRole.body.includes('value=" lead"') && badRole.body.includes(`value="Lead &lt;script&gt;`), 'the form keeps what was sent, escaped');
+
+      const type = await submit(page, '/console/access', '/console/access/types', { name: 'License', endpoint: '/Licenses', required: '1', multiValued: 'single', description: 'Seats' });
+      assert.equal(type.headers.location, '/console/access?done=type-added', type.body);
+      const reserved = await submit(page, '/console/access', '/console/access/types', { name: 'User', endpoint: '/Licences', multiValued: 'multi', description: '' });
+      assert.equal(reserved.statusCode, 400);
+      assert.match(text(reserved.body), /"User" is a SCIM resource type Rollcall serves/);
+      assert.match(reserved.body, /<option value="multi" selected>/);
+      const noSlash = await submit(page, '/console/access', '/console/access/types', { name: 'Seat', endpoint: 'Seats', multiValued: 'single', description: '' });
+      assert.equal(noSlash.statusCode, 400);
+      assert.match(text(noSlash.body), /endpoint: must be "\/" then a letter/);
+      assert.match(noSlash.body, /<option value="single" selected>/);
+
+      const entitlement = await submit(page, '/console/access', '/console/access/entitlements', { type: 'License', value: 'e5', displayName: 'Office E5', description: '' });
+      assert.equal(entitlement.headers.location, '/console/access?done=entitlement-added', entitlement.body);
+      const noType = await submit(page, '/console/access', '/console/access/entitlements', { type: 'Seat', value: 'e3', displayName: 'Office E3', description: '' });
+      assert.equal(noType.statusCode, 404);
+      assert.match(text(noType.body), /has no entitlement type "Seat"/);
+      const words = text((await page.get('/console/access')).body);
+      assert.match(words, /admin Admin All of it/);
+      assert.match(words, /License \/Licenses required: every user holds at least one; single-valued: a user holds at most one\. Seats/);
+      assert.match(words, /e5 Office E5/);
+
+      const schemas = await submit(page, '/console/access', '/console/access/schemas', { schemas: 'ietf' });
+      assert.equal(schemas.headers.location, '/console/access?done=schemas-set');
+      assert.match((await page.get('/console/access')).body, /<option value="ietf" selected>/);
+      assert.equal((await consoleAudit(t, 'catalog_schemas_set')).length, 1);
+      const badSchemas = await submit(page, '/console/access', '/console/access/schemas', { schemas: 'saml' });
+      assert.equal(badSchemas.statusCode, 400);
+      assert.match(text(badSchemas.body), /schemas: must be one of okta, ietf/);
+
+      const forged = await page.post('/console/access/roles', { value: 'forged', displayName: 'Forged' });
+      assert.equal(forged.statusCode, 403);
+      assert.ok(!(await page.get('/console/access')).body.includes('forged'));
+    });
+
+    it('removing an entry users hold or groups map is refused with the counts, then forced after the admin confirms: taken from the users and the groups', async () => {
+      await seedCatalog(t.storage, t.team.id, CATALOG);
+      const page = await signedIn(t);
+      const res = await t.request('POST', '/v2/scim/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'bjensen@acme.example', roles: [{ value: 'admin' }, { value: 'viewer' }] });
+      assert.equal(res.statusCode, 201, res.body);
+      const bjensen = String(json(res).id);
+      await grantDirect(t.storage, t.team.id, bjensen, 'role', 'admin');
+      const admins = await group(t, 'Admins', [bjensen]);
+      assert.equal((await submit(page, '/console/access/mappings', '/console/access/mappings', { group: admins, entry: 'role:admin' })).statusCode, 303);
+
+      // Nobody holds "billing", no group maps it: removed at once.
+      const free = await submit(page, '/console/access', '/console/access/entitlements/remove', { type: 'Permission set', value: 'billing' });
+      assert.equal(free.headers.location, '/console/access?done=entitlement-removed', free.body);
+      assert.match(text((await page.get(free.headers.location as string)).body), /Entitlement removed\./);
+
+      const refused = await submit(page, '/console/access', '/console/access/roles/remove', { value: 'admin' });
+      assert.equal(refused.statusCode, 409);
+      const words = text(refused.body);
+      assert.match(words, /Remove role "admin" anyway\?/);
+      assert.match(words, /role "admin" is held by 1 user and mapped from 1 group; confirm below to remove it from them/);
+      assert.ok(!refused.body.includes('force=true'), 'the API wording is not shown');
+      assert.equal((await consoleAudit(t, 'role_removed')).length, 0, 'nothing removed yet');
+      assert.ok(text((await page.get('/console/access')).body).includes('admin Administrator'));
+
+      // The confirmation form repeats the removal with force.
+      const confirm = hiddenFields(refused.body, '/console/access/roles/remove');
+      assert.deepEqual({ value: confirm.value, force: confirm.force }, { value: 'admin', force: '1' });
+      const forced = await page.post('/console/access/roles/remove', confirm);
+      assert.equal(forced.statusCode, 303, forced.body);
+      assert.equal(forced.headers.location, '/console/access?done=role-removed&users=1&groups=1');
+      assert.match(text((await page.get(forced.headers.location as string)).body), /Role removed\. It was taken from 1 user and 1 group mapped to it\./);
+      assert.doesNotMatch(text((await page.get('/console/access')).body), /admin Administrator/);
+      const after = json(await t.request('GET', `/v2/scim/Users/${bjensen}`));
+      assert.deepEqual((after.roles as { value: string }[]).map((r) => r.value), ['viewer'], "taken from the user's SCIM roles");
+      assert.match(text((await page.get('/console/access/mappings')).body), /No group is mapped/);
+      assert.equal((await consoleAudit(t, 'role_removed')).length, 1);
+
+      // A type whose entitlement a user holds: refused, then forced.
+      await grantDirect(t.storage, t.team.id, bjensen, 'entitlement', 'e5', 'License');
+      // Moving a held entitlement to another type is decided like a removal: confirmed, with the form as sent.
+      const move = await submit(page, '/console/access', '/console/access/entitlements', { type: 'Permission set', value: 'e5', displayName: 'Office E5', description: '' });
+      assert.equal(move.statusCode, 409);
+      assert.match(text(move.body), /Move entitlement "e5" to type Permission set anyway\? .*entitlement "e5" is held by 1 user; confirm below/);
+      const moveFields = hiddenFields(move.body, '/console/access/entitlements');
+      assert.deepEqual({ type: moveFields.type, value: moveFields.value, displayName: moveFields.displayName, force: moveFields.force }, { type: 'Permission set', value: 'e5', displayName: 'Office E5', force: '1' });
+      const typeRefused = await submit(page, '/console/access', '/console/access/types/remove', { name: 'License' });
+      assert.equal(typeRefused.statusCode, 409);
+      assert.match(text(typeRefused.body), /Remove entitlement type License and its entitlements anyway\?/);
+      const typeForced = await page.post('/console/access/types/remove', hiddenFields(typeRefused.body, '/console/access/types/remove'));
+      assert.equal(typeForced.statusCode, 303, typeForced.body);
+      assert.doesNotMatch(text((await page.get('/console/access')).body), /License \/Licenses/);
+
+      // Removing what is not there: the page says so (404), no 500.
+      const gone = await submit(page, '/console/access', '/console/access/roles/remove', { value: 'admin' });
+      assert.equal(gone.statusCode, 404);
+      assert.match(text(gone.body), /has no role "admin"/);
+    });
+
     it("isolation: an admin of one team neither sees nor changes another team's catalog or mappings", async () => {
       const other = await t.addTeam('globex');
       await seedCatalog(t.storage, other.team.id, { roles: [{ value: 'globex-root', displayName: 'Globex root' }] });
@@ -205,11 +313,16 @@ for (const engine of engines) {
       const foreignEntry = await submit(page, '/console/access/mappings', '/console/access/mappings', { group: await group(t, 'Acme'), entry: 'role:globex-root' });
       assert.equal(foreignEntry.statusCode, 400);
       assert.equal((await page.get(`/console/access/mappings?group=${globexGroup}`)).statusCode, 404);
+      const foreignRole = await submit(page, '/console/access', '/console/access/roles/remove', { value: 'globex-root', force: '1' });
+      assert.equal(foreignRole.statusCode, 404);
+      assert.equal((await submit(page, '/console/access', '/console/access/roles', { value: 'acme-only', displayName: 'Acme only' })).statusCode, 303);
+      assert.equal((await submit(page, '/console/access', '/console/access/schemas', { schemas: 'ietf' })).statusCode, 303);
 
       // The other team's admin sees its own catalog, and none of acme's.
       const theirs = await signedIn(t, 'root@globex.example', 'globex');
       const their = await theirs.get('/console/access');
-      assert.ok(their.body.includes('globex-root') && !their.body.includes('Office E5'));
+      assert.ok(their.body.includes('globex-root') && !their.body.includes('Office E5') && !their.body.includes('acme-only'));
+      assert.match(their.body, /<option value="okta" selected>/, "acme's schemas setting is acme's");
     });
   });
 }
