@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `rollcall` command line (DESIGN.md section 6): serve, migrate, team, user, client, audit,
- * token, keys, events (cli/events.ts), schema (schema.ts). Every
- * command takes --database and --json. Commands parse flags, call one operation in admin.ts or
- * server.ts, and print; a failure prints one line to stderr and exits 1.
+ * token, keys, events (cli/events.ts), schema (schema.ts), role / entitlement / catalog
+ * (catalog.ts). Every command takes --database and --json. Commands parse flags, call one
+ * operation in admin.ts or server.ts, and print; a failure prints one line to stderr and exits 1.
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -16,6 +16,7 @@ import { registerEventCommands } from './events.ts';
 import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
 import { registerMappingCommands } from './mappings.ts';
+import { registerCatalogCommands } from './catalog.ts';
 import { registerClientSecretCommands } from './client-secrets.ts';
 import { parseTokenLifetime } from '../oauth/client-secret-admin.ts';
 import type { FirstRunCredentials } from '../admin.ts';
@@ -504,6 +505,7 @@ export function buildProgram(): Command {
   for (const register of [serverCommands, teamCommands, userCommands, clientCommands, auditCommands, tokenCommands, copyCommand, keyCommands]) register(program);
   registerSchemaCommands(program, { withCommon, withDatabase, print });
   registerEventCommands(program, { withCommon, withDatabase, print });
+  registerCatalogCommands(program, { withCommon, withDatabase, print });
   // `role map | unmap | mappings` join the catalog's `role` command when it is already registered.
   const role = program.commands.find((c) => c.name() === 'role') ?? program.command('role').description("a team's roles and the groups mapped to them");
   registerMappingCommands(role, { withCommon, withDatabase, print });

@@ -1,11 +1,12 @@
 /**
  * The team administration API under `/v2/admin` (what the console and scripts use to
- * manage a team's schema extensions; docs/ADMIN-API.md). Authenticated like SCIM, with a bearer
- * access token of the team, which must be an administrator's: a token issued by the operator
- * (`rollcall token issue`: no client, no user) or on behalf of a user whose userType is admin,
- * with the `write` scope for changes. A machine client's token (client credentials) is refused
+ * manage a team's schema extensions and its catalog of roles and entitlements;
+ * docs/ADMIN-API.md). Authenticated like SCIM, with a bearer access token of the team, which
+ * must be an administrator's: a token issued by the operator (`rollcall token issue`: no
+ * client, no user) or on behalf of a user whose userType is admin, with the `write` scope for
+ * changes. A machine client's token (client credentials) is refused
  * (403). Errors are RFC 7644 3.12 bodies. Routes parse, call one function of
- * scim/team-schemas.ts, and reply.
+ * scim/team-schemas.ts or access/catalog.ts, and reply.
  */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../audit/events.ts';
@@ -15,6 +16,7 @@ import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
 import { ScimError, scimErrorOf } from '../scim/errors.ts';
 import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
+import { getCatalog, putCatalog } from '../access/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
 import { unstorableText } from '../text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
@@ -121,6 +123,12 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     const view = await addSchema(deps, team(request), { resourceType: b.resourceType ?? 'User', required: b.required, schema: b.schema }, change(request));
     return reply.code(201).header('content-type', json).send(view);
   });
+  // The team's catalog of roles and entitlements (src/access/catalog.ts): a whole catalog may be
+  // larger than a schema, so its PUT takes up to 4 MiB.
+  app.get('/Catalog', doc(adminDocs.getCatalog), async (request, reply) => reply.header('content-type', json).send(await getCatalog(deps, team(request))));
+  app.put<{ Querystring: { force?: string } }>('/Catalog', { ...doc(adminDocs.putCatalog), bodyLimit: 4 * 1024 * 1024 }, async (request, reply) =>
+    reply.header('content-type', json).send(await putCatalog(deps, team(request), request.body, change(request), { force: request.query.force === 'true' })),
+  );
   app.delete<{ Params: { id: string } }>('/Schemas/:id', doc(adminDocs.remove), async (request, reply) => {
     await removeSchema(deps, team(request), request.params.id, change(request));
     return reply.code(204).send();

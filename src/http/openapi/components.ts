@@ -228,4 +228,40 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     'A team schema extension to declare.',
   ),
   ExtensionView: open({}, [], 'A declared team extension.'),
+  CatalogEntry: open(
+    { value: str('The entry\'s SCIM id: 1 to 256 characters, compared exactly.'), displayName: str('1 to 256 characters.'), description: str('At most 1,000 characters; omitted when none.') },
+    ['value', 'displayName'],
+    'A role or an entitlement of the team\'s catalog.',
+  ),
+  CatalogEntitlementType: open(
+    {
+      name: str('The SCIM resource type name, e.g. License; unique case-insensitively.'),
+      endpoint: str('Its SCIM endpoint, e.g. /Licenses; unique case-insensitively.'),
+      description: str('At most 1,000 characters; omitted when none.'),
+      required: { type: 'boolean', description: 'A user must hold at least one entitlement of the type (default false).' },
+      multiValued: { type: 'boolean', description: 'A user may hold more than one (default true).' },
+      entitlements: { type: 'array', items: ref('CatalogEntry') },
+    },
+    ['name', 'endpoint'],
+    'An entitlement type and its entitlements.',
+  ),
+  Catalog: open(
+    {
+      schemas: { type: 'string', enum: ['okta', 'ietf'], description: 'Which schemas discovery shows for the catalog: Okta\'s or the IETF draft\'s. Absent in a PUT: unchanged.' },
+      roles: { type: 'array', items: ref('CatalogEntry') },
+      entitlementTypes: { type: 'array', items: ref('CatalogEntitlementType') },
+    },
+    [],
+    'A team\'s catalog of roles and entitlements (roles by value, types by name, entitlements by value).',
+  ),
+  CatalogPutResult: open(
+    {
+      catalog: ref('Catalog'),
+      added: { type: 'integer', minimum: 0 },
+      updated: { type: 'integer', minimum: 0 },
+      removed: { type: 'integer', minimum: 0 },
+    },
+    ['catalog', 'added', 'updated', 'removed'],
+    'The catalog after the PUT, and how many roles, entitlement types and entitlements it added, changed and removed (all 0 when the document was the catalog already).',
+  ),
 };

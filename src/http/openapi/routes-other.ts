@@ -205,6 +205,26 @@ export const adminDocs = {
     responses: { '201': scimJson('The declared extension.', ref('ExtensionView')), ...errors('scim', [400, 401, 403, 409, 413, 415, 500]) },
     errors: 'scim',
   } satisfies RouteDoc,
+  getCatalog: {
+    summary: 'Show the team\'s catalog of roles and entitlements',
+    tags: ['Team administration'],
+    operationId: 'getCatalog',
+    security: ADMIN_SECURITY,
+    responses: { '200': scimJson('The catalog.', ref('Catalog')), ...errors('scim', [401, 403, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  putCatalog: {
+    summary: 'Replace the team\'s catalog of roles and entitlements',
+    description:
+      'Idempotent: what the document names is added or changed, what it omits is removed, and the same document again changes nothing (no audit row, no event). An entry users hold or groups map is removed only with force=true (taken from those users, its mappings deleted); otherwise 409 with the counts. Over the team\'s budget catalog.entries: 400. The body is checked by the catalog\'s own rules (each refusal names the JSON location).',
+    tags: ['Team administration'],
+    operationId: 'putCatalog',
+    security: ADMIN_WRITE,
+    querystring: { type: 'object', properties: { force: { type: 'string', enum: ['true', 'false'], description: 'Remove entries users hold or groups map, from them.' } } },
+    requestBody: { required: true, content: { 'application/scim+json': ref('Catalog'), 'application/json': ref('Catalog') } },
+    responses: { '200': scimJson('The catalog after the change, with counts.', ref('CatalogPutResult')), ...errors('scim', [400, 401, 403, 409, 413, 415, 500]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
   remove: {
     summary: 'Remove a schema extension',
     tags: ['Team administration'],
