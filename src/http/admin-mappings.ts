@@ -8,15 +8,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { listMappings, mapGroup, unmapGroup } from '../access/mappings.ts';
 import type { MappingChange, MappingDeps } from '../access/mappings.ts';
+import type { Bearer } from '../oauth/tokens.ts';
 import { ScimError } from '../scim/errors.ts';
-import type { TeamRow } from '../storage/repos/teams.ts';
 import type { documented, RouteDoc } from './openapi/route-doc.ts';
 import { mappingDocs } from './openapi/routes-other.ts';
 
 /** What admin-plugin.ts lends these routes: its dependencies and its per-request team and actor. */
 export interface AdminRouteKit {
   readonly deps: MappingDeps;
-  readonly team: (request: FastifyRequest) => TeamRow;
+  readonly team: (request: FastifyRequest) => Bearer['team'];
   readonly change: (request: FastifyRequest) => MappingChange;
   readonly doc: (d: RouteDoc) => ReturnType<typeof documented>;
 }

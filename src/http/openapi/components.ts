@@ -264,4 +264,26 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     ['catalog', 'added', 'updated', 'removed'],
     'The catalog after the PUT, and how many roles, entitlement types and entitlements it added, changed and removed (all 0 when the document was the catalog already).',
   ),
+  GroupMappingCreate: open(
+    {
+      group: { type: 'string', minLength: 1, maxLength: 64, description: 'The group\'s id.' },
+      kind: { type: 'string', enum: ['role', 'entitlement'] },
+      type: { type: 'string', minLength: 1, maxLength: 256, description: 'An entitlement\'s type: its name (e.g. "License") or its endpoint without the slash; none for a role.' },
+      value: { type: 'string', minLength: 1, maxLength: 256, description: 'The role\'s or entitlement\'s value (its SCIM id).' },
+    },
+    ['group', 'kind', 'value'],
+    'A group of the team and the role or entitlement of its catalog it maps to.',
+  ),
+  GroupMapping: open(
+    {
+      group: open({ id: str(), displayName: str() }, ['id', 'displayName']),
+      kind: { type: 'string', enum: ['role', 'entitlement'] },
+      type: str('An entitlement\'s type name (absent for a role).'),
+      value: str('The role\'s or entitlement\'s value (its SCIM id).'),
+      display: str('Its displayName in the catalog.'),
+      created: { type: 'string', format: 'date-time' },
+    },
+    ['group', 'kind', 'value', 'created'],
+    'A group mapped to a role or an entitlement: its members hold it.',
+  ),
 };

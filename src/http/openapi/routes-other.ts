@@ -236,31 +236,8 @@ export const adminDocs = {
   } satisfies RouteDoc,
 };
 
-/** A group mapped to a role or an entitlement (src/access/mappings.ts MappingView). */
-const MAPPING: JsonSchema = {
-  type: 'object',
-  properties: {
-    group: { type: 'object', properties: { id: { type: 'string' }, displayName: { type: 'string' } }, required: ['id', 'displayName'] },
-    kind: { type: 'string', enum: ['role', 'entitlement'] },
-    type: { type: 'string', description: 'An entitlement\'s type name (absent for a role).' },
-    value: { type: 'string', description: 'The role\'s or entitlement\'s value (its SCIM id).' },
-    display: { type: 'string', description: 'Its displayName in the catalog.' },
-    created: { type: 'string', format: 'date-time' },
-  },
-  required: ['group', 'kind', 'value', 'created'],
-  additionalProperties: true,
-};
-const MAPPING_INPUT: JsonSchema = {
-  type: 'object',
-  description: 'A group and the role (`kind` "role") or entitlement (`kind` "entitlement", with its `type`) of the team\'s catalog it maps to.',
-  properties: {
-    group: { type: 'string', minLength: 1, maxLength: 64, description: 'The group\'s id.' },
-    kind: { type: 'string', enum: ['role', 'entitlement'] },
-    type: { type: 'string', minLength: 1, maxLength: 256, description: 'An entitlement\'s type: its name (e.g. "License") or its endpoint without the slash.' },
-    value: { type: 'string', minLength: 1, maxLength: 256, description: 'The role\'s or entitlement\'s value.' },
-  },
-  required: ['group', 'kind', 'value'],
-};
+const MAPPING = ref('GroupMapping');
+const MAPPING_INPUT = ref('GroupMappingCreate');
 const MAPPING_TAGS = ['Roles and entitlements'];
 
 export const mappingDocs = {

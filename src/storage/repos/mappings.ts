@@ -58,6 +58,17 @@ export async function deleteMappingsOfGroup(ex: Executor, teamId: string, groupI
   return ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('group_id', '=', groupId).returningAll().execute();
 }
 
+/** How many groups map to the entry (a catalog removal's refusal names it). */
+export async function countMappingsOfEntry(ex: Executor, teamId: string, kind: MappingKind, value: string): Promise<number> {
+  const row = await ex.selectFrom('access_mappings').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Removes every mapping to the entry (its forced removal from the catalog); the removed rows. */
+export async function deleteMappingsOfEntry(ex: Executor, teamId: string, kind: MappingKind, value: string): Promise<MappingRow[]> {
+  return ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).returningAll().execute();
+}
+
 /** The team's mappings (one group's when `groupId`), with the group's displayName: by kind, type, value, then group name. */
 export async function listMappingRows(ex: Executor, teamId: string, groupId?: string): Promise<MappingListRow[]> {
   let query = ex
