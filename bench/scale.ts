@@ -2,7 +2,9 @@
  * `npm run bench:scale`: Rollcall at size. Loads one team of 1,000,000 users through the storage
  * layer (with a progress bar) and a group of 100,000 members, starts one Rollcall process on the
  * database, and measures each scale scenario at low concurrency (2 connections): p50/p99 per
- * scenario, then the server's peak resident memory, then the targets. `--smoke` loads 5,000
+ * scenario, then the server's peak resident memory, then the targets. The effective-access
+ * scenarios (access-scenarios.ts) map the big group to a role and grant it directly to some
+ * users; adding a mapping is timed in this process. `--smoke` loads 5,000
  * users and 1,000 members and runs a second per scenario (CI). Flags: --users N, --members N,
  * --connections N, --duration S, --warmup S, --only TEXT, --postgres URL (a fresh schema),
  * --database URL (reuse a database loaded by an earlier run with --keep; nothing is loaded when
@@ -29,6 +31,7 @@ import type { UserNaming } from '../test/support/rows.ts';
 import { CURSOR_SCENARIO_NAMES, cursorPagingScenarios, FIRST_BYTE_SCENARIO, firstByte, scaleScenarios } from './scale-scenarios.ts';
 import type { ScaleFixture, ScaleScenario } from './scale-scenarios.ts';
 import { count, mebibytes, ms, rate, renderTable } from './table.ts';
+import { ACCESS_SCENARIO_NAMES, accessScenarios, loadAccess, measureMapping } from './access-scenarios.ts';
 import { scaleTargetsTable } from './targets.ts';
 
 interface ScaleOptions {
@@ -184,12 +187,21 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
     const storage = await database.open();
     let fixture: ScaleFixture;
     let loadSeconds: number;
+    const selected = (name: string) => options.only === undefined || name.includes(options.only);
+    // Measured in this process, on the loaded database (access-scenarios.ts measureMapping).
+    let mapping: Row | undefined;
     try {
       loadSeconds = await ensureLoaded(storage, options);
       const team = await teamByName(storage.db, TEAM);
       const indexSeconds = team ? await loadBadges(storage, team, NAMING) : undefined;
       if (indexSeconds !== undefined) log(`extension registered, badge index built in ${indexSeconds.toFixed(1)} s`);
       fixture = await readFixture(storage);
+      const scaleTeam = await teamByName(storage.db, TEAM);
+      if (scaleTeam && (await loadAccess(storage, scaleTeam, fixture.groupId))) log('access catalog, the big group\'s mappings and direct grants loaded');
+      if (scaleTeam && selected(ACCESS_SCENARIO_NAMES.mapGroup)) {
+        mapping = { scenario: ACCESS_SCENARIO_NAMES.mapGroup, m: await measureMapping(storage, scaleTeam.id, fixture.groupId, options.seconds), problem: undefined };
+        log(`${mapping.scenario}: p50 ${ms(mapping.m.p50)} ms, p99 ${ms(mapping.m.p99)} ms (${count(mapping.m.ok)} mappings)`);
+      }
     } finally {
       await storage.close();
     }
@@ -200,11 +212,10 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
       nodeArgs: options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [],
     });
     const rssAtStart = server.peakRssBytes();
-    const selected = (name: string) => options.only === undefined || name.includes(options.only);
     // The cursor walk (16 s or more) only when a cursor scenario is measured.
     const walk = Object.values(CURSOR_SCENARIO_NAMES).some(selected);
-    const scenarios = [...scaleScenarios(fixture), ...(walk ? await cursorPagingScenarios(fixture, server.url) : [])];
-    const rows: Row[] = [];
+    const scenarios = [...scaleScenarios(fixture), ...accessScenarios(fixture), ...(walk ? await cursorPagingScenarios(fixture, server.url) : [])];
+    const rows: Row[] = mapping ? [mapping] : [];
     for (const scenario of scenarios) {
       if (!selected(scenario.name)) continue;
       const row = { ...(await measure(server.url, scenario, options)), peakRss: server.peakRssBytes() };

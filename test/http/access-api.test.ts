@@ -172,6 +172,10 @@ describe(`Effective access API on ${engine.name}`, () => {
     await grantDirect(t.storage, t.team.id, a, 'role', 'ghost');
     assert.deepEqual((await holders('/v2/access/roles/ghost/users')).users, [{ id: a, userName: 'alice', sources: [{ type: 'direct' }] }]);
     assert.deepEqual((await holders('/v2/access/roles/nobody-holds-this/users')).users, []);
+    // Values are compared exactly and may hold spaces, slashes and non-ASCII text (percent-encoded in the path).
+    await grantDirect(t.storage, t.team.id, b, 'role', 'Team lead/ops é');
+    assert.deepEqual((await holders(`/v2/access/roles/${encodeURIComponent('Team lead/ops é')}/users`)).users.map((u) => u.id), [b]);
+    assert.deepEqual((await holders(`/v2/access/roles/${encodeURIComponent('team lead/ops é')}/users`)).users, []);
   });
 
   it('cross-team isolation: team B\'s token neither reads team A\'s users nor sees them among holders', async () => {

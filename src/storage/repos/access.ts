@@ -7,7 +7,8 @@
  * source of the entry (each stored `type` its direct grants were sent with, each mapped group) is
  * one arm that reads its holders past the cursor from an index already ordered by user id
  * (`user_grants_pk` (team, kind, value, type, user_id), `group_members_pk` (group_id, user_id)),
- * joined to `users` by key for active and not deleted, and stops after `limit` rows. The arms are
+ * joined to `users` by key for active and not deleted (the cursor bound repeated on `users.id`,
+ * which PostgreSQL does not carry over a join), and stops after `limit` rows. The arms are
  * one UNION ALL statement; the caller merges them (at most arms x limit rows), so the first page
  * of a 100,000-member mapped group reads about `limit` index entries, not 100,000 (the plans are
  * in docs/PERFORMANCE.md). Ids are 20 characters of [A-Z0-9] (src/ids.ts), which every engine
@@ -55,11 +56,14 @@ export async function directGrantsOf(ex: Executor, teamId: string, userId: strin
 
 /** What the user's groups map to, with each group (`group_members_user`, then `access_mappings_group`). */
 export async function mappedGrantsOf(ex: Executor, teamId: string, userId: string): Promise<MappedGrant[]> {
+  // CROSS JOIN: SQLite reads the user's memberships first, whatever its statistics say.
   const rows = await ex
     .selectFrom('group_members as m')
-    .innerJoin('access_mappings as am', 'am.group_id', 'm.group_id')
-    .innerJoin('groups as g', 'g.id', 'm.group_id')
+    .crossJoin('access_mappings as am')
+    .crossJoin('groups as g')
     .select(['am.kind', 'am.value', 'am.type_key', 'm.group_id', 'g.display_name'])
+    .whereRef('am.group_id', '=', 'm.group_id')
+    .whereRef('g.id', '=', 'm.group_id')
     .where('m.user_id', '=', userId)
     .where('am.team_id', '=', teamId)
     .where('g.team_id', '=', teamId)
@@ -131,13 +135,13 @@ export async function holdersPage(ex: Executor, teamId: string, entry: HeldEntry
   const arms: RawBuilder<HolderRow>[] = [];
   const direct = (type: RawBuilder<unknown>) =>
     sql<HolderRow>`select x.user_id, u.user_name, '' as source from user_grants x join users u on u.id = x.user_id
-      where x.team_id = ${teamId} and x.kind = ${entry.kind} and x.value = ${entry.value} ${type} and x.user_id > ${after} and u.team_id = ${teamId} and ${ACTIVE}
+      where x.team_id = ${teamId} and x.kind = ${entry.kind} and x.value = ${entry.value} ${type} and x.user_id > ${after} and u.id > ${after} and u.team_id = ${teamId} and ${ACTIVE}
       order by x.user_id limit ${limit}`;
   if (types.length > TYPE_ARMS) arms.push(direct(sql``));
   else for (const type of types) arms.push(direct(sql`and x.type = ${type}`));
   for (const g of groups) {
     arms.push(sql<HolderRow>`select m.user_id, u.user_name, ${g.id} as source from group_members m join users u on u.id = m.user_id
-      where m.group_id = ${g.id} and m.user_id > ${after} and u.team_id = ${teamId} and ${ACTIVE}
+      where m.group_id = ${g.id} and m.user_id > ${after} and u.id > ${after} and u.team_id = ${teamId} and ${ACTIVE}
       order by m.user_id limit ${limit}`);
   }
   const rows: HolderRow[] = [];
