@@ -58,7 +58,10 @@ function subNav(current: 'catalog' | 'mappings'): string {
   return `<nav class="pager" aria-label="Roles and entitlements">${link('catalog', '/console/access', 'Catalog')}${link('mappings', '/console/access/mappings', 'Group mappings')}</nav>`;
 }
 
-/** A one-button form (hidden fields naming what it acts on); `label` tells it apart from the others of the page. */
+/**
+ * A one-button form (hidden fields naming what it acts on); `label`, its accessible name, tells it
+ * apart from the others of the page and begins with the button's text (WCAG 2.5.3, label in name).
+ */
 function removeButton(csrf: string, action: string, fields: Record<string, string>, label: string, text = 'Remove'): string {
   return `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${Object.entries(fields).map(([k, v]) => hidden(k, v)).join('')}<button type="submit" class="danger" aria-label="${e(label)}">${e(text)}</button></form>`;
 }
@@ -77,7 +80,7 @@ function typeSection(csrf: string, t: TypeView, index: number): string {
 <h3 id="type-${index}"><span dir="auto">${e(t.name)}</span> <code>${e(t.endpoint)}</code></h3>
 <p class="note">${e(facts)}.${t.description ? ` <span dir="auto">${e(t.description)}</span>` : ''}</p>
 ${entryRows(t.entitlements, (r) => removeButton(csrf, '/console/access/entitlements/remove', { type: t.name, value: r.value }, `Remove entitlement ${r.value} of ${t.name}`), 'No entitlements of this type yet.')}
-<p>${removeButton(csrf, '/console/access/types/remove', { name: t.name }, `Remove entitlement type ${t.name} and its entitlements`, 'Remove this type and its entitlements')}</p>
+<p>${removeButton(csrf, '/console/access/types/remove', { name: t.name }, `Remove this type and its entitlements: ${t.name}`, 'Remove this type and its entitlements')}</p>
 </section>`;
 }
 

@@ -269,7 +269,7 @@ for (const engine of engines) {
       const forced = await page.post('/console/access/roles/remove', confirm);
       assert.equal(forced.statusCode, 303, forced.body);
       assert.equal(forced.headers.location, '/console/access?done=role-removed&users=1&groups=1');
-      assert.match(text((await page.get(forced.headers.location as string)).body), /Role removed\. It was taken from 1 user and 1 group mapped to it\./);
+      assert.match(text((await page.get(forced.headers.location as string)).body), /Role removed\. It was taken from 1 user; 1 group no longer maps to it\./);
       assert.doesNotMatch(text((await page.get('/console/access')).body), /admin Administrator/);
       const after = json(await t.request('GET', `/v2/scim/Users/${bjensen}`));
       assert.deepEqual((after.roles as { value: string }[]).map((r) => r.value), ['viewer'], "taken from the user's SCIM roles");

@@ -73,8 +73,11 @@ function takenFrom(query: unknown): string {
   const users = field(query, 'users');
   const groups = field(query, 'groups');
   if (!/^\d{1,9}$/.test(users) || !/^\d{1,9}$/.test(groups)) return '';
-  const n = (count: string, one: string) => `${count} ${one}${count === '1' ? '' : 's'}`;
-  return ` It was taken from ${n(users, 'user')} and ${n(groups, 'group')} mapped to it.`;
+  const parts = [
+    users === '0' ? '' : `it was taken from ${users} user${users === '1' ? '' : 's'}`,
+    groups === '0' ? '' : `${groups} group${groups === '1' ? ' no longer maps' : 's no longer map'} to it`,
+  ].filter(Boolean);
+  return parts.length === 0 ? '' : ` ${parts.join('; ').replace(/^./, (c) => c.toUpperCase())}.`;
 }
 
 interface Refusal {
