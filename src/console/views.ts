@@ -230,7 +230,7 @@ ${access ? accessSection(access) : ''}
 
 export function groupBody(resource: Resource, members: readonly MemberEntry[], next: string | undefined, history: readonly AuditEntry[]): string {
   const rows = members.map((m) => `<tr><td class="wrap"><a href="/console/users/${encodeURIComponent(m.id)}" dir="auto">${e(m.userName)}</a></td><td>${e(m.joined)}</td></tr>`).join('');
-  return `<p><a href="/console/groups">All groups</a></p>
+  return `<p><a href="/console/groups">All groups</a> · <a href="/console/access/mappings${e(q({ group: str(resource.id) }))}">Roles and entitlements mapped from this group</a></p>
 <h2>Attributes</h2>${attributes(resource)}
 <h2>Members</h2>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Joined</th></tr></thead><tbody>${rows || '<tr><td colspan="2" class="muted">No members.</td></tr>'}</tbody></table></div>

@@ -155,6 +155,7 @@ for (const engine of engines) {
       assert.match(words, /Group mapped: its members hold it now\./);
       assert.match(words, /Admins role admin Administrator/);
       assert.match(words, /Ops entitlement \(License\) e5 Office E5/);
+      assert.ok((await page.get(`/console/groups/${ops}`)).body.includes(`href="/console/access/mappings?group=${ops}"`), "a group's page links to its mappings");
       const one = text((await page.get(`/console/access/mappings?group=${ops}`)).body);
       assert.match(one, /Only the mappings of group Ops/);
       assert.doesNotMatch(one, /Admins role admin/);
