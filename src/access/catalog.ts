@@ -35,7 +35,7 @@ import type { CatalogSchemas } from '../scim/schema/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
 import { catalogChanged, catalogRows, deleteCatalogEntry, deleteCatalogType, setCatalogSchemas as saveCatalogSchemas, upsertCatalogEntry, upsertCatalogType } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow, GrantKind } from '../storage/repos/catalog.ts';
-import { deleteMappingsOfEntry, holdingsOf, lockTeamRow, schemaVersionOf } from '../storage/repos/catalog-holders.ts';
+import { deleteMappingsOfEntry, holdingsOfMany, lockTeamRow, schemaVersionOf } from '../storage/repos/catalog-holders.ts';
 import type { Holdings } from '../storage/repos/catalog-holders.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { transact } from '../storage/statements.ts';
@@ -244,9 +244,9 @@ async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, change: C
     if (!next || next.type_key !== e.type_key) leaving.push(e);
   }
   const held = new Map<string, Holdings>();
-  for (const e of leaving) {
-    const h = await holdingsOf(trx, team.id, e.kind, e.value);
-    if (h.users > 0 || h.groups > 0) held.set(entryKey(e.kind, e.value), h);
+  for (const kind of ['role', 'entitlement'] as const) {
+    const found = await holdingsOfMany(trx, team.id, kind, leaving.filter((e) => e.kind === kind).map((e) => e.value));
+    for (const [value, h] of found) held.set(entryKey(kind, value), h);
   }
   if (held.size > 0 && !options.force) {
     const texts = leaving.filter((e) => held.has(entryKey(e.kind, e.value))).map((e) => holdingText(e.kind, e.value, held.get(entryKey(e.kind, e.value))!));
@@ -321,6 +321,16 @@ async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, change: C
 function changeCatalog<T>(deps: CatalogDeps, team: TeamRow, change: CatalogChange, options: RemoveOptions, want: (current: CatalogRows, wanted: Wanted) => void, answer: (applied: Applied, current: CatalogRows) => T, audit?: (applied: Applied) => Record<string, unknown> | undefined): Promise<T> {
   return transact(deps.storage.db, async (trx) => {
     await lockTeamRow(trx, team.id);
+    try {
+      return await changeLocked(trx);
+    } catch (error) {
+      // Only two types trading endpoints in one change can collide here (the input was checked
+      // against the wanted catalog, and the team's row is locked).
+      if (deps.storage.hooks.isUniqueViolation(error)) throw new ScimError(409, 'two entitlement types cannot trade endpoints in one change: give one a new endpoint first');
+      throw error;
+    }
+  });
+  async function changeLocked(trx: Tx): Promise<T> {
     const current = await catalogRows(trx, team.id);
     const wanted = wantedOf(current);
     want(current, wanted);
@@ -328,7 +338,7 @@ function changeCatalog<T>(deps: CatalogDeps, team: TeamRow, change: CatalogChang
     const summary = audit?.(applied);
     if (summary) await recordEvent(trx, deps.clock, { teamId: team.id, actor: change.actor, requestId: change.requestId ?? null, action: 'catalog_replaced', resourceType: 'Catalog', resourceId: null, detail: summary });
     return answer(applied, current);
-  });
+  }
 }
 
 const counts = (applied: Applied) => ({

@@ -107,14 +107,15 @@ export function registerCatalogCommands(program: Command, { withCommon, withData
       print(options.json, removed, `removed entitlement type ${removed.removed} and its ${removed.entitlements} entitlement(s) from team ${options.team}${held(removed)}`);
     });
 
-  withCommon(entitlement.command('add').description('add an entitlement of a type, or change the display name and description of the one with that value'))
+  withCommon(entitlement.command('add').description('add an entitlement of a type, or change the display name and description of the one with that value; one of another type moves to this one (held or mapped: only with --force)'))
     .requiredOption('--team <name>', 'team name')
     .requiredOption('--type <name>', 'its entitlement type')
     .requiredOption('--value <value>', "the entitlement's value (its SCIM id; unique across every type)")
     .requiredOption('--display-name <text>', 'its display name')
     .option('--description <text>', 'its description (at most 1,000 characters)')
-    .action(async (options: EntryOptions & { type: string }) => {
-      const added = await withDatabase(options, async (deps) => addEntitlement(deps, await requireTeam(deps, options.team), options.type, entryInput(options), CHANGE, FORCE));
+    .option('--force', 'moving it from another type: remove it from the users holding it and delete its group mappings')
+    .action(async (options: EntryOptions & { type: string; force?: boolean }) => {
+      const added = await withDatabase(options, async (deps) => addEntitlement(deps, await requireTeam(deps, options.team), options.type, entryInput(options), CHANGE, { ...FORCE, force: options.force === true }));
       print(options.json, added, `entitlement ${added.entitlement.value} of type ${added.entitlement.type} ${outcomeWord(added.outcome)} for team ${options.team}`);
     });
 

@@ -173,5 +173,42 @@ for (const engine of engines) {
       const events = await t.storage.db.selectFrom('events').select('team_id').where('resource_type', '=', 'Role').where('team_id', '=', other.team.id).execute();
       assert.equal(events.length, 1, 'the other team\'s change is on its own feed');
     });
+
+    it('a whole catalog larger than the admin API\'s usual 256 KiB body is taken (up to 4 MiB), and replaced back', async () => {
+      const big = { roles: Array.from({ length: 400 }, (_, i) => ({ value: `role-${String(i).padStart(3, '0')}`, displayName: `Role ${i}`, description: 'd'.repeat(1000) })) };
+      assert.ok(JSON.stringify(big).length > 256 * 1024);
+      const r = await put(big);
+      assert.equal(r.statusCode, 200, r.body.slice(0, 200));
+      assert.equal((r.json() as Json).added, 400);
+      assert.equal((await put(DOC)).statusCode, 200);
+    });
+
+    it('an entitlement moved to another type is one update of its type; a held one moves only with force', async () => {
+      const seat = { name: 'Seat', endpoint: '/Seats', entitlements: [] as { value: string; displayName: string }[] };
+      assert.equal((await put({ ...DOC, entitlementTypes: [...DOC.entitlementTypes, seat] })).statusCode, 200);
+      const moved = { ...DOC, entitlementTypes: [{ ...DOC.entitlementTypes[0]!, entitlements: [] }, { ...seat, entitlements: [{ value: 'e5', displayName: 'Office E5' }] }] };
+      const r = await put(moved);
+      assert.equal(r.statusCode, 200, r.body);
+      assert.deepEqual({ ...(r.json() as Json), catalog: undefined }, { catalog: undefined, added: 0, updated: 1, removed: 0 });
+      const last = await t.storage.db.selectFrom('events').selectAll().where('team_id', '=', t.team.id).orderBy('at', 'desc').executeTakeFirstOrThrow();
+      assert.deepEqual([last.type, last.resource_type, last.resource_id, JSON.parse(last.changed), JSON.parse(String(last.data)).type], ['put', 'Entitlement', 'e5', ['type'], 'Seat']);
+      await t.storage.db.insertInto('user_grants').values({ team_id: t.team.id, kind: 'entitlement', value: 'e5', type: 'Seat', user_id: 'U1', is_primary: 0 }).execute();
+      const back = { ...DOC, entitlementTypes: [...DOC.entitlementTypes, seat] };
+      const refused = await put(back);
+      assert.equal(refused.statusCode, 409, refused.body);
+      assert.equal((refused.json() as Json).detail, 'entitlement "e5" is held by 1 user; send force=true to remove it from them');
+      assert.equal((await put(back, '?force=true')).statusCode, 200);
+      assert.equal((await t.storage.db.selectFrom('user_grants').selectAll().where('team_id', '=', t.team.id).where('value', '=', 'e5').execute()).length, 0);
+      assert.equal((await put(DOC)).statusCode, 200);
+    });
+
+    it('two types trading endpoints in one PUT is a clear 409, not a 500, and changes nothing', async () => {
+      const two = { roles: [], entitlementTypes: [{ name: 'License', endpoint: '/Licenses' }, { name: 'Seat', endpoint: '/Seats' }] };
+      assert.equal((await put(two)).statusCode, 200);
+      const swapped = await put({ roles: [], entitlementTypes: [{ name: 'License', endpoint: '/Seats' }, { name: 'Seat', endpoint: '/Licenses' }] });
+      assert.equal(swapped.statusCode, 409, swapped.body);
+      assert.match(String((swapped.json() as Json).detail), /cannot trade endpoints in one change/);
+      assert.deepEqual((await get()).entitlementTypes, two.entitlementTypes.map((t) => ({ ...t, required: false, multiValued: true, entitlements: [] })));
+    });
   });
 }

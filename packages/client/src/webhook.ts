@@ -10,8 +10,8 @@ import { WebhookVerificationError } from './errors.ts';
 
 /** The JSON body Rollcall sends (the webhook contract). */
 export interface WebhookEvent {
-  /** `user.created`, `group.updated`, ...: resource type lower-cased, then the change. */
-  readonly type: `${'user' | 'group' | (string & {})}.${'created' | 'replaced' | 'updated' | 'deleted' | 'activated' | 'deactivated' | (string & {})}`;
+  /** `user.created`, `group.updated`, `role.updated`, ...: resource type lower-cased, then the change. */
+  readonly type: `${'user' | 'group' | 'role' | 'entitlement' | 'resourcetype' | (string & {})}.${'created' | 'replaced' | 'updated' | 'deleted' | 'activated' | 'deactivated' | (string & {})}`;
   readonly timestamp: string;
   readonly data: {
     /** The event's place in the team's feed (the SET's seq). */
@@ -20,13 +20,15 @@ export interface WebhookEvent {
     readonly event: string;
     /** The request id of the change; absent when the change came without one (a CLI command, for one). */
     readonly transaction?: string;
-    readonly resource: { readonly type: 'User' | 'Group' | (string & {}); readonly id: string; readonly externalId?: string; readonly location: string; readonly version: string };
+    readonly resource: { readonly type: 'User' | 'Group' | 'Role' | 'Entitlement' | 'ResourceType' | (string & {}); readonly id: string; readonly externalId?: string; readonly location: string; readonly version: string };
     readonly changed: readonly string[];
     /**
      * A group's membership change. `cleared`: every earlier member left first (a PUT, or a PATCH
      * removing path "members"): drop what you hold, then apply `added`.
      */
     readonly members?: { readonly cleared?: boolean; readonly added?: readonly string[]; readonly removed?: readonly string[] };
+    /** A role's or an entitlement's mapped groups changed (`role.updated`, `entitlement.updated`): the group ids mapped or unmapped. */
+    readonly groups?: { readonly added?: readonly string[]; readonly removed?: readonly string[] };
   };
 }
 

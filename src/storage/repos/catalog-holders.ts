@@ -29,25 +29,41 @@ export interface Holdings {
   readonly groups: number;
 }
 
-/** How many users hold the entry `value` of `kind` (an entitlement's whatever type they sent) and how many groups map to it. */
-export async function holdingsOf(ex: Executor, teamId: string, kind: GrantKind, value: string): Promise<Holdings> {
-  const [users, groups] = await Promise.all([
-    ex
-      .selectFrom('user_grants')
-      .select((eb) => eb.fn.count<number | string>('user_id').distinct().as('n'))
-      .where('team_id', '=', teamId)
-      .where('kind', '=', kind)
-      .where('value', '=', value)
-      .executeTakeFirstOrThrow(),
-    ex
-      .selectFrom('access_mappings')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('team_id', '=', teamId)
-      .where('kind', '=', kind)
-      .where('value', '=', value)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { users: Number(users.n), groups: Number(groups.n) };
+const CHUNK = 500;
+
+/**
+ * The entries among `values` (of `kind`) that users hold or groups map, with their counts; the
+ * others are left out. Grouped queries, `CHUNK` values at a time.
+ */
+export async function holdingsOfMany(ex: Executor, teamId: string, kind: GrantKind, values: readonly string[]): Promise<Map<string, Holdings>> {
+  const users = new Map<string, number>();
+  const groups = new Map<string, number>();
+  for (let i = 0; i < values.length; i += CHUNK) {
+    const chunk = values.slice(i, i + CHUNK);
+    const [u, g] = await Promise.all([
+      ex
+        .selectFrom('user_grants')
+        .select(['value', (eb) => eb.fn.count<number | string>('user_id').distinct().as('n')])
+        .where('team_id', '=', teamId)
+        .where('kind', '=', kind)
+        .where('value', 'in', chunk)
+        .groupBy('value')
+        .execute(),
+      ex
+        .selectFrom('access_mappings')
+        .select(['value', (eb) => eb.fn.countAll<number | string>().as('n')])
+        .where('team_id', '=', teamId)
+        .where('kind', '=', kind)
+        .where('value', 'in', chunk)
+        .groupBy('value')
+        .execute(),
+    ]);
+    for (const r of u) users.set(r.value, Number(r.n));
+    for (const r of g) groups.set(r.value, Number(r.n));
+  }
+  const out = new Map<string, Holdings>();
+  for (const value of new Set([...users.keys(), ...groups.keys()])) out.set(value, { users: users.get(value) ?? 0, groups: groups.get(value) ?? 0 });
+  return out;
 }
 
 /** The users holding the entry, by id. */
