@@ -69,7 +69,7 @@ const CATALOG = {
     { value: 'viewer', displayName: 'Viewer' },
   ],
   types: [
-    { name: 'License', endpoint: '/Licenses', required: true, multiValued: false, entitlements: [{ value: 'e5', displayName: 'Office E5' }, { value: 'e3', displayName: 'Office E3' }] },
+    { name: 'License', endpoint: '/Licenses', multiValued: false, entitlements: [{ value: 'e5', displayName: 'Office E5' }, { value: 'e3', displayName: 'Office E3' }] },
     { name: 'Permission set', endpoint: '/PermissionSets', entitlements: [{ value: 'billing', displayName: 'Billing' }] },
   ],
 };
@@ -90,14 +90,17 @@ for (const engine of engines) {
       assert.match(text(empty.body), /This team has no catalog/);
       assert.match((await page.get('/console')).body, /<a href="\/console\/access">Roles &amp; entitlements<\/a>/, 'in the nav of every page');
 
-      await seedCatalog(t.storage, t.team.id, { ...CATALOG, roles: [...CATALOG.roles, { value: HOSTILE, displayName: `<b>${HOSTILE}</b>` }] });
+      // (A required type only here: with one, every user written must hold one of its entitlements.)
+      const types = [...CATALOG.types, { name: 'Seat', endpoint: '/Seats', required: true, entitlements: [{ value: 'seat-1', displayName: 'Seat one' }] }];
+      await seedCatalog(t.storage, t.team.id, { roles: [...CATALOG.roles, { value: HOSTILE, displayName: `<b>${HOSTILE}</b>` }], types });
       const shown = await page.get('/console/access');
       assert.equal(shown.statusCode, 200);
       const words = text(shown.body);
       assert.doesNotMatch(words, /This team has no catalog/);
       assert.match(words, /admin Administrator Everything/);
       assert.match(words, /viewer Viewer/);
-      assert.match(words, /License \/Licenses required: every user holds at least one; single-valued: a user holds at most one/);
+      assert.match(words, /License \/Licenses optional; single-valued: a user holds at most one/);
+      assert.match(words, /Seat \/Seats required: every user holds at least one; multi-valued: a user may hold several/);
       assert.match(words, /Permission set \/PermissionSets optional; multi-valued: a user may hold several/);
       assert.match(words, /e3 Office E3 .*e5 Office E5/);
       assert.ok(!shown.body.includes('<script>alert(1)</script>') && !shown.body.includes('<b>'), 'hostile values are escaped');
