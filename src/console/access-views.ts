@@ -2,8 +2,9 @@
  * The console's Roles & entitlements pages as server-rendered HTML, in the look of views.ts: the
  * team's catalog (roles; entitlement types, required or not, multi- or single-valued, and their
  * entitlements) with the forms that add and remove each, the discovery schemas setting, the
- * confirmation that forces the removal of an entry users hold, the group mappings with their add
- * and remove forms, and a user's effective access with where each grant came from. Values, names
+ * confirmation that forces the removal of an entry users hold, who holds an entry, the group
+ * mappings with their add and remove forms, and a user's effective access with where each grant
+ * came from. Values, names
  * and descriptions come from admins, the admin API and identity providers: every one goes through
  * escape-html, every id in a URL through encodeURIComponent. Every action is a POST form with the
  * CSRF token; no inline script or style.
@@ -11,7 +12,7 @@
 import escapeHtml from 'escape-html';
 import type { CatalogView, EntryView, TypeView } from '../access/catalog.ts';
 import { entryChoice } from './access.ts';
-import type { EntryRef, MappingView, UserAccess } from './access.ts';
+import type { EntryRef, HoldersPage, MappingView, UserAccess } from './access.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 const csrfField = (csrf: string): string => `<input type="hidden" name="_csrf" value="${e(csrf)}">`;
@@ -66,9 +67,14 @@ function removeButton(csrf: string, action: string, fields: Record<string, strin
   return `<form method="post" action="${action}" class="inline">${csrfField(csrf)}${Object.entries(fields).map(([k, v]) => hidden(k, v)).join('')}<button type="submit" class="danger" aria-label="${e(label)}">${e(text)}</button></form>`;
 }
 
-function entryRows(entries: readonly EntryView[], remove: (entry: EntryView) => string, empty: string): string {
+const holdersHref = (entry: EntryRef): string => `/console/access/holders?entry=${encodeURIComponent(entryChoice(entry))}`;
+
+function entryRows(entries: readonly EntryView[], ref: (entry: EntryView) => EntryRef, remove: (entry: EntryView) => string, empty: string): string {
   const rows = entries
-    .map((r) => `<tr><td class="wrap" data-label="Value"><code>${e(r.value)}</code></td><td class="wrap" data-label="Display name" dir="auto">${e(r.displayName)}</td><td class="wrap" data-label="Description" dir="auto">${e(r.description)}</td><td data-label="Actions">${remove(r)}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr><td class="wrap" data-label="Value"><code>${e(r.value)}</code></td><td class="wrap" data-label="Display name" dir="auto">${e(r.displayName)}</td><td class="wrap" data-label="Description" dir="auto">${e(r.description)}</td><td data-label="Actions"><a href="${e(holdersHref(ref(r)))}" aria-label="${e(`Holders of ${r.value}`)}">Holders</a> ${remove(r)}</td></tr>`,
+    )
     .join('');
   return `<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Value (SCIM id)</th><th scope="col">Display name</th><th scope="col">Description</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows || `<tr><td colspan="4" class="muted">${empty}</td></tr>`}</tbody></table></div>`;
@@ -79,7 +85,7 @@ function typeSection(csrf: string, t: TypeView, index: number): string {
   return `<section class="card" aria-labelledby="type-${index}">
 <h3 id="type-${index}"><span dir="auto">${e(t.name)}</span> <code>${e(t.endpoint)}</code></h3>
 <p class="note">${e(facts)}.${t.description ? ` <span dir="auto">${e(t.description)}</span>` : ''}</p>
-${entryRows(t.entitlements, (r) => removeButton(csrf, '/console/access/entitlements/remove', { type: t.name, value: r.value }, `Remove entitlement ${r.value} of ${t.name}`), 'No entitlements of this type yet.')}
+${entryRows(t.entitlements, (r) => ({ kind: 'entitlement', type: t.name, value: r.value }), (r) => removeButton(csrf, '/console/access/entitlements/remove', { type: t.name, value: r.value }, `Remove entitlement ${r.value} of ${t.name}`), 'No entitlements of this type yet.')}
 <p>${removeButton(csrf, '/console/access/types/remove', { name: t.name }, `Remove this type and its entitlements: ${t.name}`, 'Remove this type and its entitlements')}</p>
 </section>`;
 }
@@ -151,7 +157,7 @@ ${notice(csrf, shown)}
 <p>The roles and entitlements users of this team may hold. With a catalog, identity providers (Okta Identity Governance, the IETF draft's clients) discover them at <code>/Roles</code> and each type's endpoint, and every user's <code>roles</code> and <code>entitlements</code> must name them. The same catalog is managed with <code>rollcall role ...</code>, <code>rollcall entitlement ...</code> and the admin API (<code>PUT /v2/admin/Catalog</code>); every change is audited and is an event.</p>
 ${empty ? '<p class="muted">This team has no catalog: users\' roles and entitlements are free text, and discovery shows none. Add a role or an entitlement type below.</p>' : ''}
 <h2>Roles</h2>
-${entryRows(catalog.roles, (r) => removeButton(csrf, '/console/access/roles/remove', { value: r.value }, `Remove role ${r.value}`), 'No roles.')}
+${entryRows(catalog.roles, (r) => ({ kind: 'role', value: r.value }), (r) => removeButton(csrf, '/console/access/roles/remove', { value: r.value }, `Remove role ${r.value}`), 'No roles.')}
 <h2>Entitlement types</h2>
 ${catalog.entitlementTypes.length === 0 ? '<p class="muted">No entitlement types.</p>' : catalog.entitlementTypes.map((t, i) => typeSection(csrf, t, i)).join('\n')}
 ${addForms(csrf, catalog, kept)}
@@ -225,4 +231,19 @@ export function accessSection(access: UserAccess): string {
 <h3>Entitlements</h3>
 <div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Type</th><th scope="col">Entitlement</th><th scope="col">Display name</th><th scope="col">Sources</th></tr></thead>
 <tbody>${entitlements || '<tr><td colspan="4" class="muted">No entitlements.</td></tr>'}</tbody></table></div>`;
+}
+
+/** Who holds an entry: one page of active users, each with its sources, and the link to the next. */
+export function holdersBody(entry: EntryRef, display: string | undefined, page: HoldersPage, error?: string): string {
+  const what = entry.kind === 'role' ? `role <code>${e(entry.value)}</code>` : `entitlement <code>${e(entry.value)}</code> of type <span dir="auto">${e(entry.type)}</span>`;
+  const rows = page.users
+    .map((u) => `<tr><td class="wrap" data-label="userName"><a href="/console/users/${encodeURIComponent(u.id)}" dir="auto">${e(u.userName)}</a></td><td class="wrap" data-label="Sources">${sourcesText(u.sources)}</td></tr>`)
+    .join('');
+  const next = page.nextCursor ? `<nav class="pager" aria-label="Pages"><a href="${e(`${holdersHref(entry)}&cursor=${encodeURIComponent(page.nextCursor)}`)}" rel="next">Next holders</a></nav>` : '';
+  return `<p><a href="/console/access">Catalog</a> · <a href="/console/access/mappings">Group mappings</a></p>
+${error ? `<div class="alert" role="alert">${e(error)}</div>` : ''}
+<p>The active users who hold the ${what}${display ? ` (<span dir="auto">${e(display)}</span>)` : ''}: assigned directly, or through a group mapped to it; by user id, as <code>GET /v2/access/${entry.kind === 'role' ? 'roles/{value}' : 'entitlements/{type}/{value}'}/users</code> answers.</p>
+<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">userName</th><th scope="col">Sources</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="2" class="muted">Nobody holds it.</td></tr>'}</tbody></table></div>
+${next}`;
 }

@@ -9,8 +9,8 @@
  */
 import { addEntitlement, addEntitlementType, addRole, getCatalog, removeEntitlement, removeEntitlementType, removeRole, setCatalogSchemas } from '../access/catalog.ts';
 import type { AddOutcome, CatalogChange, CatalogDeps, CatalogView, Removal, RemoveOptions } from '../access/catalog.ts';
-import { accessOfUser } from '../access/effective.ts';
-import type { UserAccess } from '../access/effective.ts';
+import { accessOfUser, holdersOf } from '../access/effective.ts';
+import type { HoldersPage, UserAccess } from '../access/effective.ts';
 import { listMappings, mapGroup, unmapGroup } from '../access/mappings.ts';
 import type { MappingView } from '../access/mappings.ts';
 import type { ScimContext } from '../scim/context.ts';
@@ -21,7 +21,10 @@ import { groupResourceType } from '../scim/schema/registry.ts';
 import { loadTeamTypes } from '../scim/team-schemas.ts';
 import { ConsoleInputError } from './directory.ts';
 
-export type { AddOutcome, CatalogView, MappingView, Removal, UserAccess };
+export type { AddOutcome, CatalogView, HoldersPage, MappingView, Removal, UserAccess };
+
+/** Users per page of an entry's holders. */
+export const HOLDERS_PAGE = 50;
 
 /** The domain's dependencies and the change's author, from the admin's context (the catalog's and the mappings' alike). */
 export const depsOf = (ctx: ScimContext): CatalogDeps => ({ storage: ctx.storage, clock: ctx.clock, baseUrl: ctx.baseUrl });
@@ -159,4 +162,9 @@ export async function unmapFromConsole(ctx: ScimContext, form: { group: string; 
 /** One user's effective access with its sources (404 as the access API answers it). */
 export async function userAccess(ctx: ScimContext, id: string): Promise<UserAccess> {
   return accessOfUser(await withCatalog(ctx), id);
+}
+
+/** One page of the active users holding the chosen entry (directly or through a group), by user id. */
+export async function entryHolders(ctx: ScimContext, entry: EntryRef, cursor: string): Promise<HoldersPage> {
+  return holdersOf(await withCatalog(ctx), entry, { count: HOLDERS_PAGE, ...(cursor !== '' ? { cursor } : {}) });
 }

@@ -4,7 +4,7 @@
  * token on SCIM, a failing SCIM request read back in the request log, revoke the token and see
  * the 401, subscribe a local receiver to the team's events, see a delivery in its log, pause it
  * with a reason and find it on the overview, change a setting, build a catalog of roles and
- * entitlements, map the group to a role and read a member's access; axe-core run inside every page
+ * entitlements, map the group to a role, read a member's access and the role's holders; axe-core run inside every page
  * (no serious or critical violation);
  * a screenshot of every page, saved to docs/console/ when UPDATE_SCREENSHOTS=1 (the README shows
  * them), otherwise to a temporary directory removed afterwards, so that the suite leaves the tree
@@ -157,7 +157,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await shot('group');
     });
 
-    it("builds a catalog, maps the group to a role, reads a member's access, and confirms the removal of a mapped role", async () => {
+    it("builds a catalog, maps the group to a role, reads a member's access and the role's holders, and confirms the removal of a mapped role", async () => {
       await page.goto(`${rollcall}/console`);
       await page.getByRole('link', { name: 'Roles & entitlements' }).click();
       assert.equal(await page.locator('h1').textContent(), 'Roles & entitlements');
@@ -191,6 +191,11 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       assert.match(String(await access.textContent()), new RegExp(`admin.*Administrator <b>.*via group Engineering <b>"${width}"</b> 😀`, 's'));
       assert.equal(await access.getByRole('link').getAttribute('href'), `/console/groups/${groupId}`);
       await shot('user-access');
+
+      await page.goto(`${rollcall}/console/access`);
+      await page.getByRole('link', { name: 'Holders of admin' }).click();
+      assert.match(String(await page.locator('tbody').textContent()), /grace\.hopper@acme\.example.*via group Engineering/s);
+      await shot('holders');
 
       await page.goto(`${rollcall}/console/access`);
       await page.getByRole('button', { name: 'Remove role admin' }).click();

@@ -133,6 +133,40 @@ for (const engine of engines) {
       assert.equal((await page.get('/console/users/NOSUCHUSER')).statusCode, 404);
     });
 
+    it('lists who holds an entry, directly or through a group, in pages of 50; a bad cursor is shown on the page', async () => {
+      await seedCatalog(t.storage, t.team.id, CATALOG);
+      const page = await signedIn(t);
+      const members: string[] = [];
+      for (let i = 0; i < 51; i++) members.push(await user(t, `member${String(i).padStart(2, '0')}@acme.example`));
+      const everyone = await group(t, 'Everyone', members);
+      await grantDirect(t.storage, t.team.id, members[0]!, 'role', 'viewer');
+      assert.equal((await submit(page, '/console/access/mappings', '/console/access/mappings', { group: everyone, entry: 'role:viewer' })).statusCode, 303);
+      const catalog = await page.get('/console/access');
+      assert.ok(catalog.body.includes('href="/console/access/holders?entry=role%3Aviewer"'), 'linked from the catalog');
+      assert.ok(catalog.body.includes('href="/console/access/holders?entry=entitlement%3ALicense%3Ae5"'));
+
+      const first = await page.get('/console/access/holders?entry=role%3Aviewer');
+      assert.equal(first.statusCode, 200);
+      assert.match(text(first.body), /Holders of viewer .*The active users who hold the role viewer \( ?Viewer ?\)/);
+      assert.equal([...first.body.matchAll(/<a href="\/console\/users\//g)].length, 50);
+      const next = /<a href="([^"]+)" rel="next">Next holders<\/a>/.exec(first.body)?.[1]?.replace(/&amp;/g, '&');
+      assert.ok(next, 'a next page');
+      const second = await page.get(next);
+      assert.equal([...second.body.matchAll(/<a href="\/console\/users\//g)].length, 1);
+      assert.doesNotMatch(second.body, /rel="next"/);
+      const firstIds = new Set([...first.body.matchAll(/href="\/console\/users\/([^"]+)"/g)].map((m) => m[1]));
+      const lastId = /href="\/console\/users\/([^"]+)"/.exec(second.body)?.[1];
+      assert.ok(lastId && !firstIds.has(lastId) && firstIds.size === 50, 'every holder once');
+      assert.match(text(first.body + second.body), /member00@acme\.example direct, via group Everyone/);
+      assert.match(text(first.body + second.body), /member50@acme\.example via group Everyone/);
+
+      assert.match(text((await page.get('/console/access/holders?entry=entitlement%3ALicense%3Ae5')).body), /Nobody holds it\./);
+      const bad = await page.get('/console/access/holders?entry=role%3Aviewer&cursor=garbage');
+      assert.equal(bad.statusCode, 400);
+      assert.match(bad.body, /class="alert"/);
+      assert.equal((await page.get('/console/access/holders?entry=nonsense')).statusCode, 400);
+    });
+
     it('maps a group by id or displayName to a role or an entitlement, idempotently, and unmaps it; refusals shown on the page; audited as the admin', async () => {
       await seedCatalog(t.storage, t.team.id, CATALOG);
       const page = await signedIn(t);

@@ -1,7 +1,7 @@
 /**
  * The console's Roles & entitlements routes (issue 31): the team's catalog with the forms that
- * add and remove roles, entitlement types and entitlements and set the discovery schemas, and the
- * group mappings with their add and remove forms. Each action is a CSRF-protected POST answered by
+ * add and remove roles, entitlement types and entitlements and set the discovery schemas, who
+ * holds each entry (in pages), and the group mappings with their add and remove forms. Each action is a CSRF-protected POST answered by
  * a redirect to the page that shows the result (post/redirect/get). A refused form (a bad value,
  * an unknown group, over a budget) shows the page again with the domain's message and its status;
  * removing an entry users hold or groups map to is refused with the counts (409) and the page
@@ -16,7 +16,9 @@ import {
   addEntitlementFromConsole,
   addRoleFromConsole,
   addTypeFromConsole,
+  entryHolders,
   mapFromConsole,
+  parseEntryChoice,
   removeEntitlementFromConsole,
   removeRoleFromConsole,
   removeTypeFromConsole,
@@ -26,7 +28,7 @@ import {
   unmapFromConsole,
 } from '../../console/access.ts';
 import type { AddOutcome, EntryForm, Removal } from '../../console/access.ts';
-import { catalogBody, mappingsBody } from '../../console/access-views.ts';
+import { catalogBody, holdersBody, mappingsBody } from '../../console/access-views.ts';
 import type { AddForm, Confirm, Notice } from '../../console/access-views.ts';
 import { ConsoleInputError } from '../../console/directory.ts';
 import type { ScimContext } from '../../scim/context.ts';
@@ -205,6 +207,26 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return seeOther(reply, `/console/access?done=${changed ? 'schemas-set' : 'schemas-unchanged'}`);
   });
   app.get('/console/access/mappings', { preHandler: kit.signedIn }, async (request, reply) => mappingsPage(request, reply));
+
+  /** Who holds an entry (`?entry=role:V` or `entitlement:Type:V`), in pages; a bad cursor is shown above an empty page (400). */
+  app.get('/console/access/holders', { preHandler: kit.signedIn }, async (request, reply) => {
+    const ctx = scim(request);
+    const entry = parseEntryChoice(field(request.query, 'entry'));
+    const catalog = await teamCatalog(ctx);
+    const display =
+      entry.kind === 'role'
+        ? catalog.roles.find((r) => r.value === entry.value)?.displayName
+        : catalog.entitlementTypes.find((t) => t.name.toLowerCase() === entry.type.toLowerCase())?.entitlements.find((x) => x.value === entry.value)?.displayName;
+    const title = `Holders of ${entry.value}`;
+    try {
+      const page = await entryHolders(ctx, entry, field(request.query, 'cursor'));
+      return kit.show(request, reply, 'access', title, holdersBody(entry, display, page));
+    } catch (error) {
+      const refused = refusal(error);
+      if (refused?.status !== 400) throw error;
+      return kit.show(request, reply, 'access', title, holdersBody(entry, display, { users: [] }, refused.message), 400);
+    }
+  });
 
   app.post('/console/access/mappings', post, async (request, reply) => {
     const form = { group: field(request.body, 'group'), entry: field(request.body, 'entry') };
