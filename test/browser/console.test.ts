@@ -4,8 +4,8 @@
  * token on SCIM, a failing SCIM request read back in the request log, revoke the token and see
  * the 401, subscribe a local receiver to the team's events, see a delivery in its log, pause it
  * with a reason and find it on the overview, change a setting, build a catalog of roles and
- * entitlements, map the group to a role, read a member's access and the role's holders; axe-core run inside every page
- * (no serious or critical violation);
+ * entitlements, map the group to a role, read a member's access and the role's holders;
+ * axe-core run inside every page (no serious or critical violation);
  * a screenshot of every page, saved to docs/console/ when UPDATE_SCREENSHOTS=1 (the README shows
  * them), otherwise to a temporary directory removed afterwards, so that the suite leaves the tree
  * as it found it. REQUIRE_BROWSER=1 makes a missing browser a failure; elsewhere the tests are
