@@ -7,6 +7,8 @@
  */
 import type { BudgetView } from '../budgets.ts';
 import escapeHtml from 'escape-html';
+import type { UserAccess } from './access.ts';
+import { accessSection } from './access-views.ts';
 import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
 import type { EventsHealth } from './events.ts';
 import { eventsAlert, eventsTile } from './events-views.ts';
@@ -24,6 +26,7 @@ export const NAV = [
   ['overview', '/console', 'Overview'],
   ['users', '/console/users', 'Users'],
   ['groups', '/console/groups', 'Groups'],
+  ['access', '/console/access', 'Roles & entitlements'],
   ['connections', '/console/connections', 'Connections'],
   ['requests', '/console/requests', 'Request log'],
   ['audit', '/console/audit', 'Audit log'],
@@ -42,7 +45,7 @@ export interface Frame {
 }
 
 export function page(frame: Frame, body: string): string {
-  const nav = NAV.map(([id, href, label]) => `<li><a href="${href}"${id === frame.section ? ' aria-current="page"' : ''}>${label}</a></li>`).join('');
+  const nav = NAV.map(([id, href, label]) => `<li><a href="${href}"${id === frame.section ? ' aria-current="page"' : ''}>${e(label)}</a></li>`).join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -215,18 +218,19 @@ export function historyTable(entries: readonly AuditEntry[]): string {
   return `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Resource</th><th scope="col">Actor</th><th scope="col">Detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
-export function userBody(resource: Resource, history: readonly AuditEntry[]): string {
+export function userBody(resource: Resource, history: readonly AuditEntry[], access?: UserAccess): string {
   const groups = Array.isArray(resource.groups) ? (resource.groups as Record<string, unknown>[]) : [];
   const groupList = groups.length === 0 ? '<p class="muted">In no group.</p>' : `<ul>${groups.map((g) => `<li><a href="/console/groups/${encodeURIComponent(str(g.value))}" dir="auto">${e(g.display ?? g.value)}</a></li>`).join('')}</ul>`;
   return `<p><a href="/console/users">All users</a></p>
 <h2>Attributes</h2>${attributes(resource)}
 <h2>Groups</h2>${groupList}
+${access ? accessSection(access) : ''}
 <h2>History</h2>${historyTable(history)}`;
 }
 
 export function groupBody(resource: Resource, members: readonly MemberEntry[], next: string | undefined, history: readonly AuditEntry[]): string {
   const rows = members.map((m) => `<tr><td class="wrap"><a href="/console/users/${encodeURIComponent(m.id)}" dir="auto">${e(m.userName)}</a></td><td>${e(m.joined)}</td></tr>`).join('');
-  return `<p><a href="/console/groups">All groups</a></p>
+  return `<p><a href="/console/groups">All groups</a> · <a href="/console/access/mappings${e(q({ group: str(resource.id) }))}">Roles and entitlements mapped from this group</a></p>
 <h2>Attributes</h2>${attributes(resource)}
 <h2>Members</h2>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Joined</th></tr></thead><tbody>${rows || '<tr><td colspan="2" class="muted">No members.</td></tr>'}</tbody></table></div>

@@ -17,6 +17,7 @@ import type { OAuthContext } from '../oauth/context.ts';
 import { scimErrorOf } from '../scim/errors.ts';
 import type { ScanGate } from '../scim/scan-gate.ts';
 import type { AccessLog } from './access-log.ts';
+import { accessRoutes } from './console/access.ts';
 import { connectionRoutes } from './console/connections.ts';
 import { clientRoutes } from './console/clients.ts';
 import { directoryRoutes } from './console/directory.ts';
@@ -78,6 +79,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   shell.asset('/console/assets/console.js', 'text/javascript; charset=utf-8', CONSOLE_JS);
   signInRoutes(app, kit);
   directoryRoutes(app, kit);
+  accessRoutes(app, kit);
   connectionRoutes(app, kit);
   clientRoutes(app, kit);
   await consoleEventRoutes(app, kit);

@@ -3,8 +3,9 @@
  * 390 px: keyboard-only sign-in, search a user, open a group, keyboard-only token issue, use the
  * token on SCIM, a failing SCIM request read back in the request log, revoke the token and see
  * the 401, subscribe a local receiver to the team's events, see a delivery in its log, pause it
- * with a reason and find it on the overview, change a setting; axe-core run inside every page
- * (no serious or critical violation);
+ * with a reason and find it on the overview, change a setting, build a catalog of roles and
+ * entitlements, map the group to a role, read a member's access and the role's holders;
+ * axe-core run inside every page (no serious or critical violation);
  * a screenshot of every page, saved to docs/console/ when UPDATE_SCREENSHOTS=1 (the README shows
  * them), otherwise to a temporary directory removed afterwards, so that the suite leaves the tree
  * as it found it. REQUIRE_BROWSER=1 makes a missing browser a failure; elsewhere the tests are
@@ -154,6 +155,54 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       assert.ok(page.url().endsWith(`/console/groups/${groupId}`));
       assert.equal(await page.locator('h2 + .table-wrap tbody tr').first().locator('a').count(), 1);
       await shot('group');
+    });
+
+    it("builds a catalog, maps the group to a role, reads a member's access and the role's holders, and confirms the removal of a mapped role", async () => {
+      await page.goto(`${rollcall}/console`);
+      await page.getByRole('link', { name: 'Roles & entitlements' }).click();
+      assert.equal(await page.locator('h1').textContent(), 'Roles & entitlements');
+      await page.locator('#role-value').fill('admin');
+      await page.locator('#role-display').fill('Administrator <b>');
+      await page.getByRole('button', { name: 'Add role', exact: true }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Role added/);
+      await page.getByLabel('Name (a SCIM resource type').fill('License');
+      await page.getByLabel('Endpoint').fill('/Licenses');
+      await page.getByLabel('How many a user may hold').selectOption('single');
+      await page.getByRole('button', { name: 'Add entitlement type', exact: true }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Entitlement type added/);
+      await page.locator('#entitlement-value').fill('e5');
+      await page.locator('#entitlement-display').fill('Office E5');
+      await page.getByRole('button', { name: 'Add entitlement', exact: true }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Entitlement added/);
+      assert.match(String(await page.locator('main').textContent()), /single-valued/);
+      await shot('access');
+
+      await page.getByRole('link', { name: 'Group mappings' }).click();
+      await page.getByLabel('Group (its id or its displayName)').fill(groupId);
+      await page.getByLabel('Role or entitlement').selectOption('role:admin');
+      await page.getByRole('button', { name: 'Map group' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Group mapped/);
+      assert.match(String(await page.locator('tbody tr').first().textContent()), new RegExp(`Engineering <b>"${width}"</b> 😀.*admin.*Administrator <b>`, 's'));
+      await shot('mappings');
+
+      await page.goto(`${rollcall}/console/users`);
+      await page.getByRole('link', { name: 'grace.hopper@acme.example' }).click();
+      const access = page.locator('h3:text("Roles") + .table-wrap tbody tr').first();
+      assert.match(String(await access.textContent()), new RegExp(`admin.*Administrator <b>.*via group Engineering <b>"${width}"</b> 😀`, 's'));
+      assert.equal(await access.getByRole('link').getAttribute('href'), `/console/groups/${groupId}`);
+      await shot('user-access');
+
+      await page.goto(`${rollcall}/console/access`);
+      await page.getByRole('link', { name: 'Holders of admin' }).click();
+      assert.match(String(await page.locator('tbody').textContent()), /grace\.hopper@acme\.example.*via group Engineering/s);
+      await shot('holders');
+
+      await page.goto(`${rollcall}/console/access`);
+      await page.getByRole('button', { name: 'Remove role admin' }).click();
+      assert.match(String(await page.getByRole('alert').textContent()), /role "admin" is mapped from 1 group; confirm below to remove it from them/);
+      await shot('access-confirm');
+      await page.getByRole('button', { name: 'Remove role "admin" from them' }).click();
+      assert.match(String(await page.getByRole('status').first().textContent()), /Role removed\. 1 group no longer maps to it\./);
     });
 
     /** A token for the test's own SCIM calls, issued through the console's form (not keyboard-only). */

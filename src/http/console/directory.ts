@@ -1,11 +1,12 @@
 /**
  * The console's directory pages (DESIGN.md section 9): the overview, the users and groups lists
- * with one user or group, and the audit log. A bad filter, sort or cursor is shown above an empty
- * list with status 400 (the SCIM error's own message). Handlers parse the query, call one
- * function of console/directory.ts, and render console/views.ts.
+ * with one user (with its effective access, console/access.ts) or group, and the audit log. A bad
+ * filter, sort or cursor is shown above an empty list with status 400 (the SCIM error's own
+ * message). Handlers parse the query, call console/directory.ts, and render console/views.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { OverBudget } from '../../budgets.ts';
+import { userAccess } from '../../console/access.ts';
 import { auditLog, ConsoleInputError, groupDetail, overview, searchGroups, searchUsers, userDetail } from '../../console/directory.ts';
 import { eventsHealth } from '../../console/events.ts';
 import type { ListForm } from '../../console/views.ts';
@@ -54,8 +55,8 @@ export function directoryRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return show(request, reply, 'users', 'Users', views.usersBody(form, value, error), error ? 400 : 200);
   });
   app.get<Params>('/console/users/:id', { preHandler: signedIn }, async (request, reply) => {
-    const detail = await userDetail(signed(request).scim, request.params.id);
-    return show(request, reply, 'users', String(detail.resource.userName), views.userBody(detail.resource, detail.history));
+    const [detail, access] = await Promise.all([userDetail(signed(request).scim, request.params.id), userAccess(signed(request).scim, request.params.id)]);
+    return show(request, reply, 'users', String(detail.resource.userName), views.userBody(detail.resource, detail.history, access));
   });
 
   app.get('/console/groups', { preHandler: signedIn }, async (request, reply) => {
