@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
-import { grantDirect, grantRow, mapTo } from '../support/access.ts';
+import { grantDirect, mapTo } from '../support/access.ts';
 import { seedCatalog } from '../support/catalog.ts';
 import { engines } from '../support/engines.ts';
 
@@ -171,15 +171,18 @@ describe(`Effective access API on ${engine.name}`, () => {
       assert.deepEqual((await holders(`/v2/access/entitlements/${type}/e5/users`)).users.map((u) => u.id), ids, type);
     }
     assert.deepEqual((await holders('/v2/access/entitlements/Permission/e5/users')).users, []);
-    // Holdings of roles outside the catalog (from before the team declared it; a user write now
-    // refuses them) written as rows.
-    await grantRow(t.storage, t.team.id, a, 'role', 'ghost');
-    assert.deepEqual((await holders('/v2/access/roles/ghost/users')).users, [{ id: a, userName: 'alice', sources: [{ type: 'direct' }] }]);
-    assert.deepEqual((await holders('/v2/access/roles/nobody-holds-this/users')).users, []);
+    // Roles outside the catalog, held since before a team declared its catalog: users written
+    // first, the catalog after (a catalog team's writes keep held values).
+    const early = await t.addTeam('early');
+    const asEarly = (method: string, url: string, body?: unknown) => t.request(method, url, body, { authorization: `Bearer ${early.token}` });
+    const ghost = await user('alice', { roles: [{ value: 'ghost' }] }, asEarly);
+    const lead = await user('bob', { roles: [{ value: 'Team lead/ops é' }] }, asEarly);
+    await seedCatalog(t.storage, early.team.id, CATALOG);
+    assert.deepEqual((await holders('/v2/access/roles/ghost/users', asEarly)).users, [{ id: ghost, userName: 'alice', sources: [{ type: 'direct' }] }]);
+    assert.deepEqual((await holders('/v2/access/roles/nobody-holds-this/users', asEarly)).users, []);
     // Values are compared exactly and may hold spaces, slashes and non-ASCII text (percent-encoded in the path).
-    await grantRow(t.storage, t.team.id, b, 'role', 'Team lead/ops é');
-    assert.deepEqual((await holders(`/v2/access/roles/${encodeURIComponent('Team lead/ops é')}/users`)).users.map((u) => u.id), [b]);
-    assert.deepEqual((await holders(`/v2/access/roles/${encodeURIComponent('team lead/ops é')}/users`)).users, []);
+    assert.deepEqual((await holders(`/v2/access/roles/${encodeURIComponent('Team lead/ops é')}/users`, asEarly)).users.map((u) => u.id), [lead]);
+    assert.deepEqual((await holders(`/v2/access/roles/${encodeURIComponent('team lead/ops é')}/users`, asEarly)).users, []);
   });
 
   it('cross-team isolation: team B\'s token neither reads team A\'s users nor sees them among holders', async () => {
