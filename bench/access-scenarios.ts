@@ -2,20 +2,19 @@
  * The effective-access scenarios of `npm run bench:scale` (issue 31 item 7): a user's effective
  * access (`GET /v2/access/users/{id}`, members of the big group, which is mapped to a role and an
  * entitlement), "who holds this role" first page of 100 (`GET /v2/access/roles/{role}/users`, the
- * role mapped from the big group plus direct holders: one user in 1,296), and a mapping added to
- * the big group.
- *
- * The mapping is written here as the mapping domain writes its row (src/access/mappings.ts,
- * helper D1's, not on this branch when this was written): one `access_mappings` row in one
- * transaction, nothing per member, timed in this process against the bench database, each add
- * followed by an untimed removal. Once the admin API's `POST /v2/admin/Catalog/mappings` is
- * merged, the scenario can drive it instead (it adds the event and audit rows).
+ * role mapped from the big group plus direct holders: one user in 1,296), and a group mapped to a
+ * role through the mapping domain (src/access/mappings.ts `mapGroup`, as the admin API's
+ * `POST /v2/admin/Catalog/mappings` and the CLI run it: one transaction with its access_mappings
+ * row, its audit row and its feed event, nothing per member), timed in this process against the
+ * bench database, each mapping followed by an untimed `unmapGroup`.
  *
  * `loadAccess` seeds the catalog, the mappings and the direct grants once per database (a kept
  * database reuses them).
  */
 import type { Request } from 'autocannon';
 import { sql } from 'kysely';
+import { mapGroup, unmapGroup } from '../src/access/mappings.ts';
+import { CLI_ACTOR } from '../src/audit/events.ts';
 import { iso, systemClock } from '../src/clock.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { catalogChanged, upsertCatalogEntry, upsertCatalogType } from '../src/storage/repos/catalog.ts';
@@ -27,7 +26,7 @@ import type { ScaleFixture, ScaleScenario } from './scale-scenarios.ts';
 export const ACCESS_SCENARIO_NAMES = {
   userAccess: 'GET /v2/access/users/{id} (effective access of one user)',
   holdersFirst: 'GET /v2/access/roles/{role}/users first page of 100',
-  mapGroup: 'access mapping added to the big group (one row, in process)',
+  mapGroup: 'access mapping added to the big group by mapGroup (row, audit row and event; in process)',
 } as const;
 
 /** The role the big group is mapped to (plus direct holders). */
@@ -96,21 +95,23 @@ export function accessScenarios(fixture: ScaleFixture): ScaleScenario[] {
 }
 
 /**
- * Maps TOGGLED_ROLE to the big group (one row in one transaction, timed), then unmaps it
- * (untimed), for `seconds` (at least three adds).
+ * Maps TOGGLED_ROLE to the big group with `mapGroup` (timed), then unmaps it with `unmapGroup`
+ * (untimed), for `seconds` (at least three mappings).
  */
-export async function measureMapping(storage: Storage, teamId: string, groupId: string, seconds: number): Promise<Measurement> {
+export async function measureMapping(storage: Storage, team: TeamRow, groupId: string, seconds: number): Promise<Measurement> {
+  const deps = { storage, clock: systemClock, baseUrl: 'http://127.0.0.1' };
+  const input = { group: groupId, kind: 'role', value: TOGGLED_ROLE };
+  const change = { actor: CLI_ACTOR };
   const latencies: number[] = [];
   const started = performance.now();
-  const unmap = () => storage.db.deleteFrom('access_mappings').where('team_id', '=', teamId).where('kind', '=', 'role').where('value', '=', TOGGLED_ROLE).where('group_id', '=', groupId).execute();
-  await unmap();
+  // A mapping left by an interrupted run goes first (404 when there is none).
+  await unmapGroup(deps, team, input, change).catch(() => undefined);
   while (latencies.length < 3 || performance.now() - started < seconds * 1000) {
     const t0 = performance.now();
-    await storage.db.transaction().execute((trx) =>
-      trx.insertInto('access_mappings').values({ team_id: teamId, kind: 'role', type_key: '', value: TOGGLED_ROLE, group_id: groupId, created_at: iso(systemClock) }).execute(),
-    );
+    const { created } = await mapGroup(deps, team, input, change);
     latencies.push(performance.now() - t0);
-    await unmap();
+    if (!created) throw new Error(`${TOGGLED_ROLE} was already mapped to the big group`);
+    await unmapGroup(deps, team, input, change);
   }
   return summarize([{ latencies: Float64Array.from(latencies), errors: 0, unexpected: {}, seconds: (performance.now() - started) / 1000, stoppedEarly: false }]);
 }

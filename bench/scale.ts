@@ -199,7 +199,7 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
       const scaleTeam = await teamByName(storage.db, TEAM);
       if (scaleTeam && (await loadAccess(storage, scaleTeam, fixture.groupId))) log('access catalog, the big group\'s mappings and direct grants loaded');
       if (scaleTeam && selected(ACCESS_SCENARIO_NAMES.mapGroup)) {
-        mapping = { scenario: ACCESS_SCENARIO_NAMES.mapGroup, m: await measureMapping(storage, scaleTeam.id, fixture.groupId, options.seconds), problem: undefined };
+        mapping = { scenario: ACCESS_SCENARIO_NAMES.mapGroup, m: await measureMapping(storage, scaleTeam, fixture.groupId, options.seconds), problem: undefined };
         log(`${mapping.scenario}: p50 ${ms(mapping.m.p50)} ms, p99 ${ms(mapping.m.p99)} ms (${count(mapping.m.ok)} mappings)`);
       }
     } finally {

@@ -114,6 +114,9 @@ function proxyTrust(trust: TrustProxy): boolean | string[] | ((address: string, 
   return trust === false ? false : [...trust];
 }
 
+/** The longest path parameter the router takes: a catalog value of 256 UTF-16 units, percent-encoded (256 x 3 bytes x 3). */
+export const MAX_PATH_PARAM = 256 * 3 * 3;
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { config, storage } = deps;
@@ -136,8 +139,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // X-Request-Id is read by requestId(), which keeps only short ids of a safe alphabet.
     requestIdHeader: false,
     genReqId: requestId,
-    // Ids and URNs are case-sensitive; paths such as /Users must match as written.
-    routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Ids and URNs are case-sensitive; paths such as /Users must match as written. A path
+    // parameter may be a catalog value (/Roles/{id}, /v2/access/roles/{value}/users): up to 256
+    // UTF-16 units, 3 UTF-8 bytes each at most, each byte percent-encoded as 3 characters. Every
+    // route validates its parameters itself (ids by their shape), so the bound only caps the router.
+    routerOptions: { caseSensitive: true, ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM },
     frameworkErrors,
     // Bodies are validated as sent (openapi/body-validation.ts): no type coercion, no defaults
     // added; `components` is the OpenAPI document's container of the schemas bodies refer to.

@@ -118,7 +118,7 @@ export function changedAttributes(before: Readonly<Record<string, unknown>>, aft
       const y = b[key];
       if (key.startsWith('urn:') && isObject(x ?? {}) && isObject(y ?? {})) {
         visit((x ?? {}) as Record<string, unknown>, (y ?? {}) as Record<string, unknown>, `${key}:`);
-      } else if (JSON.stringify(x) !== JSON.stringify(y)) {
+      } else if (!sameJson(x, y)) {
         changed.push(`${prefix}${key}`);
       }
     }
@@ -128,3 +128,31 @@ export function changedAttributes(before: Readonly<Record<string, unknown>>, aft
 }
 
 const isObject = (v: unknown): boolean => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Whether two JSON values are equal, whatever the order of their objects' keys (arrays compare in
+ * order). PostgreSQL's jsonb gives a stored document's keys back in its own order, so a value
+ * re-sent with its keys in another order is the same value, not a change. A key whose value is
+ * `undefined` counts as absent (as JSON.stringify drops it). Walks without allocating strings:
+ * it runs for every attribute of every write.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let defined = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(x, key) || x[key] === undefined) continue;
+    defined++;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+  }
+  for (const key in y) if (Object.hasOwn(y, key) && y[key] !== undefined) defined--;
+  return defined === 0;
+}

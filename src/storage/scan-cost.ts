@@ -48,6 +48,13 @@ export interface FilterTerms {
    * team's own console offers several), but the list is a scan (`scans`).
    */
   readonly sorted?: boolean;
+  /**
+   * Whether a test may walk a set of rows no bound keeps small: who holds a role or entitlement
+   * (`holds`: its holders may be the whole team, and an index page counts them all). Not in the
+   * cost (an index answers each probe, and an ordinary `access=` list must not be refused), but
+   * the list is a scan (`scans`): it takes a scan place and runs under the statement deadline.
+   */
+  readonly walks?: boolean;
 }
 
 /** Whether `p` (outside any `not`) is answered by an index of `table`, as the SQL compares it. */
@@ -70,7 +77,12 @@ function pinsGrantValue(p: Predicate): boolean {
   return p.kind === 'text' && p.op === 'eq' && !p.folded && p.scalar.at === 'grant' && p.scalar.field === 'value';
 }
 
-const sum = (a: FilterTerms, b: FilterTerms, byKey: boolean): FilterTerms => ({ scanned: a.scanned + b.scanned, ranged: a.ranged + b.ranged, byKey });
+const sum = (a: FilterTerms, b: FilterTerms, byKey: boolean): FilterTerms => ({
+  scanned: a.scanned + b.scanned,
+  ranged: a.ranged + b.ranged,
+  byKey,
+  ...(a.walks || b.walks ? { walks: true } : {}),
+});
 
 const SCANNED: FilterTerms = { scanned: 1, ranged: 0, byKey: false };
 const NOTHING: FilterTerms = { scanned: 0, ranged: 0, byKey: false };
@@ -105,9 +117,10 @@ export function filterTerms(p: Predicate, table: ResourceTable, hooks: DialectHo
       if (!negated && pinsGrantValue(p.where)) return { scanned: 0, ranged: 1, byKey: false };
       return { scanned: NESTED_ROWS * Math.max(1, filterTerms(p.where, table, hooks, true).scanned), ranged: 0, byKey: false };
     case 'holds':
-      // Index probes (user_grants by user or entry, the entry's mapped groups' member keys);
-      // under `not` its complement is a scan.
-      return negated ? { scanned: NESTED_ROWS, ranged: 0, byKey: false } : { scanned: 0, ranged: 1, byKey: false };
+      // Index probes (user_grants by user or entry, the entry's mapped groups' member keys), but
+      // over holders that may be the whole team: it walks (a scan place, the deadline). Under
+      // `not` its complement is a scan.
+      return negated ? { scanned: NESTED_ROWS, ranged: 0, byKey: false } : { scanned: 0, ranged: 1, byKey: false, walks: true };
     case 'anyElement':
     case 'related': {
       // The element's or membership's tests are evaluated in a subquery per row, indexed or not.
@@ -126,7 +139,7 @@ export interface FilterCost extends FilterTerms {
 }
 
 /** Whether the filter's statement evaluates tests on every listed row (the scan gate's concern, scim/scans.ts). */
-export const scans = (terms: FilterTerms): boolean => (terms.scanned > 0 || terms.sorted === true) && !terms.byKey;
+export const scans = (terms: FilterTerms): boolean => (terms.scanned > 0 || terms.sorted === true || terms.walks === true) && !terms.byKey;
 
 /** The cost of `terms` over a team of `listed` rows. */
 export function costOf(terms: FilterTerms, listed: number): FilterCost {

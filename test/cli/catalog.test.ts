@@ -9,6 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { contextFor, requireTeam } from '../../src/admin.ts';
+import { systemClock } from '../../src/clock.ts';
+import { USER_SCHEMA } from '../../src/scim/schema/urns.ts';
+import { createUser } from '../../src/scim/users.ts';
 import { connect } from '../../src/storage/connect.ts';
 import { createPgSchema, postgresUrl } from '../support/engines.ts';
 import { rollcall } from '../support/processes.ts';
@@ -36,7 +40,7 @@ for (const engine of databases) {
       assert.equal(out.stderr.trim().split('\n').length, 1, out.stderr);
       assert.match(out.stderr.trim(), message);
     };
-    /** Runs `work` on the database directly (what helpers' SCIM writes and mappings would have written). */
+    /** Runs `work` on the database directly (the SCIM writes the CLI has no command for). */
     const direct = async <T>(work: (storage: ReturnType<typeof connect>) => Promise<T>): Promise<T> => {
       const storage = connect(database);
       try {
@@ -72,9 +76,11 @@ for (const engine of databases) {
     });
 
     it('a held role is refused with the counts unless --force, which takes it from its holders', async () => {
+      // Two users holding the role, written as a SCIM create writes them (their grants rows with them).
       await direct(async (storage) => {
-        const team = await storage.db.selectFrom('teams').select('id').where('name_key', '=', 'acme').executeTakeFirstOrThrow();
-        await storage.db.insertInto('user_grants').values([{ team_id: team.id, kind: 'role', value: 'admin', type: '', user_id: 'u1', is_primary: 0 }, { team_id: team.id, kind: 'role', value: 'admin', type: '', user_id: 'u2', is_primary: 0 }]).execute();
+        const deps = { storage, clock: systemClock, baseUrl: 'https://rollcall.test' };
+        const ctx = await contextFor(deps, await requireTeam(deps, 'acme'));
+        for (const userName of ['u1@acme.example', 'u2@acme.example']) await createUser(ctx, { schemas: [USER_SCHEMA], userName, roles: [{ value: 'admin' }] });
       });
       refused(['role', 'remove', '--team', 'acme', '--value', 'admin'], /^rollcall: role "admin" is held by 2 users; run again with --force to remove it from them$/);
       assert.equal(ok(['role', 'remove', '--team', 'acme', '--value', 'admin', '--force']), 'removed role admin from team acme; taken from 2 user(s), 0 group mapping(s) deleted');

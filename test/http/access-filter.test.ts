@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
-import { grantDirect, mapGroupRow } from '../support/access.ts';
+import { grantDirect, mapTo } from '../support/access.ts';
 import { seedCatalog } from '../support/catalog.ts';
 import { engines } from '../support/engines.ts';
 
@@ -31,14 +31,14 @@ describe(`The access parameter of user lists on ${engine.name}`, () => {
       ids[name] = String(json(res).id);
     }
     // ann, bob: direct admin; cat, dan: admin through the Admins group; eve: deactivated member.
-    await grantDirect(t.storage, t.team.id, ids.ann!, 'role', 'admin');
-    await grantDirect(t.storage, t.team.id, ids.bob!, 'role', 'admin', 'Entra');
+    await grantDirect(t.request, ids.ann!, 'role', 'admin');
+    await grantDirect(t.request, ids.bob!, 'role', 'admin', 'Entra');
     const res = await t.request('POST', '/v2/scim/Groups', { schemas: [GROUP], displayName: 'Admins', members: [ids.cat, ids.dan, ids.eve, ids.bob].map((value) => ({ value })) });
     assert.equal(res.statusCode, 201, res.body);
-    await mapGroupRow(t.storage, t.team.id, String(json(res).id), 'role', 'admin');
-    await mapGroupRow(t.storage, t.team.id, String(json(res).id), 'entitlement', 'e5', 'license');
-    await grantDirect(t.storage, t.team.id, ids.fay!, 'entitlement', 'e5', 'License');
-    await grantDirect(t.storage, t.team.id, ids.eve!, 'role', 'admin');
+    await mapTo(t, t.team, String(json(res).id), 'role', 'admin');
+    await mapTo(t, t.team, String(json(res).id), 'entitlement', 'e5', 'license');
+    await grantDirect(t.request, ids.fay!, 'entitlement', 'e5', 'License');
+    await grantDirect(t.request, ids.eve!, 'role', 'admin');
     const off = await t.request('PATCH', `/v2/scim/Users/${ids.eve}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] });
     assert.ok(off.statusCode < 300, off.body);
   });

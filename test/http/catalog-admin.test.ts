@@ -95,9 +95,8 @@ for (const engine of engines) {
     it('removing an entry users hold or groups map is refused with the counts; force=true takes it from them in the same change', async () => {
       const user = json(await t.request('POST', '/v2/scim/Users', { userName: 'bjensen', roles: [{ value: 'admin' }, { value: 'viewer' }] }));
       const group = json(await t.request('POST', '/v2/scim/Groups', { displayName: 'Admins' }));
-      // The grants rows users' writes keep (and the mapping helper D1's API makes), written here directly.
-      await t.storage.db.insertInto('user_grants').values({ team_id: t.team.id, kind: 'role', value: 'admin', type: '', user_id: String(user.id), is_primary: 0 }).onConflict((oc) => oc.doNothing()).execute();
-      await t.storage.db.insertInto('access_mappings').values({ team_id: t.team.id, kind: 'role', type_key: '', value: 'admin', group_id: String(group.id), created_at: '2026-01-01T00:00:00.000Z' }).execute();
+      const mapped = await t.request('POST', '/v2/admin/Catalog/mappings', { group: String(group.id), kind: 'role', value: 'admin' });
+      assert.equal(mapped.statusCode, 201, mapped.body);
       const without = { ...DOC, roles: [DOC.roles[0]] };
       const [audits, events] = [await count('audit_events'), await count('events')];
       const refused = await put(without);
@@ -119,6 +118,8 @@ for (const engine of engines) {
         ['delete', 'Role', 'admin', []],
       ]);
       assert.equal((await put(DOC)).statusCode, 200);
+      // The user gives up its last role, so the later tests' PUTs remove roles nobody holds.
+      assert.equal((await t.request('PATCH', `/v2/scim/Users/${String(user.id)}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'roles' }] })).statusCode, 200);
     });
 
     it('the budget catalog.entries refuses a catalog grown past it, naming the budget; shrinking is allowed', async () => {
@@ -192,7 +193,8 @@ for (const engine of engines) {
       assert.deepEqual({ ...(r.json() as Json), catalog: undefined }, { catalog: undefined, added: 0, updated: 1, removed: 0 });
       const last = await t.storage.db.selectFrom('events').selectAll().where('team_id', '=', t.team.id).orderBy('at', 'desc').executeTakeFirstOrThrow();
       assert.deepEqual([last.type, last.resource_type, last.resource_id, JSON.parse(last.changed), JSON.parse(String(last.data)).type], ['put', 'Entitlement', 'e5', ['type'], 'Seat']);
-      await t.storage.db.insertInto('user_grants').values({ team_id: t.team.id, kind: 'entitlement', value: 'e5', type: 'Seat', user_id: 'U1', is_primary: 0 }).execute();
+      const holder = await t.request('POST', '/v2/scim/Users', { userName: 'seated', entitlements: [{ value: 'e5', type: 'Seat' }] });
+      assert.equal(holder.statusCode, 201, holder.body);
       const back = { ...DOC, entitlementTypes: [...DOC.entitlementTypes, seat] };
       const refused = await put(back);
       assert.equal(refused.statusCode, 409, refused.body);

@@ -164,6 +164,15 @@ for (const engine of engines) {
       assert.equal(event.type, 'patch');
       assert.ok((JSON.parse(event.changed) as string[]).includes('roles'), event.changed);
     });
+
+    it('roles re-sent with their keys in another order are not a change: the event names only what changed', async () => {
+      // PostgreSQL's jsonb gives the stored elements' keys back in its own order (value, display, primary).
+      const id = await created({ ...license, roles: [{ primary: true, display: 'Admin', value: 'admin' }] });
+      const res = await t.request('PATCH', `/v2/scim/Users/${id}`, patch({ op: 'replace', path: 'roles', value: [{ display: 'Admin', value: 'admin', primary: true }] }, { op: 'replace', path: 'title', value: 'Boss' }));
+      assert.equal(res.statusCode, 200, res.body);
+      const event = await t.storage.db.selectFrom('events').select(['type', 'changed']).where('resource_id', '=', id).where('version', '=', 2).executeTakeFirstOrThrow();
+      assert.deepEqual(JSON.parse(event.changed), ['title']);
+    });
   });
 
   describe(`grants rows in a team that shows deactivated users, and without a catalog, on ${engine.name}`, () => {

@@ -55,9 +55,12 @@ for (const [name, hooks] of [['sqlite', sqliteHooks], ['postgres', postgresHooks
       assert.throws(() => db.selectFrom('groups as r').select('r.id').where(predicateSql(hooks, 'groups', ROLE)).compile(), /users only/);
     });
 
-    it('costs an index probe; under not, a scan of the listed rows', () => {
-      assert.deepEqual(filterTerms(ROLE, 'users', hooks), { scanned: 0, ranged: 1, byKey: false });
-      assert.equal(scans(filterTerms(ROLE, 'users', hooks)), false);
+    it('costs an index probe but walks its holders (a scan place and the deadline, not a cost); with a key equality, one row; under not, a scan of the listed rows', () => {
+      assert.deepEqual(filterTerms(ROLE, 'users', hooks), { scanned: 0, ranged: 1, byKey: false, walks: true });
+      assert.equal(scans(filterTerms(ROLE, 'users', hooks)), true);
+      const byId: Predicate = { kind: 'and', left: { kind: 'text', scalar: { at: 'column', column: 'id' }, op: 'eq', value: 'U1', folded: false }, right: ROLE };
+      assert.deepEqual(filterTerms(byId, 'users', hooks), { scanned: 0, ranged: 2, byKey: true, walks: true });
+      assert.equal(scans(filterTerms(byId, 'users', hooks)), false);
       assert.deepEqual(filterTerms({ kind: 'not', predicate: ROLE }, 'users', hooks), { scanned: NESTED_ROWS, ranged: 0, byKey: false });
     });
   });
