@@ -151,7 +151,7 @@ export async function holdersOf(ctx: ScimContext, grant: GrantRef, page: { reado
   const db = ctx.storage.db;
   const groups = await groupsMappedTo(db, ctx.team.id, entry);
   const names = new Map(groups.map((g) => [g.id, g.displayName]));
-  const rows = await holdersPage(db, ctx.team.id, entry, groups, after, limit + 1);
+  const rows = await holdersPage(db, ctx.storage.hooks, ctx.team.id, entry, groups, after, limit + 1);
   const users = rows.slice(0, limit).map((r) => ({
     id: r.userId,
     userName: r.userName,
