@@ -116,6 +116,11 @@ async function directTypes(ex: Executor, teamId: string, entry: HeldEntry): Prom
 /** Arms per statement: SQLite allows at most 500 terms in one compound SELECT. */
 const ARMS_PER_STATEMENT = 200;
 
+/**
+ * An arm's user is active and not deleted. Not `u.team_id = ?`: SQLite may then read the users by
+ * `users_team_created` (the whole team, per row) instead of by id; the team is checked once per
+ * page instead (holdersPage).
+ */
 const ACTIVE = sql`u.active = 1 and u.deleted_at is null`;
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -141,12 +146,12 @@ export async function holdersPage(ex: Executor, hooks: DialectHooks, teamId: str
   const arms: RawBuilder<unknown>[] = [];
   const direct = (type: RawBuilder<unknown>) =>
     sql`select x.user_id from user_grants x join users u on u.id = x.user_id
-      where x.team_id = ${teamId} and x.kind = ${entry.kind} and x.value = ${entry.value} ${type} and x.user_id > ${after} and u.id > ${after} and u.team_id = ${teamId} and ${ACTIVE}`;
+      where x.team_id = ${teamId} and x.kind = ${entry.kind} and x.value = ${entry.value} ${type} and x.user_id > ${after} and u.id > ${after} and ${ACTIVE}`;
   if (types.length > TYPE_ARMS) arms.push(direct(sql``));
   else for (const type of types) arms.push(direct(sql`and x.type = ${type}`));
   for (const g of groups) {
     arms.push(sql`select m.user_id from group_members m join users u on u.id = m.user_id
-      where m.group_id = ${g.id} and m.user_id > ${after} and u.id > ${after} and u.team_id = ${teamId} and ${ACTIVE}`);
+      where m.group_id = ${g.id} and m.user_id > ${after} and u.id > ${after} and ${ACTIVE}`);
   }
   if (arms.length === 0) return [];
   const ids = new Set<string>();
@@ -176,5 +181,6 @@ export async function holdersPage(ex: Executor, hooks: DialectHooks, teamId: str
     for (const r of await members.execute()) if (mapped.has(r.group_id)) sources.get(r.user_id)?.push(r.group_id);
   }
   const names = new Map(users.map((u) => [u.id, u.user_name]));
-  return page.map((id) => ({ userId: id, userName: names.get(id) ?? '', sources: sources.get(id) ?? [] }));
+  // The arms' sources are the team's (its grants rows, its groups), so their users are; the team is checked here, once per page.
+  return page.filter((id) => names.has(id)).map((id) => ({ userId: id, userName: names.get(id)!, sources: sources.get(id) ?? [] }));
 }
