@@ -3,10 +3,10 @@
  * provider assigned to it directly (its SCIM `roles` and `entitlements`, kept as `user_grants`)
  * plus what its groups are mapped to, each with where it came from. Read by the application at
  * `/v2/access` (http/access-plugin.ts) and by the `access` parameter of user lists
- * (scim/access-filter.ts, which lowers an entry with `heldEntry` here).
+ * (scim/access-filter.ts; both lower an entry with scim/held-entry.ts `heldEntry`).
  *
  * Rules:
- * - Which grants hold an entry is entry.ts's rule; a catalog entitlement shows the catalog's
+ * - Which grants hold an entry is scim/held-entry.ts's rule; a catalog entitlement shows the catalog's
  *   type, one outside it the type as stored (none when sent without).
  * - `display` is the catalog's displayName, else the `display` of the user's own element, else
  *   absent.
@@ -18,12 +18,13 @@ import { issueCursor, readCursor } from '../scim/cursor.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { typesOf } from '../scim/context.ts';
 import { badRequest, notFound } from '../scim/errors.ts';
+import { entitlementOf } from '../scim/schema/catalog.ts';
 import type { Catalog } from '../scim/schema/catalog.ts';
+import { heldEntry } from '../scim/held-entry.ts';
+import type { GrantRef } from '../scim/held-entry.ts';
 import { holdsName } from '../scim/users.ts';
 import { directGrantsOf, groupsMappedTo, holdersPage, mappedGrantsOf } from '../storage/repos/access.ts';
 import { userById } from '../storage/repos/users.ts';
-import { entitlementOf, heldEntry } from './entry.ts';
-import type { GrantRef } from './entry.ts';
 
 export type { GrantRef };
 
@@ -127,7 +128,7 @@ export async function accessOfUser(ctx: ScimContext, id: string): Promise<UserAc
     entitlements: [...entitlements.values()]
       .sort((a, b) => byCodePoint(a.type ?? '', b.type ?? '') || byCodePoint(a.value, b.value))
       .map((held) => {
-        const display = entitlementOf(catalog, held.value)?.displayName ?? elementDisplay(data, 'entitlements', held.value);
+        const display = entitlementOf(catalog, held.value)?.entry.displayName ?? elementDisplay(data, 'entitlements', held.value);
         return { ...(held.type !== undefined ? { type: held.type } : {}), value: held.value, ...(display !== undefined ? { display } : {}), sources: sources(held) };
       }),
   };
@@ -151,7 +152,7 @@ export async function holdersOf(ctx: ScimContext, grant: GrantRef, page: { reado
   const db = ctx.storage.db;
   const groups = await groupsMappedTo(db, ctx.team.id, entry);
   const names = new Map(groups.map((g) => [g.id, g.displayName]));
-  const rows = await holdersPage(db, ctx.team.id, entry, groups, after, limit + 1);
+  const rows = await holdersPage(db, ctx.storage.hooks, ctx.team.id, entry, groups, after, limit + 1);
   const users = rows.slice(0, limit).map((r) => ({
     id: r.userId,
     userName: r.userName,

@@ -3,7 +3,8 @@
  * one of its groups to a role or an entitlement of its catalog, and the group's members hold it
  * (their effective access, src/access/effective.ts, reads these mappings). The operations behind
  * `rollcall role map | unmap | mappings`, the admin API's `/v2/admin/Catalog/mappings` and the
- * console, and the removal of a deleted group's mappings. It owns these rules; it writes no SQL
+ * console (a deleted group's mappings are removed by scim/group-mappings.ts, which records every
+ * mapping change). It owns these rules; it writes no SQL
  * (repos/mappings.ts) and parses no HTTP.
  *
  * Each change is one transaction with its audit row (`access_mapped`, `access_unmapped`) and ONE
@@ -17,16 +18,16 @@ import type { Actor } from '../audit/events.ts';
 import { budgetsOf, OverBudget } from '../budgets.ts';
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
-import { recordAuditedChange } from '../events/feed.ts';
-import type { WriteOrigin } from '../events/feed.ts';
 import { badRequest, notFound } from '../scim/errors.ts';
+import { recordMapping, typeOf } from '../scim/group-mappings.ts';
+import type { Recorder } from '../scim/group-mappings.ts';
+import { namesType } from '../scim/schema/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
 import { catalogRows } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow } from '../storage/repos/catalog.ts';
 import {
   countMappingsLocked,
   deleteMapping,
-  deleteMappingsOfGroup,
   groupName,
   insertMapping,
   listMappingRows,
@@ -37,7 +38,6 @@ import {
 import type { MappingKind, MappingRow } from '../storage/repos/mappings.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import { transact } from '../storage/statements.ts';
-import type { Executor } from '../storage/types.ts';
 
 export interface MappingDeps {
   readonly storage: Storage;
@@ -104,20 +104,15 @@ function parseInput(input: MappingInput): ParsedInput {
   return { groupId: group, kind, value, type };
 }
 
-const typeOf = (catalog: CatalogRows, typeKey: string): CatalogTypeRow | undefined => catalog.types.find((t) => t.name_key === typeKey);
-
-/** Whether `type` (as sent) names the type: its name or its endpoint without the slash, case-insensitively. */
-const namesType = (type: string, row: CatalogTypeRow): boolean => {
-  const key = type.toLowerCase();
-  return key === row.name_key || `/${key}` === row.endpoint_key;
-};
+/** Whether `type` (as sent) names the type row (schema/catalog.ts `namesType`: its name or its endpoint without the slash, case-insensitively). */
+const namesTypeRow = (type: string, row: CatalogTypeRow): boolean => namesType(type, { name: row.name, endpoint: row.endpoint });
 
 /** The catalog's entry the input names, or a 400 invalidValue naming the value and the catalog. */
 function entryOf(catalog: CatalogRows, input: ParsedInput): Entry {
   const row = catalog.entries.find((e) => e.kind === input.kind && e.value === input.value);
   const type = row && row.kind === 'entitlement' ? typeOf(catalog, row.type_key) : undefined;
-  if (row && (input.type === undefined || (type !== undefined && namesType(input.type, type)))) return { row, ...(type ? { type } : {}) };
-  const scope = input.type === undefined ? undefined : catalog.types.find((t) => namesType(input.type!, t));
+  if (row && (input.type === undefined || (type !== undefined && namesTypeRow(input.type, type)))) return { row, ...(type ? { type } : {}) };
+  const scope = input.type === undefined ? undefined : catalog.types.find((t) => namesTypeRow(input.type!, t));
   if (input.type !== undefined && scope === undefined) {
     const names = catalog.types.map((t) => t.name);
     throw badRequest('invalidValue', `"${input.type}" is not an entitlement type in the team's catalog (${names.length === 0 ? 'it has none' : listed(names)})`);
@@ -141,53 +136,6 @@ const viewOf = (row: MappingRow, groupDisplayName: string, catalog: CatalogRows)
     created: row.created_at,
   };
 };
-
-/** The Role or Entitlement resource as the catalog's SCIM endpoints show it (Okta's form), the event's document. */
-function resourceData(row: MappingRow, catalog: CatalogRows): string {
-  const entry = catalog.entries.find((e) => e.kind === row.kind && e.value === row.value);
-  const type = row.kind === 'entitlement' ? typeOf(catalog, row.type_key) : undefined;
-  return JSON.stringify({
-    id: row.value,
-    ...(entry ? { displayName: entry.display_name } : {}),
-    ...(entry?.description != null ? { description: entry.description } : {}),
-    ...(type ? { type: type.name } : {}),
-  });
-}
-
-/** Who records a mapping change, and when. */
-interface Recorder {
-  readonly clock: Clock;
-  readonly teamId: string;
-  readonly actor: Actor;
-  readonly requestId: string | null;
-}
-
-/**
- * A mapping's audit row and its one feed event, in the change's transaction: a `patch` of the
- * Role or Entitlement, `groups` changed, the group added to or removed from it.
- */
-async function recordMapping(by: Recorder, trx: Executor, action: 'access_mapped' | 'access_unmapped', row: MappingRow, catalog: CatalogRows, version: number, note: Record<string, unknown> = {}): Promise<void> {
-  const resourceType = row.kind === 'role' ? 'Role' : 'Entitlement';
-  const type = row.kind === 'entitlement' ? (typeOf(catalog, row.type_key)?.name ?? row.type_key) : undefined;
-  await recordAuditedChange(
-    by,
-    trx,
-    { teamId: by.teamId, actor: by.actor, requestId: by.requestId, action, resourceType, resourceId: row.value, detail: { group: row.group_id, kind: row.kind, ...(type !== undefined ? { type } : {}), value: row.value, ...note } },
-    {
-      teamId: by.teamId,
-      type: 'patch',
-      resourceType,
-      resourceId: row.value,
-      version,
-      changed: ['groups'],
-      actor: by.actor,
-      txn: by.requestId,
-      externalId: null,
-      data: resourceData(row, catalog),
-      members: action === 'access_mapped' ? { added: [row.group_id] } : { removed: [row.group_id] },
-    },
-  );
-}
 
 const recorder = (deps: MappingDeps, team: TeamRow, change: MappingChange): Recorder => ({ clock: deps.clock, teamId: team.id, actor: change.actor, requestId: change.requestId ?? null });
 
@@ -235,7 +183,7 @@ export async function unmapGroup(deps: MappingDeps, team: TeamRow, input: Mappin
     if (!existing) throw missing();
     if (parsed.type !== undefined) {
       const type = typeOf(catalog, existing.type_key);
-      if (!(type ? namesType(parsed.type, type) : parsed.type.toLowerCase() === existing.type_key)) throw missing();
+      if (!(type ? namesTypeRow(parsed.type, type) : parsed.type.toLowerCase() === existing.type_key)) throw missing();
     }
     const removed = await deleteMapping(trx, key);
     // A concurrent unmapping won (PostgreSQL): it recorded the change.
@@ -252,18 +200,4 @@ export async function listMappings(deps: MappingDeps, team: TeamRow, options: { 
   if (options.group !== undefined && (options.group.length > MAX_GROUP_ID || !(await groupName(db, team.id, options.group)))) throw notFound(`Group ${options.group} not found`);
   const [rows, catalog] = await Promise.all([listMappingRows(db, team.id, options.group), catalogRows(db, team.id)]);
   return rows.map((r) => viewOf(r, r.group_display_name, catalog));
-}
-
-/**
- * A group's delete (scim/groups.ts), in its transaction: removes the group's mappings, each with
- * its `access_unmapped` audit row and its one event, as an unmapping would. One statement when
- * the group had none. Answers how many it removed.
- */
-export async function unmapDeletedGroup(origin: WriteOrigin, trx: Executor, groupId: string): Promise<number> {
-  const removed = await deleteMappingsOfGroup(trx, origin.team.id, groupId);
-  if (removed.length === 0) return 0;
-  const [catalog, version] = await Promise.all([catalogRows(trx, origin.team.id), teamSchemaVersion(trx, origin.team.id)]);
-  const by: Recorder = { clock: origin.clock, teamId: origin.team.id, actor: origin.actor, requestId: origin.requestId };
-  for (const row of removed) await recordMapping(by, trx, 'access_unmapped', row, catalog, version, { groupDeleted: true });
-  return removed.length;
 }

@@ -1,8 +1,8 @@
 /**
  * Failures the router meets before any plugin sees the request (a malformed percent-encoding, a
  * path segment longer than any id): answered in the shape of the protocol the path belongs to,
- * SCIM (RFC 7644 3.12) under /scim and /v2/scim, OAuth (RFC 6749 5.2) under /oauth, and without
- * echoing the path back.
+ * SCIM (RFC 7644 3.12) under /scim and /v2/scim and under /v2/access and /v2/admin (whose own
+ * errors are SCIM-shaped too), OAuth (RFC 6749 5.2) under /oauth, and without echoing the path back.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ScimError } from '../scim/errors.ts';
@@ -13,7 +13,7 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   void reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
   const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
   const path = request.url.split('?')[0] ?? '';
-  if (/^\/(v2\/)?scim(\/|$)/.test(path)) {
+  if (/^\/((v2\/)?scim|v2\/access|v2\/admin)(\/|$)/.test(path)) {
     // A path segment longer than any id names nothing that exists.
     sendScimError(request, reply, tooLong ? new ScimError(404, 'No such resource') : new ScimError(400, 'The URL is not valid (bad percent-encoding)', 'invalidSyntax'));
     return;

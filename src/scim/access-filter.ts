@@ -5,8 +5,8 @@
  * paging method. Parsed here, resolved against the team's catalog by access/entry.ts, and lowered
  * to storage's `holds` predicate. A cursor is bound to the parameter as to the filter.
  */
-import { heldEntry } from '../access/entry.ts';
-import type { GrantRef } from '../access/entry.ts';
+import { heldEntry } from './held-entry.ts';
+import type { GrantRef } from './held-entry.ts';
 import type { Predicate } from '../storage/predicate.ts';
 import type { ScimContext } from './context.ts';
 import { typesOf } from './context.ts';

@@ -23,7 +23,7 @@
  * user_grants rows (filter/lower.ts).
  */
 import { badRequest } from './errors.ts';
-import { hasCatalog } from './schema/catalog.ts';
+import { entitlementOf, hasCatalog, typeNamed } from './schema/catalog.ts';
 import type { Catalog, CatalogEntry, EntitlementType } from './schema/catalog.ts';
 import type { TeamTypes } from './schema/extensions.ts';
 import type { AttributeDef, ResourceTypeDef } from './schema/types.ts';
@@ -109,20 +109,6 @@ function listed(values: readonly string[]): string {
   return values.length > LISTED ? `${shown}, and ${values.length - LISTED} more` : shown;
 }
 
-/** The entitlement type `type` names: its name or its endpoint without the slash, case-insensitively. */
-export function typeNamed(catalog: Catalog, type: string): EntitlementType | undefined {
-  const key = type.toLowerCase();
-  return catalog.types.find((t) => t.name.toLowerCase() === key || t.endpoint.slice(1).toLowerCase() === key);
-}
-
-/** The entitlement of value `value` (values are unique across types) with its type. */
-export function entitlementOf(catalog: Catalog, value: string): { type: EntitlementType; entry: CatalogEntry } | undefined {
-  for (const type of catalog.types) {
-    const entry = type.entitlements.find((e) => e.value === value);
-    if (entry) return { type, entry };
-  }
-  return undefined;
-}
 
 /** A value a write assigns: a string naming an entry (the type of a role element is free text, bounded as its grants row is). */
 function checkElementShape(attribute: string, e: Json): string {

@@ -63,15 +63,16 @@ export function catalogEndpoint(types: TeamTypes, segment: string): CatalogEndpo
 
 /**
  * One catalog entry as the SCIM endpoints show it (and as change events carry it): the form's
- * attributes, `meta.resourceType` Role or the entitlement's type name, `meta.location` under
- * `/Roles` or the type's endpoint, the value percent-encoded.
+ * attributes, `meta.resourceType` the resource type discovery lists for it (Role; an entitlement's
+ * type name in Okta's form, `Entitlement` in the IETF form), `meta.location` under that resource
+ * type's endpoint (`/Roles`, the type's endpoint, or `/Entitlements`), the value percent-encoded.
  */
 export function catalogEntryResource(baseUrl: string, form: CatalogSchemas, entry: CatalogEntry, type?: EntitlementType): Resource {
   const kind: CatalogKind = type ? 'entitlement' : 'role';
-  const endpoint = type ? type.endpoint : '/Roles';
+  const [resourceType, endpoint] = !type ? ['Role', '/Roles'] : form === 'ietf' ? ['Entitlement', '/Entitlements'] : [type.name, type.endpoint];
   return {
     ...catalogDocument(form, kind, entry, type?.name),
-    meta: { resourceType: type ? type.name : 'Role', location: `${baseUrl}/v2/scim${endpoint}/${encodeURIComponent(entry.value)}` },
+    meta: { resourceType, location: `${baseUrl}/v2/scim${endpoint}/${encodeURIComponent(entry.value)}` },
   };
 }
 

@@ -6,7 +6,8 @@
  * Filtering and sorting hold at the server root too (scim/search.ts), with the same page sizes;
  * there, index paging only (the root refuses a cursor, naming the endpoints that take one).
  * A team with a catalog of roles and entitlements (DESIGN.md section 12) also lists Role and its
- * entitlement types, their schemas (schema/catalog-schemas.ts), and the draft's
+ * entitlement types (Okta's form) or the draft's Entitlement (IETF form), their schemas
+ * (schema/catalog-schemas.ts), and the draft's
  * ServiceProviderConfig extension; a team without one sees exactly what it saw before.
  */
 import { EVENT_DELIVERY_METHODS, EVENT_URIS } from '../events/set.ts';
@@ -30,22 +31,32 @@ import {
 const MAX_FILTER_RESULTS = MAX_COUNT;
 
 /**
- * draft-ietf-scim-roles-entitlements-01 "ServiceProviderConfig Extension": a server serving
- * /Roles or /Entitlements advertises them. Roles: any number per user, `primary` at most once
- * (checked), `type` accepted and kept as sent (the catalog has no role types, so no `types`).
- * Entitlements: more than one per user unless the team's only type is single-valued; `type`
- * names the entitlement type, one of `types`.
+ * draft-ietf-scim-roles-entitlements-01 section 3.1, "ServiceProviderConfig Extension": a server
+ * serving /Roles or /Entitlements advertises which elements it implements, `roles` and
+ * `entitlements` each with `supported` ("supports the /Roles endpoint", ".../Entitlements
+ * endpoint") and optionally `multiple...Supported` (more than one value in the User's attribute),
+ * `primarySupported` and `typeSupported` (its `primary` and `type` sub-attributes) and `types`
+ * ("list of types supported"). Roles: /Roles is served for every team with a catalog; any number
+ * per user, `primary` at most once (checked), `type` accepted and kept as sent (the catalog has no
+ * role types, so no `types`). Entitlements: supported only when the catalog declares an
+ * entitlement type (a team with roles only has nothing to assign there, and the IETF form lists
+ * no Entitlement resource type then), and only then the optional members: more than one per
+ * user unless the team's only type is single-valued; `type` names the entitlement type, one of
+ * `types` (the type names).
  */
 function rolesAndEntitlements(catalog: Catalog): Record<string, unknown> {
   return {
     roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: true },
-    entitlements: {
-      supported: true,
-      multipleEntitlementsSupported: catalog.types.length > 1 || catalog.types.some((t) => t.multiValued),
-      primarySupported: true,
-      typeSupported: true,
-      types: catalog.types.map((t) => t.name),
-    },
+    entitlements:
+      catalog.types.length === 0
+        ? { supported: false }
+        : {
+            supported: true,
+            multipleEntitlementsSupported: catalog.types.length > 1 || catalog.types.some((t) => t.multiValued),
+            primarySupported: true,
+            typeSupported: true,
+            types: catalog.types.map((t) => t.name),
+          },
   };
 }
 

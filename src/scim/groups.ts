@@ -6,7 +6,6 @@
  * active) go through the optimistic version check. A response that shows `members` reads them
  * in chunks and streams them (members.ts); one that does not never reads a membership row.
  */
-import { unmapDeletedGroup } from '../access/mappings.ts';
 import { changedAttributes } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { recordGroupBump, recordRowWrite } from '../events/feed.ts';
@@ -37,6 +36,7 @@ import type { ScimContext } from './context.ts';
 import { badRequest, conflict, notFound, preconditionFailed } from './errors.ts';
 import type { ScimError } from './errors.ts';
 import { lowerFilter, lowerSort } from './filter/lower.ts';
+import { unmapDeletedGroup } from './group-mappings.ts';
 import { readMembersHeads, withMembersTail } from './members.ts';
 import type { MembersHead } from './members.ts';
 import { budgetedPage, listResult, pageWindow } from './paging.ts';

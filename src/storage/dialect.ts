@@ -86,6 +86,17 @@ export interface DialectHooks {
    */
   jsonRows(items: readonly Expression<unknown>[], orderBy: readonly Expression<unknown>[]): RawBuilder<unknown>;
   /**
+   * The distinct `user_id`s the `arms` select (each a plain SELECT of a `user_id` column that an
+   * index yields in user_id order), ascending, the first `limit`: a merge of the arms' index
+   * orders that stops once `limit` are out, so the work is about `limit` rows plus one probe per
+   * arm, however many rows each arm could read. PostgreSQL: a Merge Append of the arms, each
+   * `distinct ... order by user_id limit`, under Unique and Limit (a UNION would hash or sort
+   * every arm). SQLite: a compound UNION with ORDER BY, which SQLite runs as a merge of its
+   * terms, each reading its index in order (an arm with its own LIMIT would be sorted first).
+   * At most 500 arms (SQLite's compound limit).
+   */
+  mergeUserIds(arms: readonly RawBuilder<unknown>[], limit: number): RawBuilder<{ user_id: string }>;
+  /**
    * Whether a WITH may hold an INSERT/UPDATE whose RETURNING feeds the statement after it, so
    * two dependent writes go in one statement (one round trip). PostgreSQL: yes; SQLite's WITH
    * takes SELECTs only (and a statement there costs no round trip). Only chain.ts reads it: a
@@ -245,6 +256,7 @@ export const sqliteHooks: DialectHooks = {
   },
   // ORDER BY inside an aggregate: SQLite 3.44 and later.
   jsonRows: (items, orderBy) => sql`json_group_array(json_array(${sql.join([...items])}) order by ${sql.join([...orderBy])})`,
+  mergeUserIds: (arms, limit) => sql<{ user_id: string }>`${sql.join([...arms], sql` union `)} order by 1 limit ${limit}`,
   createExpressionIndex: (name, table, columns, where) =>
     sql`create index if not exists ${sql.id(name)} on ${sql.table(table)} (${columns})${where ? sql` where ${where}` : sql``}`,
   dropExpressionIndex: (name) => sql`drop index if exists ${sql.id(name)}`,
@@ -309,6 +321,11 @@ export const postgresHooks: DialectHooks = {
   endsWith: (expr, value, indexed) =>
     indexed ? sql<SqlBool>`reverse(${expr}) like ${`${escapeLike(reverseCodePoints(value))}%`}` : sql<SqlBool>`${expr} like ${`%${escapeLike(value)}`}`,
   jsonRows: (items, orderBy) => sql`coalesce(json_agg(json_build_array(${sql.join([...items])}) order by ${sql.join([...orderBy])}), '[]'::json)`,
+  mergeUserIds: (arms, limit) =>
+    sql<{ user_id: string }>`select distinct s.user_id from (${sql.join(
+      arms.map((arm, i) => sql`(select distinct ${sql.raw(`a${i}`)}.user_id from (${arm}) ${sql.raw(`a${i}`)} order by 1 limit ${limit})`),
+      sql` union all `,
+    )}) s order by s.user_id limit ${limit}`,
   // CONCURRENTLY runs in no transaction block: the builder sends it alone on a pooled connection.
   createExpressionIndex: (name, table, columns, where) =>
     sql`create index concurrently if not exists ${sql.id(name)} on ${sql.table(table)} (${columns})${where ? sql` where ${where}` : sql``}`,

@@ -176,16 +176,30 @@ for (const engine of engines) {
       }
     });
 
-    it('IETF draft form (team setting ietf): the draft\'s URNs, schema samples and resource attributes', async () => {
+    it('IETF draft form (team setting ietf): the draft\'s two resource types, URNs, schema samples and resource attributes', async () => {
       const t = await createTestApp({ engine });
       try {
         await seedCatalog(t.storage, t.team.id, { ...CATALOG, schemas: 'ietf' });
+        // The draft defines two resource types, /Roles and /Entitlements, and tells kinds of
+        // entitlements apart by their `type`: not one resource type per entitlement type.
         const types = resourcesOf(await get(t, '/v2/scim/ResourceTypes'));
-        assert.deepEqual(types.slice(2).map((rt) => [rt.name, rt.endpoint, rt.schema]), [
-          ['Role', '/Roles', IETF_ROLE],
-          ['License', '/Licenses', IETF_ENTITLEMENT],
-          ['Permission set', '/PermissionSets', IETF_ENTITLEMENT],
+        assert.deepEqual(types.slice(2).map((rt) => [rt.id, rt.name, rt.endpoint, rt.schema]), [
+          ['Role', 'Role', '/Roles', IETF_ROLE],
+          ['Entitlement', 'Entitlement', '/Entitlements', IETF_ENTITLEMENT],
         ]);
+        assert.deepEqual(await get(t, '/v2/scim/ResourceTypes/Entitlement'), types[3]);
+        assert.equal((types[3]!.meta as Json).location, 'https://rollcall.test/v2/scim/ResourceTypes/Entitlement');
+        assert.equal((await t.request('GET', '/v2/scim/ResourceTypes/License')).statusCode, 404);
+        // /Entitlements lists every kind, each with its type; the per-type endpoints still answer reads.
+        const all = resourcesOf(await get(t, '/v2/scim/Entitlements'));
+        assert.deepEqual(all.map((e) => [e.id, e.type]), [['e3', 'License'], ['e5', 'License'], ['ps-read', 'Permission set']]);
+        const licenses = resourcesOf(await get(t, `/v2/scim/Entitlements?filter=${encodeURIComponent('type eq "License"')}`));
+        assert.deepEqual(licenses.map((e) => e.id), ['e3', 'e5']);
+        assert.deepEqual(resourcesOf(await get(t, '/v2/scim/Licenses')).map((e) => e.id), ['e3', 'e5']);
+        // Each entitlement is a resource of the Entitlement type, located under /Entitlements.
+        for (const url of ['/v2/scim/Entitlements/e5', '/v2/scim/Licenses/e5']) {
+          assert.deepEqual((await get(t, url)).meta, { resourceType: 'Entitlement', location: 'https://rollcall.test/v2/scim/Entitlements/e5' }, url);
+        }
         const schemaIds = resourcesOf(await get(t, '/v2/scim/Schemas')).map((s) => s.id);
         assert.deepEqual(schemaIds.slice(-2), [IETF_ROLE, IETF_ENTITLEMENT]);
         assert.equal(schemaIds.includes(OKTA_ROLE), false);
@@ -221,9 +235,31 @@ for (const engine of engines) {
         assert.equal(json(unknown).scimType, 'invalidFilter');
 
         const config = json(await t.request('GET', '/v2/scim/ServiceProviderConfig'));
-        assert.equal(((config.RolesAndEntitlements as Json).roles as Json).supported, true);
+        assert.deepEqual(config.RolesAndEntitlements, {
+          roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: true },
+          entitlements: { supported: true, multipleEntitlementsSupported: true, primarySupported: true, typeSupported: true, types: ['License', 'Permission set'] },
+        });
       } finally {
         await t.close();
+      }
+    });
+
+    it('a team with roles only: entitlements not supported (ServiceProviderConfig), and in the IETF form no Entitlement resource type', async () => {
+      for (const schemas of ['okta', 'ietf'] as const) {
+        const t = await createTestApp({ engine });
+        try {
+          await seedCatalog(t.storage, t.team.id, { roles: CATALOG.roles, schemas });
+          const config = json(await t.request('GET', '/v2/scim/ServiceProviderConfig'));
+          assert.deepEqual(config.RolesAndEntitlements, {
+            roles: { supported: true, multipleRolesSupported: true, primarySupported: true, typeSupported: true },
+            entitlements: { supported: false },
+          }, schemas);
+          const types = resourcesOf(await get(t, '/v2/scim/ResourceTypes'));
+          assert.deepEqual(types.slice(2).map((rt) => rt.name), ['Role'], schemas);
+          if (schemas === 'ietf') assert.equal((await t.request('GET', '/v2/scim/ResourceTypes/Entitlement')).statusCode, 404);
+        } finally {
+          await t.close();
+        }
       }
     });
 

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkAssignments, grantsOf, sameAssignments, typeNamed } from '../../src/scim/assignments.ts';
+import { checkAssignments, grantsOf, sameAssignments } from '../../src/scim/assignments.ts';
+import { typeNamed } from '../../src/scim/schema/catalog.ts';
 import type { Catalog } from '../../src/scim/schema/catalog.ts';
 
 const catalog: Catalog = {

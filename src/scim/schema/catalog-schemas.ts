@@ -13,7 +13,7 @@
  *   as the draft writes them (its samples list `id` among the attributes, and it is kept).
  *
  * `catalogResourceTypes` lists the resource types a catalog adds (Role, then one per entitlement
- * type), `catalogDocument` renders one catalog entry in a form's attributes (without `meta`, which the
+ * type in Okta's form, or the draft's Entitlement in the IETF form), `catalogDocument` renders one catalog entry in a form's attributes (without `meta`, which the
  * service adds); it is the only place outside the definitions that names those attributes.
  * Pure data and functions: no storage, no HTTP.
  */
@@ -137,9 +137,21 @@ const byName = (a: EntitlementType, b: EntitlementType): number =>
 /** The team's entitlement types in the order discovery and `/Entitlements` list them. */
 export const orderedTypes = (catalog: Catalog): EntitlementType[] => [...catalog.types].sort(byName);
 
-/** Role (always, for a team with a catalog), then each entitlement type, ordered by name. */
+/**
+ * The resource types a catalog adds to /ResourceTypes. Role at `/Roles` always (for a team with a
+ * catalog); then, in Okta's form, one per entitlement type (its name, its endpoint), ordered by
+ * name, as Okta's guide lists them; in the IETF form, the one resource type the draft defines,
+ * `Entitlement` at `/Entitlements` (draft-ietf-scim-roles-entitlements-01 section 3: "two new
+ * resource types, /Roles and /Entitlements"; kinds told apart by the `type` attribute), when the
+ * catalog has an entitlement type. Each type's own endpoint answers reads in both forms
+ * (catalog-resources.ts); the IETF form just does not advertise it.
+ */
 export function catalogResourceTypes(catalog: Catalog): CatalogResourceType[] {
   const role: CatalogResourceType = { kind: 'role', name: 'Role', endpoint: '/Roles', description: 'Role', schema: catalogSchema(catalog.schemas, 'role') };
+  if (catalog.schemas === 'ietf') {
+    const entitlement: CatalogResourceType = { kind: 'entitlement', name: 'Entitlement', endpoint: '/Entitlements', description: 'Entitlement', schema: catalogSchema('ietf', 'entitlement') };
+    return catalog.types.length > 0 ? [role, entitlement] : [role];
+  }
   return [
     role,
     ...orderedTypes(catalog).map((type): CatalogResourceType => ({

@@ -41,3 +41,25 @@ export interface Catalog {
 /** A team "has a catalog" when it declared a role or an entitlement type; else none of it shows. */
 export const hasCatalog = (catalog: Catalog | undefined): catalog is Catalog =>
   catalog !== undefined && (catalog.roles.length > 0 || catalog.types.length > 0);
+
+/**
+ * Whether `name`, as a client or an administrator sent it, names the entitlement type `type`: its
+ * name or its endpoint without the slash, case-insensitively. The one rule for users'
+ * `entitlements[].type`, the access API's and the `access` filter's types, and mappings.
+ */
+export const namesType = (name: string, type: { readonly name: string; readonly endpoint: string }): boolean => {
+  const key = name.toLowerCase();
+  return key === type.name.toLowerCase() || key === type.endpoint.slice(1).toLowerCase();
+};
+
+/** The entitlement type `name` names (namesType), if any. */
+export const typeNamed = (catalog: Catalog, name: string): EntitlementType | undefined => catalog.types.find((t) => namesType(name, t));
+
+/** The catalog entitlement of value `value` (values are unique across types), with its type. */
+export function entitlementOf(catalog: Catalog | undefined, value: string): { type: EntitlementType; entry: CatalogEntry } | undefined {
+  for (const type of catalog?.types ?? []) {
+    const entry = type.entitlements.find((e) => e.value === value);
+    if (entry) return { type, entry };
+  }
+  return undefined;
+}

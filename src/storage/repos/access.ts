@@ -8,9 +8,10 @@
  * one arm that reads its holders past the cursor from an index already ordered by user id
  * (`user_grants_pk` (team, kind, value, type, user_id), `group_members_pk` (group_id, user_id)),
  * joined to `users` by key for active and not deleted (the cursor bound repeated on `users.id`,
- * which PostgreSQL does not carry over a join), and stops after `limit` rows. The arms are
- * one UNION ALL statement; the caller merges them (at most arms x limit rows), so the first page
- * of a 100,000-member mapped group reads about `limit` index entries, not 100,000 (the plans are
+ * which PostgreSQL does not carry over a join). The engine merges the arms in user id order and
+ * stops after `limit` distinct users (`DialectHooks.mergeUserIds`), so the first page of a
+ * 100,000-member mapped group reads about `limit` index entries, not 100,000, and no page brings
+ * more than a few times `limit` rows into JavaScript, however many groups are mapped (the plans are
  * in docs/PERFORMANCE.md). Ids are 20 characters of [A-Z0-9] (src/ids.ts), which every engine
  * and collation orders as JavaScript compares them.
  *
@@ -19,6 +20,7 @@
  */
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
+import type { DialectHooks } from '../dialect.ts';
 import type { Executor, UserGrantsTable } from '../types.ts';
 
 export type GrantKind = UserGrantsTable['kind'];
@@ -111,51 +113,74 @@ async function directTypes(ex: Executor, teamId: string, entry: HeldEntry): Prom
   return rows.map((r) => r.type);
 }
 
-/** A holder row of one arm: the user, and the group it holds the entry through ('' for direct). */
-export interface HolderRow {
-  readonly user_id: string;
-  readonly user_name: string;
-  readonly source: string;
-}
-
 /** Arms per statement: SQLite allows at most 500 terms in one compound SELECT. */
 const ARMS_PER_STATEMENT = 200;
 
+/**
+ * An arm's user is active and not deleted. Not `u.team_id = ?`: SQLite may then read the users by
+ * `users_team_created` (the whole team, per row) instead of by id; the team is checked once per
+ * page instead (holdersPage).
+ */
 const ACTIVE = sql`u.active = 1 and u.deleted_at is null`;
+
+const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * The holders of `entry` with a user id after `after` ('' for the first page), active and not
- * deleted, in user id order: for each source the first `limit` of its holders, merged and
- * deduplicated here; the first `limit` users with every source among the rows read. A user
- * with an id past the last one returned may hold the entry through more sources than read; the
- * next page reads it again from there.
+ * deleted, in user id order, the first `limit`, each with every source it holds the entry
+ * through ('' for direct, else the mapped group's id).
+ *
+ * Two steps, each bounded by `limit`, whatever the sources hold:
+ * 1. The page's user ids: the sources' arms merged in SQL (`hooks.mergeUserIds`: a merge of the
+ *    arms' index orders, distinct, stopping at `limit`), 200 arms per statement; the statements'
+ *    answers (at most `limit` ids each, 6 statements for the 1,000 groups `access.mappings`
+ *    allows) merged here.
+ * 2. The sources of those users only: their direct grants of the entry (`user_grants_user`), and
+ *    their memberships (`group_members_user`) in groups mapped to the entry (`access_mappings_pk`).
+ * An entry whose direct grants carry more than TYPE_ARMS stored types reads them in one arm that
+ * is not in user id order (the engine sorts the entry's direct grants past the cursor); every
+ * other arm is an index range.
  */
-export async function holdersPage(ex: Executor, teamId: string, entry: HeldEntry, groups: readonly MappedGroup[], after: string, limit: number): Promise<{ userId: string; userName: string; sources: string[] }[]> {
+export async function holdersPage(ex: Executor, hooks: DialectHooks, teamId: string, entry: HeldEntry, groups: readonly MappedGroup[], after: string, limit: number): Promise<{ userId: string; userName: string; sources: string[] }[]> {
   const types = await directTypes(ex, teamId, entry);
-  const arms: RawBuilder<HolderRow>[] = [];
+  const arms: RawBuilder<unknown>[] = [];
   const direct = (type: RawBuilder<unknown>) =>
-    sql<HolderRow>`select x.user_id, u.user_name, '' as source from user_grants x join users u on u.id = x.user_id
-      where x.team_id = ${teamId} and x.kind = ${entry.kind} and x.value = ${entry.value} ${type} and x.user_id > ${after} and u.id > ${after} and u.team_id = ${teamId} and ${ACTIVE}
-      order by x.user_id limit ${limit}`;
+    sql`select x.user_id from user_grants x join users u on u.id = x.user_id
+      where x.team_id = ${teamId} and x.kind = ${entry.kind} and x.value = ${entry.value} ${type} and x.user_id > ${after} and u.id > ${after} and ${ACTIVE}`;
   if (types.length > TYPE_ARMS) arms.push(direct(sql``));
   else for (const type of types) arms.push(direct(sql`and x.type = ${type}`));
   for (const g of groups) {
-    arms.push(sql<HolderRow>`select m.user_id, u.user_name, ${g.id} as source from group_members m join users u on u.id = m.user_id
-      where m.group_id = ${g.id} and m.user_id > ${after} and u.id > ${after} and u.team_id = ${teamId} and ${ACTIVE}
-      order by m.user_id limit ${limit}`);
+    arms.push(sql`select m.user_id from group_members m join users u on u.id = m.user_id
+      where m.group_id = ${g.id} and m.user_id > ${after} and u.id > ${after} and ${ACTIVE}`);
   }
-  const rows: HolderRow[] = [];
+  if (arms.length === 0) return [];
+  const ids = new Set<string>();
   for (let i = 0; i < arms.length; i += ARMS_PER_STATEMENT) {
-    const chunk = arms.slice(i, i + ARMS_PER_STATEMENT).map((arm, j) => sql`select * from (${arm}) ${sql.raw(`a${j}`)}`);
-    const { rows: read } = await sql<HolderRow>`${sql.join(chunk, sql` union all `)}`.execute(ex);
-    rows.push(...read);
+    const { rows } = await hooks.mergeUserIds(arms.slice(i, i + ARMS_PER_STATEMENT), limit).execute(ex);
+    for (const r of rows) ids.add(r.user_id);
   }
-  const byUser = new Map<string, { userId: string; userName: string; sources: string[] }>();
-  for (const r of rows) {
-    const found = byUser.get(r.user_id);
-    if (found) {
-      if (!found.sources.includes(r.source)) found.sources.push(r.source);
-    } else byUser.set(r.user_id, { userId: r.user_id, userName: r.user_name, sources: [r.source] });
+  const page = [...ids].sort(byId).slice(0, limit);
+  if (page.length === 0) return [];
+  const users = await ex.selectFrom('users').select(['id', 'user_name']).where('id', 'in', page).where('team_id', '=', teamId).execute();
+  const sources = new Map<string, string[]>(page.map((id) => [id, []]));
+  let held = ex.selectFrom('user_grants').select('user_id').distinct().where('user_id', 'in', page).where('team_id', '=', teamId).where('kind', '=', entry.kind).where('value', '=', entry.value);
+  if (entry.directType !== undefined) held = held.where('type', '=', entry.directType);
+  for (const r of await held.execute()) sources.get(r.user_id)?.push('');
+  if (groups.length > 0) {
+    // The page's users' memberships (group_members_user), each probing the entry's mappings (access_mappings_pk).
+    const mapped = new Set(groups.map((g) => g.id));
+    let members = ex
+      .selectFrom('group_members as m')
+      .innerJoin('access_mappings as am', 'am.group_id', 'm.group_id')
+      .select(['m.user_id', 'm.group_id'])
+      .where('m.user_id', 'in', page)
+      .where('am.team_id', '=', teamId)
+      .where('am.kind', '=', entry.kind)
+      .where('am.value', '=', entry.value);
+    if (entry.mappedTypeKey !== undefined) members = members.where('am.type_key', '=', entry.mappedTypeKey);
+    for (const r of await members.execute()) if (mapped.has(r.group_id)) sources.get(r.user_id)?.push(r.group_id);
   }
-  return [...byUser.values()].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0)).slice(0, limit);
+  const names = new Map(users.map((u) => [u.id, u.user_name]));
+  // The arms' sources are the team's (its grants rows, its groups), so their users are; the team is checked here, once per page.
+  return page.filter((id) => names.has(id)).map((id) => ({ userId: id, userName: names.get(id)!, sources: sources.get(id) ?? [] }));
 }
