@@ -18,7 +18,7 @@ import { recordAuditedChange } from '../events/feed.ts';
 import type { Change, ChangeType } from '../events/feed.ts';
 import { PasswordHasher } from '../oauth/passwords.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { ScimError } from '../scim/errors.ts';
+import { badRequest, ScimError } from '../scim/errors.ts';
 import { removeGrantFromUsers } from '../scim/grants.ts';
 import type { CatalogSchemas } from '../scim/schema/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
@@ -157,6 +157,12 @@ export async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, ch
     ...(e.kind === 'entitlement' ? { type: typeName(e.type_key) } : {}),
   });
   const resourceOf = (kind: GrantKind) => (kind === 'role' ? 'Role' : 'Entitlement') as 'Role' | 'Entitlement';
+
+  // A required type with no entitlement would refuse every user's create: each one needs one.
+  for (const [key, t] of wanted.types) {
+    if (t.required !== 1 || [...wanted.entries.values()].some((e) => e.kind === 'entitlement' && e.type_key === key)) continue;
+    throw badRequest('invalidValue', `entitlement type ${t.name} is required but has no entitlements: every user would need one of none; declare its entitlements first, or make it not required`);
+  }
 
   // Entries removed, or entitlements moved to another type: their holders decide.
   const leaving: CatalogEntryRow[] = [];

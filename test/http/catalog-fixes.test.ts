@@ -87,5 +87,41 @@ for (const engine of engines) {
       assert.deepEqual(await grantRows(tm.id, 'admin'), []);
       assert.equal(json(await req('GET', `/v2/scim/Users/${holder}`)).roles, undefined);
     });
+
+    it('a required entitlement type never refuses a write that leaves entitlements as they were; it needs entitlements (review #3)', async () => {
+      const { req, user } = await team();
+      const license = (required: boolean) => ({ name: 'License', endpoint: '/Licenses', required, entitlements: [{ value: 'e5', displayName: 'E5' }, { value: 'e3', displayName: 'E3' }] });
+      const catalog = (required: boolean) => ({ roles: [{ value: 'admin', displayName: 'Admin' }], entitlementTypes: [license(required)] });
+      assert.equal((await req('PUT', '/v2/admin/Catalog', catalog(false))).statusCode, 200);
+      const old = await user('old', { roles: [{ value: 'admin' }] });
+      const holder = await user('holder', { entitlements: [{ value: 'e5' }] });
+      assert.equal((await req('PUT', '/v2/admin/Catalog', catalog(true))).statusCode, 200);
+      // Okta's deactivation: a PUT with the user as it was, active false; then reactivated.
+      let res = await req('PUT', `/v2/scim/Users/${old}`, { schemas: [USER], userName: 'old', active: false, roles: [{ value: 'admin' }] });
+      assert.equal(res.statusCode, 200, res.body);
+      res = await req('PATCH', `/v2/scim/Users/${old}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: true }] });
+      assert.equal(res.statusCode, 200, res.body);
+      res = await req('PATCH', `/v2/scim/Users/${old}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'roles', value: [] }] });
+      assert.equal(res.statusCode, 200, res.body);
+      // A write leaving the user deactivated is never refused for it, even when it drops the entitlement.
+      res = await req('PUT', `/v2/scim/Users/${holder}`, { schemas: [USER], userName: 'holder', active: false });
+      assert.equal(res.statusCode, 200, res.body);
+      // Writes that assign entitlements, and creates, still need one.
+      res = await req('PUT', `/v2/scim/Users/${holder}`, { schemas: [USER], userName: 'holder', active: true });
+      assert.equal(res.statusCode, 200, 'a reactivation leaving entitlements as they were (none) is not refused');
+      res = await req('POST', '/v2/scim/Users', { schemas: [USER], userName: 'new' });
+      assert.equal(res.statusCode, 400);
+      assert.match(String(json(res).detail), /a License entitlement is required/);
+      const e5 = await user('e5', { entitlements: [{ value: 'e5' }] });
+      res = await req('PUT', `/v2/scim/Users/${e5}`, { schemas: [USER], userName: 'e5', entitlements: [] });
+      assert.equal(res.statusCode, 400, 'an active user losing its License is refused');
+
+      // Declaring a required type without entitlements is refused, in a whole PUT too; nothing changes.
+      const before = json(await req('GET', '/v2/admin/Catalog'));
+      res = await req('PUT', '/v2/admin/Catalog', { roles: [], entitlementTypes: [license(false), { name: 'Seat', endpoint: '/Seats', required: true, entitlements: [] }] });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.match(String(json(res).detail), /entitlement type Seat is required but has no entitlements/);
+      assert.deepEqual(json(await req('GET', '/v2/admin/Catalog')), before);
+    });
   });
 }
