@@ -22,7 +22,7 @@ import { badRequest, ScimError } from '../scim/errors.ts';
 import { removeGrantFromUsers } from '../scim/grants.ts';
 import type { CatalogSchemas } from '../scim/schema/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
-import { catalogChanged, catalogRows, deleteCatalogEntry, deleteCatalogType, setCatalogSchemas as saveCatalogSchemas, upsertCatalogEntry, upsertCatalogType } from '../storage/repos/catalog.ts';
+import { catalogChanged, catalogRows, deleteCatalogEntry, lockCatalogEntries, deleteCatalogType, setCatalogSchemas as saveCatalogSchemas, upsertCatalogEntry, upsertCatalogType } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow, GrantKind } from '../storage/repos/catalog.ts';
 import { deleteMappingsOfEntry, holdingsOfMany, schemaVersionOf } from '../storage/repos/catalog-holders.ts';
 import type { Holdings } from '../storage/repos/catalog-holders.ts';
@@ -172,6 +172,8 @@ export async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, ch
   }
   const held = new Map<string, Holdings>();
   for (const kind of ['role', 'entitlement'] as const) {
+    // Locked before counting: a user write assigning one of them is counted or then refused.
+    await lockCatalogEntries(trx, team.id, kind, leaving.filter((e) => e.kind === kind).map((e) => e.value));
     const found = await holdingsOfMany(trx, team.id, kind, leaving.filter((e) => e.kind === kind).map((e) => e.value));
     for (const [value, h] of found) held.set(entryKey(kind, value), h);
   }

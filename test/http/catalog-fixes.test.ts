@@ -123,5 +123,38 @@ for (const engine of engines) {
       assert.match(String(json(res).detail), /entitlement type Seat is required but has no entitlements/);
       assert.deepEqual(json(await req('GET', '/v2/admin/Catalog')), before);
     });
+
+    it('a user write assigning an entry the catalog no longer has is refused, whatever types it loaded (review #4)', async () => {
+      const { team: tm, req, user } = await team();
+      const both = { roles: [{ value: 'viewer', displayName: 'V' }, { value: 'ops', displayName: 'Ops' }], entitlementTypes: [] };
+      const viewerOnly = { roles: [{ value: 'viewer', displayName: 'V' }], entitlementTypes: [] };
+      assert.equal((await req('PUT', '/v2/admin/Catalog', both)).statusCode, 200);
+      assert.equal((await req('GET', '/v2/scim/Roles')).statusCode, 200);
+      const held = await user('held', { roles: [{ value: 'viewer' }] });
+      // The entry goes while this instance still holds the types that list it (another instance's
+      // removal, not announced yet): the write reads the catalog in its own transaction.
+      await t.storage.db.deleteFrom('catalog_entries').where('team_id', '=', tm.id).where('value', '=', 'ops').execute();
+      let res = await req('POST', '/v2/scim/Users', { schemas: [USER], userName: 'late', roles: [{ value: 'ops' }] });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.match(String(json(res).detail), /"ops" is not a role in the team's catalog/);
+      res = await req('PATCH', `/v2/scim/Users/${held}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'roles', value: [{ value: 'ops' }] }] });
+      assert.equal(res.statusCode, 400, res.body);
+      // What it held already, and writes assigning nothing new, go through.
+      res = await req('PATCH', `/v2/scim/Users/${held}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'displayName', value: 'H' }] });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(await grantRows(tm.id, 'ops'), []);
+
+      // Creations assigning the entry race its forced removal: when the removal is done, nobody holds it.
+      for (let round = 0; round < 10; round++) {
+        assert.equal((await req('PUT', '/v2/admin/Catalog', both)).statusCode, 200);
+        const [removal, ...posts] = await Promise.all([
+          req('PUT', '/v2/admin/Catalog?force=true', viewerOnly),
+          ...[0, 1, 2].map((i) => req('POST', '/v2/scim/Users', { schemas: [USER], userName: `r${round}-${i}`, roles: [{ value: 'ops' }] })),
+        ]);
+        assert.equal(removal!.statusCode, 200, removal!.body);
+        for (const post of posts) assert.ok([201, 400].includes(post.statusCode), post.body);
+        assert.deepEqual(await grantRows(tm.id, 'ops'), [], `round ${round}: users hold ops, which the catalog no longer has`);
+      }
+    });
   });
 }

@@ -4,6 +4,7 @@
  * the caller's transaction. Every write bumps the team's schema version (extensions.ts
  * `bumpSchemaVersion`), which the caller does once per change with `catalogChanged`.
  */
+import { hooksIfAny } from '../statements.ts';
 import { bumpSchemaVersion } from './extensions.ts';
 import type { CatalogEntriesTable, CatalogTypesTable, Executor } from '../types.ts';
 
@@ -83,3 +84,36 @@ export async function setCatalogSchemas(ex: Executor, teamId: string, schemas: '
 
 /** Once per change of the catalog, in its transaction: every instance reloads the team's types. */
 export const catalogChanged = (ex: Executor, teamId: string): Promise<void> => bumpSchemaVersion(ex, teamId);
+
+/** How many values one statement of the locking reads below names. */
+const LOCK_CHUNK = 500;
+
+/**
+ * Which of the entries `values` of `kind` the team's catalog holds now, read in the caller's
+ * transaction through the entries' key, each row found share-locked until the transaction ends
+ * where the engine locks rows (PostgreSQL `FOR SHARE`): a user write assigning an entry sees it
+ * there or is refused, and a concurrent removal of it (which locks it first,
+ * `lockCatalogEntries`) waits for the write, or is waited for and leaves nothing to find.
+ */
+export async function catalogEntriesPresent(ex: Executor, teamId: string, kind: GrantKind, values: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < values.length; i += LOCK_CHUNK) {
+    let query = ex.selectFrom('catalog_entries').select('value').where('team_id', '=', teamId).where('kind', '=', kind).where('value', 'in', values.slice(i, i + LOCK_CHUNK));
+    if (hooksIfAny(ex)?.rowLocks) query = query.forShare();
+    for (const r of await query.execute()) found.add(r.value);
+  }
+  return found;
+}
+
+/**
+ * Locks the entries `values` of `kind` (PostgreSQL `FOR UPDATE`; nothing on SQLite, whose
+ * transactions run one at a time) before a catalog change counts their holders and removes
+ * them: a user write assigning one of them (`catalogEntriesPresent`) either committed before,
+ * and is counted, or waits and then finds the entry gone.
+ */
+export async function lockCatalogEntries(ex: Executor, teamId: string, kind: GrantKind, values: readonly string[]): Promise<void> {
+  if (!hooksIfAny(ex)?.rowLocks) return;
+  for (let i = 0; i < values.length; i += LOCK_CHUNK) {
+    await ex.selectFrom('catalog_entries').select('value').where('team_id', '=', teamId).where('kind', '=', kind).where('value', 'in', values.slice(i, i + LOCK_CHUNK)).forUpdate().execute();
+  }
+}
