@@ -156,5 +156,21 @@ for (const engine of engines) {
         assert.deepEqual(await grantRows(tm.id, 'ops'), [], `round ${round}: users hold ops, which the catalog no longer has`);
       }
     });
+
+    it('a whole-catalog PUT needs both lists: absent or null is refused, [] is none (review #13)', async () => {
+      const { req } = await team();
+      const doc = { roles: [{ value: 'admin', displayName: 'Admin' }], entitlementTypes: [{ name: 'License', endpoint: '/Licenses', entitlements: [{ value: 'e5', displayName: 'E5' }] }] };
+      assert.equal((await req('PUT', '/v2/admin/Catalog', doc)).statusCode, 200);
+      const shown = json(await req('GET', '/v2/admin/Catalog'));
+      for (const [body, member] of [[{}, 'roles'], [{ schemas: 'ietf' }, 'roles'], [{ roles: null, entitlementTypes: [] }, 'roles'], [{ roles: doc.roles }, 'entitlementTypes'], [{ roles: doc.roles, entitlementTypes: null }, 'entitlementTypes']] as const) {
+        const res = await req('PUT', '/v2/admin/Catalog?force=true', body);
+        assert.equal(res.statusCode, 400, res.body);
+        assert.match(String(json(res).detail), new RegExp(`^${member}: is required`));
+      }
+      assert.deepEqual(json(await req('GET', '/v2/admin/Catalog')), shown, 'nothing removed');
+      const emptied = await req('PUT', '/v2/admin/Catalog', { roles: [], entitlementTypes: [] });
+      assert.equal(emptied.statusCode, 200, emptied.body);
+      assert.equal(json(emptied).removed, 3);
+    });
   });
 }
