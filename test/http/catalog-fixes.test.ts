@@ -14,6 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { CLI_ACTOR } from '../../src/audit/events.ts';
 import { PasswordHasher } from '../../src/oauth/passwords.ts';
 import type { ScimContext } from '../../src/scim/context.ts';
@@ -171,6 +172,31 @@ for (const engine of engines) {
       const emptied = await req('PUT', '/v2/admin/Catalog', { roles: [], entitlementTypes: [] });
       assert.equal(emptied.statusCode, 200, emptied.body);
       assert.equal(json(emptied).removed, 3);
+    });
+
+    it('an identical whole-catalog PUT writes nothing, not even the team\'s row (review #14)', async () => {
+      const { team: tm, req } = await team();
+      const doc = { roles: [{ value: 'admin', displayName: 'Admin' }], entitlementTypes: [{ name: 'License', endpoint: '/Licenses', entitlements: [{ value: 'e5', displayName: 'E5' }] }] };
+      assert.equal((await req('PUT', '/v2/admin/Catalog', doc)).statusCode, 200);
+      // The team row's versions: its xmin on PostgreSQL (a new one per UPDATE, even one changing
+      // nothing); on SQLite an update counter kept by a trigger on this connection.
+      const db = t.storage.db;
+      if (engine.name === 'sqlite') {
+        await sql`create temp table if not exists team_updates (team_id text primary key, n integer not null)`.execute(db);
+        await sql`create temp trigger if not exists count_team_updates after update on teams begin insert into team_updates (team_id, n) values (new.id, 1) on conflict (team_id) do update set n = n + 1; end`.execute(db);
+      }
+      const rowVersion = async (): Promise<string> =>
+        engine.name === 'postgres'
+          ? String((await sql<{ v: string }>`select xmin::text as v from teams where id = ${tm.id}`.execute(db)).rows[0]!.v)
+          : String((await sql<{ n: number }>`select coalesce((select n from team_updates where team_id = ${tm.id}), 0) as n`.execute(db)).rows[0]!.n);
+      const before = await rowVersion();
+      const res = await req('PUT', '/v2/admin/Catalog', doc);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual([json(res).added, json(res).updated, json(res).removed], [0, 0, 0]);
+      assert.equal(await rowVersion(), before, 'the team row was not written');
+      // A real change still writes it (the test can see a write).
+      assert.equal((await req('PUT', '/v2/admin/Catalog', { ...doc, roles: [] })).statusCode, 200);
+      assert.notEqual(await rowVersion(), before);
     });
   });
 }

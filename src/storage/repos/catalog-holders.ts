@@ -5,15 +5,20 @@
  * removal deletes; plus the team-row lock and the schema version a catalog change reads back.
  * Plain functions over the caller's executor; no rules.
  */
+import { hooksIfAny } from '../statements.ts';
 import type { Executor } from '../types.ts';
 import type { GrantKind } from './catalog.ts';
 
 /**
- * Locks the team's row for the rest of the transaction (a write that changes nothing): two
- * changes of one team's catalog run one after the other, each reading what the other committed.
+ * Locks the team's row for the rest of the transaction without writing it (PostgreSQL `SELECT
+ * ... FOR UPDATE`: no new row version, no WAL, so a catalog change that changes nothing writes
+ * nothing): two changes of one team's catalog, or a catalog change and a mapping, run one after
+ * the other, each reading what the other committed. Nothing on SQLite, whose one connection runs
+ * one transaction at a time.
  */
 export async function lockTeamRow(ex: Executor, teamId: string): Promise<void> {
-  await ex.updateTable('teams').set((eb) => ({ schema_version: eb.ref('schema_version') })).where('id', '=', teamId).execute();
+  if (!hooksIfAny(ex)?.rowLocks) return;
+  await ex.selectFrom('teams').select('id').where('id', '=', teamId).forUpdate().execute();
 }
 
 /** The team's schema version (what a catalog event's `version` is, read after the change's bump). */
