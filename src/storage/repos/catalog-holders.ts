@@ -11,14 +11,15 @@ import type { GrantKind } from './catalog.ts';
 
 /**
  * Locks the team's row for the rest of the transaction without writing it (PostgreSQL `SELECT
- * ... FOR UPDATE`: no new row version, no WAL, so a catalog change that changes nothing writes
- * nothing): two changes of one team's catalog, or a catalog change and a mapping, run one after
+ * ... FOR NO KEY UPDATE`, the lock an UPDATE takes, without its new row version and WAL, so a
+ * catalog change that changes nothing writes nothing; not FOR UPDATE, which would also hold up
+ * every insert of a row referring to the team): two changes of one team's catalog, or a catalog change and a mapping, run one after
  * the other, each reading what the other committed. Nothing on SQLite, whose one connection runs
  * one transaction at a time.
  */
 export async function lockTeamRow(ex: Executor, teamId: string): Promise<void> {
   if (!hooksIfAny(ex)?.rowLocks) return;
-  await ex.selectFrom('teams').select('id').where('id', '=', teamId).forUpdate().execute();
+  await ex.selectFrom('teams').select('id').where('id', '=', teamId).forNoKeyUpdate().execute();
 }
 
 /** The team's schema version (what a catalog event's `version` is, read after the change's bump). */

@@ -41,8 +41,9 @@ export async function grantsOfUser(ex: Executor, teamId: string, userId: string)
  * The next batch of a removal of the entry from its holders: up to `limit` distinct user ids read
  * from the holders' index range (`ids`, every one of them, whether or not a users row is behind
  * it), and the team's users rows of those ids (`users`), locked until the caller's transaction
- * ends where the engine locks rows (PostgreSQL `FOR UPDATE`: a concurrent write of a holder waits,
- * or is waited for and its committed row read, so the rewrite's version check cannot lose). The
+ * ends where the engine locks rows (PostgreSQL `FOR NO KEY UPDATE`, an UPDATE's lock: a
+ * concurrent write of a holder waits, or is waited for and its committed row read, so the
+ * rewrite's version check cannot lose). The
  * caller drops the batch's rows (`dropGrant` over `ids`) before reading the next, so the walk
  * needs no position and ends only when no row of the entry is left.
  */
@@ -60,7 +61,7 @@ export async function holdersOfGrant(ex: Executor, teamId: string, kind: UserGra
   const ids = rows.map((r) => r.user_id);
   if (ids.length === 0) return { ids, users: [] };
   let users = ex.selectFrom('users').selectAll().where('team_id', '=', teamId).where('id', 'in', ids).orderBy('id');
-  if (hooksIfAny(ex)?.rowLocks) users = users.forUpdate();
+  if (hooksIfAny(ex)?.rowLocks) users = users.forNoKeyUpdate();
   return { ids, users: await users.execute() };
 }
 
