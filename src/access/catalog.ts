@@ -16,7 +16,8 @@
  *   types, which carry the catalog; nothing changed, nothing is written (no audit, no event);
  * - an entry removed (or an entitlement moved to another type) that users hold or groups map is
  *   refused (409, with the counts) unless forced: then it is taken from those users
- *   (scim/grants.ts `removeGrantFromUsers`, a SCIM patch event per user) and its mappings go;
+ *   (scim/grants.ts `removeGrantFromUsers`, a SCIM patch event per user) and its mappings go
+ *   (mappings.ts `unmapRemovedEntry`, an unmapping audit row and event per mapping);
  * - the catalog's size (types and entries) is held to the team's budget `catalog.entries`: a
  *   change that grows it past the budget is refused (400 naming the budget); shrinking is not.
  */

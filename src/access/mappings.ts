@@ -9,7 +9,10 @@
  * Each change is one transaction with its audit row (`access_mapped`, `access_unmapped`) and ONE
  * feed event, whatever the group's size (item 5): a `patch` of the Role or Entitlement resource,
  * `changed: ["groups"]`, the group in the members delta (`added` or `removed`). Its version is the
- * team's schema version as it stands: mappings are not part of discovery, so they do not bump it.
+ * team's schema version, bumped by each mapping change (`catalogChanged`) so that every state of a
+ * Role or Entitlement has a version of its own (RFC 9967 readers order and deduplicate by it); the
+ * bump also makes every instance reload the team's types, a cost mapping changes can afford
+ * (they are rare).
  * Mapping again what is mapped changes nothing (no audit row, no event). The team's mappings are
  * capped by its `access.mappings` budget (budgets.ts).
  */
@@ -21,18 +24,18 @@ import { recordAuditedChange } from '../events/feed.ts';
 import type { WriteOrigin } from '../events/feed.ts';
 import { badRequest, notFound } from '../scim/errors.ts';
 import type { Storage } from '../storage/connect.ts';
-import { catalogRows } from '../storage/repos/catalog.ts';
+import { catalogRows, nextSchemaVersion } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow } from '../storage/repos/catalog.ts';
 import {
   countMappingsLocked,
   deleteMapping,
+  deleteMappingsOfEntry,
   deleteMappingsOfGroup,
   groupName,
   insertMapping,
   listMappingRows,
   lockGroupForMapping,
   mappingByKey,
-  teamSchemaVersion,
 } from '../storage/repos/mappings.ts';
 import type { MappingKind, MappingRow } from '../storage/repos/mappings.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
@@ -155,7 +158,7 @@ function resourceData(row: MappingRow, catalog: CatalogRows): string {
 }
 
 /** Who records a mapping change, and when. */
-interface Recorder {
+export interface Recorder {
   readonly clock: Clock;
   readonly teamId: string;
   readonly actor: Actor;
@@ -164,7 +167,8 @@ interface Recorder {
 
 /**
  * A mapping's audit row and its one feed event, in the change's transaction: a `patch` of the
- * Role or Entitlement, `groups` changed, the group added to or removed from it.
+ * Role or Entitlement, `groups` changed, the group added to or removed from it; `version` is the
+ * change's own (repos/catalog.ts `nextSchemaVersion`).
  */
 async function recordMapping(by: Recorder, trx: Executor, action: 'access_mapped' | 'access_unmapped', row: MappingRow, catalog: CatalogRows, version: number, note: Record<string, unknown> = {}): Promise<void> {
   const resourceType = row.kind === 'role' ? 'Role' : 'Entitlement';
@@ -215,7 +219,7 @@ export async function mapGroup(deps: MappingDeps, team: TeamRow, input: MappingI
     }
     const row: MappingRow = { ...key, type_key: entry.row.type_key, created_at: iso(deps.clock) };
     await insertMapping(trx, row);
-    await recordMapping(recorder(deps, team, change), trx, 'access_mapped', row, catalog, await teamSchemaVersion(trx, team.id));
+    await recordMapping(recorder(deps, team, change), trx, 'access_mapped', row, catalog, await nextSchemaVersion(trx, team.id));
     return { mapping: viewOf(row, group.display_name, catalog), created: true };
   });
 }
@@ -241,7 +245,7 @@ export async function unmapGroup(deps: MappingDeps, team: TeamRow, input: Mappin
     // A concurrent unmapping won (PostgreSQL): it recorded the change.
     if (!removed) throw missing();
     const group = await groupName(trx, team.id, removed.group_id);
-    await recordMapping(recorder(deps, team, change), trx, 'access_unmapped', removed, catalog, await teamSchemaVersion(trx, team.id));
+    await recordMapping(recorder(deps, team, change), trx, 'access_unmapped', removed, catalog, await nextSchemaVersion(trx, team.id));
     return viewOf(removed, group?.display_name ?? '', catalog);
   });
 }
@@ -262,8 +266,20 @@ export async function listMappings(deps: MappingDeps, team: TeamRow, options: { 
 export async function unmapDeletedGroup(origin: WriteOrigin, trx: Executor, groupId: string): Promise<number> {
   const removed = await deleteMappingsOfGroup(trx, origin.team.id, groupId);
   if (removed.length === 0) return 0;
-  const [catalog, version] = await Promise.all([catalogRows(trx, origin.team.id), teamSchemaVersion(trx, origin.team.id)]);
+  const catalog = await catalogRows(trx, origin.team.id);
   const by: Recorder = { clock: origin.clock, teamId: origin.team.id, actor: origin.actor, requestId: origin.requestId };
-  for (const row of removed) await recordMapping(by, trx, 'access_unmapped', row, catalog, version, { groupDeleted: true });
+  for (const row of removed) await recordMapping(by, trx, 'access_unmapped', row, catalog, await nextSchemaVersion(trx, by.teamId), { groupDeleted: true });
+  return removed.length;
+}
+
+/**
+ * A catalog entry's forced removal (catalog-apply.ts), in its transaction, before the entry goes:
+ * removes the groups' mappings to it, each with its `access_unmapped` audit row (`entryRemoved`)
+ * and its one event, as an unmapping would. `catalog` is the catalog before the change (the
+ * events' document). Answers how many it removed.
+ */
+export async function unmapRemovedEntry(by: Recorder, trx: Executor, kind: MappingKind, value: string, catalog: CatalogRows): Promise<number> {
+  const removed = await deleteMappingsOfEntry(trx, by.teamId, kind, value);
+  for (const row of removed) await recordMapping(by, trx, 'access_unmapped', row, catalog, await nextSchemaVersion(trx, by.teamId), { entryRemoved: true });
   return removed.length;
 }

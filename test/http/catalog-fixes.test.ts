@@ -198,5 +198,45 @@ for (const engine of engines) {
       assert.equal((await req('PUT', '/v2/admin/Catalog', { ...doc, roles: [] })).statusCode, 200);
       assert.notEqual(await rowVersion(), before);
     });
+
+    it('each mapping event has a version of its own; a forced removal records one unmapping per mapping it deletes (review #12, #15)', async () => {
+      const { team: tm, token, req, user } = await team();
+      assert.equal((await req('PUT', '/v2/admin/Catalog', { roles: [{ value: 'admin', displayName: 'Admin' }, { value: 'viewer', displayName: 'Viewer' }], entitlementTypes: [] })).statusCode, 200);
+      const groups: string[] = [];
+      for (const name of ['Admins', 'Ops']) {
+        const res = await req('POST', '/v2/scim/Groups', { displayName: name });
+        assert.equal(res.statusCode, 201, res.body);
+        groups.push(String(json(res).id));
+      }
+      const events = async (after: number) => json(await t.request('GET', `/v2/events?after=${after}&limit=1000`, undefined, { authorization: `Bearer ${token}` }));
+      const start = Number((await events(0)).next);
+      for (const g of groups) assert.equal((await req('POST', '/v2/admin/Catalog/mappings', { group: g, kind: 'role', value: 'admin' })).statusCode, 201);
+      assert.equal((await req('DELETE', `/v2/admin/Catalog/mappings?group=${groups[1]}&kind=role&value=admin`)).statusCode, 204);
+      assert.equal((await req('POST', '/v2/admin/Catalog/mappings', { group: groups[1], kind: 'role', value: 'admin' })).statusCode, 201);
+      await user('holder', { roles: [{ value: 'admin' }] });
+      const forced = await req('PUT', '/v2/admin/Catalog?force=true', { roles: [{ value: 'viewer', displayName: 'Viewer' }], entitlementTypes: [] });
+      assert.equal(forced.statusCode, 200, forced.body);
+
+      const all = (await events(start)).events as Json[];
+      const roleEvents = all.filter((e) => e.resourceType === 'Role' && e.id === 'admin');
+      assert.deepEqual(
+        roleEvents.map((e) => [e.change, e.members]),
+        [
+          ['patch', { added: [groups[0]] }],
+          ['patch', { added: [groups[1]] }],
+          ['patch', { removed: [groups[1]] }],
+          ['patch', { added: [groups[1]] }],
+          ['patch', { removed: [groups[0]] }],
+          ['patch', { removed: [groups[1]] }],
+          ['delete', undefined],
+        ],
+      );
+      const versions = roleEvents.map((e) => Number(/W\/"(\d+)"/.exec(String(e.version))![1]));
+      for (let i = 1; i < versions.length; i++) assert.ok(versions[i]! > versions[i - 1]!, `versions rise: ${versions.join(', ')}`);
+      // The forced removal's unmappings are audited as unmappings, saying why.
+      const audited = await t.storage.db.selectFrom('audit_events').select(['action', 'detail']).where('team_id', '=', tm.id).where('action', '=', 'access_unmapped').orderBy('at').execute();
+      assert.deepEqual(audited.map((a) => JSON.parse(a.detail).entryRemoved ?? false), [false, true, true]);
+      assert.deepEqual(json(await req('GET', '/v2/admin/Catalog/mappings')).mappings, []);
+    });
   });
 }

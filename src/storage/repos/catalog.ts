@@ -82,8 +82,24 @@ export async function setCatalogSchemas(ex: Executor, teamId: string, schemas: '
   await ex.updateTable('teams').set({ catalog_schemas: schemas }).where('id', '=', teamId).execute();
 }
 
+/** The team's schema version (a catalog or mapping event's `version`, read after the change's bump). */
+export async function schemaVersionOf(ex: Executor, teamId: string): Promise<number> {
+  const row = await ex.selectFrom('teams').select('schema_version').where('id', '=', teamId).executeTakeFirst();
+  return Number(row?.schema_version ?? 0);
+}
+
 /** Once per change of the catalog, in its transaction: every instance reloads the team's types. */
 export const catalogChanged = (ex: Executor, teamId: string): Promise<void> => bumpSchemaVersion(ex, teamId);
+
+/**
+ * A mapping change's version (repos/mappings.ts's rows are not the catalog, but its events are the
+ * Role's or Entitlement's): the schema version bumped (`catalogChanged`) and read back, so each
+ * mapping event carries a version no other state of the resource had.
+ */
+export async function nextSchemaVersion(ex: Executor, teamId: string): Promise<number> {
+  await catalogChanged(ex, teamId);
+  return schemaVersionOf(ex, teamId);
+}
 
 /** How many values one statement of the locking reads below names. */
 const LOCK_CHUNK = 500;

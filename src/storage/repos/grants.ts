@@ -70,15 +70,3 @@ export async function dropGrant(ex: Executor, teamId: string, kind: UserGrantsTa
   if (userIds.length === 0) return;
   await ex.deleteFrom('user_grants').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).where('user_id', 'in', userIds).execute();
 }
-
-/** How many users of the team hold the entry (helper for refusals that name the count). */
-export async function countHolders(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string): Promise<number> {
-  const row = await ex
-    .selectFrom('user_grants')
-    .select((eb) => eb.fn.count<number | string>('user_id').distinct().as('n'))
-    .where('team_id', '=', teamId)
-    .where('kind', '=', kind)
-    .where('value', '=', value)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
