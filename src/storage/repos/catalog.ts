@@ -28,15 +28,6 @@ export async function catalogRows(ex: Executor, teamId: string): Promise<Catalog
   return { schemas: team?.catalog_schemas ?? 'okta', types, entries };
 }
 
-/** How many types and entries the team's catalog holds (its `catalog.entries` budget counts both). */
-export async function catalogSize(ex: Executor, teamId: string): Promise<number> {
-  const [types, entries] = await Promise.all([
-    ex.selectFrom('catalog_types').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow(),
-    ex.selectFrom('catalog_entries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow(),
-  ]);
-  return Number(types.n) + Number(entries.n);
-}
-
 export async function upsertCatalogType(ex: Executor, row: CatalogTypeRow): Promise<void> {
   await ex
     .insertInto('catalog_types')

@@ -32,11 +32,6 @@ export async function changeGrants(ex: Executor, teamId: string, userId: string,
   }
 }
 
-/** The user's rows, ordered by kind, value, type. */
-export async function grantsOfUser(ex: Executor, teamId: string, userId: string): Promise<UserGrantsTable[]> {
-  return ex.selectFrom('user_grants').selectAll().where('user_id', '=', userId).where('team_id', '=', teamId).orderBy('kind').orderBy('value').orderBy('type').execute();
-}
-
 /**
  * The next batch of a removal of the entry from its holders: up to `limit` distinct user ids read
  * from the holders' index range (`ids`, every one of them, whether or not a users row is behind
