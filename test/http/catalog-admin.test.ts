@@ -113,9 +113,10 @@ for (const engine of engines) {
       assert.deepEqual(after.roles, [{ value: 'viewer' }], 'the user lost the removed role only');
       assert.equal((await t.storage.db.selectFrom('user_grants').selectAll().where('user_id', '=', String(user.id)).where('value', '=', 'admin').execute()).length, 0);
       assert.equal((await t.storage.db.selectFrom('access_mappings').selectAll().where('team_id', '=', t.team.id).execute()).length, 0);
-      const tail = (await t.storage.db.selectFrom('events').selectAll().where('team_id', '=', t.team.id).orderBy('at').execute()).slice(-2);
+      const tail = (await t.storage.db.selectFrom('events').selectAll().where('team_id', '=', t.team.id).orderBy('at').execute()).slice(-3);
       assert.deepEqual(tail.map((e) => [e.type, e.resource_type, e.resource_id, JSON.parse(e.changed)]), [
         ['patch', 'User', String(user.id), ['roles']],
+        ['patch', 'Role', 'admin', ['groups']],
         ['delete', 'Role', 'admin', []],
       ]);
       assert.equal((await put(DOC)).statusCode, 200);
