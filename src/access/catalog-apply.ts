@@ -3,9 +3,10 @@
  * difference between the catalog a change wants and the stored one, in the change's locked
  * transaction. Entries removed (or entitlements moved to another type) that users hold or groups
  * map are refused with the counts unless forced, which takes them from those users
- * (scim/grants.ts) and deletes their mappings; the team's budget `catalog.entries` refuses growth
- * past it; rows are written; the schema version moves once; each entry or type changed is an
- * audit row and a feed event whose version is the schema version after the change. It owns these
+ * (scim/grants.ts) and unmaps their groups (mappings.ts: an audit row and an unmapping event each,
+ * at versions of their own); the team's budget `catalog.entries` refuses growth past it; rows are
+ * written; the schema version moves once more; each entry or type changed is an audit row and a
+ * feed event whose version is the schema version after the change. It owns these
  * rules; it writes no SQL (repos) and parses no HTTP.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,17 +19,18 @@ import { recordAuditedChange } from '../events/feed.ts';
 import type { Change, ChangeType } from '../events/feed.ts';
 import { PasswordHasher } from '../oauth/passwords.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { ScimError } from '../scim/errors.ts';
+import { badRequest, ScimError } from '../scim/errors.ts';
 import { removeGrantFromUsers } from '../scim/grants.ts';
 import type { CatalogSchemas } from '../scim/schema/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
-import { catalogChanged, catalogRows, deleteCatalogEntry, deleteCatalogType, setCatalogSchemas as saveCatalogSchemas, upsertCatalogEntry, upsertCatalogType } from '../storage/repos/catalog.ts';
+import { catalogChanged, catalogRows, deleteCatalogEntry, lockCatalogEntries, schemaVersionOf, deleteCatalogType, setCatalogSchemas as saveCatalogSchemas, upsertCatalogEntry, upsertCatalogType } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow, GrantKind } from '../storage/repos/catalog.ts';
-import { deleteMappingsOfEntry, holdingsOfMany, schemaVersionOf } from '../storage/repos/catalog-holders.ts';
+import { holdingsOfMany } from '../storage/repos/catalog-holders.ts';
 import type { Holdings } from '../storage/repos/catalog-holders.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { Tx } from '../storage/types.ts';
 import type { EntryInput, TypeInput } from './catalog-input.ts';
+import { unmapRemovedEntry } from './mappings.ts';
 
 export interface CatalogDeps {
   readonly storage: Storage;
@@ -158,6 +160,12 @@ export async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, ch
   });
   const resourceOf = (kind: GrantKind) => (kind === 'role' ? 'Role' : 'Entitlement') as 'Role' | 'Entitlement';
 
+  // A required type with no entitlement would refuse every user's create: each one needs one.
+  for (const [key, t] of wanted.types) {
+    if (t.required !== 1 || [...wanted.entries.values()].some((e) => e.kind === 'entitlement' && e.type_key === key)) continue;
+    throw badRequest('invalidValue', `entitlement type ${t.name} is required but has no entitlements: every user would need one of none; declare its entitlements first, or make it not required`);
+  }
+
   // Entries removed, or entitlements moved to another type: their holders decide.
   const leaving: CatalogEntryRow[] = [];
   for (const [key, e] of before.entries) {
@@ -166,6 +174,8 @@ export async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, ch
   }
   const held = new Map<string, Holdings>();
   for (const kind of ['role', 'entitlement'] as const) {
+    // Locked before counting: a user write assigning one of them is counted or then refused.
+    await lockCatalogEntries(trx, team.id, kind, leaving.filter((e) => e.kind === kind).map((e) => e.value));
     const found = await holdingsOfMany(trx, team.id, kind, leaving.filter((e) => e.kind === kind).map((e) => e.value));
     for (const [value, h] of found) held.set(entryKey(kind, value), h);
   }
@@ -187,7 +197,8 @@ export async function applyCatalog(deps: CatalogDeps, trx: Tx, team: TeamRow, ch
     const h = held.get(entryKey(e.kind, e.value));
     if (h && ctx) {
       await removeGrantFromUsers(ctx, trx, e.kind, e.value);
-      await deleteMappingsOfEntry(trx, team.id, e.kind, e.value);
+      // Each mapping goes as an unmapping would: its audit row and its event, before the entry's own.
+      if (h.groups > 0) await unmapRemovedEntry({ clock: deps.clock, teamId: team.id, actor: change.actor, requestId: change.requestId ?? null }, trx, e.kind, e.value, current);
     }
     if (!wanted.entries.has(entryKey(e.kind, e.value))) {
       await deleteCatalogEntry(trx, team.id, e.kind, e.value);

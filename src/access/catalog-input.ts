@@ -147,8 +147,8 @@ function readArray(raw: unknown, where: string): unknown[] {
 }
 
 /**
- * The whole catalog document of PUT /v2/admin/Catalog: `{schemas?, roles, entitlementTypes}`,
- * with role values unique, entitlement values unique across every type, type names and endpoints
+ * The whole catalog document of PUT /v2/admin/Catalog: `{schemas?, roles, entitlementTypes}`, both
+ * lists required (checked after their contents, so a bad element is named first), with role values unique, entitlement values unique across every type, type names and endpoints
  * unique case-insensitively.
  */
 export function readCatalogDocument(raw: unknown): CatalogDocument {
@@ -185,5 +185,10 @@ export function readCatalogDocument(raw: unknown): CatalogDocument {
     });
     return { ...type, entitlements };
   });
+  // Both lists are the whole catalog: one absent (or null) is refused rather than read as empty,
+  // so a document naming only `schemas` cannot wipe the catalog. [] means none.
+  for (const member of ['roles', 'entitlementTypes'] as const) {
+    if (raw[member] === undefined || raw[member] === null) throw problem(member, 'is required: the whole list (send [] for none); to change only "schemas", send the catalog as GET shows it with the new setting');
+  }
   return { ...(schemas ? { schemas } : {}), roles, entitlementTypes };
 }

@@ -16,7 +16,8 @@
  *   types, which carry the catalog; nothing changed, nothing is written (no audit, no event);
  * - an entry removed (or an entitlement moved to another type) that users hold or groups map is
  *   refused (409, with the counts) unless forced: then it is taken from those users
- *   (scim/grants.ts `removeGrantFromUsers`, a SCIM patch event per user) and its mappings go;
+ *   (scim/grants.ts `removeGrantFromUsers`, a SCIM patch event per user) and its mappings go
+ *   (mappings.ts `unmapRemovedEntry`, an unmapping audit row and event per mapping);
  * - the catalog's size (types and entries) is held to the team's budget `catalog.entries`: a
  *   change that grows it past the budget is refused (400 naming the budget); shrinking is not.
  */
@@ -28,7 +29,7 @@ import { catalogRows } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow, GrantKind } from '../storage/repos/catalog.ts';
 import { lockTeamRow } from '../storage/repos/catalog-holders.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
-import { transact } from '../storage/statements.ts';
+import { RetryWrite } from '../scim/write.ts';
 import type { Tx } from '../storage/types.ts';
 import { applyCatalog, entryKey, entryRow, typeRow, wantedOf } from './catalog-apply.ts';
 import type { Applied, CatalogChange, CatalogDeps, RemoveOptions, Wanted } from './catalog-apply.ts';
@@ -102,9 +103,32 @@ export async function getCatalog(deps: CatalogDeps, team: TeamRow): Promise<Cata
 }
 
 
+/** How many times a catalog change runs when it keeps losing a race (below). */
+const ATTEMPTS = 5;
+
+/**
+ * Runs a catalog change as one transaction, again (from the start, its attempt rolled back) when
+ * it lost a race it cannot wait out: a forced removal's rewrite of a holder that a concurrent
+ * write changed first (`RetryWrite`, scim/grants.ts), a deadlock or serialization failure between
+ * the removal and users' writes, or a prepared statement a migration made stale. After ATTEMPTS
+ * it answers 409, never a server error.
+ */
+async function retried<T>(deps: CatalogDeps, work: (trx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await deps.storage.db.transaction().execute(work);
+    } catch (error) {
+      const lost = error instanceof RetryWrite || deps.storage.hooks.isRetryable(error);
+      if (!lost) throw error;
+      if (attempt >= ATTEMPTS) throw new ScimError(409, "the catalog change kept losing to concurrent writes of the users holding what it removes; try again");
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
+    }
+  }
+}
+
 /** One catalog change: lock, read, let `want` make the wanted catalog, apply. */
 function changeCatalog<T>(deps: CatalogDeps, team: TeamRow, change: CatalogChange, options: RemoveOptions, want: (current: CatalogRows, wanted: Wanted) => void, answer: (applied: Applied, current: CatalogRows) => T, audit?: (applied: Applied) => Record<string, unknown> | undefined): Promise<T> {
-  return transact(deps.storage.db, async (trx) => {
+  return retried(deps, async (trx) => {
     await lockTeamRow(trx, team.id);
     try {
       return await changeLocked(trx);

@@ -10,7 +10,10 @@
  * Each change is one transaction with its audit row (`access_mapped`, `access_unmapped`) and ONE
  * feed event, whatever the group's size (item 5): a `patch` of the Role or Entitlement resource,
  * `changed: ["groups"]`, the group in the members delta (`added` or `removed`). Its version is the
- * team's schema version as it stands: mappings are not part of discovery, so they do not bump it.
+ * team's schema version, bumped by each mapping change (`catalogChanged`) so that every state of a
+ * Role or Entitlement has a version of its own (RFC 9967 readers order and deduplicate by it); the
+ * bump also makes every instance reload the team's types, a cost mapping changes can afford
+ * (they are rare).
  * Mapping again what is mapped changes nothing (no audit row, no event). The team's mappings are
  * capped by its `access.mappings` budget (budgets.ts).
  */
@@ -23,17 +26,18 @@ import { recordMapping, typeOf } from '../scim/group-mappings.ts';
 import type { Recorder } from '../scim/group-mappings.ts';
 import { namesType } from '../scim/schema/catalog.ts';
 import type { Storage } from '../storage/connect.ts';
-import { catalogRows } from '../storage/repos/catalog.ts';
+import type { Executor } from '../storage/types.ts';
+import { catalogRows, nextSchemaVersion } from '../storage/repos/catalog.ts';
 import type { CatalogEntryRow, CatalogRows, CatalogTypeRow } from '../storage/repos/catalog.ts';
 import {
   countMappingsLocked,
   deleteMapping,
+  deleteMappingsOfEntry,
   groupName,
   insertMapping,
   listMappingRows,
   lockGroupForMapping,
   mappingByKey,
-  teamSchemaVersion,
 } from '../storage/repos/mappings.ts';
 import type { MappingKind, MappingRow } from '../storage/repos/mappings.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
@@ -163,7 +167,7 @@ export async function mapGroup(deps: MappingDeps, team: TeamRow, input: MappingI
     }
     const row: MappingRow = { ...key, type_key: entry.row.type_key, created_at: iso(deps.clock) };
     await insertMapping(trx, row);
-    await recordMapping(recorder(deps, team, change), trx, 'access_mapped', row, catalog, await teamSchemaVersion(trx, team.id));
+    await recordMapping(recorder(deps, team, change), trx, 'access_mapped', row, catalog, await nextSchemaVersion(trx, team.id));
     return { mapping: viewOf(row, group.display_name, catalog), created: true };
   });
 }
@@ -189,7 +193,7 @@ export async function unmapGroup(deps: MappingDeps, team: TeamRow, input: Mappin
     // A concurrent unmapping won (PostgreSQL): it recorded the change.
     if (!removed) throw missing();
     const group = await groupName(trx, team.id, removed.group_id);
-    await recordMapping(recorder(deps, team, change), trx, 'access_unmapped', removed, catalog, await teamSchemaVersion(trx, team.id));
+    await recordMapping(recorder(deps, team, change), trx, 'access_unmapped', removed, catalog, await nextSchemaVersion(trx, team.id));
     return viewOf(removed, group?.display_name ?? '', catalog);
   });
 }
@@ -200,4 +204,16 @@ export async function listMappings(deps: MappingDeps, team: TeamRow, options: { 
   if (options.group !== undefined && (options.group.length > MAX_GROUP_ID || !(await groupName(db, team.id, options.group)))) throw notFound(`Group ${options.group} not found`);
   const [rows, catalog] = await Promise.all([listMappingRows(db, team.id, options.group), catalogRows(db, team.id)]);
   return rows.map((r) => viewOf(r, r.group_display_name, catalog));
+}
+
+/**
+ * A catalog entry's forced removal (catalog-apply.ts), in its transaction, before the entry goes:
+ * removes the groups' mappings to it, each with its `access_unmapped` audit row (`entryRemoved`)
+ * and its one event, as an unmapping would. `catalog` is the catalog before the change (the
+ * events' document). Answers how many it removed.
+ */
+export async function unmapRemovedEntry(by: Recorder, trx: Executor, kind: MappingKind, value: string, catalog: CatalogRows): Promise<number> {
+  const removed = await deleteMappingsOfEntry(trx, by.teamId, kind, value);
+  for (const row of removed) await recordMapping(by, trx, 'access_unmapped', row, catalog, await nextSchemaVersion(trx, by.teamId), { entryRemoved: true });
+  return removed.length;
 }

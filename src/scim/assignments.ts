@@ -12,9 +12,10 @@
  *   already held are kept as they are (a value stored before the team declared its catalog does
  *   not block the user's next write; removing a held catalog entry is refused or forced, so no
  *   other held value is unknown);
- * - a single-valued type held at most once; a required type held at least once (on POST and PUT,
- *   and on a PATCH that changes `entitlements`); these checks run when the write changes the
- *   attribute (a PATCH of `displayName` is never refused for roles it did not touch). `primary:
+ * - a single-valued type held at most once; a required type held at least once by an active
+ *   user; these checks run when the write assigns the attribute: on POST, and on a PUT or PATCH
+ *   that changes it (a PATCH of `displayName`, or a PUT that only deactivates the user, is never
+ *   refused for roles or entitlements it did not touch). `primary:
  *   true` on at most one element is validate.ts's rule, for every team.
  * Errors are 400 `invalidValue` naming the value and the catalog.
  *
@@ -162,9 +163,12 @@ function checkEntitlements(catalog: Catalog, elements: readonly Json[], held: Re
 export function checkAssignments(catalog: Catalog | undefined, write: 'create' | 'replace' | 'patch', document: Json, original?: Json): void {
   if (!hasCatalog(catalog)) return;
   const heldValues = (attribute: string) => new Set(elementsOf(original?.[attribute]).map((e) => e.value).filter((v): v is string => typeof v === 'string'));
-  const changes = (attribute: 'roles' | 'entitlements') => write !== 'patch' || !sameValue(document[attribute], original?.[attribute]);
+  // A create assigns everything; a replace or a patch only what it changes (Okta's deactivation
+  // is a PUT with the user's roles and entitlements as they were: it is never refused for them).
+  const changes = (attribute: 'roles' | 'entitlements') => write === 'create' || !sameValue(document[attribute], original?.[attribute]);
   if (changes('roles')) checkRoles(catalog, elementsOf(document.roles), heldValues('roles'));
-  if (changes('entitlements')) checkEntitlements(catalog, elementsOf(document.entitlements), heldValues('entitlements'), true);
+  // A required type binds the users who can act: a write leaving the user deactivated is not refused for it.
+  if (changes('entitlements')) checkEntitlements(catalog, elementsOf(document.entitlements), heldValues('entitlements'), document.active !== false);
 }
 
 /** `attr` (roles or entitlements) as a catalog team sees it: its `value` caseExact, its rows the grants. */

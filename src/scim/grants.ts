@@ -12,6 +12,7 @@
 import { changedAttributes } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { recordRowWrite } from '../events/feed.ts';
+import { catalogEntriesPresent } from '../storage/repos/catalog.ts';
 import { changeGrants, dropGrant, holdersOfGrant } from '../storage/repos/grants.ts';
 import type { GrantRow } from '../storage/repos/grants.ts';
 import { updateUser } from '../storage/repos/users.ts';
@@ -20,6 +21,8 @@ import type { Executor } from '../storage/types.ts';
 import { ATTRIBUTE_OF, grantsOf, holdsAssignments, sameAssignments } from './assignments.ts';
 import type { Grant, GrantKind } from './assignments.ts';
 import type { ScimContext } from './context.ts';
+import { badRequest } from './errors.ts';
+import { hasCatalog } from './schema/catalog.ts';
 import { RetryWrite } from './write.ts';
 
 type Json = Record<string, unknown>;
@@ -47,6 +50,29 @@ export async function keepGrants(ctx: Pick<ScimContext, 'team'>, trx: Executor, 
   await changeGrants(trx, ctx.team.id, id, now.map(rowOf), upserted, removes);
 }
 
+/**
+ * A write's new assignments, against the catalog as committed: each role or entitlement value
+ * `written` holds that `stored` (the user's document before the write, whatever its state; none
+ * for a create) did not, must still be an entry of the team's catalog, read in the write's
+ * transaction (repos/catalog.ts `catalogEntriesPresent`: share-locked on PostgreSQL, so a
+ * concurrent removal of the entry either counted this write's holder or left nothing to find).
+ * The write checked its values against the types it loaded (assignments.ts), which an instance
+ * may hold for a while after the catalog changed. 400 `invalidValue` when one is gone. Nothing
+ * is read when the team has no catalog or the write assigns nothing new; call it before the
+ * write's own row is written (locks in the order a catalog change takes them: entries, then users).
+ */
+export async function confirmAssigned(ctx: Pick<ScimContext, 'team' | 'types'>, trx: Executor, stored: Json | undefined, written: Json | undefined): Promise<void> {
+  if (!hasCatalog(ctx.types?.catalog) || !holdsAssignments(written)) return;
+  const had = new Set(grantsOf(stored).map((g) => `${g.kind}\u0000${g.value}`));
+  for (const kind of ['role', 'entitlement'] as const) {
+    const fresh = [...new Set(grantsOf(written).filter((g) => g.kind === kind && !had.has(`${g.kind}\u0000${g.value}`)).map((g) => g.value))];
+    if (fresh.length === 0) continue;
+    const present = await catalogEntriesPresent(trx, ctx.team.id, kind, fresh);
+    const gone = fresh.find((v) => !present.has(v));
+    if (gone !== undefined) throw badRequest('invalidValue', `${JSON.stringify(gone)} is not ${kind === 'role' ? 'a role' : 'an entitlement'} in the team's catalog (it was removed from it)`);
+  }
+}
+
 /** The document without the entry in the kind's attribute (an attribute left empty is removed). */
 function without(document: Json, kind: GrantKind, value: string): Json {
   const attribute = ATTRIBUTE_OF[kind];
@@ -63,16 +89,18 @@ function without(document: Json, kind: GrantKind, value: string): Json {
  * caller's transaction: each holder's document rewritten without it, its version bumped, its
  * grants rows kept, one audit row (`patch`) and one SCIM `patch` event naming the attribute; the
  * team's counters are untouched (no user changes state). Holders are walked in batches of
- * REMOVAL_BATCH (`batch`) through the grants index. Returns how many users it changed.
+ * REMOVAL_BATCH (`batch`) through the grants index, each batch's users rows locked (PostgreSQL), so
+ * a concurrent write of a holder is waited for, never lost. Returns how many users it changed.
  */
 export async function removeGrantFromUsers(ctx: ScimContext, trx: Executor, kind: GrantKind, value: string, batch: number = REMOVAL_BATCH): Promise<number> {
   let changed = 0;
   for (;;) {
     const holders = await holdersOfGrant(trx, ctx.team.id, kind, value, batch);
-    if (holders.length === 0) return changed;
-    for (const row of holders) if (await removeFromUser(ctx, trx, row, kind, value)) changed++;
-    // Rows the documents did not explain (none, when every write kept them) go too: the walk ends.
-    await dropGrant(trx, ctx.team.id, kind, value, holders.map((r) => r.id));
+    if (holders.ids.length === 0) return changed;
+    for (const row of holders.users) if (await removeFromUser(ctx, trx, row, kind, value)) changed++;
+    // Every row of the batch goes, also those no document explains (a row whose user is gone):
+    // the next batch reads rows not seen yet, and the walk ends only when none is left.
+    await dropGrant(trx, ctx.team.id, kind, value, holders.ids);
   }
 }
 

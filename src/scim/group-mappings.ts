@@ -11,9 +11,9 @@ import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { recordAuditedChange } from '../events/feed.ts';
 import type { WriteOrigin } from '../events/feed.ts';
-import { catalogRows } from '../storage/repos/catalog.ts';
+import { catalogRows, nextSchemaVersion } from '../storage/repos/catalog.ts';
 import type { CatalogRows, CatalogTypeRow } from '../storage/repos/catalog.ts';
-import { deleteMappingsOfGroup, teamSchemaVersion } from '../storage/repos/mappings.ts';
+import { deleteMappingsOfGroup } from '../storage/repos/mappings.ts';
 import type { MappingRow } from '../storage/repos/mappings.ts';
 import type { Executor } from '../storage/types.ts';
 
@@ -75,8 +75,8 @@ export async function recordMapping(by: Recorder, trx: Executor, action: 'access
 export async function unmapDeletedGroup(origin: WriteOrigin, trx: Executor, groupId: string): Promise<number> {
   const removed = await deleteMappingsOfGroup(trx, origin.team.id, groupId);
   if (removed.length === 0) return 0;
-  const [catalog, version] = await Promise.all([catalogRows(trx, origin.team.id), teamSchemaVersion(trx, origin.team.id)]);
+  const catalog = await catalogRows(trx, origin.team.id);
   const by: Recorder = { clock: origin.clock, teamId: origin.team.id, actor: origin.actor, requestId: origin.requestId };
-  for (const row of removed) await recordMapping(by, trx, 'access_unmapped', row, catalog, version, { groupDeleted: true });
+  for (const row of removed) await recordMapping(by, trx, 'access_unmapped', row, catalog, await nextSchemaVersion(trx, by.teamId), { groupDeleted: true });
   return removed.length;
 }

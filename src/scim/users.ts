@@ -41,7 +41,7 @@ import type { GroupRef, Resource } from './representation.ts';
 import { commonAttributes } from './schema/common.ts';
 import { userResourceType as coreUserType } from './schema/registry.ts';
 import { checkAssignments } from './assignments.ts';
-import { keepGrants } from './grants.ts';
+import { confirmAssigned, keepGrants } from './grants.ts';
 import { claimExtensionValues } from './unique.ts';
 import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
@@ -207,6 +207,7 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
     // No look-up first: the unique index on (team, claim) refuses a name another user holds
     // (only holders count: users that released it never block a new one), the transaction
     // rolls back, and runWrite turns the violation into the 409 below, naming the holder.
+    await confirmAssigned(ctx, trx, undefined, validated.document);
     await insertUser(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     await keepGrants(ctx, trx, row.id, undefined, validated.document);
@@ -311,11 +312,12 @@ async function save(
     const clash = await userByNameKey(trx, ctx.team.id, next.user_name_claim!);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
+  const [before, after] = [parseData(ctx, current), parseData(ctx, next)];
+  await confirmAssigned(ctx, trx, before, next.deleted_at === null ? after : undefined);
   if (!(await updateUser(trx, next, current.version))) {
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
-  const [before, after] = [parseData(ctx, current), parseData(ctx, next)];
   // Extension values declared unique; a user DELETE removed from every read frees them.
   await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? after : undefined);
   // Roles and entitlements (grants.ts): held while not deleted, like the claims.

@@ -104,6 +104,13 @@ export interface DialectHooks {
    */
   readonly writableCtes: boolean;
   /**
+   * Whether a transaction must lock the rows it reads to decide what it writes (SELECT ... FOR
+   * UPDATE / FOR SHARE): PostgreSQL, where transactions of many connections interleave; not
+   * SQLite, whose one connection runs one transaction at a time (and has no such clause). Read by
+   * repositories that lock (repos/catalog.ts, repos/grants.ts).
+   */
+  readonly rowLocks: boolean;
+  /**
    * How the change feed's events are numbered (storage/feed-numbering.ts): after their commit, by
    * the feed's readers, on PostgreSQL (migration 015: `rc_number_events` under the team's counter
    * row; numbering in the write would hold that row's lock, and with it the team's other writers,
@@ -207,6 +214,7 @@ export const sqliteHooks: DialectHooks = {
   name: 'sqlite',
   revocationNoticeSql: 'select ? as rollcall_revocation',
   writableCtes: false,
+  rowLocks: false,
   feed: numberedByWriters,
   deadlineIn: 'rows',
   limitStatements: async () => {
@@ -268,6 +276,7 @@ export const postgresHooks: DialectHooks = {
   name: 'postgres',
   revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
   writableCtes: true,
+  rowLocks: true,
   feed: numberedByReaders,
   deadlineIn: 'session',
   // set_config(..., true) is SET LOCAL with a bound value: it ends with the transaction.

@@ -90,12 +90,14 @@ for (const engine of databases) {
     });
 
     it('entitlement type add | list | remove, entitlement add | list | remove', () => {
-      assert.equal(ok(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'License', '--endpoint', '/Licenses', '--required', '--single-valued']), 'entitlement type License at /Licenses added for team acme');
+      refused(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'License', '--endpoint', '/Licenses', '--required'], /License is required but has no entitlements/);
+      assert.equal(ok(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'License', '--endpoint', '/Licenses', '--single-valued']), 'entitlement type License at /Licenses added for team acme');
       ok(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'Permission set', '--endpoint', '/PermissionSets', '--description', 'AWS']);
       refused(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'Seat', '--endpoint', '/Seats', '--single-valued', '--multi-valued'], /exclude each other/);
       refused(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'Seat', '--endpoint', '/licenses'], /endpoint: "\/licenses" is already the endpoint of entitlement type License/);
       refused(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'User', '--endpoint', '/People'], /name: "User" is a SCIM resource type Rollcall serves/);
       assert.equal(ok(['entitlement', 'add', '--team', 'acme', '--type', 'license', '--value', 'e5', '--display-name', 'Office E5']), 'entitlement e5 of type License added for team acme');
+      assert.equal(ok(['entitlement', 'type', 'add', '--team', 'acme', '--name', 'License', '--endpoint', '/Licenses', '--required', '--single-valued']), 'entitlement type License at /Licenses updated for team acme');
       ok(['entitlement', 'add', '--team', 'acme', '--type', 'Permission set', '--value', 'ps-admin', '--display-name', 'Admin access']);
       refused(['entitlement', 'add', '--team', 'acme', '--type', 'Seat', '--value', 'x', '--display-name', 'X'], /no entitlement type "Seat" \(its types: License, Permission set\)/);
       assert.equal(

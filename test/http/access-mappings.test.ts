@@ -61,7 +61,7 @@ for (const engine of engines) {
     });
     after(() => t.close());
 
-    it('maps a group to a role: 201 with the mapping, one audit row, one patch event on the Role naming the group, the schema version unchanged', async () => {
+    it('maps a group to a role: 201 with the mapping, one audit row, one patch event on the Role naming the group, at a new version (the schema version bumped)', async () => {
       const version = await schemaVersion();
       const seq = await feedEnd();
       const res = await map({ group: admins, kind: 'role', value: 'admin' });
@@ -74,9 +74,9 @@ for (const engine of engines) {
       assert.equal(events.length, 1);
       assert.deepEqual(
         { change: events[0]!.change, resourceType: events[0]!.resourceType, id: events[0]!.id, changed: events[0]!.changed, members: events[0]!.members, version: events[0]!.version },
-        { change: 'patch', resourceType: 'Role', id: 'admin', changed: ['groups'], members: { added: [admins] }, version: `W/"${version}"` },
+        { change: 'patch', resourceType: 'Role', id: 'admin', changed: ['groups'], members: { added: [admins] }, version: `W/"${version + 1}"` },
       );
-      assert.equal(await schemaVersion(), version);
+      assert.equal(await schemaVersion(), version + 1);
       const audited = await auditActions('access_mapped');
       assert.equal(audited.length, 1);
       assert.equal(audited[0]!.resource_type, 'Role');

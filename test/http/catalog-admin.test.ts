@@ -112,9 +112,10 @@ for (const engine of engines) {
       assert.deepEqual(after.roles, [{ value: 'viewer' }], 'the user lost the removed role only');
       assert.equal((await t.storage.db.selectFrom('user_grants').selectAll().where('user_id', '=', String(user.id)).where('value', '=', 'admin').execute()).length, 0);
       assert.equal((await t.storage.db.selectFrom('access_mappings').selectAll().where('team_id', '=', t.team.id).execute()).length, 0);
-      const tail = (await t.storage.db.selectFrom('events').selectAll().where('team_id', '=', t.team.id).orderBy('at').execute()).slice(-2);
+      const tail = (await t.storage.db.selectFrom('events').selectAll().where('team_id', '=', t.team.id).orderBy('at').execute()).slice(-3);
       assert.deepEqual(tail.map((e) => [e.type, e.resource_type, e.resource_id, JSON.parse(e.changed)]), [
         ['patch', 'User', String(user.id), ['roles']],
+        ['patch', 'Role', 'admin', ['groups']],
         ['delete', 'Role', 'admin', []],
       ]);
       assert.equal((await put(DOC)).statusCode, 200);
@@ -125,7 +126,7 @@ for (const engine of engines) {
     it('the budget catalog.entries refuses a catalog grown past it, naming the budget; shrinking is allowed', async () => {
       await updateTeamLimits(adminDeps(t), 'acme', [{ name: 'catalog.entries', value: 3 }]);
       badRequest(await put({ ...DOC, roles: [...DOC.roles, { value: 'auditor', displayName: 'Auditor' }] }), /^Team acme would have 5 roles, entitlement types and entitlements in its catalog; its budget "catalog\.entries" is 3$/);
-      const shrunk = await put({ roles: [DOC.roles[0]] });
+      const shrunk = await put({ roles: [DOC.roles[0]], entitlementTypes: [] });
       assert.equal(shrunk.statusCode, 200, shrunk.body);
       assert.deepEqual({ ...(shrunk.json() as Json), catalog: undefined }, { catalog: undefined, added: 0, updated: 0, removed: 3 });
       await updateTeamLimits(adminDeps(t), 'acme', [{ name: 'catalog.entries', value: null }]);
@@ -167,7 +168,7 @@ for (const engine of engines) {
       assert.equal((await put(DOC, '', reader)).statusCode, 403);
       const other = await t.addTeam('globex');
       assert.deepEqual(await get(other.token), { schemas: 'okta', roles: [], entitlementTypes: [] });
-      const theirs = await put({ roles: [{ value: 'admin', displayName: 'Their admin' }] }, '', other.token);
+      const theirs = await put({ roles: [{ value: 'admin', displayName: 'Their admin' }], entitlementTypes: [] }, '', other.token);
       assert.equal(theirs.statusCode, 200, theirs.body);
       assert.deepEqual(await get(), SHOWN, 'team A\'s catalog is untouched');
       assert.deepEqual((await get(other.token)).roles, [{ value: 'admin', displayName: 'Their admin' }]);
@@ -176,7 +177,7 @@ for (const engine of engines) {
     });
 
     it('a whole catalog larger than the admin API\'s usual 256 KiB body is taken (up to 4 MiB), and replaced back', async () => {
-      const big = { roles: Array.from({ length: 400 }, (_, i) => ({ value: `role-${String(i).padStart(3, '0')}`, displayName: `Role ${i}`, description: 'd'.repeat(1000) })) };
+      const big = { roles: Array.from({ length: 400 }, (_, i) => ({ value: `role-${String(i).padStart(3, '0')}`, displayName: `Role ${i}`, description: 'd'.repeat(1000) })), entitlementTypes: [] };
       assert.ok(JSON.stringify(big).length > 256 * 1024);
       const r = await put(big);
       assert.equal(r.statusCode, 200, r.body.slice(0, 200));

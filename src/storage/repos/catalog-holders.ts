@@ -1,25 +1,24 @@
 /**
  * Who holds a catalog entry (migration 023): the users whose `roles` / `entitlements` name it
  * (`user_grants`, one row per element) and the groups mapped to it (`access_mappings`). What the
- * catalog's operations (src/access/catalog.ts) ask before removing an entry, and what a forced
- * removal deletes; plus the team-row lock and the schema version a catalog change reads back.
- * Plain functions over the caller's executor; no rules.
+ * catalog's operations (src/access/catalog.ts) ask before removing an entry; plus the team-row
+ * lock a catalog change takes first. Plain functions over the caller's executor; no rules.
  */
+import { hooksIfAny } from '../statements.ts';
 import type { Executor } from '../types.ts';
 import type { GrantKind } from './catalog.ts';
 
 /**
- * Locks the team's row for the rest of the transaction (a write that changes nothing): two
- * changes of one team's catalog run one after the other, each reading what the other committed.
+ * Locks the team's row for the rest of the transaction without writing it (PostgreSQL `SELECT
+ * ... FOR NO KEY UPDATE`, the lock an UPDATE takes, without its new row version and WAL, so a
+ * catalog change that changes nothing writes nothing; not FOR UPDATE, which would also hold up
+ * every insert of a row referring to the team): two changes of one team's catalog, or a catalog
+ * change and a mapping, run one after the other, each reading what the other committed. Nothing
+ * on SQLite, whose one connection runs one transaction at a time.
  */
 export async function lockTeamRow(ex: Executor, teamId: string): Promise<void> {
-  await ex.updateTable('teams').set((eb) => ({ schema_version: eb.ref('schema_version') })).where('id', '=', teamId).execute();
-}
-
-/** The team's schema version (what a catalog event's `version` is, read after the change's bump). */
-export async function schemaVersionOf(ex: Executor, teamId: string): Promise<number> {
-  const row = await ex.selectFrom('teams').select('schema_version').where('id', '=', teamId).executeTakeFirst();
-  return Number(row?.schema_version ?? 0);
+  if (!hooksIfAny(ex)?.rowLocks) return;
+  await ex.selectFrom('teams').select('id').where('id', '=', teamId).forNoKeyUpdate().execute();
 }
 
 export interface Holdings {
@@ -64,29 +63,4 @@ export async function holdingsOfMany(ex: Executor, teamId: string, kind: GrantKi
   const out = new Map<string, Holdings>();
   for (const value of new Set([...users.keys(), ...groups.keys()])) out.set(value, { users: users.get(value) ?? 0, groups: groups.get(value) ?? 0 });
   return out;
-}
-
-/** The users holding the entry, by id. */
-export async function holderIds(ex: Executor, teamId: string, kind: GrantKind, value: string): Promise<string[]> {
-  const rows = await ex
-    .selectFrom('user_grants')
-    .select('user_id')
-    .distinct()
-    .where('team_id', '=', teamId)
-    .where('kind', '=', kind)
-    .where('value', '=', value)
-    .orderBy('user_id')
-    .execute();
-  return rows.map((r) => r.user_id);
-}
-
-/** Deletes a user's grants rows of the entry (every `type` it was sent with). */
-export async function deleteUserGrantsOf(ex: Executor, teamId: string, userId: string, kind: GrantKind, value: string): Promise<void> {
-  await ex.deleteFrom('user_grants').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).where('user_id', '=', userId).execute();
-}
-
-/** Deletes the groups' mappings to the entry; how many there were. */
-export async function deleteMappingsOfEntry(ex: Executor, teamId: string, kind: GrantKind, value: string): Promise<number> {
-  const result = await ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).executeTakeFirst();
-  return Number(result.numDeletedRows);
 }

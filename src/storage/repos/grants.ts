@@ -7,6 +7,7 @@
  * of these. Keyed by `(team_id, kind, value, type, user_id)`: the holders of one entry are one
  * index range.
  */
+import { hooksIfAny } from '../statements.ts';
 import type { Executor, UserGrantsTable, UsersTable } from '../types.ts';
 
 export type GrantRow = Omit<UserGrantsTable, 'team_id' | 'user_id'>;
@@ -31,41 +32,36 @@ export async function changeGrants(ex: Executor, teamId: string, userId: string,
   }
 }
 
-/** The user's rows, ordered by kind, value, type. */
-export async function grantsOfUser(ex: Executor, teamId: string, userId: string): Promise<UserGrantsTable[]> {
-  return ex.selectFrom('user_grants').selectAll().where('user_id', '=', userId).where('team_id', '=', teamId).orderBy('kind').orderBy('value').orderBy('type').execute();
-}
-
 /**
- * Up to `limit` users of the team holding the entry (any type), read through the holders' index
- * range: the next batch of a removal that drops each batch's rows before reading the next
- * (`dropGrant`), so the walk needs no position.
+ * The next batch of a removal of the entry from its holders: up to `limit` distinct user ids read
+ * from the holders' index range (`ids`, every one of them, whether or not a users row is behind
+ * it), and the team's users rows of those ids (`users`), locked until the caller's transaction
+ * ends where the engine locks rows (PostgreSQL `FOR NO KEY UPDATE`, an UPDATE's lock: a
+ * concurrent write of a holder waits, or is waited for and its committed row read, so the
+ * rewrite's version check cannot lose). The
+ * caller drops the batch's rows (`dropGrant` over `ids`) before reading the next, so the walk
+ * needs no position and ends only when no row of the entry is left.
  */
-export async function holdersOfGrant(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string, limit: number): Promise<UsersTable[]> {
-  return ex
-    .selectFrom('users')
-    .selectAll()
+export async function holdersOfGrant(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string, limit: number): Promise<{ ids: string[]; users: UsersTable[] }> {
+  const rows = await ex
+    .selectFrom('user_grants')
+    .select('user_id')
+    .distinct()
     .where('team_id', '=', teamId)
-    .where('id', 'in', (eb) =>
-      eb.selectFrom('user_grants').select('user_id').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).limit(limit),
-    )
+    .where('kind', '=', kind)
+    .where('value', '=', value)
+    .orderBy('user_id')
+    .limit(limit)
     .execute();
+  const ids = rows.map((r) => r.user_id);
+  if (ids.length === 0) return { ids, users: [] };
+  let users = ex.selectFrom('users').selectAll().where('team_id', '=', teamId).where('id', 'in', ids).orderBy('id');
+  if (hooksIfAny(ex)?.rowLocks) users = users.forNoKeyUpdate();
+  return { ids, users: await users.execute() };
 }
 
 /** Drops the rows of the entry held by `userIds` (whatever their type). */
 export async function dropGrant(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string, userIds: readonly string[]): Promise<void> {
   if (userIds.length === 0) return;
   await ex.deleteFrom('user_grants').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).where('user_id', 'in', userIds).execute();
-}
-
-/** How many users of the team hold the entry (helper for refusals that name the count). */
-export async function countHolders(ex: Executor, teamId: string, kind: UserGrantsTable['kind'], value: string): Promise<number> {
-  const row = await ex
-    .selectFrom('user_grants')
-    .select((eb) => eb.fn.count<number | string>('user_id').distinct().as('n'))
-    .where('team_id', '=', teamId)
-    .where('kind', '=', kind)
-    .where('value', '=', value)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }

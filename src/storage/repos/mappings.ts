@@ -58,12 +58,6 @@ export async function deleteMappingsOfGroup(ex: Executor, teamId: string, groupI
   return ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('group_id', '=', groupId).returningAll().execute();
 }
 
-/** How many groups map to the entry (a catalog removal's refusal names it). */
-export async function countMappingsOfEntry(ex: Executor, teamId: string, kind: MappingKind, value: string): Promise<number> {
-  const row = await ex.selectFrom('access_mappings').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** Removes every mapping to the entry (its forced removal from the catalog); the removed rows. */
 export async function deleteMappingsOfEntry(ex: Executor, teamId: string, kind: MappingKind, value: string): Promise<MappingRow[]> {
   return ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).returningAll().execute();
@@ -104,10 +98,4 @@ export async function lockGroupForMapping(ex: Executor, teamId: string, groupId:
 /** A group's id and displayName (no lock), undefined when the team has none with that id. */
 export async function groupName(ex: Executor, teamId: string, groupId: string): Promise<{ id: string; display_name: string } | undefined> {
   return ex.selectFrom('groups').select(['id', 'display_name']).where('team_id', '=', teamId).where('id', '=', groupId).executeTakeFirst();
-}
-
-/** The team's schema version (the version a mapping's event carries; mappings do not bump it). */
-export async function teamSchemaVersion(ex: Executor, teamId: string): Promise<number> {
-  const row = await ex.selectFrom('teams').select('schema_version').where('id', '=', teamId).executeTakeFirst();
-  return row?.schema_version ?? 0;
 }
