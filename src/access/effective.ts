@@ -65,6 +65,8 @@ export interface HoldersPage {
 
 export const DEFAULT_HOLDERS = 100;
 export const MAX_HOLDERS = 1000;
+/** What a holders page's `count` may be, said by every refusal of one (a larger count is capped, not refused). */
+export const HOLDERS_COUNT_RULE = `count must be an integer of at least 1; above ${MAX_HOLDERS} counts as ${MAX_HOLDERS}`;
 
 const EMPTY_CATALOG: Catalog = { schemas: 'okta', roles: [], types: [] };
 const catalogOf = (ctx: ScimContext): Catalog => typesOf(ctx).catalog ?? EMPTY_CATALOG;
@@ -143,7 +145,7 @@ const bindingOf = (ctx: ScimContext, grant: GrantRef): string => `access-holders
  */
 export async function holdersOf(ctx: ScimContext, grant: GrantRef, page: { readonly count?: number; readonly cursor?: string }): Promise<HoldersPage> {
   const count = page.count ?? DEFAULT_HOLDERS;
-  if (!Number.isSafeInteger(count) || count < 1) throw badRequest('invalidValue', `count must be an integer from 1 to ${MAX_HOLDERS}`);
+  if (!Number.isSafeInteger(count) || count < 1) throw badRequest('invalidValue', HOLDERS_COUNT_RULE);
   const limit = Math.min(count, MAX_HOLDERS);
   const binding = bindingOf(ctx, grant);
   const after = page.cursor === undefined || page.cursor === '' ? '' : readCursor(ctx.cursorSecret, binding, page.cursor, ctx.clock.now()).position.id;

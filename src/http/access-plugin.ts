@@ -8,7 +8,7 @@
  * src/access/effective.ts, and reply.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { accessOfUser, holdersOf } from '../access/effective.ts';
+import { accessOfUser, HOLDERS_COUNT_RULE, holdersOf, MAX_HOLDERS } from '../access/effective.ts';
 import type { GrantRef } from '../access/effective.ts';
 import type { Clock } from '../clock.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
@@ -42,11 +42,16 @@ export interface AccessPluginOptions {
   readonly accessLog?: AccessLog;
 }
 
-/** A whole number from the query, or a 400. */
+/**
+ * The page size from the query: a whole number of at least 1, any larger than MAX_HOLDERS (however
+ * many digits) counting as MAX_HOLDERS; anything else a 400 saying so.
+ */
 function countOf(raw: unknown): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) throw badRequest('invalidValue', 'count must be an integer from 1 to 1000');
-  return Number(raw);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) throw badRequest('invalidValue', HOLDERS_COUNT_RULE);
+  const count = Number(raw);
+  if (count < 1) throw badRequest('invalidValue', HOLDERS_COUNT_RULE);
+  return Math.min(count, MAX_HOLDERS);
 }
 
 export async function accessPlugin(app: FastifyInstance, options: AccessPluginOptions): Promise<void> {

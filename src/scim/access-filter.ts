@@ -2,8 +2,8 @@
  * The `access` parameter of user lists (issue 31): `GET /Users?access=role:admin` or
  * `?access=entitlement:License:e5` lists the users that hold the entry by effective access
  * (directly or through a mapped group; active users only), ANDed with `filter`, under either
- * paging method. Parsed here, resolved against the team's catalog by access/entry.ts, and lowered
- * to storage's `holds` predicate. A cursor is bound to the parameter as to the filter.
+ * paging method. Parsed here, resolved against the team's catalog by held-entry.ts (`heldEntry`),
+ * and lowered to storage's `holds` predicate. A cursor is bound to the parameter as to the filter.
  */
 import { heldEntry } from './held-entry.ts';
 import type { GrantRef } from './held-entry.ts';

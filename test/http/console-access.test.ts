@@ -114,8 +114,8 @@ for (const engine of engines) {
       const bjensen = await user(t, 'bjensen@acme.example');
       const nobody = await user(t, 'nobody@acme.example');
       const admins = await group(t, `Admins ${HOSTILE}`, [bjensen]);
-      await grantDirect(t.storage, t.team.id, bjensen, 'role', 'admin');
-      await grantDirect(t.storage, t.team.id, bjensen, 'entitlement', 'e5', 'License');
+      await grantDirect(t.request, bjensen, 'role', 'admin');
+      await grantDirect(t.request, bjensen, 'entitlement', 'e5', 'License');
       const mapped = await submit(page, '/console/access/mappings', '/console/access/mappings', { group: admins, entry: 'role:admin' });
       assert.equal(mapped.statusCode, 303, mapped.body);
       assert.equal((await submit(page, '/console/access/mappings', '/console/access/mappings', { group: admins, entry: 'entitlement:Permission set:billing' })).statusCode, 303);
@@ -139,7 +139,7 @@ for (const engine of engines) {
       const members: string[] = [];
       for (let i = 0; i < 51; i++) members.push(await user(t, `member${String(i).padStart(2, '0')}@acme.example`));
       const everyone = await group(t, 'Everyone', members);
-      await grantDirect(t.storage, t.team.id, members[0]!, 'role', 'viewer');
+      await grantDirect(t.request, members[0]!, 'role', 'viewer');
       assert.equal((await submit(page, '/console/access/mappings', '/console/access/mappings', { group: everyone, entry: 'role:viewer' })).statusCode, 303);
       const catalog = await page.get('/console/access');
       assert.ok(catalog.body.includes('href="/console/access/holders?entry=role%3Aviewer"'), 'linked from the catalog');
@@ -283,7 +283,6 @@ for (const engine of engines) {
       const res = await t.request('POST', '/v2/scim/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'bjensen@acme.example', roles: [{ value: 'admin' }, { value: 'viewer' }] });
       assert.equal(res.statusCode, 201, res.body);
       const bjensen = String(json(res).id);
-      await grantDirect(t.storage, t.team.id, bjensen, 'role', 'admin');
       const admins = await group(t, 'Admins', [bjensen]);
       assert.equal((await submit(page, '/console/access/mappings', '/console/access/mappings', { group: admins, entry: 'role:admin' })).statusCode, 303);
 
@@ -315,7 +314,7 @@ for (const engine of engines) {
       assert.equal((await consoleAudit(t, 'role_removed')).length, 1);
 
       // A type whose entitlement a user holds: refused, then forced.
-      await grantDirect(t.storage, t.team.id, bjensen, 'entitlement', 'e5', 'License');
+      await grantDirect(t.request, bjensen, 'entitlement', 'e5', 'License');
       // Moving a held entitlement to another type is decided like a removal: confirmed, with the form as sent.
       const move = await submit(page, '/console/access', '/console/access/entitlements', { type: 'Permission set', value: 'e5', displayName: 'Office E5', description: '' });
       assert.equal(move.statusCode, 409);

@@ -267,7 +267,7 @@ const HOLDERS: JsonSchema = {
 const HOLDERS_QUERY: JsonSchema = {
   type: 'object',
   properties: {
-    count: { type: 'string', description: 'Users per page: an integer from 1, at most 1000 (larger counts as 1000); 100 by default.' },
+    count: { type: 'string', description: 'Users per page: an integer of at least 1; above 1000 counts as 1000 (a page holds at most 1000 users); 100 by default. Anything else is 400 invalidValue.' },
     cursor: { type: 'string', description: 'Empty or absent for the first page, then the previous page\'s nextCursor, unchanged (a cursor belongs to one entry).' },
   },
 };
