@@ -226,8 +226,8 @@ for (const engine of engines) {
           ['patch', { added: [groups[1]] }],
           ['patch', { removed: [groups[1]] }],
           ['patch', { added: [groups[1]] }],
-          ['patch', { removed: [groups[0]] }],
-          ['patch', { removed: [groups[1]] }],
+          // The forced removal's unmappings, in the mappings' key order (group id).
+          ...[...groups].sort().map((g) => ['patch', { removed: [g] }]),
           ['delete', undefined],
         ],
       );

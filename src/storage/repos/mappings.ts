@@ -55,12 +55,19 @@ export async function deleteMapping(ex: Executor, key: MappingKey): Promise<Mapp
 
 /** Removes every mapping of a group (its delete); the removed rows. One statement, none when it had none. */
 export async function deleteMappingsOfGroup(ex: Executor, teamId: string, groupId: string): Promise<MappingRow[]> {
-  return ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('group_id', '=', groupId).returningAll().execute();
+  return inKeyOrder(await ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('group_id', '=', groupId).returningAll().execute());
 }
+
+/**
+ * Removed rows in key order (kind, value, group): RETURNING gives no order, and the events
+ * recorded for them should come in the same order on every engine and every run.
+ */
+const inKeyOrder = (rows: MappingRow[]): MappingRow[] =>
+  rows.sort((a, b) => (a.kind === b.kind ? (a.value === b.value ? (a.group_id < b.group_id ? -1 : a.group_id > b.group_id ? 1 : 0) : a.value < b.value ? -1 : 1) : a.kind < b.kind ? -1 : 1));
 
 /** Removes every mapping to the entry (its forced removal from the catalog); the removed rows. */
 export async function deleteMappingsOfEntry(ex: Executor, teamId: string, kind: MappingKind, value: string): Promise<MappingRow[]> {
-  return ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).returningAll().execute();
+  return inKeyOrder(await ex.deleteFrom('access_mappings').where('team_id', '=', teamId).where('kind', '=', kind).where('value', '=', value).returningAll().execute());
 }
 
 /** The team's mappings (one group's when `groupId`), with the group's displayName: by kind, type, value, then group name. */
