@@ -214,7 +214,9 @@ export async function runScale(options: ScaleOptions): Promise<boolean> {
     const rssAtStart = server.peakRssBytes();
     // The cursor walk (16 s or more) only when a cursor scenario is measured.
     const walk = Object.values(CURSOR_SCENARIO_NAMES).some(selected);
-    const scenarios = [...scaleScenarios(fixture), ...accessScenarios(fixture), ...(walk ? await cursorPagingScenarios(fixture, server.url) : [])];
+    // The effective-access scenarios first: the big group's member PATCHes below take members out
+    // of the group, and the access probe expects every member it asks for to hold the mapped role.
+    const scenarios = [...accessScenarios(fixture), ...scaleScenarios(fixture), ...(walk ? await cursorPagingScenarios(fixture, server.url) : [])];
     const rows: Row[] = mapping ? [mapping] : [];
     for (const scenario of scenarios) {
       if (!selected(scenario.name)) continue;
