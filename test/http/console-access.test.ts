@@ -243,7 +243,11 @@ for (const engine of engines) {
       assert.match(text(badRole.body), /value: must not begin or end with whitespace/);
       assert.ok(badRole.body.includes('value=" lead"') && badRole.body.includes(`value="Lead &lt;script&gt;`), 'the form keeps what was sent, escaped');
 
-      const type = await submit(page, '/console/access', '/console/access/types', { name: 'License', endpoint: '/Licenses', required: '1', multiValued: 'single', description: 'Seats' });
+      // A required type needs an entitlement first (the catalog refuses a required type of none).
+      const emptyRequired = await submit(page, '/console/access', '/console/access/types', { name: 'License', endpoint: '/Licenses', required: '1', multiValued: 'single', description: 'Seats' });
+      assert.equal(emptyRequired.statusCode, 400);
+      assert.match(text(emptyRequired.body), /entitlement type License is required but has no entitlements/);
+      const type = await submit(page, '/console/access', '/console/access/types', { name: 'License', endpoint: '/Licenses', multiValued: 'single', description: 'Seats' });
       assert.equal(type.headers.location, '/console/access?done=type-added', type.body);
       const reserved = await submit(page, '/console/access', '/console/access/types', { name: 'User', endpoint: '/Licences', multiValued: 'multi', description: '' });
       assert.equal(reserved.statusCode, 400);
@@ -259,6 +263,8 @@ for (const engine of engines) {
       const noType = await submit(page, '/console/access', '/console/access/entitlements', { type: 'Seat', value: 'e3', displayName: 'Office E3', description: '' });
       assert.equal(noType.statusCode, 404);
       assert.match(text(noType.body), /has no entitlement type "Seat"/);
+      const required = await submit(page, '/console/access', '/console/access/types', { name: 'License', endpoint: '/Licenses', required: '1', multiValued: 'single', description: 'Seats' });
+      assert.equal(required.headers.location, '/console/access?done=type-updated', required.body);
       const words = text((await page.get('/console/access')).body);
       assert.match(words, /admin Admin All of it/);
       assert.match(words, /License \/Licenses required: every user holds at least one; single-valued: a user holds at most one\. Seats/);
