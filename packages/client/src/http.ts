@@ -25,6 +25,8 @@ export interface TransportOptions {
   readonly fetch?: typeof fetch;
   readonly retries?: number | RetryOptions;
   readonly userAgent?: string;
+  /** How the client waits before a retry (default: a timer); a test or a scheduler may supply its own. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface RequestOptions {
@@ -114,6 +116,7 @@ export class Transport {
   readonly #options: TransportOptions;
   readonly #retry: Required<RetryOptions>;
   readonly #fetch: typeof fetch;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(options: TransportOptions) {
     if (!options.token && !options.getToken) throw new TypeError('Rollcall: pass token or getToken');
@@ -122,6 +125,7 @@ export class Transport {
     const r = typeof options.retries === 'number' ? { retries: options.retries } : (options.retries ?? {});
     this.#retry = { retries: r.retries ?? 3, baseDelayMs: r.baseDelayMs ?? 250, maxDelayMs: r.maxDelayMs ?? 10_000, maxRetryAfterMs: r.maxRetryAfterMs ?? 60_000 };
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#sleep = options.sleep ?? sleep;
   }
 
   url(path: string, query?: RequestOptions['query']): URL {
@@ -156,7 +160,7 @@ export class Transport {
       } catch (error) {
         // A network error: the request may have been applied; repeat only what is safe to repeat.
         if (options.signal?.aborted || !idempotent || attempt > this.#retry.retries) throw error;
-        await sleep(this.#backoff(attempt), options.signal);
+        await this.#sleep(this.#backoff(attempt), options.signal);
         continue;
       }
       if ((response.status === 429 || response.status === 503) && attempt <= this.#retry.retries) {
@@ -164,7 +168,7 @@ export class Transport {
         const asked = retryAfterMs(response.headers.get('retry-after'));
         if (asked === undefined || asked <= this.#retry.maxRetryAfterMs) {
           await response.body?.cancel();
-          await sleep(asked ?? this.#backoff(attempt), options.signal);
+          await this.#sleep(asked ?? this.#backoff(attempt), options.signal);
           continue;
         }
       }
