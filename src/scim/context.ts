@@ -9,6 +9,7 @@ import type { Budgets } from '../budgets.ts';
 import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { Tx } from '../storage/types.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { LowerOptions } from './filter/lower.ts';
 import type { ScanGate } from './scan-gate.ts';
@@ -34,6 +35,12 @@ export interface ScimContext {
   readonly types?: TeamTypes;
   /** This instance's scans in progress per team (scans.ts); none counted when absent (the CLI). */
   readonly scans?: ScanGate;
+  /**
+   * Runs in each write's transaction after the write, before the commit, with what the write's
+   * body returned (write.ts runWrite): an asynchronous request records its step there, fenced by
+   * its lease, so a step commits exactly once with its record (src/async). A throw rolls the write back.
+   */
+  readonly onCommit?: (trx: Tx, result: unknown) => Promise<void>;
 }
 
 /** The team's User and Group resource types. */

@@ -4,7 +4,9 @@
  * `uniqueness`; a failure the caller names as the request's fault (`refused`) becomes its
  * answer; a lost optimistic-concurrency race or a serialization failure is retried a few
  * times; anything else propagates as a server error. Nothing is half-written: the transaction
- * rolls back on every throw.
+ * rolls back on every throw. A context's `onCommit` runs last in the transaction, with the
+ * body's result (an asynchronous request records its step there, src/async): a throw from it
+ * rolls the write back and propagates as it is.
  */
 import type { Tx } from '../storage/types.ts';
 import type { ScimContext } from './context.ts';
@@ -30,7 +32,13 @@ export async function runWrite<T>(
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ctx.storage.db.transaction().execute(body);
+      const onCommit = ctx.onCommit;
+      if (!onCommit) return await ctx.storage.db.transaction().execute(body);
+      return await ctx.storage.db.transaction().execute(async (trx) => {
+        const result = await body(trx);
+        await onCommit(trx, result);
+        return result;
+      });
     } catch (error) {
       if (error instanceof ScimError || error instanceof OverBudget) throw error;
       const retryable = error instanceof RetryWrite || ctx.storage.hooks.isRetryable(error);

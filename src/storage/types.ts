@@ -392,6 +392,49 @@ export interface AccessMappingsTable {
   created_at: string;
 }
 
+/** An asynchronous request (migration 024): a single write or a Bulk, queued per team. */
+export interface AsyncRequestsTable {
+  id: string;
+  team_id: string;
+  /** Orders the team's requests (a time-ordered id made on acceptance). */
+  position: string;
+  /** 'write' (one SCIM write) or 'bulk' (a BulkRequest). */
+  kind: string;
+  /** 'queued' | 'running' | 'done' */
+  state: string;
+  /** The accepting request's id: the outcome event's `txn`. */
+  txn: string;
+  /** JSON: who sent it (the audit actor). */
+  actor: string;
+  /** JSON: what the worker replays ({method, path, query, ifMatch, body}). */
+  request: string;
+  /** The request body's size in bytes (the per-team cap counts them). */
+  bytes: number;
+  /** Operations in the request (1 for a single write). */
+  operations: number;
+  /** Operations run so far, committed or failed, in execution order. */
+  steps_done: number;
+  /** Operations that failed so far (failOnErrors counts them). */
+  errors: number;
+  lease_owner: string | null;
+  lease_until: string | null;
+  attempts: number;
+  /** JSON: the answer once done ({status, body}); the BulkResponse for a Bulk. */
+  outcome: string | null;
+  /** The answer's HTTP status once done. */
+  status: number | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** One operation of an asynchronous request, run (migration 024): its BulkResponse entry as JSON. */
+export interface AsyncRequestStepsTable {
+  request_id: string;
+  idx: number;
+  outcome: string;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -421,6 +464,8 @@ export interface Database {
   catalog_entries: CatalogEntriesTable;
   user_grants: UserGrantsTable;
   access_mappings: AccessMappingsTable;
+  async_requests: AsyncRequestsTable;
+  async_request_steps: AsyncRequestStepsTable;
 }
 
 /** A column of a resource table: what a SCIM attribute's storage mapping and a predicate may name. */

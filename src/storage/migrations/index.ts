@@ -31,6 +31,7 @@ import { migration020 } from './020_client_secrets.ts';
 import { migration021 } from './021_client_assertions.ts';
 import { migration022 } from './022_webhook_subscriptions.ts';
 import { migration023 } from './023_roles_entitlements.ts';
+import { migration024 } from './024_async_requests.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -57,6 +58,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '021_client_assertions': migration021(),
     '022_webhook_subscriptions': migration022(),
     '023_roles_entitlements': migration023(storage.hooks.name),
+    '024_async_requests': migration024(),
   };
 }
 
