@@ -55,6 +55,7 @@ export const BUDGETS = {
   'catalog.entries': { default: 1_000, min: 0, max: 20_000, unit: 'entries', meaning: "roles, entitlement types and entitlements in the team's catalog together" },
   'access.mappings': { default: 1_000, min: 0, max: 20_000, unit: 'mappings', meaning: 'groups mapped to a role or an entitlement' },
   'receiver.ms': { default: 10_000, min: 1_000, max: 30_000, unit: 'ms', meaning: "how long one push delivery waits for the team's receiver" },
+  'bulk.concurrent': { default: 2, min: 1, max: 16, unit: 'requests', meaning: "the team's Bulk requests (POST /Bulk) running at the same time on one instance" },
 } as const satisfies Record<string, BudgetDefinition>;
 
 export type BudgetName = keyof typeof BUDGETS;
