@@ -35,7 +35,9 @@ export function registerBulkRoute(app: FastifyInstance, options: BulkRouteOption
     const plan = planBulk(request.body);
     const release = enterBulk(options.bulks, ctx);
     try {
-      const response = await runBulk(ctx, plan);
+      const response = await runBulk(ctx, plan, undefined, {
+        unexpected: (error, step) => request.log.error({ err: error, operation: step.index }, 'bulk operation failed'),
+      });
       return reply.code(200).header('content-type', responseType(request)).send(scimPayload(response));
     } finally {
       release();
