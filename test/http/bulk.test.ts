@@ -77,6 +77,18 @@ for (const engine of engines) {
       assert.deepEqual((group.members as { value: string }[]).map((m) => m.value), [idOf(ops[2]!.location)]);
     });
 
+    it('a quoted reference in a PATCH operation\'s path filter (members[value eq "bulkId:x"]) resolves too', async () => {
+      const ops = await bulk([
+        { method: 'POST', path: '/Users', bulkId: 'carol', data: { userName: 'carol.bulk' } },
+        { method: 'POST', path: '/Users', bulkId: 'dan', data: { userName: 'dan.bulk' } },
+        { method: 'POST', path: '/Groups', bulkId: 'pair', data: { displayName: 'Filter pair', members: [{ value: 'bulkId:carol' }, { value: 'bulkId:dan' }] } },
+        { method: 'PATCH', path: '/Groups/bulkId:pair', data: { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members[value eq "bulkId:carol"]' }] } },
+      ]);
+      assert.deepEqual(ops.map((o) => o.status), ['201', '201', '201', '204']);
+      const group = json(await t.request('GET', new URL(ops[2]!.location!).pathname));
+      assert.deepEqual((group.members as { value: string }[]).map((m) => m.value), [idOf(ops[1]!.location)]);
+    });
+
     it('an unknown bulkId fails its operation with 400 invalidValue; a circular reference fails with 409 (3.7.1); the rest is committed', async () => {
       const ops = await bulk([
         { method: 'POST', path: '/Groups', bulkId: 'a', data: { displayName: 'Cycle A', members: [{ value: 'bulkId:b' }] } },

@@ -20,7 +20,7 @@ import type { ScimContext } from '../context.ts';
 import { runWriteOperation } from '../dispatch.ts';
 import type { WriteResult } from '../dispatch.ts';
 import { ScimError, scimErrorOf } from '../errors.ts';
-import { BULK_REF_PREFIX } from './plan.ts';
+import { BULK_REF_PREFIX, patchPaths, QUOTED_REF } from './plan.ts';
 import type { BulkPlan, PlannedOperation } from './plan.ts';
 import { BULK_RESPONSE } from './parse.ts';
 
@@ -74,6 +74,28 @@ function substitute(value: unknown, ids: ReadonlyMap<string, string>): unknown {
     return out;
   }
   return value;
+}
+
+/** A PATCH's data with quoted references in its operations' path filters replaced too. */
+function substituteData(step: PlannedOperation, ids: ReadonlyMap<string, string>): unknown {
+  const data = substitute(step.data, ids);
+  if (step.method !== 'PATCH' || patchPaths(data).length === 0) return data;
+  const document = data as Record<string, unknown>;
+  const key = Object.keys(document).find((k) => k.toLowerCase() === 'operations') as string;
+  const operations = (document[key] as unknown[]).map((op) => {
+    if (op === null || typeof op !== 'object' || Array.isArray(op)) return op;
+    const out: Record<string, unknown> = { ...op };
+    for (const [k, v] of Object.entries(out)) {
+      if (k.toLowerCase() === 'path' && typeof v === 'string') {
+        out[k] = v.replace(QUOTED_REF, (whole, id: string) => {
+          const created = ids.get(id);
+          return created === undefined ? whole : JSON.stringify(created);
+        });
+      }
+    }
+    return out;
+  });
+  return { ...document, [key]: operations };
 }
 
 const resolvePath = (path: string, ids: ReadonlyMap<string, string>): string =>
@@ -147,7 +169,7 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
       try {
         const written = await runWriteOperation(
           ctx,
-          { method: step.method, path, ...(step.data !== undefined ? { data: substitute(step.data, ids) } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
+          { method: step.method, path, ...(step.data !== undefined ? { data: substituteData(step, ids) } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
           journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
         );
         record(i, succeeded(step, written));
