@@ -169,7 +169,7 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
       try {
         const written = await runWriteOperation(
           ctx,
-          { method: step.method, path, ...(step.data !== undefined ? { data: substituteData(step, ids) } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
+          { method: step.method, path, ...(step.data !== undefined ? { data: step.references.length > 0 ? substituteData(step, ids) : step.data } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
           journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
         );
         record(i, succeeded(step, written));
