@@ -22,6 +22,7 @@ import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { startReceiver, verifyAll } from '../support/receiver.ts';
 import type { Receiver } from '../support/receiver.ts';
+import { hiddenFields, PageSession, registerAdmin } from '../support/oauth.ts';
 import { until } from '../support/wait.ts';
 
 const URI = 'urn:ietf:params:scim:event:misc:asyncresp';
@@ -230,6 +231,26 @@ for (const engine of engines) {
       assert.equal(others.received.length, 1);
       const [created] = await verifyAll(others.received, await jwks(app), { issuer: BASE_URL, audience: others.url });
       assert.deepEqual(Object.keys(created!.events as object), ['urn:ietf:params:scim:event:prov:create:notice']);
+    });
+
+    it("the console's add form offers asyncresp, and a subscription made with it ticked filters on it", async () => {
+      const app = await open(false);
+      await registerAdmin(app, 'admin@acme.example', 'correct horse battery staple');
+      const page = new PageSession(app);
+      const signIn = await page.get('/console/sign-in');
+      assert.equal((await page.post('/console/sign-in', { ...hiddenFields(signIn.body), username: 'admin@acme.example', password: 'correct horse battery staple' })).statusCode, 303);
+      const form = await page.get('/console/events');
+      assert.match(form.body, /<input type="checkbox" name="events" value="asyncresp">/);
+      const hidden = hiddenFields(form.body, '/console/events/subscriptions');
+      const created = await app.app.inject({
+        method: 'POST',
+        url: '/console/events/subscriptions',
+        headers: { cookie: page.jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams([...Object.entries(hidden), ['url', 'https://app.example/completions'], ['events', 'asyncresp']]).toString(),
+      });
+      assert.equal(created.statusCode, 303, created.body);
+      const list = json(await app.request('GET', '/v2/events/subscriptions')).subscriptions as { url: string; events: string[] }[];
+      assert.deepEqual(list.map((s) => [s.url, s.events]), [['https://app.example/completions', ['asyncresp']]]);
     });
 
     it('a subscription asking for an unknown event name is a 400 naming asyncresp among the choices', async () => {
