@@ -11,6 +11,8 @@
  * `webhook-timestamp` (this attempt, unix seconds) and `webhook-signature`: `v1,<base64
  * HMAC-SHA256(key, "<id>.<timestamp>.<body>")>` for every live secret, newest first (a rotated
  * secret signs beside the new one until its overlap ends).
+ * An asyncresp row (an asynchronous request's completion) is `request.completed`, its outcome
+ * in `data.outcome` (asyncWebhookBody).
  *
  * delivery.ts calls `WebhookSigner.render` for each attempt of a webhook subscription; the
  * ordering, retries, leases, fair share, egress checks and the attempt log are delivery.ts's, the
