@@ -1,0 +1,152 @@
+/**
+ * Runs a Bulk plan (RFC 7644 3.7): each operation through dispatch.ts exactly as the same request
+ * sent alone, so each is its own transaction, audit row and event, and a failure leaves the
+ * others committed. `bulkId:<id>` references are replaced by the id the declaring POST created
+ * (3.7.2); an operation whose referenced POST failed fails with 409 without running. After
+ * `failOnErrors` errors the rest is not run and is absent from the response (3.7.3's example).
+ * Between operations the loop yields to the event loop, so a large Bulk never holds it.
+ *
+ * The response lists the operations that ran in the order of the request, not of the run: the
+ * reordering is the server's own business (3.7: "the client's intent is preserved"), and 3.7.3's
+ * examples answer each operation at its request position, so a client may pair request and
+ * response by position as well as by bulkId.
+ *
+ * A journal (an asynchronous Bulk, src/async) records each step: a success inside its
+ * transaction, a failure after the rollback; a request taken over resumes after `journal.done`.
+ */
+import { OverBudget } from '../../budgets.ts';
+import type { Tx } from '../../storage/types.ts';
+import type { ScimContext } from '../context.ts';
+import { runWriteOperation } from '../dispatch.ts';
+import type { WriteResult } from '../dispatch.ts';
+import { ScimError, scimErrorOf } from '../errors.ts';
+import { BULK_REF_PREFIX } from './plan.ts';
+import type { BulkPlan, PlannedOperation } from './plan.ts';
+import { BULK_RESPONSE } from './parse.ts';
+
+export interface BulkOperationResult {
+  method: string;
+  bulkId?: string;
+  version?: string;
+  location?: string;
+  status: string;
+  response?: unknown;
+}
+
+export interface BulkResponse {
+  schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkResponse'];
+  Operations: BulkOperationResult[];
+}
+
+/** What an asynchronous Bulk records as it goes (src/async); absent for a synchronous Bulk. */
+export interface BulkJournal {
+  /** Results of the steps already run, in execution order (a request taken over resumes after them). */
+  readonly done: readonly BulkOperationResult[];
+  /** Called inside each successful operation's transaction (via runWriteOperation's onCommit); `index` is the step's position in `plan.steps`. */
+  committed(trx: Tx, index: number, result: BulkOperationResult): Promise<void>;
+  /** Called after a failed operation (its transaction rolled back); `index` is the step's position in `plan.steps`. */
+  failed(index: number, result: BulkOperationResult): Promise<void>;
+}
+
+/** Thrown by a journal to stop the Bulk (a lost lease); runBulk rethrows it untouched. */
+export class BulkAborted extends Error {
+  constructor(message = 'the bulk request was stopped') {
+    super(message);
+    this.name = 'BulkAborted';
+  }
+}
+
+/** Whether a step's status string is an error (4xx, 5xx). */
+export const isFailure = (result: Pick<BulkOperationResult, 'status'>): boolean => Number(result.status) >= 400;
+
+/** The id a successful POST's location ends with. */
+const idOfLocation = (location: string): string => decodeURIComponent(location.slice(location.lastIndexOf('/') + 1));
+
+function substitute(value: unknown, ids: ReadonlyMap<string, string>): unknown {
+  if (typeof value === 'string') {
+    if (!value.startsWith(BULK_REF_PREFIX)) return value;
+    return ids.get(value.slice(BULK_REF_PREFIX.length)) ?? value;
+  }
+  if (Array.isArray(value)) return value.map((v) => substitute(v, ids));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = substitute(v, ids);
+    return out;
+  }
+  return value;
+}
+
+const resolvePath = (path: string, ids: ReadonlyMap<string, string>): string =>
+  path
+    .split('/')
+    .map((s) => {
+      const id = s.startsWith(BULK_REF_PREFIX) ? ids.get(s.slice(BULK_REF_PREFIX.length)) : undefined;
+      return id !== undefined ? encodeURIComponent(id) : s;
+    })
+    .join('/');
+
+const succeeded = (step: PlannedOperation, result: WriteResult): BulkOperationResult => ({
+  method: step.method,
+  ...(step.bulkId !== undefined ? { bulkId: step.bulkId } : {}),
+  ...(result.version !== undefined ? { version: result.version } : {}),
+  ...(result.location !== undefined ? { location: result.location } : {}),
+  status: String(result.status),
+});
+
+/** A failed step: a failed POST has no location (3.7.3); the others name the resource they addressed. */
+function failedWith(ctx: ScimContext, step: PlannedOperation, path: string, error: ScimError): BulkOperationResult {
+  return {
+    method: step.method,
+    ...(step.bulkId !== undefined ? { bulkId: step.bulkId } : {}),
+    ...(step.method !== 'POST' ? { location: `${ctx.baseUrl}/v2/scim${path}` } : {}),
+    status: String(error.status),
+    response: error.toBody(),
+  };
+}
+
+export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJournal): Promise<BulkResponse> {
+  const ids = new Map<string, string>();
+  const results: (BulkOperationResult | undefined)[] = new Array(plan.size);
+  let errors = 0;
+  const record = (i: number, result: BulkOperationResult): void => {
+    const step = plan.steps[i] as PlannedOperation;
+    results[step.index] = result;
+    if (isFailure(result)) errors++;
+    else if (step.method === 'POST' && step.bulkId !== undefined && result.location !== undefined) ids.set(step.bulkId, idOfLocation(result.location));
+  };
+  const done = journal?.done ?? [];
+  for (let i = 0; i < done.length && i < plan.steps.length; i++) record(i, done[i] as BulkOperationResult);
+  const stopped = (): boolean => plan.failOnErrors !== undefined && errors >= plan.failOnErrors;
+
+  for (let i = done.length; i < plan.steps.length && !stopped(); i++) {
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const step = plan.steps[i] as PlannedOperation;
+    const path = resolvePath(step.path, ids);
+    const missing = step.failure ? undefined : step.references.find((r) => !ids.has(r));
+    const refused =
+      step.failure ??
+      (missing !== undefined ? new ScimError(409, `Operations[${step.index}] references bulkId:${missing}, whose POST failed; it was not run`) : undefined);
+    let result: BulkOperationResult;
+    if (refused) {
+      result = failedWith(ctx, step, path, refused);
+    } else {
+      try {
+        const written = await runWriteOperation(
+          ctx,
+          { method: step.method, path, ...(step.data !== undefined ? { data: substitute(step.data, ids) } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
+          journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
+        );
+        record(i, succeeded(step, written));
+        continue;
+      } catch (error) {
+        if (error instanceof BulkAborted) throw error;
+        const known = error instanceof ScimError || error instanceof OverBudget ? scimErrorOf(error) : undefined;
+        if (!known && journal) throw error;
+        result = failedWith(ctx, step, path, known ?? new ScimError(500, 'Internal server error'));
+      }
+    }
+    if (journal) await journal.failed(i, result);
+    record(i, result);
+  }
+  return { schemas: [BULK_RESPONSE as BulkResponse['schemas'][0]], Operations: results.filter((r): r is BulkOperationResult => r !== undefined) };
+}
