@@ -8,7 +8,7 @@
  */
 import escapeHtml from 'escape-html';
 import type { EventsHealth, FeedEnds, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
-import { CHANGE_TYPES } from './events.ts';
+import { EVENT_TYPES } from './events.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 const csrfField = (csrf: string): string => `<input type="hidden" name="_csrf" value="${e(csrf)}">`;
@@ -34,7 +34,7 @@ function feedNote(feed: FeedEnds): string {
 
 function createForm(csrf: string, form: SubscriptionForm | undefined): string {
   const ticked = new Set(form?.events ?? []);
-  const boxes = CHANGE_TYPES.map(
+  const boxes = EVENT_TYPES.map(
     (t) => `<label class="check"><input type="checkbox" name="events" value="${e(t)}"${ticked.has(t) ? ' checked' : ''}> ${e(t)}</label>`,
   ).join('');
   return `<h2>Add a subscription</h2>

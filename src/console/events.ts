@@ -10,8 +10,8 @@
  */
 import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { CHANGE_TYPES } from '../events/feed.ts';
-import type { ChangeType } from '../events/feed.ts';
+import { EVENT_TYPES } from '../events/feed.ts';
+import type { EventType } from '../events/feed.ts';
 import {
   createSubscription,
   deliveryLog,
@@ -29,7 +29,7 @@ import { ConsoleInputError } from './directory.ts';
 import type { SecretBox } from '../keys/sealed.ts';
 
 export const LOG_PAGE_SIZE = 50;
-export { CHANGE_TYPES };
+export { EVENT_TYPES };
 
 export interface SubscriptionShown extends SubscriptionView {
   /** Kept events after the cursor that it wants (an upper bound when not `pendingExact`). */
@@ -124,8 +124,8 @@ export async function createFromConsole(ctx: ScimContext, form: SubscriptionForm
   const url = form.url.trim();
   if (url === '') throw new ConsoleInputError('enter the receiver URL (https, or http on a loopback address)');
   if (url.length > 2000) throw new ConsoleInputError('the receiver URL is at most 2,000 characters');
-  const unknown = form.events.find((e) => !CHANGE_TYPES.includes(e as ChangeType));
-  if (unknown !== undefined) throw new ConsoleInputError(`unknown event "${unknown}": choose among ${CHANGE_TYPES.join(', ')}`);
+  const unknown = form.events.find((e) => !EVENT_TYPES.includes(e as EventType));
+  if (unknown !== undefined) throw new ConsoleInputError(`unknown event "${unknown}": choose among ${EVENT_TYPES.join(', ')}`);
   const format = form.format === undefined || form.format === '' ? 'set' : form.format;
   const created = await createSubscription({ ...deps(ctx), receivers, box }, ctx.team, { method: 'push', url, ...(form.events.length > 0 ? { events: form.events } : {}), full: form.full, format }, origin(ctx));
   return { subscription: created.subscription, ...(created.secret ? { secret: created.secret } : {}) };

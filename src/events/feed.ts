@@ -11,12 +11,19 @@ import { auditRow } from '../audit/events.ts';
 import type { Actor, AuditEvent, CatalogResourceType } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import type { Clock } from '../clock.ts';
-import { appendAuditedEvent } from '../storage/repos/events.ts';
+import { appendAuditedEvent, appendEvent } from '../storage/repos/events.ts';
+import type { EventRow } from '../storage/repos/events.ts';
 import type { BumpedEvent, BumpRecord } from '../storage/repos/groups.ts';
 import type { EventsTable, Executor } from '../storage/types.ts';
 
 export const CHANGE_TYPES = ['create', 'put', 'patch', 'delete', 'activate', 'deactivate'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+/** The feed row type of an RFC 9967 section 2.5.1.3 asynchronous response (recordAsyncResponse). */
+export const ASYNC_RESPONSE = 'asyncresp';
+/** Every type a feed row has, and a subscription may filter on: the changes, then the asynchronous response. */
+export const EVENT_TYPES = [...CHANGE_TYPES, ASYNC_RESPONSE] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The SCIM endpoint of each resource type on the feed (RFC 9967 refs, webhook locations). */
 const ENDPOINTS: Readonly<Record<Change['resourceType'], string>> = { User: 'Users', Group: 'Groups', Role: 'Roles', Entitlement: 'Entitlements', ResourceType: 'ResourceTypes' };
@@ -156,3 +163,78 @@ export function recordGroupBump(origin: WriteOrigin, note: AuditNote, type: Chan
     event: bumpedEventRow(origin, { teamId: origin.team.id, type, resourceType: 'Group', resourceId: groupId, changed, actor: origin.actor, txn: origin.requestId, members }),
   };
 }
+
+/**
+ * The outcome of one asynchronous write (RFC 9967 section 2.5.1.3): the fields of one RFC 7644
+ * section 3.7.3 BulkResponse operation. `status` is the HTTP status as a string; `response` is the
+ * SCIM error body (RFC 7644 section 3.12) when the write failed.
+ */
+export interface AsyncOutcome {
+  readonly method: string;
+  readonly bulkId?: string;
+  readonly version?: string;
+  readonly location?: string;
+  readonly status: string;
+  readonly response?: unknown;
+}
+
+/** One asynchronous write's completion, as src/async records it. */
+export interface AsyncResponseEvent {
+  readonly teamId: string;
+  /** The request's Set-Txn, or `<Set-Txn>:<i>` for operation i (its index in the request) of a Bulk. */
+  readonly txn: string;
+  readonly actor: Actor;
+  readonly resourceType: 'User' | 'Group';
+  /** null when the operation created nothing (a failed POST): the event then names the endpoint (/Users). */
+  readonly resourceId: string | null;
+  readonly outcome: AsyncOutcome;
+}
+
+/** The version number of a `W/"n"` ETag, or 0 when it is absent or not one. */
+const versionNumber = (etag: string | undefined): number => {
+  const m = etag === undefined ? null : /^W\/"(\d{1,15})"$/.exec(etag);
+  return m ? Number(m[1]) : 0;
+};
+
+/**
+ * Appends the asyncresp event of one asynchronous write to the team's feed, in the caller's
+ * transaction (the write's own, or the one that records a failed write's step), so the event
+ * commits exactly when the step does. No audit row: the write itself has its own.
+ *
+ * The row's columns: `type` 'asyncresp'; `resource_type` and `resource_id` the resource the write
+ * touched ('' when it created nothing); `version` the outcome's version number when it has one
+ * (else 0); `changed` '[]'; `external_id` and `members` null; `txn` the event's txn; `data` the
+ * outcome as JSON (asyncOutcomeOf reads it back), which every rendering carries as it is.
+ */
+export async function recordAsyncResponse(deps: FeedDeps, ex: Executor, event: AsyncResponseEvent): Promise<void> {
+  const o = event.outcome;
+  const outcome: AsyncOutcome = {
+    method: o.method,
+    ...(o.bulkId !== undefined ? { bulkId: o.bulkId } : {}),
+    ...(o.version !== undefined ? { version: o.version } : {}),
+    ...(o.location !== undefined ? { location: o.location } : {}),
+    status: o.status,
+    ...(o.response !== undefined ? { response: o.response } : {}),
+  };
+  await appendEvent(ex, {
+    team_id: event.teamId,
+    at: iso(deps.clock),
+    type: ASYNC_RESPONSE,
+    resource_type: event.resourceType,
+    resource_id: event.resourceId ?? '',
+    version: versionNumber(o.version),
+    changed: '[]',
+    actor: JSON.stringify(event.actor),
+    txn: event.txn,
+    external_id: null,
+    data: JSON.stringify(outcome),
+    members: null,
+  });
+}
+
+/** The outcome an asyncresp row carries (its `data`). */
+export const asyncOutcomeOf = (row: Pick<EventRow, 'data'>): AsyncOutcome => (row.data === null ? { method: '', status: '' } : (JSON.parse(row.data) as AsyncOutcome));
+
+/** What an asyncresp row's `sub_id.uri` names: the resource's path, or the endpoint (`/Users`) when the write created nothing. */
+export const asyncSubjectPath = (row: Pick<EventRow, 'resource_type' | 'resource_id'>): string =>
+  row.resource_id === '' ? `/${ENDPOINTS[row.resource_type as Change['resourceType']] ?? `${row.resource_type}s`}` : resourcePath(row.resource_type, row.resource_id);

@@ -11,7 +11,8 @@ import { invalidValue, pruned } from './errors.ts';
 import { eventsAfter, feedEnds } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import type { Executor } from '../storage/types.ts';
-import type { ChangeType } from './feed.ts';
+import { ASYNC_RESPONSE, asyncOutcomeOf } from './feed.ts';
+import type { AsyncOutcome, ChangeType } from './feed.ts';
 import { eventUri } from './set.ts';
 
 export const DEFAULT_LIMIT = 100;
@@ -26,11 +27,14 @@ export interface EventView {
   readonly resourceType: string;
   readonly id: string;
   readonly externalId: string | null;
-  readonly version: string;
+  /** The ETag after the change (an asyncresp event's only when its outcome has one). */
+  readonly version?: string;
   readonly changed: readonly string[];
   readonly members?: unknown;
   readonly actor: unknown;
   readonly txn: string | null;
+  /** An asyncresp event's outcome (RFC 9967 section 2.5.1.3: method, bulkId, version, location, status, response). */
+  readonly outcome?: AsyncOutcome;
 }
 
 export interface EventPage {
@@ -41,7 +45,29 @@ export interface EventPage {
   readonly more: boolean;
 }
 
-export const viewOf = (row: EventRow): EventView => ({
+/**
+ * An asyncresp row's view: `change` 'asyncresp', the resource (`id` '' when the write created
+ * nothing), `version` the outcome's (absent when it has none), and the outcome itself.
+ */
+function asyncView(row: EventRow): EventView {
+  const outcome = asyncOutcomeOf(row);
+  return {
+    seq: row.seq,
+    at: row.at,
+    event: eventUri(ASYNC_RESPONSE, false),
+    change: row.type,
+    resourceType: row.resource_type,
+    id: row.resource_id,
+    externalId: null,
+    ...(outcome.version !== undefined ? { version: outcome.version } : {}),
+    changed: [],
+    actor: JSON.parse(row.actor) as unknown,
+    txn: row.txn,
+    outcome,
+  };
+}
+
+export const viewOf = (row: EventRow): EventView => (row.type === ASYNC_RESPONSE ? asyncView(row) : {
   seq: row.seq,
   at: row.at,
   event: eventUri(row.type as ChangeType, false),

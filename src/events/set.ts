@@ -19,15 +19,19 @@ import { exportJWK, SignJWT } from 'jose';
 import type { JWK } from 'jose';
 import type { KeyStore } from '../keys/store.ts';
 import type { EventRow } from '../storage/repos/events.ts';
-import { deltaAttribute, resourcePath } from './feed.ts';
-import type { ChangeType, MembersDelta } from './feed.ts';
+import { ASYNC_RESPONSE, asyncOutcomeOf, asyncSubjectPath, deltaAttribute, resourcePath } from './feed.ts';
+import type { ChangeType, EventType, MembersDelta } from './feed.ts';
 
 const PROV = 'urn:ietf:params:scim:event:prov';
 const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+/** RFC 9967 section 2.5.1.3: an asynchronous request's completion (one per Bulk operation). */
+export const ASYNC_RESPONSE_URI = 'urn:ietf:params:scim:event:misc:asyncresp';
 
-/** The RFC 9967 event URI of a change, `:full` or `:notice` where the RFC has both. */
-export function eventUri(type: ChangeType, full: boolean): string {
+/** The RFC 9967 event URI of a feed row's type, `:full` or `:notice` where the RFC has both. */
+export function eventUri(type: EventType, full: boolean): string {
   switch (type) {
+    case ASYNC_RESPONSE:
+      return ASYNC_RESPONSE_URI;
     case 'create':
     case 'put':
     case 'patch':
@@ -43,6 +47,7 @@ export const EVENT_URIS: readonly string[] = [
   eventUri('delete', false),
   eventUri('activate', false),
   eventUri('deactivate', false),
+  ASYNC_RESPONSE_URI,
 ];
 
 /** The delivery methods Rollcall serves: RFC 8935 push and RFC 8936 poll. */
@@ -90,8 +95,29 @@ function patchOf(row: EventRow): Record<string, unknown> {
   return { schemas: [PATCH_OP], Operations: operations };
 }
 
+/**
+ * The SET of an asyncresp row (RFC 9967 section 2.5.1.3): the outcome as the event's payload
+ * (method, bulkId, version, status, response on error, location), the same whatever the
+ * subscription's `full`; `sub_id.uri` the resource, or the endpoint when the write created nothing.
+ */
+function asyncResponseClaims(row: EventRow, options: ClaimsOptions): Record<string, unknown> {
+  const seconds = Math.floor(Date.parse(row.at) / 1000);
+  return {
+    iss: options.issuer,
+    iat: seconds,
+    toe: seconds,
+    jti: `${row.team_id}.${row.seq}`,
+    aud: options.audience,
+    ...(row.txn ? { txn: row.txn } : {}),
+    sub_id: { format: 'scim', uri: asyncSubjectPath(row) },
+    seq: row.seq,
+    events: { [ASYNC_RESPONSE_URI]: asyncOutcomeOf(row) },
+  };
+}
+
 /** The SET's claims for one feed row (unsigned). */
 export function setClaims(row: EventRow, options: ClaimsOptions): Record<string, unknown> {
+  if (row.type === ASYNC_RESPONSE) return asyncResponseClaims(row, options);
   const type = row.type as ChangeType;
   const ref = `${options.issuer}/v2/scim${resourcePath(row.resource_type, row.resource_id)}`;
   const version = `W/"${row.version}"`;

@@ -29,8 +29,8 @@ import type { FeedEnds } from '../storage/repos/events.ts';
 import { attemptsOf, attemptsPage, countSubscriptionsLocked, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Db, Executor } from '../storage/types.ts';
-import { CHANGE_TYPES } from './feed.ts';
-import type { ChangeType } from './feed.ts';
+import { EVENT_TYPES } from './feed.ts';
+import type { EventType } from './feed.ts';
 import type { ReceiverPolicy } from './receivers.ts';
 import { eventUri } from './set.ts';
 import { transact } from '../storage/statements.ts';
@@ -84,12 +84,12 @@ export function auditedUrl(raw: string | null): string | null {
 const audit = (ex: Executor, deps: SubscriptionDeps, teamId: string, by: ChangeOrigin, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
   recordEvent(ex, deps.clock, { teamId, actor: by.actor, requestId: by.requestId, action, resourceType: 'Subscription', resourceId: id, detail });
 
-/** Event names a subscription may ask for: the change types, or their RFC 9967 URIs (either variant). */
-export function parseEventTypes(values: readonly string[]): ChangeType[] {
-  const types = new Set<ChangeType>();
+/** Event names a subscription may ask for: the change types and asyncresp, or their RFC 9967 URIs (either variant). */
+export function parseEventTypes(values: readonly string[]): EventType[] {
+  const types = new Set<EventType>();
   for (const value of values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)) {
-    const type = CHANGE_TYPES.find((t) => t === value || eventUri(t, false) === value || eventUri(t, true) === value);
-    if (!type) throw invalidValue(`unknown event "${value}": expected one of ${CHANGE_TYPES.join(', ')} or their RFC 9967 URIs`);
+    const type = EVENT_TYPES.find((t) => t === value || eventUri(t, false) === value || eventUri(t, true) === value);
+    if (!type) throw invalidValue(`unknown event "${value}": expected one of ${EVENT_TYPES.join(', ')} or their RFC 9967 URIs`);
     types.add(type);
   }
   return [...types];

@@ -22,9 +22,9 @@ import { createHmac } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import type { Db } from '../storage/types.ts';
-import { deltaAttribute, resourcePath } from './feed.ts';
+import { ASYNC_RESPONSE, asyncOutcomeOf, deltaAttribute, resourcePath } from './feed.ts';
 import type { ChangeType, MembersDelta } from './feed.ts';
-import { eventUri } from './set.ts';
+import { ASYNC_RESPONSE_URI, eventUri } from './set.ts';
 import { liveWebhookKeys } from './webhook-secrets.ts';
 import type { SecretBox } from '../keys/sealed.ts';
 
@@ -36,8 +36,34 @@ const parse = <T>(text: string | null): T | undefined => (text === null ? undefi
 /** The `webhook-id` of a feed row: the same on every retry and replay (no `.`, which the signed content delimits with). */
 export const webhookId = (row: Pick<EventRow, 'team_id' | 'seq'>): string => `evt_${row.team_id}_${row.seq}`;
 
+/** The webhook `type` of an asyncresp row: an asynchronous request (or one Bulk operation of it) completed. */
+export const ASYNC_WEBHOOK_TYPE = 'request.completed';
+
+/**
+ * The body of an asyncresp row: `request.completed`, its seq, the RFC 9967 URI, the txn (the
+ * request's Set-Txn, `:<i>` for Bulk operation i), the resource (no id nor location when the
+ * write created nothing) and the outcome as the SET carries it.
+ */
+function asyncWebhookBody(row: EventRow, issuer: string): string {
+  return JSON.stringify({
+    type: ASYNC_WEBHOOK_TYPE,
+    timestamp: new Date(row.at).toISOString(),
+    data: {
+      sequence: row.seq,
+      event: ASYNC_RESPONSE_URI,
+      ...(row.txn ? { transaction: row.txn } : {}),
+      resource: {
+        type: row.resource_type,
+        ...(row.resource_id !== '' ? { id: row.resource_id, location: `${issuer}/v2/scim${resourcePath(row.resource_type, row.resource_id)}` } : {}),
+      },
+      outcome: asyncOutcomeOf(row),
+    },
+  });
+}
+
 /** The body (as sent and signed: compact JSON) of one feed row. */
 export function webhookBody(row: EventRow, issuer: string): string {
+  if (row.type === ASYNC_RESPONSE) return asyncWebhookBody(row, issuer);
   const type = row.type as ChangeType;
   // A group's membership delta (`members`), or the groups mapped to a role or an entitlement (`groups`).
   const members = row.resource_type === 'User' ? undefined : parse<MembersDelta>(row.members);
