@@ -65,7 +65,7 @@ export function registerEventCommands(program: Command, { withCommon, withDataba
     .requiredOption('--team <name>', 'team name')
     .option('--url <url>', 'receiver URL (https, or http on loopback); SETs are POSTed to it (RFC 8935); loopback, private and link-local addresses only when ALLOW_RECEIVERS names them')
     .option('--poll', 'a poll subscription (RFC 8936) instead: prints the credential the receiver polls with, once')
-    .option('--events <names...>', 'only these events: create, put, patch, delete, activate, deactivate (or their URIs)')
+    .option('--events <names...>', 'only these events: create, put, patch, delete, activate, deactivate, asyncresp (or their URIs)')
     .option('--full', 'the :full variants (the changed resource, never a password) instead of :notice')
     .option('--format <format>', 'what a push sends: set (RFC 8935 SETs, the default) or webhook (Standard Webhooks JSON signed with a whsec_ secret, printed once)', formatArg)
     .action(async (options: Common & { team: string; url?: string; poll?: boolean; events?: string[]; full?: boolean; format?: 'set' | 'webhook' }) => {

@@ -6,6 +6,8 @@
  * activate, deactivate), the resource, its new version, the attribute names that changed, the
  * actor, and what the `:full` renderings need: the stored document (which never holds a
  * password: validate.ts takes it out) and the membership delta. It owns no SQL and no HTTP.
+ * An asynchronous request's completion (RFC 9967 section 2.5.1.3) is a feed row of its own type,
+ * `asyncresp`, appended by recordAsyncResponse (its columns are described there).
  */
 import { auditRow } from '../audit/events.ts';
 import type { Actor, AuditEvent, CatalogResourceType } from '../audit/events.ts';

@@ -12,6 +12,9 @@
  * a PATCH, a PatchOp that turns the previous state into the new one. Signed ES256 (RFC 7518
  * 3.4) with `jose` (a well-kept JOSE library, no hand-built JWS), `kid` naming the key,
  * `typ` secevent+jwt (RFC 8417 section 2.3).
+ *
+ * An asyncresp row (feed.ts recordAsyncResponse) renders as the RFC 9967 section 2.5.1.3 event:
+ * its stored outcome as the payload, with no `:full` variant.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';

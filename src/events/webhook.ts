@@ -11,6 +11,8 @@
  * `webhook-timestamp` (this attempt, unix seconds) and `webhook-signature`: `v1,<base64
  * HMAC-SHA256(key, "<id>.<timestamp>.<body>")>` for every live secret, newest first (a rotated
  * secret signs beside the new one until its overlap ends).
+ * An asyncresp row (an asynchronous request's completion) is `request.completed`, its outcome
+ * in `data.outcome` (asyncWebhookBody).
  *
  * delivery.ts calls `WebhookSigner.render` for each attempt of a webhook subscription; the
  * ordering, retries, leases, fair share, egress checks and the attempt log are delivery.ts's, the
@@ -22,7 +24,7 @@ import { createHmac } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import type { Db } from '../storage/types.ts';
-import { ASYNC_RESPONSE, asyncOutcomeOf, deltaAttribute, resourcePath } from './feed.ts';
+import { ASYNC_RESPONSE, asyncOutcomeOf, asyncSubjectPath, deltaAttribute, resourcePath } from './feed.ts';
 import type { ChangeType, MembersDelta } from './feed.ts';
 import { ASYNC_RESPONSE_URI, eventUri } from './set.ts';
 import { liveWebhookKeys } from './webhook-secrets.ts';
@@ -41,10 +43,13 @@ export const ASYNC_WEBHOOK_TYPE = 'request.completed';
 
 /**
  * The body of an asyncresp row: `request.completed`, its seq, the RFC 9967 URI, the txn (the
- * request's Set-Txn, `:<i>` for Bulk operation i), the resource (no id nor location when the
- * write created nothing) and the outcome as the SET carries it.
+ * request's Set-Txn, `:<i>` for Bulk operation i), the resource (`id` '' and `location` the
+ * endpoint's URL when the write created nothing; `version` the outcome's, when it has one),
+ * `changed` empty (as in the JSON feed, so a receiver reading it for every type still can), and
+ * the outcome as the SET carries it.
  */
 function asyncWebhookBody(row: EventRow, issuer: string): string {
+  const outcome = asyncOutcomeOf(row);
   return JSON.stringify({
     type: ASYNC_WEBHOOK_TYPE,
     timestamp: new Date(row.at).toISOString(),
@@ -54,9 +59,12 @@ function asyncWebhookBody(row: EventRow, issuer: string): string {
       ...(row.txn ? { transaction: row.txn } : {}),
       resource: {
         type: row.resource_type,
-        ...(row.resource_id !== '' ? { id: row.resource_id, location: `${issuer}/v2/scim${resourcePath(row.resource_type, row.resource_id)}` } : {}),
+        id: row.resource_id,
+        location: `${issuer}/v2/scim${asyncSubjectPath(row)}`,
+        ...(outcome.version !== undefined ? { version: outcome.version } : {}),
       },
-      outcome: asyncOutcomeOf(row),
+      changed: [],
+      outcome,
     },
   });
 }

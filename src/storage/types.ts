@@ -249,7 +249,7 @@ export interface EventsTable {
   team_id: string;
   seq: number | string;
   at: string;
-  /** create | put | patch | delete | activate | deactivate */
+  /** create | put | patch | delete | activate | deactivate, or asyncresp (an asynchronous request's completion, events/feed.ts) */
   type: string;
   resource_type: string;
   resource_id: string;

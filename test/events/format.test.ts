@@ -110,6 +110,7 @@ for (const engine of engines) {
         'urn:ietf:params:scim:event:prov:activate',
         'urn:ietf:params:scim:event:prov:deactivate',
         'urn:ietf:params:scim:event:prov:delete',
+        'urn:ietf:params:scim:event:misc:asyncresp',
       ].sort());
       assert.ok(events.deliveryMethods.includes('urn:ietf:rfc:8935'));
     });

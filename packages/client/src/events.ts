@@ -15,15 +15,22 @@ export interface FeedEvent {
   readonly at: string;
   /** The RFC 9967 event URI. */
   readonly event: string;
-  readonly change: 'create' | 'put' | 'patch' | 'delete' | 'activate' | 'deactivate' | (string & {});
+  readonly change: 'create' | 'put' | 'patch' | 'delete' | 'activate' | 'deactivate' | 'asyncresp' | (string & {});
   readonly resourceType: 'User' | 'Group' | (string & {});
   readonly id: string;
   readonly externalId: string | null;
-  readonly version: string;
+  /** The ETag after the change; an `asyncresp` event's only when its outcome has one. */
+  readonly version?: string;
   readonly changed: readonly string[];
   readonly members?: { readonly added?: readonly string[]; readonly removed?: readonly string[]; readonly cleared?: boolean } | null;
   readonly actor: unknown;
   readonly txn: string | null;
+  /**
+   * An `asyncresp` event's (RFC 9967 section 2.5.1.3): an asynchronous write's result as one
+   * BulkResponse operation; `txn` is the request's Set-Txn (`<Set-Txn>:<i>` for Bulk operation
+   * i); `id` is '' when the write created nothing.
+   */
+  readonly outcome?: { readonly method: string; readonly bulkId?: string; readonly version?: string; readonly location?: string; readonly status: string; readonly response?: unknown };
 }
 
 export interface FeedPage {

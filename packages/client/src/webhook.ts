@@ -10,7 +10,11 @@ import { WebhookVerificationError } from './errors.ts';
 
 /** The JSON body Rollcall sends (the webhook contract). */
 export interface WebhookEvent {
-  /** `user.created`, `group.updated`, `role.updated`, ...: resource type lower-cased, then the change. */
+  /**
+   * `user.created`, `group.updated`, `role.updated`, ...: resource type lower-cased, then the
+   * change; `request.completed`: an asynchronous request (or one operation of an asynchronous
+   * Bulk) finished, its result in `data.outcome`.
+   */
   readonly type: `${'user' | 'group' | 'role' | 'entitlement' | 'resourcetype' | (string & {})}.${'created' | 'replaced' | 'updated' | 'deleted' | 'activated' | 'deactivated' | (string & {})}`;
   readonly timestamp: string;
   readonly data: {
@@ -20,8 +24,15 @@ export interface WebhookEvent {
     readonly event: string;
     /** The request id of the change; absent when the change came without one (a CLI command, for one). */
     readonly transaction?: string;
-    readonly resource: { readonly type: 'User' | 'Group' | 'Role' | 'Entitlement' | 'ResourceType' | (string & {}); readonly id: string; readonly externalId?: string; readonly location: string; readonly version: string };
+    readonly resource: { readonly type: 'User' | 'Group' | 'Role' | 'Entitlement' | 'ResourceType' | (string & {}); readonly id: string; readonly externalId?: string; readonly location: string; readonly version?: string };
+    /** The names of the attributes that changed (empty for `request.completed`). */
     readonly changed: readonly string[];
+    /**
+     * `request.completed` only (RFC 9967 section 2.5.1.3): the result as one BulkResponse
+     * operation; `transaction` is the request's Set-Txn (`<Set-Txn>:<i>` for Bulk operation i);
+     * `resource.id` is '' and `resource.location` the endpoint when the write created nothing.
+     */
+    readonly outcome?: { readonly method: string; readonly bulkId?: string; readonly version?: string; readonly location?: string; readonly status: string; readonly response?: unknown };
     /**
      * A group's membership change. `cleared`: every earlier member left first (a PUT, or a PATCH
      * removing path "members"): drop what you hold, then apply `added`.

@@ -150,6 +150,11 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
       members: {},
       actor: {},
       txn: { type: ['string', 'null'] },
+      outcome: open(
+        { method: str(), bulkId: str(), version: str(), location: str(), status: str(), response: {} },
+        ['method', 'status'],
+        'An asyncresp event\'s (change "asyncresp", RFC 9967 section 2.5.1.3): the asynchronous write\'s result as one BulkResponse operation; response is the SCIM error when it failed. Such an event has id "" when the write created nothing, and version only when the outcome has one.',
+      ),
     },
     ['seq', 'event', 'id'],
   ),
@@ -169,7 +174,7 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     {
       method: { type: ['string', 'null'], enum: ['push', 'poll', null], default: 'push', description: 'push (the default; also when null) or poll.' },
       url: { type: 'string', description: 'The receiver (push).' },
-      events: { type: 'array', items: { type: 'string' } },
+      events: { type: 'array', items: { type: 'string' }, description: 'Only these events: create, put, patch, delete, activate, deactivate, asyncresp, or their RFC 9967 URIs. Absent: every event.' },
       full: { type: 'boolean', description: 'Whether events carry the full resource.' },
       format: SUBSCRIPTION_FORMAT,
     },
