@@ -168,6 +168,46 @@ for (const engine of engines) {
       assert.deepEqual(patches.map((e) => e.version), ['W/"2"', 'W/"3"', 'W/"4"']);
     });
 
+    it('an asynchronous Bulk: one asyncresp event per operation, txn <Set-Txn>:<i> by the request\'s index whatever the execution order; the BulkResponse at the status URL', async () => {
+      const bulk = {
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'],
+        Operations: [
+          { method: 'POST', path: '/Groups', bulkId: 'g', data: { displayName: 'Bulk group', members: [{ value: 'bulkId:u' }] } },
+          { method: 'POST', path: '/Users', bulkId: 'u', data: { userName: 'bulk@acme.example' } },
+          { method: 'PATCH', path: '/Users/NOSUCHUSER000000000', data: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'title', value: 'x' }] } },
+        ],
+      };
+      const txn = accepted(await t.request('POST', '/v2/scim/Bulk', bulk, ASYNC));
+      const status = await done(txn);
+      assert.equal(status.operations, 3);
+      assert.equal(status.completed, 3);
+      assert.equal(status.path, '/Bulk');
+      const response = status.response as Json;
+      assert.deepEqual(response.schemas, ['urn:ietf:params:scim:api:messages:2.0:BulkResponse']);
+      const ops = response.Operations as Json[];
+      assert.deepEqual(ops.map((o) => [o.method, o.bulkId, o.status]), [['POST', 'g', '201'], ['POST', 'u', '201'], ['PATCH', undefined, '404']]);
+      const events = await feed();
+      const async = events.filter((e) => e.change === 'asyncresp' && String(e.txn).startsWith(`${txn}:`));
+      assert.deepEqual(async.map((e) => e.txn).sort(), [`${txn}:0`, `${txn}:1`, `${txn}:2`]);
+      assert.deepEqual(async.map((e) => e.txn), [`${txn}:1`, `${txn}:0`, `${txn}:2`], 'the user POST ran first: the group references it');
+      const byTxn = new Map(async.map((e) => [e.txn, e.outcome as Json]));
+      assert.equal(byTxn.get(`${txn}:0`)!.status, '201');
+      assert.equal(byTxn.get(`${txn}:0`)!.bulkId, 'g');
+      assert.equal(byTxn.get(`${txn}:2`)!.status, '404');
+      assert.equal((byTxn.get(`${txn}:2`)!.response as Json).status, '404');
+      const groupId = String(ops[0]!.location).split('/').pop();
+      const groupCreate = events.find((e) => e.change === 'create' && e.id === groupId);
+      assert.equal(groupCreate?.txn, `${txn}:0`, 'the operation\'s own event carries <txn>:<i>');
+      const group = json(await t.request('GET', `/v2/scim/Groups/${groupId}`));
+      assert.equal((group.members as Json[]).length, 1);
+    });
+
+    it('a Bulk that fails its checks is answered synchronously with its error', async () => {
+      const r = await t.request('POST', '/v2/scim/Bulk', { schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'] }, ASYNC);
+      assert.equal(r.statusCode, 400, r.body);
+      assert.equal(r.headers['preference-applied'], undefined);
+    });
+
     it('PUT, DELETE and the /scim alias; a failed PATCH of an unknown user answers 404 in its outcome', async () => {
       const id = String(json(await t.request('POST', '/scim/Users', { userName: 'alias@acme.example' })).id);
       const put = accepted(await t.request('PUT', `/scim/Users/${id}?attributes=userName`, { userName: 'alias2@acme.example' }, ASYNC), '/scim');
