@@ -61,9 +61,10 @@ import type { RemoteKeys } from './oauth/remote-keys.ts';
 import { AsyncQueue } from './async/queue.ts';
 import { AsyncWorker, DEFAULT_ASYNC } from './async/worker.ts';
 import type { AsyncSettings } from './async/worker.ts';
+import { leaseOf } from './async/worker.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
-  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds' | 'allowReceivers'>>;
+  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds' | 'allowReceivers' | 'asyncLeaseSeconds'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -247,7 +248,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.asyncRequests !== false) {
     const worker = new AsyncWorker({
       storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, types, scans, log: app.log, queue: asyncQueue,
-      settings: { ...DEFAULT_ASYNC, ...deps.asyncRequests }, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
+      settings: { ...DEFAULT_ASYNC, ...leaseOf(config.asyncLeaseSeconds), ...deps.asyncRequests }, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
     });
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());

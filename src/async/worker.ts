@@ -34,6 +34,9 @@ export interface AsyncSettings {
 
 export const DEFAULT_ASYNC: AsyncSettings = { tickMs: 200, leaseMs: 30_000, renewMs: 10_000, concurrency: 2, pruneMs: 60_000 };
 
+/** The lease and its renewal for ASYNC_LEASE_SECONDS (config.ts): renewed every third of it. */
+export const leaseOf = (seconds: number | undefined): Partial<AsyncSettings> => (seconds === undefined ? {} : { leaseMs: seconds * 1000, renewMs: Math.max(500, Math.floor((seconds * 1000) / 3)) });
+
 export interface WorkerDeps extends Omit<RunDeps, 'leaseMs'> {
   readonly log: FastifyBaseLogger;
   readonly settings: AsyncSettings;
