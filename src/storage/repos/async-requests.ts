@@ -7,6 +7,7 @@
  * and its transaction rolls back. Times are ISO text, compared as text.
  */
 import { sql } from 'kysely';
+import { nextOrderedId } from '../../ids.ts';
 import { hooksIfAny } from '../statements.ts';
 import type { AsyncRequestsTable, Db, Executor, Tx } from '../types.ts';
 
@@ -31,12 +32,16 @@ export async function insertWithinCap(trx: Tx, row: AsyncRequestRow, cap: QueueC
   if (hooksIfAny(trx)?.rowLocks) await trx.selectFrom('teams').select('id').where('id', '=', row.team_id).forUpdate().execute();
   const used = await trx
     .selectFrom('async_requests')
-    .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.sum<string | number | null>('bytes').as('bytes')])
+    .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.sum<string | number | null>('bytes').as('bytes'), eb.fn.max('position').as('last')])
     .where('team_id', '=', row.team_id)
     .where('state', 'in', PENDING)
     .executeTakeFirstOrThrow();
   if (Number(used.n) + 1 > cap.requests || Number(used.bytes ?? 0) + row.bytes > cap.bytes) return false;
-  await trx.insertInto('async_requests').values(row).execute();
+  // After every pending request of the team, even when accepted in the same millisecond (or by
+  // an instance whose clock is behind): the team's order is the order of acceptance.
+  const last = used.last as string | null;
+  const position = last !== null && row.position <= last ? nextOrderedId(last) : row.position;
+  await trx.insertInto('async_requests').values({ ...row, position }).execute();
   return true;
 }
 
