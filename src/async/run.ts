@@ -33,6 +33,9 @@ import { transact } from '../storage/statements.ts';
 import type { Tx } from '../storage/types.ts';
 import type { StoredRequest, WriteOutcome } from './queue.ts';
 
+/** Claims of a single write that failed with an error not its own before it is answered 500. */
+export const MAX_ATTEMPTS = 10;
+
 /** This claim no longer holds the request (its lease was taken over, or the worker stops): the operation rolls back. */
 export class LostLease extends BulkAborted {
   constructor() {
@@ -137,7 +140,8 @@ async function runSingle(deps: RunDeps, claim: Claim, ctx: ScimContext, request:
       );
     } catch (error) {
       if (error instanceof BulkAborted) throw error;
-      const known = scimErrorOf(error);
+      // A failure that is not the request's own is retried; after MAX_ATTEMPTS claims it is its answer.
+      const known = scimErrorOf(error) ?? (row.attempts >= MAX_ATTEMPTS ? new ScimError(500, 'Internal server error') : undefined);
       if (!known) throw error;
       const outcome = failed(deps, request, known);
       await transact(deps.storage.db, (trx) => recordStep(deps, trx, claim, 0, outcome, { txn: row.txn, resourceType, resourceId: idOfPath(request.path) }, ctx.actor));

@@ -61,7 +61,7 @@ for (const engine of engines) {
     let t: TestApp;
     const kdf = new HeldKdf();
     before(async () => {
-      t = await createTestApp({ engine, deps: { asyncRequests: { tickMs: 20 }, passwordKdf: kdf } });
+      t = await createTestApp({ engine, deps: { asyncRequests: { tickMs: 20, pruneMs: 20 }, passwordKdf: kdf } });
     });
     after(() => t.close());
 
@@ -285,6 +285,18 @@ for (const engine of engines) {
       const bad = await t.request('POST', '/v2/scim/Users', '{"userName":', ASYNC);
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.headers['preference-applied'], undefined);
+    });
+
+    it('done requests are pruned with the feed\'s retention (30 days): the status URL then answers 404', async () => {
+      const txn = accepted(await t.request('POST', '/v2/scim/Groups', { displayName: 'Pruned' }, ASYNC));
+      await done(txn);
+      t.clock.advance(31 * 86_400_000);
+      // A token of the new day (the suite's expired with the jump); the last test of the suite.
+      const token = await t.tokenFor(t.team.id, ['read']);
+      const read = () => t.app.inject({ method: 'GET', url: `/v2/scim/AsyncRequests/${txn}`, headers: { authorization: `Bearer ${token}` } });
+      await until(async () => (await read()).statusCode === 404, 'the done request pruned');
+      const steps = await t.storage.db.selectFrom('async_request_steps').select('request_id').where('request_id', '=', txn).execute();
+      assert.equal(steps.length, 0, 'its steps pruned with it');
     });
   });
 }
