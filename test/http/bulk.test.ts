@@ -13,6 +13,7 @@ import { ScanGate } from '../../src/scim/scan-gate.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
+import { seedCatalog } from '../support/catalog.ts';
 import { adminDeps } from '../support/oauth.ts';
 
 const BULK = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
@@ -219,6 +220,16 @@ for (const engine of engines) {
       ]);
       assert.deepEqual(ops.map((o) => o.status), ['404', '404']);
       assert.match(ops[0]!.response!.detail, /No SCIM endpoint POST \/Widgets/);
+    });
+
+    it('a write to one of the team\'s catalog endpoints answers the route\'s 405 for that operation', async () => {
+      const other = await t.addTeam(`catalog-${engine.name}`);
+      await seedCatalog(t.storage, other.team.id, { roles: [{ value: 'admin', displayName: 'Administrator' }], types: [] });
+      const res = await t.request('POST', '/v2/scim/Bulk', { schemas: [BULK], Operations: [{ method: 'DELETE', path: '/Roles/admin' }, { method: 'POST', path: '/Roles', bulkId: 'r', data: { displayName: 'x' } }] }, { authorization: `Bearer ${other.token}` });
+      assert.equal(res.statusCode, 200, res.body);
+      const ops = json(res).Operations as OpResult[];
+      assert.deepEqual(ops.map((o) => o.status), ['405', '405']);
+      assert.match(ops[0]!.response!.detail, /read-only/);
     });
 
     it('RFC 7644 3.7.4: over maxOperations is 413 naming the limit, before any operation runs', async () => {

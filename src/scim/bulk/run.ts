@@ -132,9 +132,13 @@ export interface BulkObserver {
   unexpected?(error: unknown, step: PlannedOperation): void;
 }
 
+/** The SCIM error of a failure a SCIM rule or a budget answered. */
+const scimRuleError = (error: unknown): ScimError | undefined => (error instanceof ScimError || error instanceof OverBudget ? scimErrorOf(error) : undefined);
+
 /** The SCIM error an operation's failure answers, or undefined when it is unknown (a server fault). */
 function knownError(ctx: ScimContext, error: unknown): ScimError | undefined {
-  if (error instanceof ScimError || error instanceof OverBudget) return scimErrorOf(error);
+  const known = scimRuleError(error);
+  if (known) return known;
   // A statement the database stopped (an operator's cancel): worth a retry, as the route answers it.
   if (ctx.storage.hooks.isDeadline(error)) return new ScimError(503, 'The database stopped a statement of this operation before it finished; retry later', undefined, { 'retry-after': '1' });
   return undefined;
@@ -171,14 +175,15 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
         const opCtx = journal && ctx.requestId !== null ? { ...ctx, requestId: `${ctx.requestId}:${step.index}` } : ctx;
         const written = await runWriteOperation(
           opCtx,
-          { method: step.method, path, ...(step.data !== undefined ? { data: substituteData(step, ids) } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
+          { method: step.method, path, ...(step.data !== undefined ? { data: step.references.length > 0 ? substituteData(step, ids) : step.data } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
           journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
         );
         record(i, succeeded(step, written));
         continue;
       } catch (error) {
         if (error instanceof BulkAborted) throw error;
-        const known = knownError(ctx, error);
+        // With a journal, anything but a SCIM rule's answer is rethrown: the worker runs the request again later.
+        const known = journal ? scimRuleError(error) : knownError(ctx, error);
         if (!known && journal) throw error;
         if (!known) observer.unexpected?.(error, step);
         result = failedWith(ctx, step, path, known ?? new ScimError(500, 'Internal server error'));
