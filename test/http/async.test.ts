@@ -260,6 +260,21 @@ for (const engine of engines) {
       assert.equal(big.headers['preference-applied'], undefined);
     });
 
+    it('concurrent accepts of one team never pass its cap', async () => {
+      const other = await t.addTeam('racing');
+      await setTeamLimits(t.storage.db, other.team.id, JSON.stringify({ 'async.queued': 3 }));
+      const send = (userName: string, password?: string) =>
+        t.app.inject({ method: 'POST', url: '/v2/scim/Users', headers: { authorization: `Bearer ${other.token}`, 'content-type': 'application/scim+json', prefer: 'respond-async' }, payload: JSON.stringify({ userName, ...(password ? { password } : {}) }) });
+      kdf.holding = true;
+      const head = accepted(await send('head@racing.example', 'a long enough password'));
+      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => send(`racer${i}@racing.example`)));
+      const statuses = answers.map((a) => a.statusCode).sort();
+      assert.deepEqual(statuses, [201, 201, 201, 201, 202, 202], 'two more queued behind the running one (cap 3), the rest answered synchronously');
+      kdf.release();
+      const status = () => t.app.inject({ method: 'GET', url: `/v2/scim/AsyncRequests/${head}`, headers: { authorization: `Bearer ${other.token}` } });
+      await until(async () => (await status()).json().status === 'done', 'the head done');
+    });
+
     it('another team cannot read the status URL (404), nor an unknown txn', async () => {
       const txn = accepted(await t.request('POST', '/v2/scim/Groups', { displayName: 'Mine' }, ASYNC));
       await done(txn);
