@@ -13,6 +13,7 @@
  * finished by a fenced UPDATE too; a claim lost after its last step leaves the finishing to the
  * next claim, which finds every step recorded and runs nothing.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { recordAsyncResponse } from '../events/feed.ts';
@@ -54,6 +55,8 @@ export interface RunDeps {
   readonly scans?: ScanGate;
   /** How long a lease lasts; each step's fence extends it. */
   readonly leaseMs: number;
+  /** Where a request answered 500 after repeated failures is logged. */
+  readonly log?: FastifyBaseLogger;
 }
 
 /** A request this worker holds, for the time of one claim. */
@@ -143,6 +146,7 @@ async function runSingle(deps: RunDeps, claim: Claim, ctx: ScimContext, request:
       // A failure that is not the request's own is retried; after MAX_ATTEMPTS claims it is its answer.
       const known = scimErrorOf(error) ?? (row.attempts >= MAX_ATTEMPTS ? new ScimError(500, 'Internal server error') : undefined);
       if (!known) throw error;
+      if (!(error instanceof ScimError) && known.status === 500) deps.log?.error({ err: error, request: row.id }, 'asynchronous write failed again; answered 500');
       const outcome = failed(deps, request, known);
       await transact(deps.storage.db, (trx) => recordStep(deps, trx, claim, 0, outcome, { txn: row.txn, resourceType, resourceId: idOfPath(request.path) }, ctx.actor));
     }
@@ -155,18 +159,33 @@ async function runSingle(deps: RunDeps, claim: Claim, ctx: ScimContext, request:
 async function runBulkRequest(deps: RunDeps, claim: Claim, ctx: ScimContext, request: StoredRequest): Promise<void> {
   const { row } = claim;
   const plan = planBulk(request.body);
-  const done = (await stepsOf(deps.storage.db, row.id)).map((s) => JSON.parse(s) as BulkOperationResult);
   // RFC 9967 2.5.1.2: operation i of the request (whatever the execution order) is `<txn>:<i>`.
   const target = (index: number, result: BulkOperationResult): EventTarget => {
     const step = plan.steps[index]!;
     return { txn: `${row.txn}:${step.index}`, resourceType: resourceTypeOf(step.path), resourceId: idOfLocation(result.location) };
   };
   const journal: BulkJournal = {
-    done,
+    done: [],
     committed: (trx, index, result) => recordStep(deps, trx, claim, index, result, target(index, result), ctx.actor),
     failed: (index, result) => transact(deps.storage.db, (trx) => recordStep(deps, trx, claim, index, result, target(index, result), ctx.actor)),
   };
-  const response: BulkResponse = await runBulk(ctx, plan, journal);
+  let response: BulkResponse;
+  for (;;) {
+    try {
+      response = await runBulk(ctx, plan, { ...journal, done: (await stepsOf(deps.storage.db, row.id)).map((s) => JSON.parse(s) as BulkOperationResult) });
+      break;
+    } catch (error) {
+      // A failure that is not the operation's own is retried; after MAX_ATTEMPTS claims it is
+      // the operation's answer (500), and the Bulk goes on with the next one.
+      if (error instanceof BulkAborted || row.attempts < MAX_ATTEMPTS) throw error;
+      deps.log?.error({ err: error, request: row.id }, 'asynchronous bulk operation failed again; answered 500');
+      const index = (await stepsOf(deps.storage.db, row.id)).length;
+      const step = plan.steps[index];
+      if (!step) throw error;
+      const outcome: BulkOperationResult = { method: step.method, ...(step.bulkId !== undefined ? { bulkId: step.bulkId } : {}), status: '500', response: new ScimError(500, 'Internal server error').toBody() };
+      await journal.failed(index, outcome);
+    }
+  }
   await finish(deps, claim, response.Operations.length, response, 200);
 }
 
