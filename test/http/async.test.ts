@@ -315,3 +315,37 @@ for (const engine of engines) {
     });
   });
 }
+
+for (const engine of engines) {
+  describe(`asynchronous requests: teams take turns (${engine.name})`, () => {
+    let t: TestApp;
+    const kdf = new HeldKdf();
+    before(async () => {
+      // One team at a time on this instance, so the turns are visible.
+      t = await createTestApp({ engine, deps: { asyncRequests: { tickMs: 20, concurrency: 1 }, passwordKdf: kdf } });
+    });
+    after(() => t.close());
+
+    it('a team with a long queue does not hold back another team\'s request: after each request, the next team\'s turn', async () => {
+      const other = await t.addTeam('patient');
+      const send = (token: string, userName: string, password?: string) =>
+        t.app.inject({ method: 'POST', url: '/v2/scim/Users', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json', prefer: 'respond-async' }, payload: JSON.stringify({ userName, ...(password ? { password } : {}) }) });
+      kdf.holding = true;
+      const busy: string[] = [String((await send(t.token, 'busy0@acme.example', 'a long enough password')).headers['set-txn'])];
+      await until(() => kdf.held === 1, 'the busy team\'s first request running');
+      for (let i = 1; i < 6; i++) busy.push(String((await send(t.token, `busy${i}@acme.example`)).headers['set-txn']));
+      const patient = String((await send(other.token, 'patient@patient.example')).headers['set-txn']);
+      kdf.release();
+      const finished = async (token: string, txn: string): Promise<string> => {
+        const read = async () => (await t.app.inject({ method: 'GET', url: `/v2/scim/AsyncRequests/${txn}`, headers: { authorization: `Bearer ${token}` } })).json() as Json;
+        await until(async () => (await read()).status === 'done', `request ${txn} done`);
+        return String((await read()).finished);
+      };
+      const patientDone = await finished(other.token, patient);
+      const busyDone = [];
+      for (const txn of busy) busyDone.push(await finished(t.token, txn));
+      assert.ok(patientDone > busyDone[0]!, 'the running request finished first');
+      assert.ok(patientDone < busyDone[1]!, 'the other team\'s request ran next, before the busy team\'s second');
+    });
+  });
+}
