@@ -122,7 +122,7 @@ for (const target of targets) {
         assert.equal(await count(sql`select count(*) as n from async_request_steps`), BULK_OPERATIONS + SINGLES, 'one step row per operation');
         const bulkRow = await storage.db.selectFrom('async_requests').select(['steps_done', 'attempts']).where('id', '=', bulkTxn).executeTakeFirstOrThrow();
         assert.equal(bulkRow.steps_done, BULK_OPERATIONS);
-        assert.ok(bulkRow.attempts >= 2, 'the Bulk was taken over after the kill');
+        if (completed < BULK_OPERATIONS) assert.ok(bulkRow.attempts >= 2, 'the Bulk was taken over after the kill');
       } finally {
         await storage.close();
       }
