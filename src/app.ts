@@ -58,9 +58,13 @@ import type { Resolve } from './events/receivers.ts';
 import { KeyFetcher } from './oauth/key-fetch.ts';
 import type { KeyFetchSettings } from './oauth/key-fetch.ts';
 import type { RemoteKeys } from './oauth/remote-keys.ts';
+import { AsyncQueue } from './async/queue.ts';
+import { AsyncWorker, DEFAULT_ASYNC } from './async/worker.ts';
+import type { AsyncSettings } from './async/worker.ts';
+import { leaseOf } from './async/worker.ts';
 
 export type AppConfig = Pick<Config, 'publicBaseUrl' | 'logLevel' | 'accessTokenTtl' | 'refreshTokenTtl' | 'passwordGrant' | 'redisUrl'> &
-  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds' | 'allowReceivers'>>;
+  Partial<Pick<Config, 'trustProxy' | 'secretKey' | 'eventRetentionDays' | 'eventLeaseSeconds' | 'bearerCacheSeconds' | 'allowReceivers' | 'asyncLeaseSeconds'>>;
 
 export interface AppDeps {
   readonly config: AppConfig;
@@ -96,6 +100,8 @@ export interface AppDeps {
   readonly remoteKeys?: RemoteKeys;
   /** The key fetcher's bounds (timeout, size, cache); KEY_FETCH_DEFAULTS for every one a test does not set. */
   readonly keyFetch?: Partial<Omit<KeyFetchSettings, 'policy' | 'clock'>>;
+  /** The worker of asynchronous requests (async/worker.ts): on by default; false turns it off, and every request is then answered synchronously. */
+  readonly asyncRequests?: Partial<AsyncSettings> | false;
 }
 
 declare module 'fastify' {
@@ -237,7 +243,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One gate of scans per instance: the API and the console's filter box share each team's places.
   const scans = deps.scans ?? new ScanGate();
   const types = new TeamTypesCache();
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog, bulks: deps.bulks ?? new ScanGate() };
+  // Asynchronous requests (RFC 9967): accepted by the SCIM plugin, run by this instance's worker.
+  const asyncQueue = new AsyncQueue({ storage, clock });
+  if (deps.asyncRequests !== false) {
+    const worker = new AsyncWorker({
+      storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, types, scans, log: app.log, queue: asyncQueue,
+      settings: { ...DEFAULT_ASYNC, ...leaseOf(config.asyncLeaseSeconds), ...deps.asyncRequests }, retentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS,
+    });
+    app.addHook('onReady', async () => worker.start());
+    app.addHook('onClose', async () => worker.stop());
+  }
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog, bulks: deps.bulks ?? new ScanGate(), asyncQueue };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, accessLog, prefix: '/v2/admin' });

@@ -55,6 +55,8 @@ export const BUDGETS = {
   'catalog.entries': { default: 1_000, min: 0, max: 20_000, unit: 'entries', meaning: "roles, entitlement types and entitlements in the team's catalog together" },
   'access.mappings': { default: 1_000, min: 0, max: 20_000, unit: 'mappings', meaning: 'groups mapped to a role or an entitlement' },
   'receiver.ms': { default: 10_000, min: 1_000, max: 30_000, unit: 'ms', meaning: "how long one push delivery waits for the team's receiver" },
+  'async.queued': { default: 100, min: 0, max: 10_000, unit: 'requests', meaning: "the team's asynchronous requests (Prefer: respond-async) waiting or running; over it a request is answered synchronously" },
+  'async.bytes': { default: 67_108_864, min: 0, max: 1_073_741_824, unit: 'bytes', meaning: "the bodies of the team's asynchronous requests waiting or running, together" },
   'bulk.concurrent': { default: 2, min: 1, max: 16, unit: 'requests', meaning: "the team's Bulk requests (POST /Bulk) running at the same time on one instance" },
 } as const satisfies Record<string, BudgetDefinition>;
 

@@ -40,6 +40,12 @@ export interface Config {
    */
   readonly eventLeaseSeconds: number;
   /**
+   * How long an instance's claim on an asynchronous request lasts without renewal
+   * (ASYNC_LEASE_SECONDS, default 30, renewed every third of it while the request runs): a
+   * killed instance's requests are taken over after at most this long.
+   */
+  readonly asyncLeaseSeconds?: number;
+  /**
    * How long a verified access token is served from memory (BEARER_CACHE_SECONDS, default 30,
    * 0 turns the cache off). Revocations reach it at once (docs/SECURITY.md); this only bounds it.
    */
@@ -209,10 +215,12 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const eventRetentionDays = rawRetention === undefined ? DEFAULT_EVENT_RETENTION_DAYS : integer('EVENT_RETENTION_DAYS', rawRetention, 1, 3650);
   const rawLease = pick(undefined, 'EVENT_LEASE_SECONDS');
   const eventLeaseSeconds = rawLease === undefined ? 30 : integer('EVENT_LEASE_SECONDS', rawLease, 2, 600);
+  const rawAsyncLease = pick(undefined, 'ASYNC_LEASE_SECONDS');
+  const asyncLeaseSeconds = rawAsyncLease === undefined ? 30 : integer('ASYNC_LEASE_SECONDS', rawAsyncLease, 2, 600);
   const rawBearerCache = pick(undefined, 'BEARER_CACHE_SECONDS');
   const bearerCacheSeconds = rawBearerCache === undefined ? 30 : integer('BEARER_CACHE_SECONDS', rawBearerCache, 0, 300);
   const allowed = allowReceivers(pick(undefined, 'ALLOW_RECEIVERS') ?? '');
-  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds, bearerCacheSeconds, allowReceivers: allowed };
+  return { databaseUrl, host, port, publicBaseUrl, accessTokenTtl, refreshTokenTtl, logLevel, passwordGrant: rawGrant === 'on', redisUrl, trustProxy: proxy, secretKey, eventRetentionDays, eventLeaseSeconds, asyncLeaseSeconds, bearerCacheSeconds, allowReceivers: allowed };
 }
 
 /**

@@ -33,6 +33,26 @@ export function timeOrderedId(ms: number): string {
   return Math.max(0, Math.floor(ms)).toString(36).toUpperCase().padStart(9, '0').slice(-9) + newId().slice(0, 11);
 }
 
+/**
+ * The id of the same alphabet and length just after `id` (base 36, plus one): what follows a
+ * time-ordered id that a later one must sort after, when the clock has not moved past it.
+ */
+export function nextOrderedId(id: string): string {
+  const chars = id.split('');
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const at = ALPHABET_ORDER.indexOf(chars[i]!);
+    if (at < ALPHABET_ORDER.length - 1) {
+      chars[i] = ALPHABET_ORDER[at + 1]!;
+      return chars.join('');
+    }
+    chars[i] = ALPHABET_ORDER[0]!;
+  }
+  return `${ALPHABET_ORDER[ALPHABET_ORDER.length - 1]}${chars.join('')}`;
+}
+
+/** The id alphabet in its sort order (digits before letters, as text compares them). */
+const ALPHABET_ORDER = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
 export function newToken(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
 }

@@ -28,6 +28,8 @@ import { bulkBodyTooLarge } from './scim-bulk.ts';
 import { responseType, scimBody } from './scim-payload.ts';
 import { ScanGate } from '../scim/scan-gate.ts';
 import { unstorableText } from '../text.ts';
+import type { AsyncQueue } from '../async/queue.ts';
+import { registerAsync } from './scim-async.ts';
 
 export interface ScimPluginOptions {
   readonly storage: Storage;
@@ -50,6 +52,8 @@ export interface ScimPluginOptions {
   readonly scans?: ScanGate;
   /** The access log, told the team of each authenticated request. */
   readonly accessLog?: AccessLog;
+  /** The queue of asynchronous requests (Prefer: respond-async, scim-async.ts); without it every request is answered synchronously. */
+  readonly asyncQueue?: AsyncQueue;
   /** This instance's Bulk requests in progress per team (scim/bulk/gate.ts), shared by both prefixes. */
   readonly bulks?: ScanGate;
 }
@@ -202,6 +206,9 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   app.setNotFoundHandler((request, reply) => sendScimError(request, reply, noSuchEndpoint(request)));
 
   options.journal?.register(app);
+
+  // Before the routes: its preHandler queues the writes that prefer an asynchronous answer.
+  if (options.asyncQueue) registerAsync(app, { queue: options.asyncQueue, baseUrl: options.baseUrl, context: (request) => contexts.get(request) });
 
   registerScimRoutes(app, {
     baseUrl: options.baseUrl,

@@ -75,10 +75,11 @@ export function serviceProviderConfig(baseUrl: string, types?: TeamTypes): Recor
     changePassword: { supported: true },
     sort: { supported: true },
     etag: { supported: true },
-    // RFC 9967 section 5: the events this server emits (every one of them is emitted) and no
-    // asynchronous requests (Prefer: respond-async is not implemented). The delivery methods
+    // RFC 9967 section 5: the events this server emits (every one of them is emitted), and
+    // asynchronous requests completed when the client asks (Prefer: respond-async, src/async;
+    // "request"). The delivery methods
     // are the RFC 8935 push and RFC 8936 poll profiles Rollcall serves (docs/events.md).
-    securityEvents: { eventUris: [...EVENT_URIS], asyncRequest: 'none', deliveryMethods: [...EVENT_DELIVERY_METHODS] },
+    securityEvents: { eventUris: [...EVENT_URIS], asyncRequest: 'request', deliveryMethods: [...EVENT_DELIVERY_METHODS] },
     pagination: {
       cursor: true,
       index: true,

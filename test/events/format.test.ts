@@ -101,10 +101,10 @@ for (const engine of engines) {
       assert.equal((await jwks()).keys.length, 1);
     });
 
-    it('ServiceProviderConfig advertises the RFC 9967 events emitted, no asynchronous requests, and the working delivery methods', async () => {
+    it('ServiceProviderConfig advertises the RFC 9967 events emitted, asynchronous requests on request, and the working delivery methods', async () => {
       const spc = json(await t.app.inject({ method: 'GET', url: '/v2/scim/ServiceProviderConfig' }));
       const events = spc.securityEvents as { eventUris: string[]; asyncRequest: string; deliveryMethods: string[] };
-      assert.equal(events.asyncRequest, 'none');
+      assert.equal(events.asyncRequest, 'request');
       assert.deepEqual([...events.eventUris].sort(), [
         ...['create', 'patch', 'put'].flatMap((t) => [`urn:ietf:params:scim:event:prov:${t}:full`, `urn:ietf:params:scim:event:prov:${t}:notice`]),
         'urn:ietf:params:scim:event:prov:activate',

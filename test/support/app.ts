@@ -98,9 +98,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = await engine.open();
   const storage = options.wrapStorage ? options.wrapStorage(database.storage) : database.storage;
   const clock = new TestClock(options.clockStart);
-  // Event push delivery polls the database in the background: off unless a test asks for it, so
-  // tests that count queries see only their own.
-  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, delivery: false, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}), ...options.deps });
+  // Event push delivery and the asynchronous requests' worker poll the database in the
+  // background: off unless a test asks for them, so tests that count queries see only their own.
+  const app = await buildApp({ config: { ...TEST_CONFIG, ...options.config }, storage, clock, delivery: false, asyncRequests: false, ...(options.limits ? { limits: options.limits } : {}), ...(options.logStream ? { logStream: options.logStream } : {}), ...options.deps });
   // Every response of this app is checked against the app's OpenAPI document (openapi-check.ts).
   installResponseCheck(app);
 

@@ -38,6 +38,38 @@ const IF_NONE_MATCH = { name: 'If-None-Match', description: 'A version the clien
 const ETAG = { etag: { description: 'The resource version (weak ETag).', schema: { type: 'string' } } };
 const LOCATION = { location: { description: 'The new resource\'s URL.', schema: { type: 'string' } } };
 
+/** RFC 7240 / RFC 9967 2.5.1.1: the asynchronous request's preference, and the 202 it gets. */
+const PREFER = { name: 'Prefer', description: 'respond-async (RFC 9967 2.5.1.1) queues the request and answers 202; wait=N (seconds, at most 10) first waits that long for the outcome. A request that cannot be queued (the team\'s async.queued or async.bytes is full) is answered synchronously, without Preference-Applied.', schema: { type: 'string' } };
+const TEXT = { type: 'string' };
+const ACCEPTED: ResponseDoc = {
+  description: 'Queued (Prefer: respond-async); no body. The outcome arrives as an RFC 9967 asyncresp event whose txn is Set-Txn (a Bulk: one per operation, txn Set-Txn:i), and at the status URL in Location.',
+  headers: {
+    'set-txn': { description: 'The request\'s transaction id (RFC 9967 section 3): the txn of its completion events.', schema: TEXT },
+    'preference-applied': { description: 'respond-async.', schema: TEXT },
+    location: { description: 'The status URL (GET, read scope): /AsyncRequests/{txn} under the prefix the request used.', schema: TEXT },
+    'retry-after': { description: 'Seconds before the status is worth reading.', schema: TEXT },
+  },
+};
+const ASYNC_STATUS: JsonSchema = {
+  type: 'object',
+  title: 'AsyncRequest',
+  description: 'Where an asynchronous request stands; once done, its outcome: a single write\'s as a BulkResponse operation (method, version, location, status, response on error), a Bulk\'s BulkResponse.',
+  properties: {
+    schemas: { type: 'array', items: TEXT },
+    id: TEXT,
+    status: { type: 'string', enum: ['queued', 'running', 'done'] },
+    method: TEXT,
+    path: TEXT,
+    operations: { type: 'integer' },
+    completed: { type: 'integer' },
+    accepted: { type: 'string', format: 'date-time' },
+    finished: { type: 'string', format: 'date-time' },
+    response: { type: 'object', additionalProperties: true },
+  },
+  required: ['schemas', 'id', 'status', 'method', 'path', 'operations', 'completed', 'accepted'],
+  additionalProperties: false,
+};
+
 const AUTH_ERRORS = [400, 401, 403, 429, 500, 503];
 const BODY_ERRORS = [413, 415];
 const body = (schema: JsonSchema, description: string) => ({ required: true, description, content: { 'application/scim+json': schema, 'application/json': schema } });
@@ -212,8 +244,9 @@ export const scimDocs = {
     operationId: `create${kind}`,
     security: SCIM_WRITE,
     querystring: query(PROJECTION),
+    headers: [PREFER],
     requestBody: body(ref(kind), `The new ${kind}. Attribute names are case-insensitive.`),
-    responses: { '201': resource(kind, `The created ${kind}.`, { ...ETAG, ...LOCATION }), ...errors('scim', [...AUTH_ERRORS, 404, 409, ...BODY_ERRORS]) },
+    responses: { '201': resource(kind, `The created ${kind}.`, { ...ETAG, ...LOCATION }), '202': ACCEPTED, ...errors('scim', [...AUTH_ERRORS, 404, 409, ...BODY_ERRORS]) },
     errors: 'scim',
   }),
   replace: (kind: Kind): RouteDoc => ({
@@ -223,9 +256,9 @@ export const scimDocs = {
     security: SCIM_WRITE,
     params: ID,
     querystring: query(PROJECTION),
-    headers: [IF_MATCH],
+    headers: [IF_MATCH, PREFER],
     requestBody: body(ref(kind), `The ${kind}'s new state.`),
-    responses: { '200': resource(kind, `The replaced ${kind}.`), ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]) },
+    responses: { '200': resource(kind, `The replaced ${kind}.`), '202': ACCEPTED, ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]) },
     errors: 'scim',
   }),
   patch: (kind: Kind): RouteDoc => ({
@@ -236,10 +269,11 @@ export const scimDocs = {
     security: SCIM_WRITE,
     params: ID,
     querystring: query(PROJECTION),
-    headers: [IF_MATCH],
+    headers: [IF_MATCH, PREFER],
     requestBody: body(ref('PatchOp'), 'RFC 7644 3.5.2 operations.'),
     responses: {
       '200': resource(kind, `The modified ${kind}.`),
+      '202': ACCEPTED,
       ...(kind === 'Group' ? { '204': { description: 'Modified; no body.', headers: ETAG } } : {}),
       ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]),
     },
@@ -251,8 +285,8 @@ export const scimDocs = {
     operationId: `delete${kind}`,
     security: SCIM_WRITE,
     params: ID,
-    headers: [IF_MATCH],
-    responses: { '204': NO_CONTENT, ...errors('scim', [...AUTH_ERRORS, 404, 409, 412]) },
+    headers: [IF_MATCH, PREFER],
+    responses: { '204': NO_CONTENT, '202': ACCEPTED, ...errors('scim', [...AUTH_ERRORS, 404, 409, 412]) },
     errors: 'scim',
   }),
   deactivateByFilter: {
@@ -306,8 +340,21 @@ export const scimDocs = {
     security: SCIM_WRITE,
     params: ID,
     querystring: query(PROJECTION),
-    headers: [IF_MATCH],
-    responses: { '200': resource('User', 'The activated User.'), ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]) },
+    headers: [IF_MATCH, PREFER],
+    responses: { '200': resource('User', 'The activated User.'), '202': ACCEPTED, ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  asyncStatus: {
+    summary: 'The status and outcome of an asynchronous request',
+    description: 'The Location of a 202 answered to Prefer: respond-async (RFC 9967 2.5.1.1). The team\'s own requests only; another team\'s or an unknown txn answers 404, as does one pruned after the events\' retention. Retry-After: 1 while it is not done.',
+    tags: ['SCIM asynchronous requests'],
+    operationId: 'getAsyncRequest',
+    security: SCIM_READ,
+    params: { type: 'object', properties: { txn: { type: 'string', description: 'The Set-Txn of the 202.' } }, required: ['txn'] },
+    responses: {
+      '200': { ...jsonAnswer('The request\'s status.', ASYNC_STATUS), headers: { 'retry-after': { description: 'While not done: seconds before reading again.', schema: TEXT } } },
+      ...errors('scim', [...AUTH_ERRORS, 404]),
+    },
     errors: 'scim',
   } satisfies RouteDoc,
   bulk: {
@@ -319,8 +366,9 @@ export const scimDocs = {
     tags: ['SCIM bulk'],
     operationId: 'bulk',
     security: SCIM_WRITE,
+    headers: [PREFER],
     requestBody: body(BULK_REQUEST_SCHEMA, 'The BulkRequest.'),
-    responses: { '200': jsonAnswer('Each operation\'s outcome, in request order.', BULK_RESPONSE_SCHEMA), ...errors('scim', [...AUTH_ERRORS, ...BODY_ERRORS]) },
+    responses: { '200': jsonAnswer('Each operation\'s outcome, in request order.', BULK_RESPONSE_SCHEMA), '202': ACCEPTED, ...errors('scim', [...AUTH_ERRORS, ...BODY_ERRORS]) },
     errors: 'scim',
   } satisfies RouteDoc,
 };

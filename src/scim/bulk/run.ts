@@ -171,8 +171,10 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
       result = failedWith(ctx, step, path, refused);
     } else {
       try {
+        // An asynchronous Bulk's operation carries `<txn>:<i>` on its audit row and feed event (RFC 9967 2.5.1.2).
+        const opCtx = journal && ctx.requestId !== null ? { ...ctx, requestId: `${ctx.requestId}:${step.index}` } : ctx;
         const written = await runWriteOperation(
-          ctx,
+          opCtx,
           { method: step.method, path, ...(step.data !== undefined ? { data: step.references.length > 0 ? substituteData(step, ids) : step.data } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
           journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
         );
