@@ -2,7 +2,8 @@
  * `rollcall import` as an operator runs it (issue 32 item 7), on every engine: users and groups
  * from CSV (RFC 4180 quoting: commas, doubled quotes and line breaks inside quotes, a BOM, CRLF)
  * and JSONL into a team through in-process Bulk requests; upsert by userName / displayName, so
- * a second run, or a run after an interrupted one, updates or leaves alone and never duplicates;
+ * a second run, or a run after an interrupted one (the first half; a SIGKILL in the second
+ * batch), updates or leaves alone and never duplicates;
  * a group's members named by userName; refused rows in the refused file with their line and SCIM
  * error, the import going on; the summary and the exit codes (0, 1 refused rows, 2 bad file or
  * option); progress lines per thousand rows when stderr is no terminal; 2,500 rows in batches.
@@ -12,9 +13,25 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { spawn } from 'node:child_process';
 import { connect } from '../../src/storage/connect.ts';
+import { TEST_SECRET_KEY } from '../support/app.ts';
 import { createPgSchema, postgresUrl } from '../support/engines.ts';
-import { rollcall } from '../support/processes.ts';
+import { rollcall, TEST_PUBLIC_BASE_URL } from '../support/processes.ts';
+
+const CLI = join(import.meta.dirname, '../../src/cli/index.ts');
+
+/** Starts `rollcall import` and SIGKILLs it once it reports its first thousand rows (its second Bulk then under way); resolves when it has died. */
+function importKilledAfterFirstBatch(args: readonly string[]): Promise<{ signal: NodeJS.Signals | null; stderr: string }> {
+  const env = { ...process.env, LOG_LEVEL: 'silent', ...(args.some((a) => a.startsWith('postgres')) ? { SECRET_KEY: TEST_SECRET_KEY, PUBLIC_BASE_URL: TEST_PUBLIC_BASE_URL } : {}) };
+  const child = spawn(process.execPath, [CLI, 'import', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (stderr.includes('import: 1000 rows')) child.kill('SIGKILL');
+  });
+  return new Promise((done) => child.once('exit', (_code, signal) => done({ signal, stderr })));
+}
 
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 
@@ -197,6 +214,20 @@ for (const engine of databases) {
       assert.equal(resumed.code, 0, resumed.stderr);
       assert.deepEqual(counts(resumed.stdout), { created: 1250, updated: 0, unchanged: 1250, refused: 0 });
       assert.equal(total('half'), 2500);
+    });
+
+    it('an import killed (SIGKILL) during its second batch, run again whole, creates exactly the missing users', async () => {
+      assert.equal(run(['team', 'create', '--name', 'killed']).code, 0);
+      const rows = Array.from({ length: 3000 }, (_, i) => `k${String(i).padStart(4, '0')}@example.com,K ${i}`);
+      const whole = file('killed.csv', `userName,givenName\n${rows.join('\n')}\n`);
+      const killed = await importKilledAfterFirstBatch(['--team', 'killed', whole, '--database', database]);
+      assert.equal(killed.signal, 'SIGKILL', killed.stderr);
+      const before = total('killed');
+      assert.ok(before >= 1000 && before < 3000, `after the kill: ${before} users`);
+      const again = run(['import', '--team', 'killed', whole]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(counts(again.stdout), { created: 3000 - before, updated: 0, unchanged: before, refused: 0 });
+      assert.equal(total('killed'), 3000);
     });
 
     it('refuses an unusable file or option with exit 2 and writes nothing', () => {
