@@ -43,8 +43,6 @@ export interface ImportOptions {
   /** Where refused rows go; written only when a row is refused (an older file there is removed otherwise). */
   readonly refusedPath: string;
   readonly progress?: (totalBytes: number) => Progress;
-  /** Rows per Bulk request; BULK_MAX_OPERATIONS unless a test asks for fewer. */
-  readonly batchSize?: number;
 }
 
 export interface ImportSummary extends ImportCounts {
@@ -141,7 +139,6 @@ export async function importFile(ctx: ScimContext, path: string, options: Import
     if (error instanceof ImportFileError) throw error;
     throw new ImportFileError(`cannot read ${path}: ${(error as Error).message}`);
   }
-  const batchSize = Math.max(1, Math.min(options.batchSize ?? BULK_MAX_OPERATIONS, BULK_MAX_OPERATIONS));
   const progress = options.progress?.(size);
   const counts: ImportCounts = { created: 0, updated: 0, unchanged: 0, refused: 0 };
   const refusedFile = new RefusedFile(options.refusedPath);
@@ -168,7 +165,7 @@ export async function importFile(ctx: ScimContext, path: string, options: Import
       } else seen.set(key, row.line);
     }
     batch.push(row);
-    if (batch.length >= batchSize) await flush(bytesRead);
+    if (batch.length >= BULK_MAX_OPERATIONS) await flush(bytesRead);
   };
 
   const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
