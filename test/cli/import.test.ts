@@ -157,6 +157,21 @@ for (const engine of databases) {
       assert.deepEqual(counts(again.stdout), { created: 0, updated: 0, unchanged: 3, refused: 0 });
     });
 
+    it("reads the team's own extension columns by the attribute's type (integer, multi-valued with ;) and refuses a value of the wrong type", async () => {
+      const badge = 'urn:example:params:scim:schemas:extension:Badge:2.0:User';
+      const schema = file('badge.json', JSON.stringify({ id: badge, name: 'Badge', attributes: [{ name: 'badgeNumber', type: 'integer' }, { name: 'tags', type: 'string', multiValued: true }] }));
+      assert.equal(run(['schema', 'add', '--team', 'acme', schema]).code, 0);
+      const csv = file('badges.csv', `userName,${badge}:badgeNumber,${badge}:TAGS\nann@example.com,42,a; b;\nbob@example.com,forty,\n`);
+      const out = run(['import', '--team', 'acme', csv]);
+      assert.equal(out.code, 1, out.stderr);
+      assert.deepEqual(counts(out.stdout), { created: 0, updated: 1, unchanged: 0, refused: 1 });
+      assert.deepEqual((await storedUser('ann@example.com'))[badge], { badgeNumber: 42, tags: ['a', 'b'] });
+      const [refused] = refusedLines(`${csv}.refused.jsonl`);
+      assert.deepEqual([refused!.line, refused!.scimType], [3, 'invalidValue']);
+      assert.match(refused!.detail, /badgeNumber is "forty"; write a whole number/);
+      assert.deepEqual(counts(run(['import', '--team', 'acme', csv]).stdout), { created: 0, updated: 0, unchanged: 1, refused: 1 });
+    });
+
     it('imports JSONL users and groups, members by userName or id, and a group file again leaves them unchanged', () => {
       const jsonl = file(
         'people.jsonl',
