@@ -18,6 +18,7 @@ import { registerSchemaCommands } from './schema.ts';
 import { registerMappingCommands } from './mappings.ts';
 import { registerCatalogCommands } from './catalog.ts';
 import { registerClientSecretCommands } from './client-secrets.ts';
+import { registerImportCommand } from './import.ts';
 import { parseTokenLifetime } from '../oauth/client-secret-admin.ts';
 import type { FirstRunCredentials } from '../admin.ts';
 import type { AdminDeps, ClientView } from '../admin.ts';
@@ -506,6 +507,7 @@ export function buildProgram(): Command {
   registerSchemaCommands(program, { withCommon, withDatabase, print });
   registerEventCommands(program, { withCommon, withDatabase, print });
   registerCatalogCommands(program, { withCommon, withDatabase, print });
+  registerImportCommand(program, { withCommon, withDatabase, print });
   // `role map | unmap | mappings` join the catalog's `role` command when it is already registered.
   const role = program.commands.find((c) => c.name() === 'role') ?? program.command('role').description("a team's roles and the groups mapped to them");
   registerMappingCommands(role, { withCommon, withDatabase, print });

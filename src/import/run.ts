@@ -1,0 +1,223 @@
+/**
+ * `rollcall import` as a domain operation: a CSV or JSONL file of users or groups read as a
+ * stream, row by row (csv.ts, jsonl.ts, columns.ts, records.ts), in batches of up to
+ * BULK_MAX_OPERATIONS rows; each batch's upsert decided (upsert.ts) and its writes run as one
+ * SCIM Bulk request in process (src/scim/bulk: each operation its own transaction, audit row and
+ * event, exactly as the same request sent alone), with the caller's context (the CLI's actor).
+ * A row that cannot be mapped, or that the server refuses, goes to the refused file as one JSON
+ * line `{line, row, status, scimType, detail}` and the import goes on; the counts of created,
+ * updated, unchanged and refused rows come back. No SQL here.
+ */
+import { createReadStream } from 'node:fs';
+import { open, rm, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { BULK_MAX_OPERATIONS, BULK_REQUEST, isFailure, planBulk, runBulk } from '../scim/bulk/index.ts';
+import type { ScimContext } from '../scim/context.ts';
+import { typesOf } from '../scim/context.ts';
+import { lower } from '../scim/schema/registry.ts';
+import { CsvFileError, CsvReader } from './csv.ts';
+import type { CsvRecord } from './csv.ts';
+import { CsvLayout, KEY_COLUMN, kindOfHeader } from './columns.ts';
+import { JsonlReader } from './jsonl.ts';
+import type { JsonlRecord } from './jsonl.ts';
+import type { Progress } from './progress.ts';
+import { kindOfRecord, recordRow } from './records.ts';
+import { ImportFileError } from './rows.ts';
+import type { ImportKind, ImportRow, Refusal } from './rows.ts';
+import { decide } from './upsert.ts';
+import type { Decision } from './upsert.ts';
+
+export type ImportFormat = 'csv' | 'jsonl';
+
+export interface ImportCounts {
+  created: number;
+  updated: number;
+  unchanged: number;
+  refused: number;
+}
+
+export interface ImportOptions {
+  readonly format: ImportFormat;
+  /** users or groups; read from the header (CSV) or the first resource (JSONL) when absent. */
+  readonly kind?: ImportKind;
+  /** Where refused rows go; written only when a row is refused (an older file there is removed otherwise). */
+  readonly refusedPath: string;
+  readonly progress?: (totalBytes: number) => Progress;
+}
+
+export interface ImportSummary extends ImportCounts {
+  readonly kind: ImportKind | undefined;
+  readonly rows: number;
+  /** The refused file, when some row was refused. */
+  readonly refusedFile?: string;
+}
+
+/** The format a file's name says: .csv, or .jsonl / .ndjson. */
+export function formatOfPath(path: string): ImportFormat | undefined {
+  const name = path.toLowerCase();
+  if (name.endsWith('.csv')) return 'csv';
+  if (name.endsWith('.jsonl') || name.endsWith('.ndjson')) return 'jsonl';
+  return undefined;
+}
+
+/** The refused file's lines, written a batch at a time; the file is made at the first refusal. */
+class RefusedFile {
+  readonly path: string;
+  #handle: FileHandle | undefined;
+  constructor(path: string) {
+    this.path = path;
+  }
+  get used(): boolean {
+    return this.#handle !== undefined;
+  }
+  async write(entries: readonly { row: ImportRow; refusal: Refusal }[]): Promise<void> {
+    if (entries.length === 0) return;
+    this.#handle ??= await open(this.path, 'w');
+    const text = entries
+      .map(({ row, refusal }) => JSON.stringify({ line: row.line, row: row.raw, status: refusal.status, ...(refusal.scimType ? { scimType: refusal.scimType } : {}), detail: refusal.detail }))
+      .join('\n');
+    await this.#handle.write(`${text}\n`);
+  }
+  async close(): Promise<void> {
+    if (this.#handle) await this.#handle.close();
+    else await rm(this.path, { force: true });
+  }
+}
+
+const refusalOfResponse = (status: string, response: unknown): Refusal => {
+  const body = (response ?? {}) as { scimType?: unknown; detail?: unknown };
+  return {
+    status: Number(status),
+    ...(typeof body.scimType === 'string' ? { scimType: body.scimType } : {}),
+    detail: typeof body.detail === 'string' ? body.detail : `the server answered ${status}`,
+  };
+};
+
+/** Runs one batch: the decisions, then their writes as one Bulk; the refusals come back for the refused file. */
+async function runBatch(ctx: ScimContext, kind: ImportKind, rows: readonly ImportRow[], counts: ImportCounts): Promise<{ row: ImportRow; refusal: Refusal }[]> {
+  const decisions = await decide(ctx, kind, rows);
+  const refused: { row: ImportRow; refusal: Refusal }[] = [];
+  const writes: Extract<Decision, { kind: 'create' | 'update' }>[] = [];
+  for (const d of decisions) {
+    if (d.kind === 'refused') refused.push({ row: d.row, refusal: d.refusal });
+    else if (d.kind === 'unchanged') counts.unchanged++;
+    else writes.push(d);
+  }
+  if (writes.length > 0) {
+    const endpoint = kind === 'users' ? '/Users' : '/Groups';
+    const body = {
+      schemas: [BULK_REQUEST],
+      Operations: writes.map((w, i) =>
+        w.kind === 'create'
+          ? { method: 'POST', path: endpoint, bulkId: `line${w.row.line}-${i}`, data: w.data }
+          : { method: 'PATCH', path: `${endpoint}/${encodeURIComponent(w.id)}`, data: w.data },
+      ),
+    };
+    const response = await runBulk(ctx, planBulk(body));
+    // Without failOnErrors every operation runs, and the response lists them in request order.
+    for (const [i, w] of writes.entries()) {
+      const result = response.Operations[i];
+      if (!result) refused.push({ row: w.row, refusal: { status: 500, detail: 'the operation was not run' } });
+      else if (isFailure(result)) refused.push({ row: w.row, refusal: refusalOfResponse(result.status, result.response) });
+      else if (w.kind === 'create') counts.created++;
+      else counts.updated++;
+    }
+  }
+  counts.refused += refused.length;
+  refused.sort((a, b) => a.row.line - b.row.line);
+  return refused;
+}
+
+/** Imports the file at `path` into the context's team. Throws ImportFileError when the file cannot be read as asked. */
+export async function importFile(ctx: ScimContext, path: string, options: ImportOptions): Promise<ImportSummary> {
+  let size: number;
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new ImportFileError(`${path} is not a file`);
+    size = info.size;
+  } catch (error) {
+    if (error instanceof ImportFileError) throw error;
+    throw new ImportFileError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  const progress = options.progress?.(size);
+  const counts: ImportCounts = { created: 0, updated: 0, unchanged: 0, refused: 0 };
+  const refusedFile = new RefusedFile(options.refusedPath);
+  let kind = options.kind;
+  let rows = 0;
+  let batch: ImportRow[] = [];
+  /** Keys seen earlier in the file, with their line: a key repeated is refused, however the rows fall into batches. */
+  const seen = new Map<string, number>();
+
+  const flush = async (bytesRead: number): Promise<void> => {
+    if (batch.length === 0 || kind === undefined) return;
+    const taken = batch;
+    batch = [];
+    await refusedFile.write(await runBatch(ctx, kind, taken, counts));
+    rows += taken.length;
+    progress?.update(rows, bytesRead, counts);
+  };
+  const add = async (row: ImportRow, bytesRead: number): Promise<void> => {
+    if (row.refusal === undefined && row.key !== undefined) {
+      const key = lower(row.key);
+      const earlier = seen.get(key);
+      if (earlier !== undefined) {
+        row = { line: row.line, raw: row.raw, refusal: { status: 409, scimType: 'uniqueness', detail: `${KEY_COLUMN[kind!]} "${row.key}" is already on line ${earlier} of this file` } };
+      } else seen.set(key, row.line);
+    }
+    batch.push(row);
+    if (batch.length >= BULK_MAX_OPERATIONS) await flush(bytesRead);
+  };
+
+  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+  try {
+    if (options.format === 'csv') {
+      const reader = new CsvReader();
+      let layout: CsvLayout | undefined;
+      const take = async (records: CsvRecord[]): Promise<void> => {
+        for (const record of records) {
+          if (!layout) {
+            kind ??= kindOfHeader(record.fields);
+            if (!kind) throw new ImportFileError('the header has neither a userName column (users) nor displayName or members (groups); say which with --kind');
+            layout = new CsvLayout(kind, kind === 'users' ? typesOf(ctx).User : typesOf(ctx).Group, record);
+            continue;
+          }
+          await add(layout.row(record), stream.bytesRead);
+        }
+      };
+      for await (const chunk of stream) await take(reader.push(chunk as string));
+      await take(reader.end());
+      if (!layout) throw new ImportFileError(`${path} is empty: a CSV file starts with a header line`);
+    } else {
+      const reader = new JsonlReader();
+      // Lines read before the kind is known (those that are no resource) wait for it.
+      const waiting: JsonlRecord[] = [];
+      const take = async (records: JsonlRecord[]): Promise<void> => {
+        for (const record of records) {
+          kind ??= kindOfRecord(record.value);
+          if (!kind) {
+            waiting.push(record);
+            continue;
+          }
+          for (const early of waiting.splice(0)) await add(recordRow(kind, early), stream.bytesRead);
+          await add(recordRow(kind, record), stream.bytesRead);
+        }
+      };
+      for await (const chunk of stream) await take(reader.push(chunk as string));
+      await take(reader.end());
+      if (waiting.length > 0) {
+        // No line was a resource: refused as they are, as users unless told otherwise.
+        kind = 'users';
+        for (const early of waiting.splice(0)) await add(recordRow(kind, early), stream.bytesRead);
+      }
+    }
+    await flush(stream.bytesRead);
+  } catch (error) {
+    if (error instanceof CsvFileError) throw new ImportFileError(error.message);
+    throw error;
+  } finally {
+    stream.destroy();
+    progress?.finish();
+    await refusedFile.close();
+  }
+  return { kind, rows, ...counts, ...(refusedFile.used ? { refusedFile: refusedFile.path } : {}) };
+}
