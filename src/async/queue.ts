@@ -16,8 +16,8 @@ import type { WriteMethod } from '../scim/dispatch.ts';
 import { planBulk } from '../scim/bulk/index.ts';
 import type { BulkOperationResult, BulkResponse } from '../scim/bulk/index.ts';
 import type { Storage } from '../storage/connect.ts';
-import { insertWithinCap, requestOfTeam } from '../storage/repos/async-requests.ts';
-import type { AsyncRequestRow } from '../storage/repos/async-requests.ts';
+import { insertWithinCap, requestStatusOfTeam } from '../storage/repos/async-requests.ts';
+import type { AsyncRequestRow, RequestStatusRow } from '../storage/repos/async-requests.ts';
 import { transact } from '../storage/statements.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 
@@ -45,13 +45,22 @@ export interface QueueDeps {
   readonly clock: Clock;
 }
 
-/** The team's requests done, running or waiting, as the status URL and `wait` read them. */
-export type RequestRow = AsyncRequestRow;
+/** The team's requests done, running or waiting, as the status URL and `wait` read them (never the request text). */
+export type RequestRow = RequestStatusRow;
 
 export const BULK_PATH = '/Bulk';
 
 /** The most seconds a request waits for its outcome (`wait=N`) before it is answered 202. */
 export const MAX_WAIT_SECONDS = 10;
+
+/** Requests of one team waiting for their outcome (`wait=N`) at once on this instance; more are answered 202 at once. */
+export const MAX_WAITERS_PER_TEAM = 4;
+
+/**
+ * How often a waiter reads its request's state: a request this instance's worker finishes wakes
+ * its waiters at once; this slow poll finds the ones another instance finishes.
+ */
+const WAIT_POLL_MS = 500;
 
 /** The id of an accepted request and its outcome events' `txn` (RFC 9967 section 3 Set-Txn): 128 random bits, hex. */
 const newTxn = (): string => randomBytes(16).toString('hex');
@@ -65,6 +74,10 @@ export class AsyncQueue {
   readonly #deps: QueueDeps;
   #running = false;
   #wake: () => void = () => {};
+  /** Waiters by txn: woken when this instance's worker finishes the request. */
+  readonly #waiters = new Map<string, Set<() => void>>();
+  /** Waiters by team, for MAX_WAITERS_PER_TEAM. */
+  readonly #waiting = new Map<string, number>();
 
   constructor(deps: QueueDeps) {
     this.#deps = deps;
@@ -85,7 +98,7 @@ export class AsyncQueue {
    * queue does not run here, or the team's cap is full): the caller then answers synchronously.
    * A Bulk is planned first: its syntax and limits errors (400, 413) are thrown as they are.
    */
-  async accept(team: TeamRow, actor: Actor, request: StoredRequest): Promise<string | undefined> {
+  async accept(team: TeamRow, actor: Actor, request: StoredRequest, tokenHash?: string): Promise<string | undefined> {
     if (!this.#running) return undefined;
     const bulk = request.path === BULK_PATH;
     const operations = bulk ? planBulk(request.body).size : 1;
@@ -114,6 +127,10 @@ export class AsyncQueue {
       created_at: now.toISOString(),
       started_at: null,
       finished_at: null,
+      method: request.method,
+      path: request.path,
+      token_hash: tokenHash ?? null,
+      failures: 0,
     };
     const cap = { requests: budgets['async.queued'], bytes: budgets['async.bytes'] };
     const accepted = await transact(this.#deps.storage.db, (trx) => insertWithinCap(trx, row, cap));
@@ -125,21 +142,59 @@ export class AsyncQueue {
   /** The team's request `txn`, or undefined (unknown, pruned, or another team's). */
   async request(teamId: string, txn: string): Promise<RequestRow | undefined> {
     if (!/^[0-9a-f]{32}$/.test(txn)) return undefined;
-    return requestOfTeam(this.#deps.storage.db, teamId, txn);
+    return requestStatusOfTeam(this.#deps.storage.db, teamId, txn);
+  }
+
+  /** Called by this instance's worker when request `txn` is done (or was given back): its waiters look at once. */
+  finished(txn: string): void {
+    for (const wake of this.#waiters.get(txn) ?? []) wake();
   }
 
   /**
    * Waits up to `seconds` (at most MAX_WAIT_SECONDS) for the request to be done; its outcome, or
-   * undefined when it is still waiting or running by then (RFC 7240 section 4.3).
+   * undefined when it is still waiting or running by then (RFC 7240 section 4.3), when `signal`
+   * aborts (the client went away), or at once when the team already has MAX_WAITERS_PER_TEAM
+   * waiters here.
    */
   async waitFor(teamId: string, txn: string, seconds: number, signal?: AbortSignal): Promise<Outcome | undefined> {
-    const until = Date.now() + Math.min(seconds, MAX_WAIT_SECONDS) * 1000;
-    for (;;) {
-      const row = await this.request(teamId, txn);
-      if (row?.state === 'done') return outcomeOf(row);
-      if (Date.now() >= until || signal?.aborted) return undefined;
-      await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, until - Date.now()))));
+    const waiting = this.#waiting.get(teamId) ?? 0;
+    if (waiting >= MAX_WAITERS_PER_TEAM) return undefined;
+    this.#waiting.set(teamId, waiting + 1);
+    const wakers = this.#waiters.get(txn) ?? new Set<() => void>();
+    this.#waiters.set(txn, wakers);
+    let wake: () => void = () => {};
+    const woken = (): void => wake();
+    wakers.add(woken);
+    signal?.addEventListener('abort', woken);
+    try {
+      const until = Date.now() + Math.min(seconds, MAX_WAIT_SECONDS) * 1000;
+      for (;;) {
+        const row = await this.request(teamId, txn);
+        if (row?.state === 'done') return outcomeOf(row);
+        if (Date.now() >= until || signal?.aborted) return undefined;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(WAIT_POLL_MS, Math.max(1, until - Date.now())));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      signal?.removeEventListener('abort', woken);
+      wakers.delete(woken);
+      if (wakers.size === 0) this.#waiters.delete(txn);
+      const left = (this.#waiting.get(teamId) ?? 1) - 1;
+      if (left <= 0) this.#waiting.delete(teamId);
+      else this.#waiting.set(teamId, left);
     }
+  }
+
+  /** Waiters here now (tests). */
+  get waiters(): number {
+    let n = 0;
+    for (const count of this.#waiting.values()) n += count;
+    return n;
   }
 }
 

@@ -6,7 +6,7 @@
  * Bulk. RFC 9967 names no format for it: the schema URN is Rollcall's own.
  */
 import { outcomeOf } from './queue.ts';
-import type { RequestRow, StoredRequest } from './queue.ts';
+import type { RequestRow } from './queue.ts';
 
 export const ASYNC_REQUEST_SCHEMA = 'urn:rollcall:params:scim:api:messages:2.0:AsyncRequest';
 
@@ -24,7 +24,6 @@ export interface AsyncStatus {
 }
 
 export function statusDocument(row: RequestRow): AsyncStatus {
-  const request = JSON.parse(row.request) as StoredRequest;
   const outcome = outcomeOf(row);
   let response: unknown;
   if (outcome?.kind === 'bulk') response = outcome.bulk;
@@ -36,8 +35,8 @@ export function statusDocument(row: RequestRow): AsyncStatus {
     schemas: [ASYNC_REQUEST_SCHEMA],
     id: row.txn,
     status: row.state === 'done' ? 'done' : row.state === 'running' ? 'running' : 'queued',
-    method: request.method,
-    path: request.path,
+    method: row.method,
+    path: row.path,
     operations: row.operations,
     completed: row.steps_done,
     accepted: row.created_at,

@@ -6,7 +6,13 @@
  * one instance wins, on both engines, and runs it (run.ts). A claim's lease is renewed by each
  * step's fence and by a timer while a step runs; a lease whose instance died expires and another
  * worker takes the request over, resuming after its recorded steps. A failure that is not the
- * request's own (the database) gives the request back, retried after a backoff.
+ * request's own (the database) or a refusal for now (429, 503) gives the request back, retried
+ * after a backoff (at least the refusal's Retry-After); failures are counted per step, claims not.
+ *
+ * Leases are times written by one instance's clock and compared with another's: the instances'
+ * clocks must agree to well within the lease (30 s by default), as for the delivery worker's
+ * leases (docs/ARCHITECTURE.md). A clock far ahead takes live leases over; the step fences still
+ * keep each operation to one run.
  *
  * The worker also prunes done requests older than the feed's retention. Timers are unref'd.
  */
@@ -17,7 +23,7 @@ import { claimRequest, headOfTeam, pruneDoneRequests, releaseRequest, renewReque
 import { inBatches } from '../batches.ts';
 import type { AsyncQueue } from './queue.ts';
 import { BulkAborted } from '../scim/bulk/index.ts';
-import { runClaimed } from './run.ts';
+import { runClaimed, TryLater } from './run.ts';
 import type { Claim, RunDeps } from './run.ts';
 
 export interface AsyncSettings {
@@ -49,8 +55,8 @@ export interface WorkerDeps extends Omit<RunDeps, 'leaseMs'> {
 const TEAMS_PER_TICK = 100;
 const PRUNE_BATCH = 500;
 
-/** The wait before a request given back after a failure is claimed again. */
-const retryDelayMs = (attempts: number): number => Math.min(60_000, 500 * 2 ** Math.min(10, Math.max(0, attempts - 1)));
+/** The wait before a request given back after its `failures`-th failure of a step (0 the first) is claimed again. */
+const retryDelayMs = (failures: number): number => Math.min(60_000, 500 * 2 ** Math.min(10, Math.max(0, failures)));
 
 export class AsyncWorker {
   readonly #deps: WorkerDeps;
@@ -140,9 +146,10 @@ export class AsyncWorker {
       const owner = `${this.#owner}:${++this.#claims}`;
       if (!(await claimRequest(storage.db, head, owner, now.toISOString(), this.#until(now)))) continue;
       this.#lastTeam = teamId;
-      const claim: Claim = { row: { ...head, attempts: head.attempts + 1, lease_owner: owner }, owner, lost: false, stopping: () => this.#stopped };
+      const claim: Claim = { row: { ...head, attempts: head.attempts + 1 }, owner, lost: false, stopping: () => this.#stopped, failures: head.failures };
       const run = this.#runClaim(claim).finally(() => {
         this.#running.delete(teamId);
+        this.#deps.queue.finished(claim.row.txn);
         this.wake();
       });
       this.#running.set(teamId, run);
@@ -167,9 +174,11 @@ export class AsyncWorker {
         if (!claim.lost) await releaseRequest(storage.db, claim.row.id, claim.owner, null).catch(() => {});
         return;
       }
-      log.warn({ err: error, request: claim.row.id, team: claim.row.team_id }, 'asynchronous request failed; it will be run again from its last recorded step');
-      const retryAt = new Date(clock.now().getTime() + retryDelayMs(claim.row.attempts)).toISOString();
-      await releaseRequest(storage.db, claim.row.id, claim.owner, retryAt).catch(() => {});
+      if (error instanceof TryLater) log.info({ request: claim.row.id, team: claim.row.team_id }, 'asynchronous request refused for now; it will be run again later');
+      else log.warn({ err: error, request: claim.row.id, team: claim.row.team_id }, 'asynchronous request failed; it will be run again from its last recorded step');
+      const wait = Math.max(retryDelayMs(claim.failures), error instanceof TryLater ? error.retryAfterMs : 0);
+      const retryAt = new Date(clock.now().getTime() + wait).toISOString();
+      await releaseRequest(storage.db, claim.row.id, claim.owner, retryAt, true).catch(() => {});
     } finally {
       clearInterval(renewal);
     }

@@ -137,6 +137,25 @@ export interface AsyncHttpOptions {
   readonly queue: AsyncQueue;
   readonly baseUrl: string;
   readonly context: (request: FastifyRequest) => ScimContext | undefined;
+  /** The hash of the access token the request came with: the worker runs it only while that token is live. */
+  readonly tokenHash?: (request: FastifyRequest) => string | undefined;
+}
+
+/** An AbortSignal that aborts when the client goes away before its answer is sent. */
+function clientGone(request: FastifyRequest, reply: FastifyReply): { signal: AbortSignal; done: () => void } {
+  const controller = new AbortController();
+  const abort = (): void => {
+    if (!reply.raw.writableEnded) controller.abort();
+  };
+  request.raw.on('close', abort);
+  reply.raw.on('close', abort);
+  return {
+    signal: controller.signal,
+    done: () => {
+      request.raw.off('close', abort);
+      reply.raw.off('close', abort);
+    },
+  };
 }
 
 const doc = (d: Parameters<typeof documented>[0]) => documented(d, (message, parameter) => new ScimError(400, message, parameter === 'cursor' ? 'invalidCursor' : 'invalidValue'));
@@ -150,16 +169,26 @@ export function registerAsync(app: FastifyInstance, options: AsyncHttpOptions): 
     if (template === undefined || !template.startsWith(app.prefix)) return;
     const route = template.slice(app.prefix.length);
     if (!ASYNC_ROUTES.has(`${request.method} ${route}`)) return;
+    // The answer depends on Prefer here (RFC 7240 section 2): caches must key on it.
+    reply.header('vary', 'Prefer');
     const prefer = parsePrefer(request.headers.prefer);
     if (!prefer.respondAsync || !queue.running) return;
     const ctx = options.context(request);
     const stored = storedRequest(request, route);
     if (!ctx || !stored) return;
-    const txn = await queue.accept(ctx.team, ctx.actor, stored);
+    // Not queued (the team's cap is full, or no worker runs here): the request runs now, as if
+    // Prefer were absent, so it may overtake the team's requests still queued. RFC 9967 and RFC
+    // 7240 want the preference ignored rather than the request refused; docs/ARCHITECTURE.md says so.
+    const txn = await queue.accept(ctx.team, ctx.actor, stored, options.tokenHash?.(request));
     if (txn === undefined) return;
     if (prefer.wait !== undefined && prefer.wait > 0) {
-      const outcome = await queue.waitFor(ctx.team.id, txn, prefer.wait);
-      if (outcome) return sendOutcome(request, reply, outcome);
+      const gone = clientGone(request, reply);
+      try {
+        const outcome = await queue.waitFor(ctx.team.id, txn, prefer.wait, gone.signal);
+        if (outcome) return sendOutcome(request, reply, outcome);
+      } finally {
+        gone.done();
+      }
     }
     return reply
       .code(202)

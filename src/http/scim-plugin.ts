@@ -101,6 +101,8 @@ function classify(error: FastifyError, request: FastifyRequest): ScimError | und
 
 export async function scimPlugin(app: FastifyInstance, options: ScimPluginOptions): Promise<void> {
   const contexts = new WeakMap<FastifyRequest, ScimContext>();
+  /** The authenticated request's token hash (an asynchronous request keeps it to check the token before it runs). */
+  const tokenHashes = new WeakMap<FastifyRequest, string>();
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -174,6 +176,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
       });
     }
     contexts.set(request, contextOf(request, bearer, types));
+    tokenHashes.set(request, bearer.tokenHash);
     void reply;
   });
 
@@ -208,7 +211,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   options.journal?.register(app);
 
   // Before the routes: its preHandler queues the writes that prefer an asynchronous answer.
-  if (options.asyncQueue) registerAsync(app, { queue: options.asyncQueue, baseUrl: options.baseUrl, context: (request) => contexts.get(request) });
+  if (options.asyncQueue) registerAsync(app, { queue: options.asyncQueue, baseUrl: options.baseUrl, context: (request) => contexts.get(request), tokenHash: (request) => tokenHashes.get(request) });
 
   registerScimRoutes(app, {
     baseUrl: options.baseUrl,

@@ -406,7 +406,7 @@ export interface AsyncRequestsTable {
   txn: string;
   /** JSON: who sent it (the audit actor). */
   actor: string;
-  /** JSON: what the worker replays ({method, path, query, ifMatch, body}). */
+  /** JSON: what the worker replays ({method, path, query, ifMatch, body}); '' once done (it may hold passwords). */
   request: string;
   /** The request body's size in bytes (the per-team cap counts them). */
   bytes: number;
@@ -426,6 +426,14 @@ export interface AsyncRequestsTable {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** The request's method (migration 025). */
+  method: string;
+  /** The request's path under the SCIM base (migration 025). */
+  path: string;
+  /** The hash of the access token that queued it, null when none did (migration 025). */
+  token_hash: string | null;
+  /** Failures not its own since its last recorded step (migration 025). */
+  failures: number;
 }
 
 /** One operation of an asynchronous request, run (migration 024): its BulkResponse entry as JSON. */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { iso } from '../../src/clock.ts';
 import { newId, timeOrderedId } from '../../src/ids.ts';
-import { advanceStep, claimRequest, finishRequest, headOfTeam, insertWithinCap, releaseRequest, teamsWithWork } from '../../src/storage/repos/async-requests.ts';
+import { advanceStep, claimRequest, finishRequest, headOfTeam, insertWithinCap, releaseRequest, requestOfTeam, teamsWithWork } from '../../src/storage/repos/async-requests.ts';
 import type { AsyncRequestRow } from '../../src/storage/repos/async-requests.ts';
 import { transact } from '../../src/storage/statements.ts';
 import { insertTeam } from '../../src/storage/repos/teams.ts';
@@ -42,6 +42,10 @@ const request = (teamId: string, position: string, over: Partial<AsyncRequestRow
   created_at: T0,
   started_at: null,
   finished_at: null,
+  method: 'POST',
+  path: '/Users',
+  token_hash: null,
+  failures: 0,
   ...over,
 });
 
@@ -69,7 +73,7 @@ for (const engine of engines) {
       assert.equal(wins.filter(Boolean).length, 1, 'one claimer wins');
       const owner = ['A', 'B', 'C'][wins.indexOf(true)]!;
       assert.equal((await headOfTeam(db, teamId))?.id, first.id);
-      assert.deepEqual(await teamsWithWork(db, at(1), 10), [teamId], 'the second request is not leased');
+      assert.deepEqual(await teamsWithWork(db, at(1), 10), [], 'a team whose head is leased elsewhere has no claimable work');
 
       // The lease expires; another worker takes it over.
       assert.equal(await claimRequest(db, first, 'D', at(10), at(40)), false, 'a live lease is not taken');
@@ -79,6 +83,9 @@ for (const engine of engines) {
       assert.equal(await advanceStep(db, { id: first.id, owner: 'D', from: 0, failed: false, until: at(70) }), false, 'a step advances once');
       assert.equal(await finishRequest(db, { id: first.id, owner, steps: 1, outcome: '{}', status: 200, now: at(40) }), false);
       assert.equal(await finishRequest(db, { id: first.id, owner: 'D', steps: 1, outcome: '{}', status: 200, now: at(40) }), true);
+      const finished = await requestOfTeam(db, teamId, first.id);
+      assert.equal(finished?.request, '', 'a done request keeps no request text (it may hold passwords)');
+      assert.deepEqual([finished?.method, finished?.path], ['POST', '/Users']);
       assert.equal((await headOfTeam(db, teamId))?.id, second.id, 'the next one is the head once the first is done');
       assert.equal(await claimRequest(db, second, 'B', at(41), at(71)), true);
     });
@@ -90,10 +97,34 @@ for (const engine of engines) {
       await insert(first);
       await insert(second);
       assert.equal(await claimRequest(db, first, 'A', at(0), at(30)), true);
-      await releaseRequest(db, first.id, 'A', at(5));
+      await releaseRequest(db, first.id, 'A', at(5), true);
+      assert.equal((await headOfTeam(db, teamId))?.failures, 1, 'a failure is counted');
+      assert.deepEqual(await teamsWithWork(db, at(1), 10), [], 'a team waiting out a backoff has no claimable work');
       assert.equal(await claimRequest(db, first, 'B', at(1), at(31)), false, 'not before its retry time');
       assert.equal(await claimRequest(db, second, 'B', at(1), at(31)), false, 'the one behind waits');
+      assert.deepEqual(await teamsWithWork(db, at(6), 10), [teamId]);
       assert.equal(await claimRequest(db, first, 'B', at(6), at(36)), true);
+      await releaseRequest(db, first.id, 'B', null);
+      assert.equal((await headOfTeam(db, teamId))?.failures, 1, 'a release that is no failure (a stop) counts nothing');
+      assert.equal(await claimRequest(db, first, 'C', at(7), at(37)), true);
+      assert.equal(await advanceStep(db, { id: first.id, owner: 'C', from: 0, failed: false, until: at(40) }), true);
+      assert.equal((await headOfTeam(db, teamId))?.failures, 0, 'a recorded step starts the count again');
+    });
+
+    it('blocked teams take no place in the list: a team with claimable work behind many blocked ones is found', async () => {
+      const db = database.storage.db;
+      const blocked: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = newId();
+        await insertTeam(db, { id, name: `b${id}`, name_key: `b${id}`.toLowerCase(), deactivated_users: 'hidden', created_at: iso(systemClock) });
+        const row = request(id, timeOrderedId(100 + i));
+        await insert(row);
+        await insert(request(id, timeOrderedId(5000 + i)));
+        assert.equal(await claimRequest(db, row, `X${i}`, at(0), at(30)), true);
+        blocked.push(id);
+      }
+      await insert(request(teamId, timeOrderedId(9000)));
+      assert.deepEqual(await teamsWithWork(db, at(1), 1), [teamId], 'the one team with a claimable head, even with a limit of one');
     });
 
     it('racing inserts never pass the cap; a position never sorts before a pending one', async () => {

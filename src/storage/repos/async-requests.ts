@@ -45,23 +45,51 @@ export async function insertWithinCap(trx: Tx, row: AsyncRequestRow, cap: QueueC
   return true;
 }
 
-/** The team's request that runs next (or runs now): its oldest pending one. */
-export async function headOfTeam(ex: Executor, teamId: string): Promise<AsyncRequestRow | undefined> {
-  return ex.selectFrom('async_requests').selectAll().where('team_id', '=', teamId).where('state', 'in', PENDING).orderBy('position').limit(1).executeTakeFirst();
+/** What the worker reads of a head before it claims it: never the request text (up to 4 MiB). */
+export type HeadRow = Pick<AsyncRequestRow, 'id' | 'team_id' | 'position' | 'kind' | 'txn' | 'lease_until' | 'attempts' | 'failures' | 'steps_done' | 'token_hash'>;
+
+/** The team's request that runs next (or runs now): its oldest pending one, narrow columns only. */
+export async function headOfTeam(ex: Executor, teamId: string): Promise<HeadRow | undefined> {
+  return ex
+    .selectFrom('async_requests')
+    .select(['id', 'team_id', 'position', 'kind', 'txn', 'lease_until', 'attempts', 'failures', 'steps_done', 'token_hash'])
+    .where('team_id', '=', teamId)
+    .where('state', 'in', PENDING)
+    .orderBy('position')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** What a claimed request replays and who sent it: read once, after the claim. */
+export async function requestTextOf(ex: Executor, id: string): Promise<{ request: string; actor: string } | undefined> {
+  return ex.selectFrom('async_requests').select(['request', 'actor']).where('id', '=', id).executeTakeFirst();
 }
 
 /**
- * Teams with a pending request no live lease holds, oldest work first: where a worker may find
- * something to claim.
+ * Teams whose head request (the oldest pending one) can be claimed now, oldest head first: its
+ * lease is free or expired (a retry's backoff is a lease with no owner) and no other pending
+ * request of the team is earlier or leased. A team whose head runs elsewhere or waits out a
+ * backoff is not listed, so it takes no place in the worker's per-tick share.
  */
 export async function teamsWithWork(ex: Executor, now: string, limit: number): Promise<string[]> {
   const rows = await ex
-    .selectFrom('async_requests')
-    .select('team_id')
-    .where('state', 'in', PENDING)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .groupBy('team_id')
-    .orderBy((eb) => eb.fn.min('position'))
+    .selectFrom('async_requests as h')
+    .select('h.team_id')
+    .where('h.state', 'in', PENDING)
+    .where((eb) => eb.or([eb('h.lease_until', 'is', null), eb('h.lease_until', '<', now)]))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('async_requests as o')
+            .select('o.id')
+            .whereRef('o.team_id', '=', 'h.team_id')
+            .whereRef('o.id', '<>', 'h.id')
+            .where('o.state', 'in', PENDING)
+            .where((eb) => eb.or([eb('o.position', '<', eb.ref('h.position')), eb('o.lease_until', '>=', now)])),
+        ),
+      ),
+    )
+    .orderBy('h.position')
     .limit(limit)
     .execute();
   return rows.map((r) => r.team_id);
@@ -101,9 +129,18 @@ export async function renewRequestLease(ex: Executor, id: string, owner: string,
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Gives the lease back; nobody claims the request before `retryAt` (now: at once). */
-export async function releaseRequest(ex: Executor, id: string, owner: string, retryAt: string | null): Promise<void> {
-  await ex.updateTable('async_requests').set({ lease_owner: null, lease_until: retryAt }).where('id', '=', id).where('lease_owner', '=', owner).where('state', '=', 'running').execute();
+/**
+ * Gives the lease back; nobody claims the request before `retryAt` (now: at once). `failed`
+ * counts a failure that was not the request's own (a worker stopping or losing it does not).
+ */
+export async function releaseRequest(ex: Executor, id: string, owner: string, retryAt: string | null, failed = false): Promise<void> {
+  await ex
+    .updateTable('async_requests')
+    .set((eb) => ({ lease_owner: null, lease_until: retryAt, failures: failed ? eb('failures', '+', 1) : eb.ref('failures') }))
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('state', '=', 'running')
+    .execute();
 }
 
 export interface StepFence {
@@ -124,7 +161,7 @@ export interface StepFence {
 export async function advanceStep(ex: Executor, fence: StepFence): Promise<boolean> {
   const result = await ex
     .updateTable('async_requests')
-    .set((eb) => ({ steps_done: fence.from + 1, errors: fence.failed ? eb('errors', '+', 1) : eb.ref('errors'), lease_until: fence.until }))
+    .set((eb) => ({ steps_done: fence.from + 1, errors: fence.failed ? eb('errors', '+', 1) : eb.ref('errors'), failures: 0, lease_until: fence.until }))
     .where('id', '=', fence.id)
     .where('lease_owner', '=', fence.owner)
     .where('steps_done', '=', fence.from)
@@ -154,11 +191,15 @@ export interface Finish {
   readonly now: string;
 }
 
-/** Marks the request done with its outcome, fenced like a step; false when it was lost. */
+/**
+ * Marks the request done with its outcome, fenced like a step; false when it was lost. The
+ * request text is cleared in the same UPDATE: it may hold passwords, and nothing replays a done
+ * request (its method and path stay in their own columns).
+ */
 export async function finishRequest(ex: Executor, f: Finish): Promise<boolean> {
   const result = await ex
     .updateTable('async_requests')
-    .set({ state: 'done', outcome: f.outcome, status: f.status, finished_at: f.now, lease_owner: null, lease_until: null })
+    .set({ state: 'done', outcome: f.outcome, status: f.status, finished_at: f.now, lease_owner: null, lease_until: null, request: '' })
     .where('id', '=', f.id)
     .where('lease_owner', '=', f.owner)
     .where('steps_done', '=', f.steps)
@@ -167,7 +208,20 @@ export async function finishRequest(ex: Executor, f: Finish): Promise<boolean> {
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** The team's request by id (its txn): the status URL's read; another team's is not found. */
+/** What the status URL and `wait` read of a request: never the request text. */
+export type RequestStatusRow = Pick<AsyncRequestRow, 'id' | 'txn' | 'kind' | 'state' | 'method' | 'path' | 'operations' | 'steps_done' | 'created_at' | 'finished_at' | 'outcome'>;
+
+/** The team's request by id (its txn), narrow columns only; another team's is not found. */
+export async function requestStatusOfTeam(ex: Executor, teamId: string, id: string): Promise<RequestStatusRow | undefined> {
+  return ex
+    .selectFrom('async_requests')
+    .select(['id', 'txn', 'kind', 'state', 'method', 'path', 'operations', 'steps_done', 'created_at', 'finished_at', 'outcome'])
+    .where('id', '=', id)
+    .where('team_id', '=', teamId)
+    .executeTakeFirst();
+}
+
+/** The whole row (tests and tools): the request text is '' once the request is done. */
 export async function requestOfTeam(ex: Executor, teamId: string, id: string): Promise<AsyncRequestRow | undefined> {
   return ex.selectFrom('async_requests').selectAll().where('id', '=', id).where('team_id', '=', teamId).executeTakeFirst();
 }
