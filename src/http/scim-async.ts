@@ -164,13 +164,14 @@ const doc = (d: Parameters<typeof documented>[0]) => documented(d, (message, par
 export function registerAsync(app: FastifyInstance, options: AsyncHttpOptions): void {
   const { queue } = options;
   app.addHook('preHandler', async (request, reply) => {
-    if (request.method === 'GET' || request.method === 'HEAD' || request.headers.prefer === undefined) return;
+    if (request.method === 'GET' || request.method === 'HEAD') return;
     const template = request.routeOptions.url;
     if (template === undefined || !template.startsWith(app.prefix)) return;
     const route = template.slice(app.prefix.length);
     if (!ASYNC_ROUTES.has(`${request.method} ${route}`)) return;
     // The answer depends on Prefer here (RFC 7240 section 2): caches must key on it.
     reply.header('vary', 'Prefer');
+    if (request.headers.prefer === undefined) return;
     const prefer = parsePrefer(request.headers.prefer);
     if (!prefer.respondAsync || !queue.running) return;
     const ctx = options.context(request);

@@ -12,7 +12,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { parsePrefer } from '../../src/http/scim-async.ts';
+import { HashingBusy } from '../../src/oauth/passwords.ts';
 import type { PasswordKdf } from '../../src/oauth/passwords.ts';
+import { sha256 } from '../../src/ids.ts';
+import { requestOfTeam } from '../../src/storage/repos/async-requests.ts';
+import { revokeToken } from '../../src/storage/repos/tokens.ts';
 import { setTeamLimits } from '../../src/storage/repos/teams.ts';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
@@ -27,11 +31,17 @@ const ASYNCRESP = 'urn:ietf:params:scim:event:misc:asyncresp';
 /** A derivation the test holds: a write setting a password waits in it until released. */
 class HeldKdf implements PasswordKdf {
   holding = false;
+  /** Derivations still to refuse as the hasher's full queue would (503 with Retry-After). */
+  busy = 0;
   readonly #held: (() => void)[] = [];
   get held(): number {
     return this.#held.length;
   }
   async hash(password: string): Promise<string> {
+    if (this.busy > 0) {
+      this.busy--;
+      throw new HashingBusy();
+    }
     if (this.holding) await new Promise<void>((resolve) => this.#held.push(resolve));
     return `held$${password}`;
   }
@@ -300,6 +310,88 @@ for (const engine of engines) {
       const bad = await t.request('POST', '/v2/scim/Users', '{"userName":', ASYNC);
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.headers['preference-applied'], undefined);
+    });
+
+    it('a done request keeps no request text: the password sent is in no stored row, status document or event', async () => {
+      const secret = 'S3cret-kept-nowhere!';
+      const txn = accepted(await t.request('POST', '/v2/scim/Users', { userName: 'secret@acme.example', password: secret }, ASYNC));
+      const status = await done(txn);
+      assert.equal((status.response as Json).status, '201');
+      assert.deepEqual([status.method, status.path], ['POST', '/Users']);
+      const row = await requestOfTeam(t.storage.db, t.team.id, txn);
+      assert.equal(row?.request, '', 'the request text is cleared in the finish');
+      assert.ok(!JSON.stringify(row).includes(secret), 'no column holds the password');
+      const steps = await t.storage.db.selectFrom('async_request_steps').select('outcome').where('request_id', '=', txn).execute();
+      assert.ok(!JSON.stringify(steps).includes(secret));
+      assert.ok(!JSON.stringify(status).includes(secret));
+      const events = (await feed()).filter((e) => e.txn === txn);
+      assert.equal(events.filter((e) => e.change === 'asyncresp').length, 1);
+      assert.ok(!JSON.stringify(events).includes(secret), 'neither the asyncresp event nor the create event');
+    });
+
+    it('answers of routes that honour Prefer carry Vary: Prefer', async () => {
+      const sync = await t.request('POST', '/v2/scim/Users', { userName: 'vary@acme.example' });
+      assert.equal(sync.statusCode, 201);
+      assert.match(String(sync.headers.vary), /prefer/i);
+      const queued = await t.request('POST', '/v2/scim/Users', { userName: 'vary2@acme.example' }, ASYNC);
+      accepted(queued);
+      assert.match(String(queued.headers.vary), /prefer/i);
+    });
+
+    it('a refusal for now (the password hasher busy, 503 with Retry-After) is not the answer: the write runs again and succeeds', async () => {
+      kdf.busy = 1;
+      const txn = accepted(await t.request('POST', '/v2/scim/Users', { userName: 'busy@acme.example', password: 'a long enough password' }, ASYNC));
+      const status = await done(txn);
+      assert.equal(kdf.busy, 0, 'the first run was refused');
+      assert.equal((status.response as Json).status, '201', 'the second run created the user');
+      const events = (await feed()).filter((e) => e.txn === txn && e.change === 'asyncresp');
+      assert.deepEqual(events.map((e) => (e.outcome as Json).status), ['201'], 'one event, the final answer');
+    });
+
+    it('a Bulk operation refused for now runs again; the other operations keep their own answers (409 stays 409)', async () => {
+      assert.equal((await t.request('POST', '/v2/scim/Users', { userName: 'taken@acme.example' })).statusCode, 201);
+      kdf.busy = 1;
+      const txn = accepted(await t.request('POST', '/v2/scim/Bulk', {
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'],
+        Operations: [
+          { method: 'POST', path: '/Users', bulkId: 'a', data: { userName: 'taken@acme.example' } },
+          { method: 'POST', path: '/Users', bulkId: 'b', data: { userName: 'bulk-busy@acme.example', password: 'a long enough password' } },
+        ],
+      }, ASYNC));
+      const status = await done(txn);
+      const operations = (status.response as Json).Operations as Json[];
+      assert.deepEqual(operations.map((o) => o.status), ['409', '201']);
+      const events = (await feed()).filter((e) => String(e.txn).startsWith(`${txn}:`) && e.change === 'asyncresp');
+      assert.deepEqual(events.map((e) => `${String(e.txn)} ${String((e.outcome as Json).status)}`).sort(), [`${txn}:0 409`, `${txn}:1 201`]);
+    });
+
+    it('a request whose token is revoked before it runs does not run: each operation answers 401', async () => {
+      const token = await t.tokenFor(t.team.id, ['read', 'write']);
+      const as = (method: string, url: string, body: unknown) =>
+        t.app.inject({ method: method as 'POST', url, payload: JSON.stringify(body), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json', ...ASYNC } });
+      kdf.holding = true;
+      const blocker = accepted(await t.request('POST', '/v2/scim/Users', { userName: 'blocker@acme.example', password: 'a long enough password' }, ASYNC));
+      await until(() => kdf.held === 1, 'the blocker running');
+      const single = accepted(await as('POST', '/v2/scim/Users', { userName: 'revoked@acme.example' }));
+      const bulk = accepted(await as('POST', '/v2/scim/Bulk', {
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'],
+        Operations: [
+          { method: 'POST', path: '/Users', bulkId: 'x', data: { userName: 'revoked-x@acme.example' } },
+          { method: 'POST', path: '/Users', bulkId: 'y', data: { userName: 'revoked-y@acme.example' } },
+        ],
+      }));
+      assert.equal(await revokeToken(t.storage.db, sha256(token), new Date().toISOString()), true);
+      kdf.release();
+      await done(blocker);
+      const one = await done(single);
+      assert.equal((one.response as Json).status, '401');
+      assert.match(String(((one.response as Json).response as Json).detail), /revoked before it ran/);
+      const many = await done(bulk);
+      assert.deepEqual(((many.response as Json).Operations as Json[]).map((o) => o.status), ['401', '401']);
+      const found = json(await t.request('GET', '/v2/scim/Users?filter=userName%20sw%20%22revoked%22'));
+      assert.equal(found.totalResults, 0, 'nothing was written');
+      const events = (await feed()).filter((e) => (String(e.txn).startsWith(single) || String(e.txn).startsWith(bulk)) && e.change === 'asyncresp');
+      assert.deepEqual(events.map((e) => (e.outcome as Json).status), ['401', '401', '401']);
     });
 
     it('done requests are pruned with the feed\'s retention (30 days): the status URL then answers 404', async () => {
