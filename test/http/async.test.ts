@@ -16,6 +16,7 @@ import { HashingBusy } from '../../src/oauth/passwords.ts';
 import type { PasswordKdf } from '../../src/oauth/passwords.ts';
 import { sha256 } from '../../src/ids.ts';
 import { requestOfTeam } from '../../src/storage/repos/async-requests.ts';
+import { AsyncQueue, MAX_WAITERS_PER_TEAM } from '../../src/async/queue.ts';
 import { revokeToken } from '../../src/storage/repos/tokens.ts';
 import { setTeamLimits } from '../../src/storage/repos/teams.ts';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
@@ -392,6 +393,22 @@ for (const engine of engines) {
       assert.equal(found.totalResults, 0, 'nothing was written');
       const events = (await feed()).filter((e) => (String(e.txn).startsWith(single) || String(e.txn).startsWith(bulk)) && e.change === 'asyncresp');
       assert.deepEqual(events.map((e) => (e.outcome as Json).status), ['401', '401', '401']);
+    });
+
+    it('wait=: at most MAX_WAITERS_PER_TEAM waiters of a team per instance, the next answered at once; a client gone stops its wait', async () => {
+      const queue = new AsyncQueue({ storage: t.storage, clock: t.clock });
+      const gone = new AbortController();
+      const txn = 'a'.repeat(32);
+      let settled = 0;
+      const waiting = Array.from({ length: MAX_WAITERS_PER_TEAM }, () => queue.waitFor(t.team.id, txn, 10, gone.signal).finally(() => settled++));
+      await until(() => queue.waiters === MAX_WAITERS_PER_TEAM, 'the waiters registered');
+      assert.equal(await queue.waitFor(t.team.id, txn, 10), undefined, 'one more is answered at once');
+      assert.equal(settled, 0, 'while the others still wait');
+      const other = queue.waitFor('another-team', txn, 10, AbortSignal.abort());
+      assert.equal(await other, undefined);
+      gone.abort();
+      assert.deepEqual(await Promise.all(waiting), Array(MAX_WAITERS_PER_TEAM).fill(undefined));
+      assert.equal(queue.waiters, 0);
     });
 
     it('done requests are pruned with the feed\'s retention (30 days): the status URL then answers 404', async () => {
