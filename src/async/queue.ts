@@ -1,7 +1,8 @@
 /**
  * Accepting asynchronous requests (RFC 9967 section 2.5.1.1, `Prefer: respond-async`): what a
  * queued request keeps (the method, the path under the SCIM base, the query, If-Match and the
- * body, replayed by worker.ts through the same dispatch a route uses), the per-team cap
+ * body, replayed by worker.ts through the same dispatch a route uses, cleared once it is done;
+ * the hash of the token that sent it, checked before it runs), the per-team cap
  * (`async.queued` requests, `async.bytes` bytes of bodies, waiting or running) checked in the
  * insert's transaction, and the wait for an outcome (RFC 7240 `wait`). A Bulk is planned before
  * it is queued, so a malformed one is answered synchronously with its error. Nothing here knows

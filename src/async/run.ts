@@ -25,7 +25,7 @@ import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { recordAsyncResponse } from '../events/feed.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
-import { accessTokenByHash } from '../oauth/tokens.ts';
+import { tokenRevokedByHash } from '../oauth/tokens.ts';
 import { BulkAborted, isFailure, planBulk, runBulk } from '../scim/bulk/index.ts';
 import type { BulkJournal, BulkOperationResult, BulkPlan, BulkResponse } from '../scim/bulk/index.ts';
 import type { ScimContext } from '../scim/context.ts';
@@ -117,10 +117,10 @@ export interface Claim {
   tokenCheckedAt?: number;
 }
 
-/** Whether the token that queued the request is still live (a request no token queued: always). */
-async function tokenLive(deps: RunDeps, ex: Executor, claim: Claim): Promise<boolean> {
+/** Whether the token that queued the request is not revoked (a request no token queued: always). */
+async function tokenLive(ex: Executor, claim: Claim): Promise<boolean> {
   if (claim.row.token_hash === null) return true;
-  const live = (await accessTokenByHash(ex, deps.clock, claim.row.token_hash)) !== undefined;
+  const live = !(await tokenRevokedByHash(ex, claim.row.token_hash));
   if (live) claim.tokenCheckedAt = Date.now();
   return live;
 }
@@ -142,7 +142,7 @@ const idOfLocation = (location: string | undefined): string | null =>
  */
 async function recordStep(deps: RunDeps, trx: Tx, claim: Claim, from: number, outcome: WriteOutcome, target: EventTarget, actor: Actor): Promise<void> {
   if (claim.lost || claim.stopping()) throw new LostLease();
-  if (claim.tokenCheckedAt !== undefined && Date.now() - claim.tokenCheckedAt >= TOKEN_CHECK_MS && !(await tokenLive(deps, trx, claim))) throw new TokenRevoked();
+  if (claim.tokenCheckedAt !== undefined && Date.now() - claim.tokenCheckedAt >= TOKEN_CHECK_MS && !(await tokenLive(trx, claim))) throw new TokenRevoked();
   const until = new Date(deps.clock.now().getTime() + deps.leaseMs).toISOString();
   if (!(await advanceStep(trx, { id: claim.row.id, owner: claim.owner, from, failed: isFailure(outcome), until }))) {
     claim.lost = true;
@@ -317,7 +317,7 @@ export async function runClaimed(deps: RunDeps, claim: Claim): Promise<void> {
     types: await deps.types.typesOf(deps.storage.db, team),
     ...(deps.scans ? { scans: deps.scans } : {}),
   };
-  const live = await tokenLive(deps, deps.storage.db, claim);
+  const live = await tokenLive(deps.storage.db, claim);
   if (row.kind === 'bulk') {
     const plan = planBulk(request.body);
     if (!live) {

@@ -203,6 +203,16 @@ export async function verifyAccessToken(ex: Executor, clock: Clock, token: strin
   return (await accessTokenByHash(ex, clock, sha256(token)))?.bearer;
 }
 
+/**
+ * Whether the token whose SHA-256 is `hash` was revoked (or is unknown): what an asynchronous
+ * request checks before it runs. Expiry does not count: a request accepted while its token was
+ * live may run after the token's natural end, as a synchronous request that outlives it does.
+ */
+export async function tokenRevokedByHash(ex: Executor, hash: string): Promise<boolean> {
+  const row = await tokenByHash(ex, hash);
+  return !row || row.revoked_at !== null;
+}
+
 /** A token row if `token` is live (RFC 7662 `active`), for introspection and revocation. */
 export async function liveToken(ex: Executor, clock: Clock, token: string): Promise<TokenRow | undefined> {
   if (token.length > 200 || !(token.startsWith(ACCESS_PREFIX) || token.startsWith(REFRESH_PREFIX))) return undefined;

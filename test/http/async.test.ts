@@ -17,6 +17,7 @@ import type { PasswordKdf } from '../../src/oauth/passwords.ts';
 import { sha256 } from '../../src/ids.ts';
 import { requestOfTeam } from '../../src/storage/repos/async-requests.ts';
 import { AsyncQueue, MAX_WAITERS_PER_TEAM } from '../../src/async/queue.ts';
+import { MAX_FAILURES } from '../../src/async/run.ts';
 import { revokeToken } from '../../src/storage/repos/tokens.ts';
 import { setTeamLimits } from '../../src/storage/repos/teams.ts';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
@@ -347,6 +348,21 @@ for (const engine of engines) {
       assert.equal((status.response as Json).status, '201', 'the second run created the user');
       const events = (await feed()).filter((e) => e.txn === txn && e.change === 'asyncresp');
       assert.deepEqual(events.map((e) => (e.outcome as Json).status), ['201'], 'one event, the final answer');
+    });
+
+    it('a refusal for now becomes the answer only after MAX_FAILURES failures of the step', async () => {
+      kdf.holding = true;
+      const blocker = accepted(await t.request('POST', '/v2/scim/Users', { userName: 'blocker2@acme.example', password: 'a long enough password' }, ASYNC));
+      await until(() => kdf.held === 1, 'the blocker running');
+      const txn = accepted(await t.request('POST', '/v2/scim/Users', { userName: 'busy-last@acme.example', password: 'a long enough password' }, ASYNC));
+      // As if it had already failed MAX_FAILURES - 1 times (each after a backoff, over minutes).
+      await t.storage.db.updateTable('async_requests').set({ failures: MAX_FAILURES - 1 }).where('id', '=', txn).execute();
+      kdf.busy = 1;
+      kdf.release();
+      await done(blocker);
+      const status = await done(txn);
+      assert.equal((status.response as Json).status, '503', 'the last refusal is recorded as the answer');
+      assert.equal(kdf.busy, 0);
     });
 
     it('a Bulk operation refused for now runs again; the other operations keep their own answers (409 stays 409)', async () => {
