@@ -111,7 +111,10 @@ export interface Claim {
   lost: boolean;
   /** Whether the worker is stopping: a Bulk stops before its next operation commits. */
   readonly stopping: () => boolean;
-  /** Failures of the current step so far (the row's count at the claim; a recorded step starts it again). */
+  /**
+   * Failures so far of the step the claim started at (`row.steps_done`), as the row counted them;
+   * a later step of the same claim has none yet (the fence starts the row's count again).
+   */
   failures: number;
   /** When the token was last found live (epoch ms). */
   tokenCheckedAt?: number;
@@ -148,7 +151,6 @@ async function recordStep(deps: RunDeps, trx: Tx, claim: Claim, from: number, ou
     claim.lost = true;
     throw new LostLease();
   }
-  claim.failures = 0;
   await insertStep(trx, claim.row.id, from, JSON.stringify(outcome));
   const { resource: _resource, ...event } = outcome;
   await recordAsyncResponse({ clock: deps.clock }, trx, { teamId: claim.row.team_id, txn: target.txn, actor, resourceType: target.resourceType, resourceId: target.resourceId, outcome: event });
@@ -241,6 +243,7 @@ async function runBulkRequest(deps: RunDeps, claim: Claim, ctx: ScimContext, pla
     committed: (trx, index, result) => recordStep(deps, trx, claim, index, result, target(index, result), ctx.actor),
     failed: async (index, result) => {
       // A refusal for now (429, 503) is not the operation's answer until MAX_FAILURES.
+      if (index !== row.steps_done) claim.failures = 0;
       if (isTemporary(result.status) && claim.failures + 1 < MAX_FAILURES) throw new TryLater(1000);
       recording = { index, result };
       await transact(deps.storage.db, (trx) => recordStep(deps, trx, claim, index, result, target(index, result), ctx.actor));
@@ -256,9 +259,12 @@ async function runBulkRequest(deps: RunDeps, claim: Claim, ctx: ScimContext, pla
       if (error instanceof TokenRevoked) return answerRevoked(deps, claim, ctx, plan, target);
       // A failure that is not the operation's own is retried; after MAX_FAILURES it is the
       // operation's answer (500, or the refusal it was recording), and the Bulk goes on.
-      if (error instanceof BulkAborted || claim.failures + 1 < MAX_FAILURES) throw error;
-      deps.log?.error({ err: error, request: row.id }, 'asynchronous bulk operation failed again; answered 500');
+      if (error instanceof BulkAborted) throw error;
       const index = (await stepsOf(deps.storage.db, row.id)).length;
+      // A step recorded in this claim started the count again (its fence did, in the row too).
+      if (index !== row.steps_done) claim.failures = 0;
+      if (claim.failures + 1 < MAX_FAILURES) throw error;
+      deps.log?.error({ err: error, request: row.id }, 'asynchronous bulk operation failed again; answered 500');
       const step = plan.steps[index];
       if (!step) throw error;
       const outcome: BulkOperationResult =

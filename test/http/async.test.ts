@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { parsePrefer } from '../../src/http/scim-async.ts';
 import { HashingBusy } from '../../src/oauth/passwords.ts';
 import type { PasswordKdf } from '../../src/oauth/passwords.ts';
@@ -471,6 +472,59 @@ for (const engine of engines) {
       for (const txn of busy) busyDone.push(await finished(t.token, txn));
       assert.ok(patientDone > busyDone[0]!, 'the running request finished first');
       assert.ok(patientDone < busyDone[1]!, 'the other team\'s request ran next, before the busy team\'s second');
+    });
+  });
+}
+
+/** Fails the first INSERT of an asynchronous request's step whose outcome is a 409: a database fault while a refusal is recorded. */
+class FailRecordingOnce implements KyselyPlugin {
+  armed = false;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const node = args.node;
+    if (this.armed && node.kind === 'InsertQueryNode' && JSON.stringify(node.into).includes('async_request_steps') && JSON.stringify(node).includes('\\"status\\":\\"409\\"')) {
+      this.armed = false;
+      throw new Error('injected: the database failed while the step was recorded');
+    }
+    return node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+for (const engine of engines) {
+  describe(`asynchronous requests: a fault while a refusal is recorded (${engine.name})`, () => {
+    let t: TestApp;
+    const kdf = new HeldKdf();
+    const fault = new FailRecordingOnce();
+    before(async () => {
+      t = await createTestApp({ engine, wrapStorage: (s) => ({ ...s, db: s.db.withPlugin(fault) }), deps: { asyncRequests: { tickMs: 20 }, passwordKdf: kdf } });
+    });
+    after(() => t.close());
+
+    it('the last failure of a step keeps the step\'s own answer (409 stays 409, never 500)', async () => {
+      assert.equal((await t.request('POST', '/v2/scim/Users', { userName: 'taken@acme.example' })).statusCode, 201);
+      kdf.holding = true;
+      const blocker = String((await t.request('POST', '/v2/scim/Users', { userName: 'blocker@acme.example', password: 'a long enough password' }, ASYNC)).headers['set-txn']);
+      await until(() => kdf.held === 1, 'the blocker running');
+      const r = await t.request('POST', '/v2/scim/Bulk', {
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'],
+        Operations: [
+          { method: 'POST', path: '/Users', bulkId: 'a', data: { userName: 'taken@acme.example' } },
+          { method: 'POST', path: '/Users', bulkId: 'b', data: { userName: 'fresh@acme.example' } },
+        ],
+      }, ASYNC);
+      assert.equal(r.statusCode, 202);
+      const txn = String(r.headers['set-txn']);
+      // As if the step had already failed MAX_FAILURES - 1 times: this failure is its last.
+      await t.storage.db.updateTable('async_requests').set({ failures: MAX_FAILURES - 1 }).where('id', '=', txn).execute();
+      fault.armed = true;
+      kdf.release();
+      const statusOf = async (id: string) => json(await t.request('GET', `/v2/scim/AsyncRequests/${id}`));
+      await until(async () => (await statusOf(blocker)).status === 'done' && (await statusOf(txn)).status === 'done', 'both done');
+      assert.equal(fault.armed, false, 'the fault happened');
+      const operations = ((await statusOf(txn)).response as Json).Operations as Json[];
+      assert.deepEqual(operations.map((o) => o.status), ['409', '201']);
     });
   });
 }
