@@ -141,21 +141,18 @@ export interface AsyncHttpOptions {
   readonly tokenHash?: (request: FastifyRequest) => string | undefined;
 }
 
-/** An AbortSignal that aborts when the client goes away before its answer is sent. */
+/**
+ * An AbortSignal that aborts when the client goes away before its answer is sent: the response's
+ * 'close' before it ended (the request's own 'close' only says its body was read).
+ */
 function clientGone(request: FastifyRequest, reply: FastifyReply): { signal: AbortSignal; done: () => void } {
   const controller = new AbortController();
   const abort = (): void => {
     if (!reply.raw.writableEnded) controller.abort();
   };
-  request.raw.on('close', abort);
+  if (request.raw.socket?.destroyed === true) controller.abort();
   reply.raw.on('close', abort);
-  return {
-    signal: controller.signal,
-    done: () => {
-      request.raw.off('close', abort);
-      reply.raw.off('close', abort);
-    },
-  };
+  return { signal: controller.signal, done: () => reply.raw.off('close', abort) };
 }
 
 const doc = (d: Parameters<typeof documented>[0]) => documented(d, (message, parameter) => new ScimError(400, message, parameter === 'cursor' ? 'invalidCursor' : 'invalidValue'));

@@ -9,6 +9,7 @@
  * team cannot read the status URL.
  */
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
@@ -251,6 +252,19 @@ for (const engine of engines) {
       const txn = accepted(answer);
       kdf.release();
       assert.equal(((await done(txn)).response as Json).status, '201');
+    });
+
+    it('wait=N over a real connection: the wait lasts until the outcome (the request\'s body being read is no client gone)', async () => {
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const port = (t.app.server.address() as AddressInfo).port;
+      const r = await fetch(`http://127.0.0.1:${port}/v2/scim/Users`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/scim+json', prefer: 'respond-async, wait=10' },
+        body: JSON.stringify({ userName: 'socket-waited@acme.example' }),
+      });
+      assert.equal(r.status, 201, await r.clone().text());
+      assert.equal(r.headers.get('preference-applied'), null);
+      assert.equal(((await r.json()) as Json).userName, 'socket-waited@acme.example');
     });
 
     it('over the team\'s cap (async.queued, async.bytes): answered synchronously, without Preference-Applied', async () => {
