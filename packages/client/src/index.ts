@@ -1,7 +1,7 @@
 /** @rollcall/client: a typed client for Rollcall (see README.md). */
 export const CLIENT_VERSION = '0.1.0';
 export { Rollcall } from './client.ts';
-export type { RollcallOptions, ResourceType } from './client.ts';
+export type { BulkOptions, RollcallOptions, ResourceType } from './client.ts';
 export { ResourceClient } from './resources.ts';
 export type { IterateOptions, ReadOptions, WriteOptions } from './resources.ts';
 export { Transport, retryAfterMs } from './http.ts';

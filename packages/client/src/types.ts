@@ -11,6 +11,10 @@ export const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 export const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 export const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+export const BULK_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
+export const BULK_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:BulkResponse';
+/** The schema of Rollcall's status document of an asynchronous request (GET /v2/scim/AsyncRequests/{txn}). */
+export const ASYNC_REQUEST = 'urn:rollcall:params:scim:api:messages:2.0:AsyncRequest';
 
 /** Extension attributes, keyed by schema URN. */
 export type Extensions = { readonly [urn: `urn:${string}`]: object | undefined };
@@ -165,4 +169,62 @@ export interface ScimErrorBody {
 export interface OAuthErrorBody {
   error: string;
   error_description?: string;
+}
+
+/**
+ * One operation of a BulkRequest (RFC 7644 section 3.7). `path` is relative to the SCIM root
+ * (/Users, /Groups/{id}, /Users/{id}/activate); a later operation may name a resource created by
+ * this request as `bulkId:<bulkId>`, in `path` or as a value anywhere in `data`.
+ */
+export type BulkOperation =
+  | { method: 'POST'; path: string; bulkId?: string; data: object }
+  | { method: 'PUT'; path: string; bulkId?: string; version?: string; data: object }
+  | { method: 'PATCH'; path: string; bulkId?: string; version?: string; data: PatchOp }
+  | { method: 'DELETE'; path: string; bulkId?: string; version?: string };
+
+/** One operation's result in a BulkResponse, in request order (RFC 7644 section 3.7.3). */
+export interface BulkOperationResult {
+  readonly method: string;
+  readonly bulkId?: string;
+  /** The ETag after the write (absent for a failure and a group DELETE). */
+  readonly version?: string;
+  /** The resource's URL (absent for a failed POST). */
+  readonly location?: string;
+  /** The HTTP status the operation would have had alone, as a string ("201", "409"). */
+  readonly status: string;
+  /** On a failure: the SCIM error body (RFC 7644 section 3.12). */
+  readonly response?: ScimErrorBody;
+}
+
+/** RFC 7644 section 3.7 BulkResponse. Operations left unrun by failOnErrors are absent. */
+export interface BulkResponse {
+  readonly schemas: string[];
+  readonly Operations: BulkOperationResult[];
+}
+
+/** What a 202 to `Prefer: respond-async` gives (RFC 9967 section 2.5.1.1). */
+export interface AsyncAccepted {
+  /** The Set-Txn header: the txn of the request's asyncresp events (`<txn>:<i>` per Bulk operation). */
+  readonly txn: string;
+  /** The Location header: the status URL (GET it with `asyncRequest`). */
+  readonly location: string;
+}
+
+/** Rollcall's status document of an asynchronous request (docs/bulk.md). */
+export interface AsyncRequestStatus {
+  readonly schemas: string[];
+  /** The txn (Set-Txn). */
+  readonly id: string;
+  readonly status: 'queued' | 'running' | 'done';
+  readonly method: string;
+  /** The path the request was sent to, under the SCIM root (/Bulk, /Users, /Groups/{id}). */
+  readonly path: string;
+  /** Operations in the request (1 for a single write). */
+  readonly operations: number;
+  /** Operations finished so far. */
+  readonly completed: number;
+  readonly accepted: string;
+  readonly finished?: string;
+  /** When done: the BulkResponse of a Bulk, or a single write's result shaped as one BulkResponse operation. */
+  readonly response?: BulkResponse | BulkOperationResult;
 }
