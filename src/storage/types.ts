@@ -426,13 +426,13 @@ export interface AsyncRequestsTable {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
-  /** The request's method (migration 025). */
+  /** The request's method. */
   method: string;
-  /** The request's path under the SCIM base (migration 025). */
+  /** The request's path under the SCIM base. */
   path: string;
-  /** The hash of the access token that queued it, null when none did (migration 025). */
+  /** The hash of the access token that queued it, null when none did. */
   token_hash: string | null;
-  /** Failures not its own since its last recorded step (migration 025). */
+  /** Failures not its own since its last recorded step. */
   failures: number;
 }
 

@@ -11,7 +11,13 @@
  *   operations committed (a single write has one); each step's commit advances it in the step's
  *   own transaction, conditionally on the lease and the count (the fence that makes a step run
  *   once). `request` is what the worker replays (method, path, query, If-Match, body, as JSON
- *   text); `outcome` the answer once done (status and body, or the BulkResponse), as JSON text.
+ *   text), cleared when the request is done (it may hold passwords); `method` and `path` are
+ *   kept in columns of their own, so the status URL and `wait` never read the request text (up
+ *   to 4 MiB). `outcome` is the answer once done (status and body, or the BulkResponse), as JSON
+ *   text. `token_hash` is the hash of the access token that queued the request (never the
+ *   token): the worker runs the request only while that token is not revoked. `failures`
+ *   counts failures that were not the request's own (the database, a temporary refusal) since
+ *   its last recorded step; claims do not count; past a bound the failure becomes the answer.
  * - `async_request_steps`: each committed operation's BulkResponse entry (method, bulkId,
  *   version, location, status, response), keyed by the request and the operation's place in
  *   the execution order, written in that operation's transaction; a request taken over resumes
@@ -29,14 +35,18 @@ export function migration024(): Migration {
         .addColumn('team_id', 'varchar(20)', (c) => c.notNull())
         .addColumn('position', 'varchar(20)', (c) => c.notNull())
         .addColumn('kind', 'varchar(8)', (c) => c.notNull())
+        .addColumn('method', 'varchar(8)', (c) => c.notNull())
+        .addColumn('path', 'varchar(512)', (c) => c.notNull())
         .addColumn('state', 'varchar(8)', (c) => c.notNull())
         .addColumn('txn', 'varchar(128)', (c) => c.notNull())
         .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'varchar(128)')
         .addColumn('request', 'text', (c) => c.notNull())
         .addColumn('bytes', 'integer', (c) => c.notNull())
         .addColumn('operations', 'integer', (c) => c.notNull())
         .addColumn('steps_done', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('errors', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('lease_owner', 'varchar(64)')
         .addColumn('lease_until', 'text')
         .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
