@@ -1,0 +1,177 @@
+/**
+ * RFC 7644 3.7.4 limits and what a Bulk at the limits costs the server, on both engines: 1,001
+ * operations are 413 naming maxOperations, a body one byte over 4 MiB is 413 naming
+ * maxPayloadSize, and nothing of either runs; the other routes keep their 1 MiB limit. A Bulk
+ * at both limits (1,000 user creates in exactly 4,194,304 bytes, padded with displayName and
+ * title within their bounds, DESIGN.md section 4) succeeds on a real listening server
+ * (127.0.0.1) while /healthz is probed every 20 ms: the largest gap between its answers is the
+ * issue's bound on event-loop blocking (under 300 ms; reported in the diagnostics), and another
+ * team's GET /Users keeps being answered. The heap in use after full collections, before and
+ * after the big Bulk, grows by a bounded amount: the request's 4 MiB and its operations are
+ * not retained.
+ */
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createTestApp, json } from '../support/app.ts';
+import type { TestApp } from '../support/app.ts';
+import { engines } from '../support/engines.ts';
+import { auditRows, bulkBody, BULK_RESPONSE, ERROR, teamOf, USER } from '../support/bulk.ts';
+import type { BulkResult, TeamClient } from '../support/bulk.ts';
+
+const MAX_OPERATIONS = 1000;
+const MAX_PAYLOAD = 4 * 1024 * 1024;
+/** The issue's bound on how long the event loop may be held while a Bulk runs. */
+const MAX_GAP_MS = 300;
+/** The heap may grow by this much across the big Bulk (after full collections): less than the body it read, twice. */
+const MAX_HEAP_GROWTH = 2 * MAX_PAYLOAD;
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const settledHeap = (): number => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+const postUser = (i: number, pad = '') => ({
+  method: 'POST',
+  path: '/Users',
+  bulkId: `b${i}`,
+  data: { schemas: [USER], userName: `big${i}`, displayName: pad.slice(0, Math.ceil(pad.length / 2)), title: pad.slice(Math.ceil(pad.length / 2)) },
+});
+
+/** 1,000 user creates padded to exactly `bytes` bytes of JSON. */
+function bodyAtTheLimits(prefix: string, bytes: number): string {
+  const ops = (pads: number[]) => Array.from({ length: MAX_OPERATIONS }, (_, i) => postUser(i, 'p'.repeat(pads[i]!))).map((op) => ({ ...op, data: { ...op.data, userName: `${prefix}${op.data.userName}` } }));
+  const bare = JSON.stringify(bulkBody(ops(new Array<number>(MAX_OPERATIONS).fill(0))));
+  const spare = bytes - Buffer.byteLength(bare);
+  const each = Math.floor(spare / MAX_OPERATIONS);
+  const pads = Array.from({ length: MAX_OPERATIONS }, (_, i) => each + (i < spare % MAX_OPERATIONS ? 1 : 0));
+  // displayName holds at most 2,048 characters, title 4,096 (DESIGN.md section 4).
+  assert.ok(each + 1 <= 2 * 2048, `padding of ${each} per operation fits displayName and title`);
+  const body = JSON.stringify(bulkBody(ops(pads)));
+  assert.equal(Buffer.byteLength(body), bytes);
+  return body;
+}
+
+for (const engine of engines) {
+  describe(`Bulk limits (${engine.name})`, () => {
+    let t: TestApp;
+    let team: TeamClient;
+    let base: string;
+    before(async () => {
+      t = await createTestApp({ engine });
+      team = teamOf(t);
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    });
+    after(() => t.close());
+
+    const totalUsers = async (client: TeamClient): Promise<number> => Number(json(await client.request('GET', '/v2/scim/Users?count=0')).totalResults);
+
+    it('RFC 7644 3.7.4: 1,001 operations are 413 naming maxOperations, and no operation runs', async () => {
+      const res = await team.request('POST', '/v2/scim/Bulk', bulkBody(Array.from({ length: MAX_OPERATIONS + 1 }, (_, i) => postUser(i))));
+      assert.equal(res.statusCode, 413, res.body.slice(0, 300));
+      const error = json(res);
+      assert.deepEqual([error.schemas, error.status], [[ERROR], '413']);
+      assert.match(String(error.detail), /maxOperations/);
+      assert.match(String(error.detail), /1,?000/);
+      assert.equal(await totalUsers(team), 0);
+      assert.deepEqual(await auditRows(t, t.team.id), []);
+    });
+
+    it('RFC 7644 3.7.4: a body one byte over 4 MiB is 413 naming maxPayloadSize, under both prefixes; other routes keep 1 MiB', async () => {
+      const over = bodyAtTheLimits('over', MAX_PAYLOAD + 1);
+      for (const prefix of ['/v2/scim', '/scim']) {
+        const res = await team.request('POST', `${prefix}/Bulk`, over);
+        assert.equal(res.statusCode, 413, `${prefix}: ${res.body.slice(0, 300)}`);
+        const error = json(res);
+        assert.deepEqual([error.schemas, error.status], [[ERROR], '413']);
+        assert.match(String(error.detail), /maxPayloadSize/);
+        assert.match(String(error.detail), /4,?194,?304/);
+      }
+      const user = await team.request('POST', '/v2/scim/Users', JSON.stringify({ schemas: [USER], userName: 'large', title: 'x'.repeat(1024 * 1024) }));
+      assert.equal(user.statusCode, 413, 'POST /Users keeps its 1 MiB limit');
+      assert.equal(await totalUsers(team), 0);
+    });
+
+    it('a Bulk at both limits succeeds; /healthz is answered every 20 ms or so throughout, another team keeps being served, the heap stays bounded', async (ctx) => {
+      const other = await t.addTeam('bystander');
+      const bystander = teamOf(t, other.token);
+      assert.equal((await bystander.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'bystander' })).statusCode, 201);
+      const send = async (body: string): Promise<{ status: number; ops: BulkResult[] }> => {
+        const res = await fetch(`${base}/v2/scim/Bulk`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/scim+json' }, body });
+        const parsed = (await res.json()) as { schemas: string[]; Operations: BulkResult[] };
+        if (res.status === 200) assert.deepEqual(parsed.schemas, [BULK_RESPONSE]);
+        return { status: res.status, ops: parsed.Operations };
+      };
+      // Warm up every path the big Bulk takes before the heap's baseline is read.
+      const warm = await send(JSON.stringify(bulkBody(Array.from({ length: 20 }, (_, i) => ({ ...postUser(i), bulkId: `w${i}`, data: { schemas: [USER], userName: `warm${i}` } })))));
+      assert.equal(warm.status, 200);
+      const body = bodyAtTheLimits('', MAX_PAYLOAD);
+      const heapBefore = settledHeap();
+
+      let running = true;
+      const answers: number[] = [];
+      let healthFailures = 0;
+      const probes: Promise<void>[] = [];
+      const timer = setInterval(() => {
+        probes.push(
+          fetch(`${base}/healthz`).then(
+            async (res) => {
+              await res.arrayBuffer();
+              if (res.status === 200) answers.push(performance.now());
+              else healthFailures++;
+            },
+            () => void healthFailures++,
+          ),
+        );
+      }, 20);
+      let served = 0;
+      let refused = 0;
+      const reads = (async () => {
+        while (running) {
+          const res = await fetch(`${base}/v2/scim/Users`, { headers: { authorization: `Bearer ${other.token}` } });
+          await res.arrayBuffer();
+          if (res.status === 200) served++;
+          else refused++;
+        }
+      })();
+
+      const started = performance.now();
+      let result: { status: number; ops: BulkResult[] };
+      try {
+        result = await send(body);
+      } finally {
+        const ended = performance.now();
+        running = false;
+        clearInterval(timer);
+        await Promise.all(probes);
+        await reads;
+        const during = answers.filter((at) => at >= started && at <= ended);
+        const marks = [started, ...during, ended];
+        const maxGap = Math.max(...marks.slice(1).map((at, i) => at - marks[i]!));
+        ctx.diagnostic(`${engine.name}: Bulk of ${MAX_OPERATIONS} operations, ${body.length} bytes, took ${(ended - started).toFixed(0)} ms; ${during.length} /healthz answers during it, largest gap ${maxGap.toFixed(1)} ms; bystander reads served ${served}, refused ${refused}`);
+        assert.ok(during.length > 0, '/healthz was answered while the Bulk ran');
+        assert.ok(maxGap < MAX_GAP_MS, `the largest gap between /healthz answers was ${maxGap.toFixed(1)} ms (bound ${MAX_GAP_MS} ms)`);
+        assert.equal(healthFailures, 0);
+        assert.ok(served > 0, 'another team was served while the Bulk ran');
+        assert.equal(refused, 0);
+      }
+
+      assert.equal(result.status, 200);
+      assert.equal(result.ops.length, MAX_OPERATIONS);
+      assert.deepEqual([...new Set(result.ops.map((o) => o.status))], ['201']);
+      assert.equal(await totalUsers(team), MAX_OPERATIONS + 20);
+      assert.equal(await totalUsers(bystander), 1);
+
+      const heapAfter = settledHeap();
+      const growth = heapAfter - heapBefore;
+      ctx.diagnostic(`${engine.name}: heap in use ${(heapBefore / 2 ** 20).toFixed(1)} MiB before, ${(heapAfter / 2 ** 20).toFixed(1)} MiB after (growth ${(growth / 2 ** 20).toFixed(1)} MiB)`);
+      assert.ok(growth < MAX_HEAP_GROWTH, `the heap grew by ${(growth / 2 ** 20).toFixed(1)} MiB across the Bulk`);
+    });
+  });
+}
