@@ -90,6 +90,8 @@ export interface AppDeps {
   readonly resolve?: Resolve;
   /** This instance's scans in progress per team (scim/scan-gate.ts); a new one unless a test holds places in it. */
   readonly scans?: ScanGate;
+  /** This instance's Bulk requests in progress per team (scim/bulk/gate.ts); a new one unless a test holds places in it. */
+  readonly bulks?: ScanGate;
   /** Key sets on the web for client assertions (oauth/remote-keys.ts); the key fetcher unless a test brings its own. */
   readonly remoteKeys?: RemoteKeys;
   /** The key fetcher's bounds (timeout, size, cache); KEY_FETCH_DEFAULTS for every one a test does not set. */
@@ -235,7 +237,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One gate of scans per instance: the API and the console's filter box share each team's places.
   const scans = deps.scans ?? new ScanGate();
   const types = new TeamTypesCache();
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog };
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog, bulks: deps.bulks ?? new ScanGate() };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, accessLog, prefix: '/v2/admin' });

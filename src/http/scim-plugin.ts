@@ -24,8 +24,9 @@ import type { LastUsed } from './last-used.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import type { RequestJournal } from './request-journal.ts';
 import { noSuchEndpoint, registerScimRoutes } from './scim-routes.ts';
+import { bulkBodyTooLarge } from './scim-bulk.ts';
 import { responseType, scimBody } from './scim-payload.ts';
-import type { ScanGate } from '../scim/scan-gate.ts';
+import { ScanGate } from '../scim/scan-gate.ts';
 import { unstorableText } from '../text.ts';
 
 export interface ScimPluginOptions {
@@ -49,6 +50,8 @@ export interface ScimPluginOptions {
   readonly scans?: ScanGate;
   /** The access log, told the team of each authenticated request. */
   readonly accessLog?: AccessLog;
+  /** This instance's Bulk requests in progress per team (scim/bulk/gate.ts), shared by both prefixes. */
+  readonly bulks?: ScanGate;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -71,10 +74,10 @@ export function bearerToken(header: string | undefined): string | undefined {
   return /^\S+$/.test(trimmed) ? trimmed : undefined;
 }
 
-function classify(error: FastifyError): ScimError | undefined {
+function classify(error: FastifyError, request: FastifyRequest): ScimError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ScimError(413, 'The request body is larger than 1 MiB');
+      return bulkBodyTooLarge(request) ?? new ScimError(413, 'The request body is larger than 1 MiB');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ScimError(415, 'Send JSON with Content-Type application/scim+json or application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -184,7 +187,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const known = scimErrorOf(error) ?? classify(error);
+    const known = scimErrorOf(error) ?? classify(error, request);
     if (known) return sendScimError(request, reply, known);
     // A statement the database stopped outside a scan's deadline (an operator's cancel): the
     // server's trouble, worth a retry, not an unknown failure.
@@ -203,6 +206,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
   registerScimRoutes(app, {
     baseUrl: options.baseUrl,
     discovery: options.discovery,
+    bulks: options.bulks ?? new ScanGate(),
     context: (request) => {
       const ctx = contexts.get(request);
       if (!ctx) throw new ScimError(401, 'Authentication required');

@@ -31,6 +31,8 @@ import { responseType, scimPayload } from './scim-payload.ts';
 import { documented } from './openapi/route-doc.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
 import { scimDocs } from './openapi/routes-scim.ts';
+import { registerBulkRoute } from './scim-bulk.ts';
+import type { ScanGate } from '../scim/scan-gate.ts';
 
 /** A declared route's options; a parameter that fails its schema is a SCIM 400 (cursor: invalidCursor). */
 const doc = (d: RouteDoc) => documented(d, (message, parameter) => new ScimError(400, message, parameter === 'cursor' ? 'invalidCursor' : 'invalidValue'));
@@ -42,6 +44,8 @@ export interface RouteOptions {
   readonly types: (request: FastifyRequest) => TeamTypes;
   /** The team's /Schemas and /ResourceTypes, rendered once per schema version. */
   readonly discovery: DiscoveryCache;
+  /** This instance's Bulk requests in progress per team (scim/bulk/gate.ts). */
+  readonly bulks: ScanGate;
 }
 
 type Params = { id: string };
@@ -217,6 +221,8 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
     await groups.deleteGroup(ctx(request), request.params.id, preconditions(request));
     return reply.code(204).send();
   });
+
+  registerBulkRoute(app, { context: ctx, bulks: options.bulks });
 
   catalogRoutes(app, options);
 }

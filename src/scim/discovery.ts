@@ -2,7 +2,8 @@
  * ServiceProviderConfig, ResourceTypes and Schemas (RFC 7643 sections 5-7; RFC 7644 section 4),
  * rendered from the schema registry so that they cannot drift from what the server does. Each
  * document tells the truth: PATCH, filters, sorting, ETags and password changes (PUT or PATCH of
- * the write-only `password`) are supported; bulk and /Me are not; lists page by index (the default) or by cursor (RFC 9865 section 4).
+ * the write-only `password`) are supported, and bulk (RFC 7644 3.7, scim/bulk/) with its
+ * maxOperations and maxPayloadSize; /Me is not; lists page by index (the default) or by cursor (RFC 9865 section 4).
  * Filtering and sorting hold at the server root too (scim/search.ts), with the same page sizes;
  * there, index paging only (the root refuses a cursor, naming the endpoints that take one).
  * A team with a catalog of roles and entitlements (DESIGN.md section 12) also lists Role and its
@@ -11,6 +12,7 @@
  * ServiceProviderConfig extension; a team without one sees exactly what it saw before.
  */
 import { EVENT_DELIVERY_METHODS, EVENT_URIS } from '../events/set.ts';
+import { BULK_MAX_OPERATIONS, BULK_MAX_PAYLOAD } from './bulk/parse.ts';
 import { notFound } from './errors.ts';
 import { CURSOR_TIMEOUT_SECONDS } from './cursor.ts';
 import { DEFAULT_COUNT, MAX_COUNT } from './query.ts';
@@ -67,7 +69,7 @@ export function serviceProviderConfig(baseUrl: string, types?: TeamTypes): Recor
     schemas: [SERVICE_PROVIDER_CONFIG_SCHEMA],
     documentationUri: `${baseUrl}/docs`,
     patch: { supported: true },
-    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+    bulk: { supported: true, maxOperations: BULK_MAX_OPERATIONS, maxPayloadSize: BULK_MAX_PAYLOAD },
     filter: { supported: true, maxResults: MAX_FILTER_RESULTS },
     // A password is set by PUT or PATCH of the write-only `password` attribute (Okta O7).
     changePassword: { supported: true },

@@ -23,7 +23,7 @@ describe('discovery', () => {
       const body = json(await t.request('GET', url));
       assert.deepEqual(body.schemas, ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig']);
       assert.deepEqual(body.patch, { supported: true });
-      assert.equal((body.bulk as Record<string, unknown>).supported, false);
+      assert.deepEqual(body.bulk, { supported: true, maxOperations: 1000, maxPayloadSize: 4194304 }, 'RFC 7644 3.7.4: the Bulk limits are advertised');
       assert.equal((body.filter as Record<string, unknown>).supported, true);
       assert.equal((body.filter as Record<string, unknown>).maxResults, 1000);
       assert.deepEqual(body.sort, { supported: true });

@@ -69,6 +69,57 @@ const CATALOG_RESOURCE: JsonSchema = {
   additionalProperties: true,
 };
 const CATALOG_TAG = 'SCIM roles and entitlements';
+const BULK_REQUEST_SCHEMA: JsonSchema = {
+  type: 'object',
+  title: 'BulkRequest',
+  properties: {
+    schemas: { type: 'array', items: { type: 'string' }, description: 'Must contain urn:ietf:params:scim:api:messages:2.0:BulkRequest.' },
+    failOnErrors: { type: 'integer', minimum: 1, description: 'Stop after this many failed operations.' },
+    Operations: {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        properties: {
+          method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE'] },
+          path: { type: 'string', description: 'Under the SCIM base: /Users or /Groups for POST, /Users/{id} or /Groups/{id} (or bulkId:<id> for an id this request creates) otherwise.' },
+          bulkId: { type: 'string', description: 'Required on POST; unique within the request.' },
+          version: { type: 'string', description: 'If-Match for this operation: the ETag it applies to.' },
+          data: { type: 'object', additionalProperties: true, description: 'The body the single request would carry (a resource, or a PatchOp).' },
+        },
+        required: ['method', 'path'],
+        additionalProperties: true,
+      },
+    },
+  },
+  required: ['schemas', 'Operations'],
+  additionalProperties: true,
+};
+const BULK_RESPONSE_SCHEMA: JsonSchema = {
+  type: 'object',
+  title: 'BulkResponse',
+  properties: {
+    schemas: { type: 'array', items: { type: 'string' } },
+    Operations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          method: { type: 'string' },
+          bulkId: { type: 'string' },
+          version: { type: 'string' },
+          location: { type: 'string', description: 'The resource\'s URL (absent for a failed POST).' },
+          status: { type: 'string', description: 'The HTTP status the operation alone would have answered.' },
+          response: { type: 'object', additionalProperties: true, description: 'The SCIM error of a failed operation (RFC 7644 3.12).' },
+        },
+        required: ['method', 'status'],
+        additionalProperties: true,
+      },
+    },
+  },
+  required: ['schemas', 'Operations'],
+  additionalProperties: true,
+};
 type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export const scimDocs = {
@@ -257,6 +308,19 @@ export const scimDocs = {
     querystring: query(PROJECTION),
     headers: [IF_MATCH],
     responses: { '200': resource('User', 'The activated User.'), ...errors('scim', [...AUTH_ERRORS, 404, 409, 412, ...BODY_ERRORS]) },
+    errors: 'scim',
+  } satisfies RouteDoc,
+  bulk: {
+    summary: 'Run a bulk request (RFC 7644 3.7)',
+    description:
+      'POST, PUT, PATCH and DELETE operations on Users and Groups, each its own transaction, audit row and event, run after the POSTs whose bulkId they reference (bulkId:<id> in data values and path segments). ' +
+      'Each operation answers its own status and, on failure, its SCIM error; the request answers 200 whatever they answer. failOnErrors stops after that many errors (later operations are absent). ' +
+      'Limits (ServiceProviderConfig bulk): maxOperations 1000 and maxPayloadSize 4194304 bytes, over either 413 before any operation runs; a team runs at most bulk.concurrent Bulk requests at once (429 with Retry-After).',
+    tags: ['SCIM bulk'],
+    operationId: 'bulk',
+    security: SCIM_WRITE,
+    requestBody: body(BULK_REQUEST_SCHEMA, 'The BulkRequest.'),
+    responses: { '200': jsonAnswer('Each operation\'s outcome, in request order.', BULK_RESPONSE_SCHEMA), ...errors('scim', [...AUTH_ERRORS, ...BODY_ERRORS]) },
     errors: 'scim',
   } satisfies RouteDoc,
 };

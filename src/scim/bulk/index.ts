@@ -8,5 +8,5 @@ export type { BulkOperation, ParsedBulk } from './parse.ts';
 export { orderOperations, planBulk, referencesOf } from './plan.ts';
 export type { BulkPlan, PlannedOperation } from './plan.ts';
 export { BulkAborted, isFailure, runBulk } from './run.ts';
-export type { BulkJournal, BulkOperationResult, BulkResponse } from './run.ts';
+export type { BulkJournal, BulkObserver, BulkOperationResult, BulkResponse } from './run.ts';
 export { enterBulk } from './gate.ts';

@@ -104,7 +104,21 @@ function failedWith(ctx: ScimContext, step: PlannedOperation, path: string, erro
   };
 }
 
-export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJournal): Promise<BulkResponse> {
+/** What the caller learns besides the response (the HTTP route logs with its request id). */
+export interface BulkObserver {
+  /** An operation failed with an error no SCIM rule names (answered 500 without a journal): the caller logs it. */
+  unexpected?(error: unknown, step: PlannedOperation): void;
+}
+
+/** The SCIM error an operation's failure answers, or undefined when it is unknown (a server fault). */
+function knownError(ctx: ScimContext, error: unknown): ScimError | undefined {
+  if (error instanceof ScimError || error instanceof OverBudget) return scimErrorOf(error);
+  // A statement the database stopped (an operator's cancel): worth a retry, as the route answers it.
+  if (ctx.storage.hooks.isDeadline(error)) return new ScimError(503, 'The database stopped a statement of this operation before it finished; retry later', undefined, { 'retry-after': '1' });
+  return undefined;
+}
+
+export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJournal, observer: BulkObserver = {}): Promise<BulkResponse> {
   const ids = new Map<string, string>();
   const results: (BulkOperationResult | undefined)[] = new Array(plan.size);
   let errors = 0;
@@ -140,8 +154,9 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
         continue;
       } catch (error) {
         if (error instanceof BulkAborted) throw error;
-        const known = error instanceof ScimError || error instanceof OverBudget ? scimErrorOf(error) : undefined;
+        const known = knownError(ctx, error);
         if (!known && journal) throw error;
+        if (!known) observer.unexpected?.(error, step);
         result = failedWith(ctx, step, path, known ?? new ScimError(500, 'Internal server error'));
       }
     }
