@@ -147,6 +147,7 @@ for (const engine of engines) {
     it(`a random Bulk leaves the directory and the feed exactly as the same single requests (${RUNS} runs, seed ${SEED})`, async (ctx) => {
       let run = 0;
       let operationsSent = 0;
+      const statuses = new Map<string, number>();
       await fc.assert(
         fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
           run++;
@@ -174,6 +175,7 @@ for (const engine of engines) {
             if (op.method === 'POST' && res.statusCode === 201) singleIds.set(op.bulkId!, String(json(res).id));
           }
           assert.deepEqual(results.map((r) => r.status), singleStatuses, `statuses, for ${JSON.stringify(ops)}`);
+          for (const r of results) statuses.set(`${r.method} ${r.status}`, (statuses.get(`${r.method} ${r.status}`) ?? 0) + 1);
 
           for (const path of ['/Users', '/Groups'] as const) {
             assert.deepEqual(normalised(await listAll(bulkTeam, path), bulkIds), normalised(await listAll(singleTeam, path), singleIds), `${path} after ${JSON.stringify(ops)}`);
@@ -182,7 +184,7 @@ for (const engine of engines) {
         }),
         { numRuns: RUNS, seed: SEED },
       );
-      ctx.diagnostic(`${run} runs, ${operationsSent} operations, seed ${SEED}`);
+      ctx.diagnostic(`${run} runs, ${operationsSent} operations, seed ${SEED}; ${[...statuses].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
     });
   });
 }
