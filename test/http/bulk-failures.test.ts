@@ -157,6 +157,41 @@ for (const engine of engines) {
       assert.equal((await t.request('GET', `/v2/scim/Groups/${gid}`)).statusCode, 404);
     });
 
+    it('RFC 7644 3.7.3: an operation on a path no single write serves is answered for that operation as the single request would be', async () => {
+      const user = String(json(await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'pathy' })).id);
+      const cases: [string, string, Json | undefined][] = [
+        ['POST', `/Users/${user}`, { schemas: [USER], userName: 'x' }],
+        ['PATCH', '/Groups', { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value: 'x' }] }],
+        ['PUT', `/Users/${user}/deactivate`, {}],
+        ['POST', '/Roles', { displayName: 'x' }],
+        ['PUT', '/Entitlements/e5', { displayName: 'x' }],
+        ['DELETE', '/Schemas/urn:ietf:params:scim:schemas:core:2.0:User', undefined],
+        ['POST', '/users', { schemas: [USER], userName: 'lower' }],
+        ['PUT', '/Users/NOSUCHUSER/activate', {}],
+      ];
+      const ops = await bulkOk(team, bulkBody(cases.map(([method, path, data]) => ({ method, path, ...(method === 'POST' ? { bulkId: `b${path}` } : {}), ...(data ? { data } : {}) }))));
+      assert.equal(ops.length, cases.length);
+      for (const [i, [method, path, data]] of cases.entries()) {
+        const single = await t.request(method, `/v2/scim${path}`, data);
+        assert.ok(single.statusCode >= 400, `${method} ${path} fails alone`);
+        const error = assertOpError(ops[i], String(single.statusCode));
+        assert.equal(error.scimType, json(single).scimType, `${method} ${path}`);
+      }
+      // A Bulk inside a Bulk is no write operation: refused for itself, not run.
+      const nested = await bulkOk(team, bulkBody([{ method: 'POST', path: '/Bulk', bulkId: 'inner', data: bulkBody([{ method: 'POST', path: '/Users', bulkId: 'x', data: { schemas: [USER], userName: 'nested' } }]) }]));
+      assertOpError(nested[0], '404');
+      assert.deepEqual(await userNames(), ['pathy']);
+      assert.deepEqual((await auditRows(t, t.team.id)).length, 1, 'only the user created alone was recorded');
+    });
+
+    it('the response is application/scim+json, or application/json when the request accepts only that', async () => {
+      const scim = await t.request('POST', '/v2/scim/Bulk', bulkBody([postUser('u0', 'zero')]));
+      assert.equal(scim.headers['content-type'], 'application/scim+json');
+      const plain = await t.request('POST', '/v2/scim/Bulk', bulkBody([postUser('u1', 'one')]), { accept: 'application/json' });
+      assert.equal(plain.headers['content-type'], 'application/json');
+      assert.equal((json(plain).Operations as Json[])[0]!.status, '201');
+    });
+
     it('another team\'s ids: PUT, PATCH and DELETE are 404 for each operation, a member id is refused as unknown; that team\'s resources are untouched', async () => {
       const beta = await t.addTeam('beta');
       const other = teamOf(t, beta.token);

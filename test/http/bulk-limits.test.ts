@@ -16,6 +16,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import type { Storage } from '../../src/storage/connect.ts';
+import { hooksOf, hot, StorageCarrier } from '../../src/storage/statements.ts';
+import type { Statements } from '../../src/storage/statements.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -56,6 +59,29 @@ function bodyAtTheLimits(prefix: string, bytes: number): string {
   const body = JSON.stringify(bulkBody(ops(pads)));
   assert.equal(Buffer.byteLength(body), bytes);
   return body;
+}
+
+/** Makes every write statement wait `ms` first while `on`: a Bulk that takes as long as the test needs, without blocking the loop. */
+class SlowWrites {
+  on = false;
+  readonly ms: number;
+  constructor(ms: number) {
+    this.ms = ms;
+  }
+  wrap(storage: Storage): Storage {
+    const inner = hot(storage.db);
+    const pause = async (): Promise<void> => {
+      if (this.on) await new Promise((resolve) => setTimeout(resolve, this.ms));
+    };
+    const statements: Statements = {
+      all: inner.all,
+      first: inner.first,
+      run: async (ex, def, params) => (await pause(), inner.run(ex, def, params)),
+      write: async (ex, def, params) => (await pause(), inner.write(ex, def, params)),
+      shaped: inner.shaped,
+    };
+    return { ...storage, db: storage.db.withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
+  }
 }
 
 for (const engine of engines) {
@@ -198,6 +224,32 @@ for (const engine of engines) {
       ctx.diagnostic(`${engine.name}: heap in use ${mib(heapBefore)} before, ${mib(heapAfter)} after one Bulk, ${mib(heapAgain)} after two`);
       assert.ok(heapAfter - heapBefore < MAX_HEAP_GROWTH, `the heap grew by ${mib(heapAfter - heapBefore)} across the Bulk`);
       assert.ok(heapAgain - heapBefore < MAX_HEAP_GROWTH, `the heap grew by ${mib(heapAgain - heapBefore)} across two Bulks`);
+    });
+
+    it('a Bulk that runs longer than the connection idle timeout still gets its answer: the socket is not idle, the server is working', async (ctx) => {
+      // The idle timeout (DESIGN.md section 6 deadlines, 60 s by default) is shortened to 300 ms,
+      // and each write waits 50 ms, so the Bulk's 8 creates (two writes or more each) keep the
+      // socket silent for longer than that while the server works on the client's request.
+      const slow = new SlowWrites(50);
+      const s = await createTestApp({ engine, wrapStorage: (storage) => slow.wrap(storage), deps: { deadlines: { idleTimeout: 300 } } });
+      try {
+        await s.app.listen({ host: '127.0.0.1', port: 0 });
+        const url = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}/v2/scim/Bulk`;
+        slow.on = true;
+        const started = performance.now();
+        const outcome = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/scim+json' }, body: JSON.stringify(bulkBody(Array.from({ length: 8 }, (_, i) => ({ ...postUser(i), data: { schemas: [USER], userName: `slow${i}` } })))) }).then(
+          async (res) => ({ status: res.status, body: (await res.json()) as { Operations: BulkResult[] } }),
+          (error: unknown) => ({ status: 0, error: String((error as { cause?: unknown }).cause ?? error) }),
+        );
+        slow.on = false;
+        ctx.diagnostic(`${engine.name}: answered ${outcome.status} after ${(performance.now() - started).toFixed(0)} ms ${'error' in outcome ? outcome.error : ''}`);
+        assert.equal(outcome.status, 200, 'the client got its answer');
+        assert.ok('body' in outcome);
+        assert.deepEqual(outcome.body.Operations.map((o) => o.status), new Array(8).fill('201'));
+      } finally {
+        slow.on = false;
+        await s.close();
+      }
     });
   });
 }

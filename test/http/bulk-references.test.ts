@@ -130,6 +130,20 @@ for (const engine of engines) {
       for (const op of ops) assert.equal(op.location?.includes('bulkId'), false, `no bulkId in a location: ${op.location}`);
     });
 
+    it('PUT /Users/bulkId:u1/activate reactivates the user a DELETE of the same Bulk deactivated', async () => {
+      const ops = await bulkOk(
+        team,
+        bulkBody([postUser('u1', 'one'), { method: 'DELETE', path: '/Users/bulkId:u1' }, { method: 'PUT', path: '/Users/bulkId:u1/activate', data: {} }]),
+      );
+      const u1 = created(ops, 'u1');
+      assert.deepEqual(ops.map((o) => o.status), ['201', '204', '200']);
+      assert.equal(ops[2]!.location, `${BASE_URL}/v2/scim/Users/${u1}`, 'the activated user\'s location');
+      const user = await t.request('GET', `/v2/scim/Users/${u1}`);
+      assert.equal(user.statusCode, 200);
+      assert.equal(json(user).active, true);
+      assert.equal(user.headers.etag, ops[2]!.version);
+    });
+
     it('RFC 7644 3.7: references to operations later in the request are resolved (dependency order)', async () => {
       const ops = await bulkOk(
         team,
