@@ -13,6 +13,7 @@ import { ScanGate } from '../../src/scim/scan-gate.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
+import { seedCatalog } from '../support/catalog.ts';
 import { adminDeps } from '../support/oauth.ts';
 
 const BULK = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
@@ -75,6 +76,18 @@ for (const engine of engines) {
       assert.equal(ops[0]!.version, 'W/"2"');
       const group = json(await t.request('GET', `/v2/scim/Groups/${groupId}`));
       assert.deepEqual((group.members as { value: string }[]).map((m) => m.value), [idOf(ops[2]!.location)]);
+    });
+
+    it('a quoted reference in a PATCH operation\'s path filter (members[value eq "bulkId:x"]) resolves too', async () => {
+      const ops = await bulk([
+        { method: 'POST', path: '/Users', bulkId: 'carol', data: { userName: 'carol.bulk' } },
+        { method: 'POST', path: '/Users', bulkId: 'dan', data: { userName: 'dan.bulk' } },
+        { method: 'POST', path: '/Groups', bulkId: 'pair', data: { displayName: 'Filter pair', members: [{ value: 'bulkId:carol' }, { value: 'bulkId:dan' }] } },
+        { method: 'PATCH', path: '/Groups/bulkId:pair', data: { schemas: [PATCH], Operations: [{ op: 'remove', path: 'members[value eq "bulkId:carol"]' }] } },
+      ]);
+      assert.deepEqual(ops.map((o) => o.status), ['201', '201', '201', '204']);
+      const group = json(await t.request('GET', new URL(ops[2]!.location!).pathname));
+      assert.deepEqual((group.members as { value: string }[]).map((m) => m.value), [idOf(ops[1]!.location)]);
     });
 
     it('an unknown bulkId fails its operation with 400 invalidValue; a circular reference fails with 409 (3.7.1); the rest is committed', async () => {
@@ -207,6 +220,16 @@ for (const engine of engines) {
       ]);
       assert.deepEqual(ops.map((o) => o.status), ['404', '404']);
       assert.match(ops[0]!.response!.detail, /No SCIM endpoint POST \/Widgets/);
+    });
+
+    it('a write to one of the team\'s catalog endpoints answers the route\'s 405 for that operation', async () => {
+      const other = await t.addTeam(`catalog-${engine.name}`);
+      await seedCatalog(t.storage, other.team.id, { roles: [{ value: 'admin', displayName: 'Administrator' }], types: [] });
+      const res = await t.request('POST', '/v2/scim/Bulk', { schemas: [BULK], Operations: [{ method: 'DELETE', path: '/Roles/admin' }, { method: 'POST', path: '/Roles', bulkId: 'r', data: { displayName: 'x' } }] }, { authorization: `Bearer ${other.token}` });
+      assert.equal(res.statusCode, 200, res.body);
+      const ops = json(res).Operations as OpResult[];
+      assert.deepEqual(ops.map((o) => o.status), ['405', '405']);
+      assert.match(ops[0]!.response!.detail, /read-only/);
     });
 
     it('RFC 7644 3.7.4: over maxOperations is 413 naming the limit, before any operation runs', async () => {

@@ -106,6 +106,11 @@ describe('Bulk planner', () => {
       }),
       ['p', 'x', 'y'],
     );
+    assert.deepEqual(
+      referencesOf({ method: 'PATCH', path: '/Groups/g', data: { schemas: [], Operations: [{ op: 'remove', path: 'members[value eq "bulkId:m"]' }] } }),
+      ['m'],
+      'a quoted reference in a PATCH path filter',
+    );
   });
 
   it('a chain of 1000 operations in reverse order is planned dependencies first', () => {

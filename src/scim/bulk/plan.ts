@@ -7,8 +7,9 @@
  * the same body always gives the same plan.
  *
  * A reference is a string value that is exactly `bulkId:<id>`, anywhere in `data` (a group's
- * `members[].value`, an extension's `manager.value`, a PATCH operation's value), or a path
- * segment (`/Groups/bulkId:<id>`). A reference to a bulkId no POST of the request declares fails
+ * `members[].value`, an extension's `manager.value`, a PATCH operation's value), a path segment
+ * (`/Groups/bulkId:<id>`), or a quoted value in a PATCH operation's path filter
+ * (`members[value eq "bulkId:<id>"]`). A reference to a bulkId no POST of the request declares fails
  * its operation with 400 invalidValue. Operations whose references form a cycle (3.7.1) fail with
  * 409: none of them can be created first with its references resolved, and this server does not
  * split a create into a create and a later PATCH. Both failures are per operation; the rest of the
@@ -49,14 +50,36 @@ function collect(value: unknown, out: Set<string>): void {
   }
 }
 
-/** The bulkIds an operation references, in its path's segments and its data's string values. */
-export function referencesOf(op: Pick<BulkOperation, 'path' | 'data'>): string[] {
+/** A quoted reference inside a PATCH operation's path filter: members[value eq "bulkId:x"]. */
+export const QUOTED_REF = /"bulkId:([^"\\]+)"/g;
+
+const keyed = (object: Record<string, unknown>, name: string): unknown => {
+  const key = Object.keys(object).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? undefined : object[key];
+};
+
+/** The `path` strings of a PatchOp's operations (where a value filter may name a bulkId). */
+export function patchPaths(data: unknown): string[] {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return [];
+  const operations = keyed(data as Record<string, unknown>, 'Operations');
+  if (!Array.isArray(operations)) return [];
+  return operations.flatMap((op) => {
+    const path = op !== null && typeof op === 'object' && !Array.isArray(op) ? keyed(op as Record<string, unknown>, 'path') : undefined;
+    return typeof path === 'string' ? [path] : [];
+  });
+}
+
+/** The bulkIds an operation references: its path's segments, its data's string values, and quoted ones in a PATCH's path filters. */
+export function referencesOf(op: Pick<BulkOperation, 'path' | 'data'> & { readonly method?: string }): string[] {
   const out = new Set<string>();
   for (const segment of op.path.split('/')) {
     const ref = refOf(segment);
     if (ref !== undefined) out.add(ref);
   }
   collect(op.data, out);
+  if (op.method === undefined || op.method === 'PATCH') {
+    for (const path of patchPaths(op.data)) for (const match of path.matchAll(QUOTED_REF)) if (match[1]) out.add(match[1]);
+  }
   return [...out];
 }
 

@@ -20,7 +20,7 @@ import type { ScimContext } from '../context.ts';
 import { runWriteOperation } from '../dispatch.ts';
 import type { WriteResult } from '../dispatch.ts';
 import { ScimError, scimErrorOf } from '../errors.ts';
-import { BULK_REF_PREFIX } from './plan.ts';
+import { BULK_REF_PREFIX, patchPaths, QUOTED_REF } from './plan.ts';
 import type { BulkPlan, PlannedOperation } from './plan.ts';
 import { BULK_RESPONSE } from './parse.ts';
 
@@ -76,6 +76,28 @@ function substitute(value: unknown, ids: ReadonlyMap<string, string>): unknown {
   return value;
 }
 
+/** A PATCH's data with quoted references in its operations' path filters replaced too. */
+function substituteData(step: PlannedOperation, ids: ReadonlyMap<string, string>): unknown {
+  const data = substitute(step.data, ids);
+  if (step.method !== 'PATCH' || patchPaths(data).length === 0) return data;
+  const document = data as Record<string, unknown>;
+  const key = Object.keys(document).find((k) => k.toLowerCase() === 'operations') as string;
+  const operations = (document[key] as unknown[]).map((op) => {
+    if (op === null || typeof op !== 'object' || Array.isArray(op)) return op;
+    const out: Record<string, unknown> = { ...op };
+    for (const [k, v] of Object.entries(out)) {
+      if (k.toLowerCase() === 'path' && typeof v === 'string') {
+        out[k] = v.replace(QUOTED_REF, (whole, id: string) => {
+          const created = ids.get(id);
+          return created === undefined ? whole : JSON.stringify(created);
+        });
+      }
+    }
+    return out;
+  });
+  return { ...document, [key]: operations };
+}
+
 const resolvePath = (path: string, ids: ReadonlyMap<string, string>): string =>
   path
     .split('/')
@@ -110,9 +132,13 @@ export interface BulkObserver {
   unexpected?(error: unknown, step: PlannedOperation): void;
 }
 
+/** The SCIM error of a failure a SCIM rule or a budget answered. */
+const scimRuleError = (error: unknown): ScimError | undefined => (error instanceof ScimError || error instanceof OverBudget ? scimErrorOf(error) : undefined);
+
 /** The SCIM error an operation's failure answers, or undefined when it is unknown (a server fault). */
 function knownError(ctx: ScimContext, error: unknown): ScimError | undefined {
-  if (error instanceof ScimError || error instanceof OverBudget) return scimErrorOf(error);
+  const known = scimRuleError(error);
+  if (known) return known;
   // A statement the database stopped (an operator's cancel): worth a retry, as the route answers it.
   if (ctx.storage.hooks.isDeadline(error)) return new ScimError(503, 'The database stopped a statement of this operation before it finished; retry later', undefined, { 'retry-after': '1' });
   return undefined;
@@ -147,14 +173,15 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
       try {
         const written = await runWriteOperation(
           ctx,
-          { method: step.method, path, ...(step.data !== undefined ? { data: substitute(step.data, ids) } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
+          { method: step.method, path, ...(step.data !== undefined ? { data: step.references.length > 0 ? substituteData(step, ids) : step.data } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
           journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
         );
         record(i, succeeded(step, written));
         continue;
       } catch (error) {
         if (error instanceof BulkAborted) throw error;
-        const known = knownError(ctx, error);
+        // With a journal, anything but a SCIM rule's answer is rethrown: the worker runs the request again later.
+        const known = journal ? scimRuleError(error) : knownError(ctx, error);
         if (!known && journal) throw error;
         if (!known) observer.unexpected?.(error, step);
         result = failedWith(ctx, step, path, known ?? new ScimError(500, 'Internal server error'));
