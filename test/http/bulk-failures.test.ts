@@ -184,6 +184,18 @@ for (const engine of engines) {
       assert.deepEqual((await auditRows(t, t.team.id)).length, 1, 'only the user created alone was recorded');
     });
 
+    it('RFC 7643 2.1: a BulkRequest spelled in other cases (message URN, attribute names, method) is read as a PatchOp spelled so is', async () => {
+      const patchTarget = String(json(await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'cased' })).id);
+      const patched = await t.request('PATCH', `/v2/scim/Users/${patchTarget}`, { SCHEMAS: [PATCH_OP.toLowerCase()], operations: [{ OP: 'Replace', PATH: 'title', VALUE: 'Lead' }] });
+      assert.equal(patched.statusCode, 200, 'the single PATCH reads its message in any case');
+      const ops = await bulkOk(team, {
+        Schemas: ['urn:ietf:params:scim:api:messages:2.0:bulkrequest'],
+        operations: [{ Method: 'post', Path: '/Users', BulkId: 'c1', Data: { schemas: [USER], userName: 'cased2' } }],
+      });
+      assert.deepEqual(ops.map((o) => [o.method, o.bulkId, o.status]), [['POST', 'c1', '201']]);
+      assert.deepEqual(await userNames(), ['cased', 'cased2']);
+    });
+
     it('the response is application/scim+json, or application/json when the request accepts only that', async () => {
       const scim = await t.request('POST', '/v2/scim/Bulk', bulkBody([postUser('u0', 'zero')]));
       assert.equal(scim.headers['content-type'], 'application/scim+json');
