@@ -14,7 +14,7 @@ import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { assertOpError, auditRows, bulkBody, bulkOk, feedEvents, GROUP, idOf, listAll, PATCH_OP, teamOf, USER } from '../support/bulk.ts';
-import type { Json, TeamClient } from '../support/bulk.ts';
+import type { BulkResult, Json, TeamClient } from '../support/bulk.ts';
 
 const postUser = (bulkId: string, userName: string, extra: Json = {}) => ({ method: 'POST', path: '/Users', bulkId, data: { schemas: [USER], userName, ...extra } });
 /** A POST that fails validation (no userName): 400. */
@@ -79,8 +79,9 @@ for (const engine of engines) {
 
     it('DESIGN 13: each committed operation is one audit row and one feed event; a failed one is neither', async () => {
       const missing = 'ZZZZZZZZZZZZZZZZZZZZ';
-      const ops = await bulkOk(
-        team,
+      const sent = await t.request(
+        'POST',
+        '/v2/scim/Bulk',
         bulkBody([
           postUser('u1', 'one'),
           postUser('u2', 'two'),
@@ -92,7 +93,10 @@ for (const engine of engines) {
           { method: 'PATCH', path: '/Groups/bulkId:g1', data: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'displayName', value: 'Team 2' }] } },
           { method: 'DELETE', path: '/Users/bulkId:u2' },
         ]),
+        { 'x-request-id': 'bulk-audit-1' },
       );
+      assert.equal(sent.statusCode, 200, sent.body);
+      const ops = json(sent).Operations as BulkResult[];
       assert.deepEqual(ops.map((o) => o.status), ['201', '201', '201', '200', '200', '400', '404', '204', '204']);
       const [u1, u2, g1] = [idOf(ops[0]!.location), idOf(ops[1]!.location), idOf(ops[2]!.location)];
       const committed = [['User', u1], ['User', u2], ['Group', g1], ['User', u1], ['User', u2], ['Group', g1], ['User', u2]];
@@ -103,6 +107,9 @@ for (const engine of engines) {
       assert.deepEqual(events.map((e) => [e.resourceType, e.id]), committed, `feed: ${JSON.stringify(events.map((e) => [e.change, e.resourceType, e.id]))}`);
       assert.deepEqual(events.map((e) => e.change), ['create', 'create', 'create', 'patch', 'put', 'patch', 'deactivate']);
       assert.equal(audit.some((a) => a.resource_id === missing), false);
+      // Traceable to the Bulk request: its request id on every row and event.
+      assert.deepEqual([...new Set(audit.map((a) => a.request_id))], ['bulk-audit-1']);
+      assert.deepEqual([...new Set(events.map((e) => e.txn))], ['bulk-audit-1']);
     });
 
     it('a Bulk sent twice (a retry after a dropped connection) creates nothing twice: each create answers 409 uniqueness', async () => {
@@ -129,6 +136,21 @@ for (const engine of engines) {
       const crew = groups.find((g) => g.displayName === 'Crew')!;
       assert.deepEqual(((crew.members as Json[]).map((m) => m.value) as string[]).sort(), [idOf(first[0]!.location), idOf(first[1]!.location)].sort());
       assert.equal((await feedEvents(team)).length, eventsAfterFirst, 'the retry wrote no event');
+    });
+
+    it('a retry sent while the first attempt still runs (both at once) creates each resource once: per create, one 201 and one 409', async () => {
+      const body = bulkBody([
+        ...Array.from({ length: 6 }, (_, i) => postUser(`u${i}`, `racer${i}`)),
+        { method: 'POST', path: '/Groups', bulkId: 'g', data: { schemas: [GROUP], displayName: 'Racers' } },
+      ]);
+      const [a, b] = await Promise.all([bulkOk(team, body), bulkOk(team, body)]);
+      for (let i = 0; i < 7; i++) {
+        const pair = [a[i]!.status, b[i]!.status].sort();
+        assert.deepEqual(pair, ['201', '409'], `operation ${i}: ${JSON.stringify([a[i], b[i]])}`);
+      }
+      assert.deepEqual(await userNames(), Array.from({ length: 6 }, (_, i) => `racer${i}`));
+      assert.equal((await listAll(team, '/Groups')).length, 1);
+      assert.equal((await auditRows(t, t.team.id)).length, 7, 'one audit row per resource created');
     });
 
     it('RFC 7644 3.7.3: a version that does not match is 412 for its operation; versions are checked when each operation runs', async () => {

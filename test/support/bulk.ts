@@ -107,10 +107,10 @@ export async function feedEvents(client: TeamClient): Promise<Json[]> {
 }
 
 /** The team's audit rows (the storage audit table), oldest first. */
-export async function auditRows(t: TestApp, teamId: string): Promise<{ action: string; resource_type: string; resource_id: string | null }[]> {
+export async function auditRows(t: TestApp, teamId: string): Promise<{ action: string; resource_type: string; resource_id: string | null; request_id: string | null }[]> {
   return t.storage.db
     .selectFrom('audit_events')
-    .select(['action', 'resource_type', 'resource_id', 'at', 'id'])
+    .select(['action', 'resource_type', 'resource_id', 'request_id', 'at', 'id'])
     .where('team_id', '=', teamId)
     .orderBy('at')
     .orderBy('id')
