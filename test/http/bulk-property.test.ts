@@ -1,7 +1,7 @@
 /**
  * RFC 7644 3.7: a Bulk achieves "the same stateful result" as its operations sent one by one.
  * A random Bulk of creates, replaces, patches and deletes of users and groups, with bulkId
- * references among them (members, manager, paths), generated already in dependency order (every
+ * references among them (members, manager, paths, PATCH filters), generated already in dependency order (every
  * reference names an earlier POST, so the request order is an order both sides agree on), is
  * sent to one team; the same operations are sent as single requests, in that order, to a second
  * team, each bulkId replaced by the id its create answered. Each operation's status must be the
@@ -83,7 +83,12 @@ function operationsOf(steps: readonly Step[]): Operation[] {
       case 'patchGroup': {
         const target = groups[s.a % groups.length]!;
         const members = pickMembers(s.mask);
-        const operation = members.length > 0 ? { op: 'add', path: 'members', value: members } : { op: 'replace', path: 'displayName', value: `patched${n}` };
+        const operation =
+          members.length === 0
+            ? { op: 'replace', path: 'displayName', value: `patched${n}` }
+            : s.b % 4 === 0
+              ? { op: 'remove', path: `members[value eq "${members[0]!.value}"]` }
+              : { op: 'add', path: 'members', value: members };
         ops.push({ method: 'PATCH', path: `/Groups/${ref(target)}`, data: { schemas: [PATCH_OP], Operations: [operation] } });
         break;
       }
@@ -111,7 +116,10 @@ function operationsOf(steps: readonly Step[]): Operation[] {
 function resolved(value: unknown, ids: ReadonlyMap<string, string>): unknown {
   if (typeof value === 'string') {
     if (value.startsWith('bulkId:')) return ids.get(value.slice('bulkId:'.length)) ?? value;
-    return value.includes('/bulkId:') ? value.replace(/\/bulkId:([^/]+)/g, (whole, b: string) => (ids.has(b) ? `/${ids.get(b)!}` : whole)) : value;
+    // A path segment (/Users/bulkId:u1) or a quoted value in a PATCH path filter (members[value eq "bulkId:u1"]).
+    return value
+      .replace(/\/bulkId:([^/]+)/g, (whole, b: string) => (ids.has(b) ? `/${ids.get(b)!}` : whole))
+      .replace(/"bulkId:([^"]+)"/g, (whole, b: string) => (ids.has(b) ? `"${ids.get(b)!}"` : whole));
   }
   if (Array.isArray(value)) return value.map((v) => resolved(v, ids));
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolved(v, ids)]));

@@ -104,6 +104,21 @@ for (const engine of engines) {
       assert.equal(await managerOf(user), u1);
     });
 
+    it('a PATCH operation\'s path filter may name a member by a quoted bulkId (members[value eq "bulkId:u1"]), even one created later in the request', async () => {
+      const stays = String(json(await t.request('POST', '/v2/scim/Users', { userName: 'stays' })).id);
+      const ops = await bulkOk(
+        team,
+        bulkBody([
+          { method: 'PATCH', path: '/Groups/bulkId:g1', data: { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: 'members[value eq "bulkId:u1"]' }] } },
+          postGroup('g1', 'Filtered', ['bulkId:u1', stays]),
+          postUser('u1', 'one'),
+        ]),
+      );
+      const [u1, g1] = [created(ops, 'u1'), created(ops, 'g1')];
+      assert.match(byLocation(ops, 'PATCH', `${BASE_URL}/v2/scim/Groups/${g1}`).status, /^20[04]$/);
+      assert.deepEqual(await memberIds(g1), [stays], `${u1} was removed by the filter`);
+    });
+
     it('the path of a PUT, PATCH and DELETE may name a resource by bulkId; its location is the permanent id', async () => {
       const ops = await bulkOk(
         team,
