@@ -4,9 +4,11 @@
  * failing operation leaves the others committed; every committed operation is exactly one audit
  * row and one feed event, a failed one none (DESIGN.md section 13: each operation its own
  * transaction, audit row and event); the same Bulk sent twice (a client retrying after a
- * dropped connection) creates nothing twice: each create answers 409 uniqueness; a stale version
- * is 412 for its operation; another team's ids are 404 for each operation, as for single
- * requests, and the other team's resources stay as they were.
+ * dropped connection), one after the other or both at once, creates nothing twice: each create
+ * answers 409 uniqueness; a stale version is 412 for its operation; a path no single write serves
+ * is answered as the single request would be; another team's ids are 404 for each operation, as
+ * for single requests, and the other team's resources stay as they were. Also: the message read
+ * in any letter case as a PatchOp is, and the response's content type.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
