@@ -10,7 +10,8 @@
  * after the big Bulk, and after a second one, grows by less than twice the payload: what a
  * Bulk leaves behind does not add up from one request to the next. The same bound on the event
  * loop holds for a Bulk whose operations all reference each other (the planner's worst case),
- * and a Bulk that outlasts the connection's idle timeout still gets its answer.
+ * another team's small Bulk is answered while a big one runs, and a Bulk that outlasts the
+ * connection's idle timeout still gets its answer.
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
@@ -24,7 +25,7 @@ import type { Statements } from '../../src/storage/statements.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
-import { assertOpError, auditRows, bulkBody, BULK_RESPONSE, ERROR, teamOf, USER } from '../support/bulk.ts';
+import { assertOpError, auditRows, bulkBody, bulkOk, BULK_RESPONSE, ERROR, teamOf, USER } from '../support/bulk.ts';
 import type { BulkResult, TeamClient } from '../support/bulk.ts';
 
 const MAX_OPERATIONS = 1000;
@@ -252,6 +253,26 @@ for (const engine of engines) {
       assert.equal(result.ops.length, MAX_OPERATIONS);
       for (const op of result.ops) assertOpError(op, '409', /circular/);
       assert.deepEqual(json(await team.request('GET', '/v2/scim/Groups?count=0')).totalResults, 0);
+    });
+
+    it('another team\'s small Bulk, sent while a Bulk of 1,000 operations runs, is answered before it: no Bulk waits behind another team\'s', async () => {
+      const other = await t.addTeam('neighbour');
+      const neighbour = teamOf(t, other.token);
+      let bigDone = false;
+      const big = team.request('POST', '/v2/scim/Bulk', bulkBody(Array.from({ length: MAX_OPERATIONS }, (_, i) => ({ ...postUser(i), data: { schemas: [USER], userName: `long${i}` } })))).then((res) => {
+        bigDone = true;
+        return res;
+      });
+      // Once the big Bulk has committed its first operation, it is running.
+      while ((await auditRows(t, t.team.id)).length === 0) await new Promise((resolve) => setImmediate(resolve));
+      const small = await bulkOk(neighbour, bulkBody(Array.from({ length: 5 }, (_, i) => ({ ...postUser(i), data: { schemas: [USER], userName: `quick${i}` } }))));
+      assert.deepEqual(small.map((o) => o.status), ['201', '201', '201', '201', '201']);
+      assert.equal(bigDone, false, 'the small Bulk was answered while the big one still ran');
+      const committedMeanwhile = (await auditRows(t, t.team.id)).length;
+      assert.ok(committedMeanwhile < MAX_OPERATIONS, `${committedMeanwhile} of the big Bulk's operations had committed`);
+      const res = await big;
+      assert.equal(res.statusCode, 200);
+      assert.equal((json(res).Operations as BulkResult[]).filter((o) => o.status === '201').length, MAX_OPERATIONS);
     });
 
     it('a Bulk that runs longer than the connection idle timeout still gets its answer: the socket is not idle, the server is working', async (ctx) => {
