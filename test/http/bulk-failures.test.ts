@@ -220,6 +220,16 @@ for (const engine of engines) {
       assert.deepEqual(await userNames(), ['cased', 'cased2']);
     });
 
+    it('a path with a trailing slash is served as the single routes serve it (POST /Users/, PATCH /Users/{id}/)', async () => {
+      const single = await t.request('POST', '/v2/scim/Users/', { schemas: [USER], userName: 'alone' });
+      assert.equal(single.statusCode, 201, 'the single route accepts the trailing slash');
+      const id = String(json(single).id);
+      assert.equal((await t.request('PATCH', `/v2/scim/Users/${id}/`, titled('Alone'))).statusCode, 200);
+      const ops = await bulkOk(team, bulkBody([{ ...postUser('s1', 'slashed'), path: '/Users/' }, { method: 'PATCH', path: `/Users/${id}/`, data: titled('Bulk') }]));
+      assert.deepEqual(ops.map((o) => o.status), ['201', '200'], JSON.stringify(ops));
+      assert.deepEqual(await userNames(), ['alone', 'slashed']);
+    });
+
     it('the response is application/scim+json, or application/json when the request accepts only that', async () => {
       const scim = await t.request('POST', '/v2/scim/Bulk', bulkBody([postUser('u0', 'zero')]));
       assert.equal(scim.headers['content-type'], 'application/scim+json');
