@@ -13,7 +13,7 @@ import { budgetsOf } from '../budgets.ts';
 import type { Clock } from '../clock.ts';
 import { timeOrderedId } from '../ids.ts';
 import type { WriteMethod } from '../scim/dispatch.ts';
-import { planBulk } from '../scim/bulk/index.ts';
+import { BULK_PATH, planBulk } from '../scim/bulk/index.ts';
 import type { BulkOperationResult, BulkResponse } from '../scim/bulk/index.ts';
 import type { Storage } from '../storage/connect.ts';
 import { insertWithinCap, requestOfTeam } from '../storage/repos/async-requests.ts';
@@ -48,7 +48,7 @@ export interface QueueDeps {
 /** The team's requests done, running or waiting, as the status URL and `wait` read them. */
 export type RequestRow = AsyncRequestRow;
 
-export const BULK_PATH = '/Bulk';
+export { BULK_PATH };
 
 /** The most seconds a request waits for its outcome (`wait=N`) before it is answered 202. */
 export const MAX_WAIT_SECONDS = 10;

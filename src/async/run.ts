@@ -18,7 +18,7 @@ import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { recordAsyncResponse } from '../events/feed.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
-import { BulkAborted, isFailure, planBulk, runBulk } from '../scim/bulk/index.ts';
+import { BulkAborted, failedWith, idOfLocation, isFailure, planBulk, runBulk } from '../scim/bulk/index.ts';
 import type { BulkJournal, BulkOperationResult, BulkResponse } from '../scim/bulk/index.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { runWriteOperation } from '../scim/dispatch.ts';
@@ -78,8 +78,7 @@ interface EventTarget {
 }
 
 const resourceTypeOf = (path: string): 'User' | 'Group' => (/^\/?Groups(\/|$)/.test(path) ? 'Group' : 'User');
-const idOfLocation = (location: string | undefined): string | null =>
-  location === undefined ? null : decodeURIComponent(location.slice(location.lastIndexOf('/') + 1));
+const idOfCreated = (location: string | undefined): string | null => (location === undefined ? null : idOfLocation(location));
 
 /**
  * One operation's record, in `trx`: the fenced advance of `steps_done` from `from` (and the
@@ -113,12 +112,8 @@ const succeeded = (method: string, result: WriteResult): WriteOutcome => ({
   ...(result.resource !== undefined ? { resource: result.resource } : {}),
 });
 
-const failed = (deps: RunDeps, request: StoredRequest, error: ScimError): WriteOutcome => ({
-  method: request.method,
-  ...(request.method !== 'POST' ? { location: `${deps.baseUrl}/v2/scim${request.path}` } : {}),
-  status: String(error.status),
-  response: error.toBody(),
-});
+/** The same entry a failed Bulk operation gets (bulk/run.ts), without a bulkId. */
+const failed = (deps: RunDeps, request: StoredRequest, error: ScimError): WriteOutcome => failedWith(deps.baseUrl, { method: request.method }, request.path, error);
 
 /** The path's id segment (`/Users/{id}`, `/Users/{id}/activate`), if any. */
 const idOfPath = (path: string): string | null => {
@@ -162,7 +157,7 @@ async function runBulkRequest(deps: RunDeps, claim: Claim, ctx: ScimContext, req
   // RFC 9967 2.5.1.2: operation i of the request (whatever the execution order) is `<txn>:<i>`.
   const target = (index: number, result: BulkOperationResult): EventTarget => {
     const step = plan.steps[index]!;
-    return { txn: `${row.txn}:${step.index}`, resourceType: resourceTypeOf(step.path), resourceId: idOfLocation(result.location) };
+    return { txn: `${row.txn}:${step.index}`, resourceType: resourceTypeOf(step.path), resourceId: idOfCreated(result.location) };
   };
   const journal: BulkJournal = {
     done: [],

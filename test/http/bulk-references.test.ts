@@ -242,6 +242,46 @@ for (const engine of engines) {
       assert.deepEqual(await listAll(team, '/Groups'), []);
     });
 
+    it('only reference values are references: a top-level string (displayName, title, externalId) or an extension\'s top-level string holding "bulkId:x" is stored as sent, as the same POST alone stores it', async () => {
+      const ops = await bulkOk(
+        team,
+        bulkBody([
+          postUser('u1', 'literal', { schemas: [USER, ENTERPRISE], title: 'bulkId:x', displayName: 'bulkId:u1', externalId: 'bulkId:nobody', [ENTERPRISE]: { employeeNumber: 'bulkId:y' } }),
+          { ...postGroup('g1', 'bulkId:u1'), data: { schemas: [GROUP], displayName: 'bulkId:u1' } },
+        ]),
+      );
+      const user = await get(`/Users/${created(ops, 'u1')}`);
+      assert.equal(user.title, 'bulkId:x');
+      assert.equal(user.displayName, 'bulkId:u1');
+      assert.equal(user.externalId, 'bulkId:nobody');
+      assert.equal((user[ENTERPRISE] as Json).employeeNumber, 'bulkId:y');
+      assert.equal((await get(`/Groups/${created(ops, 'g1')}`)).displayName, 'bulkId:u1');
+      // A PATCH replacing a top-level string is not a reference either; a path naming `manager.value` is.
+      const id = created(ops, 'u1');
+      const patched = await bulkOk(
+        team,
+        bulkBody([
+          postUser('boss', 'boss'),
+          { method: 'PATCH', path: `/Users/${id}`, data: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'title', value: 'bulkId:boss' }, { op: 'replace', path: `${ENTERPRISE}:manager.value`, value: 'bulkId:boss' }] } },
+        ]),
+      );
+      assert.equal(byLocation(patched, 'PATCH', `${BASE_URL}/v2/scim/Users/${id}`).status, '200');
+      assert.equal((await get(`/Users/${id}`)).title, 'bulkId:boss');
+      assert.equal(await managerOf(id), created(patched, 'boss'));
+    });
+
+    it('a password "bulkId:..." is never a reference: it is used as sent and never echoed', async () => {
+      const password = 'bulkId:Hunter2-Correct-Horse';
+      const res = await t.request('POST', '/v2/scim/Bulk', bulkBody([postUser('p1', 'pw', { password })]));
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(!res.body.includes(password), `the response does not echo the password: ${res.body}`);
+      const op = byBulkId((json(res).Operations as BulkResult[]), 'p1');
+      // The same POST alone answers the same status (201, or the password policy's 400 without the password in it).
+      const alone = await t.request('POST', '/v2/scim/Users', { userName: 'pw-alone', password });
+      assert.equal(op.status, String(alone.statusCode), `${res.body} vs ${alone.body}`);
+      assert.ok(!alone.body.includes(password));
+    });
+
     it('RFC 7644 3.7.2: two POSTs with the same bulkId ("unique within a bulk request"): the whole request is 400 and nothing runs', async () => {
       const res = await t.request('POST', '/v2/scim/Bulk', bulkBody([postUser('dup', 'one'), postUser('dup', 'two')]));
       assert.equal(res.statusCode, 400, res.body);
