@@ -41,7 +41,9 @@ export function registerBulkRoute(app: FastifyInstance, options: BulkRouteOption
     // (stopping would leave a prefix that depends on network timing, and a response lost after
     // the last operation is possible anyway). The team's Bulk place stays taken until the end, so
     // disconnecting does not get round `bulk.concurrent`.
-    const socket = request.raw.socket as typeof request.raw.socket | null;
+    // (An injected request's stand-in socket has no timers.)
+    const raw = request.raw.socket as typeof request.raw.socket | null;
+    const socket = raw && typeof raw.setTimeout === 'function' ? raw : null;
     const idle = socket?.timeout;
     socket?.setTimeout(0);
     try {
