@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
-import { assertOpError, auditRows, bulkBody, bulkOk, feedEvents, GROUP, idOf, listAll, PATCH_OP, teamOf, USER } from '../support/bulk.ts';
+import { assertOpError, auditRows, bulkBody, bulkOk, ENTERPRISE, feedEvents, GROUP, idOf, listAll, PATCH_OP, teamOf, USER } from '../support/bulk.ts';
 import type { BulkResult, Json, TeamClient } from '../support/bulk.ts';
 
 const postUser = (bulkId: string, userName: string, extra: Json = {}) => ({ method: 'POST', path: '/Users', bulkId, data: { schemas: [USER], userName, ...extra } });
@@ -63,7 +63,7 @@ for (const engine of engines) {
     });
 
     it('failOnErrors counts errors known before running (an unknown bulkId) like any other', async () => {
-      const ops = await bulkOk(team, bulkBody([postUser('u0', 'zero', { title: 'bulkId:nobody' }), postUser('u1', 'one')], 1));
+      const ops = await bulkOk(team, bulkBody([postUser('u0', 'zero', { schemas: [USER, ENTERPRISE], [ENTERPRISE]: { manager: { value: 'bulkId:nobody' } } }), postUser('u1', 'one')], 1));
       assert.equal(ops.length, 1);
       assertOpError(ops[0], '400', /bulkId:nobody/);
       assert.deepEqual(await userNames(), []);
