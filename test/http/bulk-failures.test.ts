@@ -208,7 +208,7 @@ for (const engine of engines) {
       assert.deepEqual((await auditRows(t, t.team.id)).length, 1, 'only the user created alone was recorded');
     });
 
-    it('RFC 7643 2.1: a BulkRequest spelled in other cases (message URN, attribute names, method) is read as a PatchOp spelled so is', async () => {
+    it('RFC 7643 2.1: a BulkRequest spelled in other cases (message URN, attribute names, method) is read as a PatchOp spelled so is', { todo: 'engine bug: the BulkRequest URN is compared case-sensitively (NOTES-bulk-tests.md finding 2)' }, async () => {
       const patchTarget = String(json(await t.request('POST', '/v2/scim/Users', { schemas: [USER], userName: 'cased' })).id);
       const patched = await t.request('PATCH', `/v2/scim/Users/${patchTarget}`, { SCHEMAS: [PATCH_OP.toLowerCase()], operations: [{ OP: 'Replace', PATH: 'title', VALUE: 'Lead' }] });
       assert.equal(patched.statusCode, 200, 'the single PATCH reads its message in any case');
@@ -220,7 +220,7 @@ for (const engine of engines) {
       assert.deepEqual(await userNames(), ['cased', 'cased2']);
     });
 
-    it('a path with a trailing slash is served as the single routes serve it (POST /Users/, PATCH /Users/{id}/)', async () => {
+    it('a path with a trailing slash is served as the single routes serve it (POST /Users/, PATCH /Users/{id}/)', { todo: 'engine bug: dispatch answers 404 for a trailing slash the routes accept (NOTES-bulk-tests.md finding 4)' }, async () => {
       const single = await t.request('POST', '/v2/scim/Users/', { schemas: [USER], userName: 'alone' });
       assert.equal(single.statusCode, 201, 'the single route accepts the trailing slash');
       const id = String(json(single).id);

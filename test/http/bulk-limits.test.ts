@@ -235,7 +235,7 @@ for (const engine of engines) {
       assert.ok(heapAgain - heapBefore < MAX_HEAP_GROWTH, `the heap grew by ${mib(heapAgain - heapBefore)} across two Bulks`);
     });
 
-    it('a Bulk at the limits whose 1,000 operations all reference each other (one cycle, 178 references each) is planned without holding the event loop', async (ctx) => {
+    it('a Bulk at the limits whose 1,000 operations all reference each other (one cycle, 178 references each) is planned without holding the event loop', { todo: 'engine bug: planBulk names each cycle once per operation, seconds of synchronous work (NOTES-bulk-tests.md finding 3)' }, async (ctx) => {
       const other = await t.addTeam('onlooker');
       // Group creates naming each other as members: every operation is in one strongly connected
       // component, so every one is answered 409 (RFC 7644 3.7.1); the cost is in the planning.
@@ -276,7 +276,7 @@ for (const engine of engines) {
       assert.equal((json(res).Operations as BulkResult[]).filter((o) => o.status === '201').length, MAX_OPERATIONS);
     });
 
-    it('a Bulk that runs longer than the connection idle timeout still gets its answer: the socket is not idle, the server is working', async (ctx) => {
+    it('a Bulk that runs longer than the connection idle timeout still gets its answer: the socket is not idle, the server is working', { todo: 'engine bug: the server closes the socket at the idle timeout while the Bulk keeps committing (NOTES-bulk-tests.md finding 1)' }, async (ctx) => {
       // The idle timeout (DESIGN.md section 6 deadlines, 60 s by default) is shortened to 300 ms,
       // and each write waits 50 ms, so the Bulk's 8 creates (two writes or more each) keep the
       // socket silent for longer than that while the server works on the client's request.
