@@ -14,7 +14,7 @@ import { budgetsOf } from '../budgets.ts';
 import type { Clock } from '../clock.ts';
 import { timeOrderedId } from '../ids.ts';
 import type { WriteMethod } from '../scim/dispatch.ts';
-import { planBulk } from '../scim/bulk/index.ts';
+import { BULK_PATH, planBulk } from '../scim/bulk/index.ts';
 import type { BulkOperationResult, BulkResponse } from '../scim/bulk/index.ts';
 import type { Storage } from '../storage/connect.ts';
 import { insertWithinCap, requestStatusOfTeam } from '../storage/repos/async-requests.ts';
@@ -49,7 +49,7 @@ export interface QueueDeps {
 /** The team's requests done, running or waiting, as the status URL and `wait` read them (never the request text). */
 export type RequestRow = RequestStatusRow;
 
-export const BULK_PATH = '/Bulk';
+export { BULK_PATH };
 
 /** The most seconds a request waits for its outcome (`wait=N`) before it is answered 202. */
 export const MAX_WAIT_SECONDS = 10;

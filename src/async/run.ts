@@ -26,7 +26,7 @@ import type { Clock } from '../clock.ts';
 import { recordAsyncResponse } from '../events/feed.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import { tokenRevokedByHash } from '../oauth/tokens.ts';
-import { BulkAborted, isFailure, planBulk, runBulk } from '../scim/bulk/index.ts';
+import { BulkAborted, failedWith, idOfLocation, isFailure, planBulk, runBulk } from '../scim/bulk/index.ts';
 import type { BulkJournal, BulkOperationResult, BulkPlan, BulkResponse } from '../scim/bulk/index.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { runWriteOperation } from '../scim/dispatch.ts';
@@ -136,8 +136,7 @@ interface EventTarget {
 }
 
 const resourceTypeOf = (path: string): 'User' | 'Group' => (/^\/?Groups(\/|$)/.test(path) ? 'Group' : 'User');
-const idOfLocation = (location: string | undefined): string | null =>
-  location === undefined ? null : decodeURIComponent(location.slice(location.lastIndexOf('/') + 1));
+const idOfCreated = (location: string | undefined): string | null => (location === undefined ? null : idOfLocation(location));
 
 /**
  * One operation's record, in `trx`: the fenced advance of `steps_done` from `from` (and the
@@ -172,12 +171,8 @@ const succeeded = (method: string, result: WriteResult): WriteOutcome => ({
   ...(result.resource !== undefined ? { resource: result.resource } : {}),
 });
 
-const failed = (deps: RunDeps, request: StoredRequest, error: ScimError): WriteOutcome => ({
-  method: request.method,
-  ...(request.method !== 'POST' ? { location: `${deps.baseUrl}/v2/scim${request.path}` } : {}),
-  status: String(error.status),
-  response: error.toBody(),
-});
+/** The same entry a failed Bulk operation gets (bulk/run.ts), without a bulkId. */
+const failed = (deps: RunDeps, request: StoredRequest, error: ScimError): WriteOutcome => failedWith(deps.baseUrl, { method: request.method }, request.path, error);
 
 /** The path's id segment (`/Users/{id}`, `/Users/{id}/activate`), if any. */
 const idOfPath = (path: string): string | null => {
@@ -234,7 +229,7 @@ async function runBulkRequest(deps: RunDeps, claim: Claim, ctx: ScimContext, pla
   // RFC 9967 2.5.1.2: operation i of the request (whatever the execution order) is `<txn>:<i>`.
   const target = (index: number, result: BulkOperationResult): EventTarget => {
     const step = plan.steps[index]!;
-    return { txn: `${row.txn}:${step.index}`, resourceType: resourceTypeOf(step.path), resourceId: idOfLocation(result.location) };
+    return { txn: `${row.txn}:${step.index}`, resourceType: resourceTypeOf(step.path), resourceId: idOfCreated(result.location) };
   };
   // The step journal.failed is recording: when its record fails, the fallback keeps its answer.
   let recording: { index: number; result: BulkOperationResult } | undefined;
@@ -329,7 +324,7 @@ export async function runClaimed(deps: RunDeps, claim: Claim): Promise<void> {
     if (!live) {
       const target = (index: number, result: BulkOperationResult): EventTarget => {
         const step = plan.steps[index]!;
-        return { txn: `${row.txn}:${step.index}`, resourceType: resourceTypeOf(step.path), resourceId: idOfLocation(result.location) };
+        return { txn: `${row.txn}:${step.index}`, resourceType: resourceTypeOf(step.path), resourceId: idOfCreated(result.location) };
       };
       return answerRevoked(deps, claim, ctx, plan, target);
     }

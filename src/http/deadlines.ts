@@ -8,13 +8,13 @@
 import type { ServerOptions } from 'node:http';
 
 export interface Deadlines {
-  /** The whole request, headers and body, must arrive within this (ms). Bodies are at most 1 MiB. */
+  /** The whole request, headers and body, must arrive within this (ms). Bodies are at most 1 MiB (a Bulk's 4 MiB). It stops counting once the request is read: a long Bulk is not cut by it. */
   readonly requestTimeout: number;
   /** The headers must arrive within this (ms); at most requestTimeout. */
   readonly headersTimeout: number;
   /** An idle keep-alive connection is closed after this (ms). */
   readonly keepAliveTimeout: number;
-  /** A socket with no traffic either way is closed after this (ms); a streamed body is traffic. */
+  /** A socket with no traffic either way is closed after this (ms); a streamed body is traffic. Lifted while a synchronous Bulk runs (scim-bulk.ts). */
   readonly idleTimeout: number;
 }
 

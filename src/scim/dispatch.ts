@@ -63,7 +63,8 @@ function segmentsOf(path: string): string[] | undefined {
 
 /** What the route table answers for `method path`: the served write, or the 405 / 404 the route throws. */
 function targetOf(ctx: ScimContext, method: WriteMethod, path: string): Target {
-  const segments = segmentsOf(path);
+  // One trailing slash is ignored, as the router's ignoreTrailingSlash does for the single routes.
+  const segments = segmentsOf(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
   const refusal = (): ScimError =>
     (segments && segments.length <= 2 && segments[0] ? catalogWriteRefusal(ctx, segments[0]) : undefined) ??
     new ScimError(404, `No SCIM endpoint ${method} ${path.split('?')[0]}`);

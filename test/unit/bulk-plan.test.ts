@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { planBulk, referencesOf } from '../../src/scim/bulk/index.ts';
+import { orderOperations, parseBulk, planBulk, referencesOf } from '../../src/scim/bulk/index.ts';
 
 const BULK = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
 
@@ -98,19 +98,61 @@ describe('Bulk planner', () => {
     assert.match(plan.steps[0]!.failure!.message, /qwerty, ytrewq/);
   });
 
-  it('references are whole string values anywhere in data, and path segments; text that merely contains one is not', () => {
+  it('references are whole `value` sub-attributes at any depth below the top level, and path segments; top-level strings, passwords and text that merely contains one are not', () => {
     assert.deepEqual(
       referencesOf({
         path: '/Users/bulkId:p',
-        data: { a: 'bulkId:x', nested: [{ deep: { value: 'bulkId:y' } }], prose: 'see bulkId:z', bare: 'bulkId:', n: 3 },
+        data: { a: 'bulkId:x', nested: [{ deep: { value: 'bulkId:y' } }], prose: 'see bulkId:z', bare: 'bulkId:', n: 3, password: 'bulkId:pw', members: [{ value: 'bulkId:m', display: 'bulkId:d' }] },
       }),
-      ['p', 'x', 'y'],
+      ['p', 'y', 'm'],
+    );
+    assert.deepEqual(
+      referencesOf({ method: 'POST', path: '/Users', data: { 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { employeeNumber: 'bulkId:e', manager: { value: 'bulkId:boss' } } } }),
+      ['boss'],
+      "an extension's top-level strings are not references, its complex attributes' values are",
+    );
+    assert.deepEqual(
+      referencesOf({
+        method: 'PATCH',
+        path: '/Users/u',
+        data: {
+          schemas: [],
+          Operations: [
+            { op: 'replace', path: 'title', value: 'bulkId:t' },
+            { op: 'replace', path: 'password', value: 'bulkId:pw' },
+            { op: 'replace', path: 'manager.value', value: 'bulkId:a' },
+            { op: 'add', path: 'members', value: [{ value: 'bulkId:b' }] },
+            { op: 'replace', value: { title: 'bulkId:t2', password: 'bulkId:pw2', manager: { value: 'bulkId:c' } } },
+          ],
+        },
+      }),
+      ['a', 'b', 'c'],
+      'a PATCH value is a reference only where its path names a value sub-attribute or it holds value sub-attributes',
     );
     assert.deepEqual(
       referencesOf({ method: 'PATCH', path: '/Groups/g', data: { schemas: [], Operations: [{ op: 'remove', path: 'members[value eq "bulkId:m"]' }] } }),
       ['m'],
       'a quoted reference in a PATCH path filter',
     );
+  });
+
+  it('1,000 operations all referencing each other are planned in work linear in operations and references (one cycle detail for the whole component)', () => {
+    const n = 1000;
+    const fanOut = 178;
+    const Operations = Array.from({ length: n }, (_, i) => ({
+      method: 'POST',
+      path: '/Groups',
+      bulkId: String(i),
+      data: { displayName: `g${i}`, members: Array.from({ length: fanOut }, (_, k) => ({ value: `bulkId:${(i + 1 + k) % n}` })) },
+    }));
+    const work = { edges: 0, named: 0 };
+    const steps = orderOperations(parseBulk({ schemas: [BULK], Operations }).operations, work);
+    assert.equal(steps.length, n);
+    assert.ok(steps.every((s) => s.failure?.status === 409));
+    assert.match(steps[500]!.failure!.message, /\(0, 1, 2, 3, 4\)/, 'the detail names the first bulkIds of the cycle');
+    assert.equal(work.named, 1, 'the component is named once, not once per member');
+    // Each reference is followed once by the cycle search and once by the ordering walk.
+    assert.ok(work.edges <= 2 * n * fanOut, `edges followed: ${work.edges} for ${n * fanOut} references`);
   });
 
   it('a chain of 1000 operations in reverse order is planned dependencies first', () => {

@@ -12,6 +12,8 @@ import type { WriteMethod } from '../dispatch.ts';
 export const BULK_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:BulkRequest';
 export const BULK_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:BulkResponse';
 export const BULK_MAX_OPERATIONS = 1_000;
+/** The Bulk endpoint's path under the SCIM base (RFC 7644 3.7). */
+export const BULK_PATH = '/Bulk';
 export const BULK_MAX_PAYLOAD = 4 * 1024 * 1024;
 
 /** One operation as the client sent it, checked. */
@@ -86,7 +88,8 @@ function parseOperation(raw: unknown, index: number): BulkOperation {
 export function parseBulk(body: unknown): ParsedBulk {
   if (!isObject(body)) throw badRequest('invalidSyntax', 'A bulk request body must be a BulkRequest object');
   const schemas = field(body, 'schemas');
-  if (!Array.isArray(schemas) || !schemas.includes(BULK_REQUEST)) {
+  // URNs compare in any case (RFC 7643 2.1), as a PatchOp's do.
+  if (!Array.isArray(schemas) || !schemas.some((s) => typeof s === 'string' && s.toLowerCase() === BULK_REQUEST.toLowerCase())) {
     throw badRequest('invalidSyntax', `A bulk request's schemas must contain ${BULK_REQUEST}`);
   }
   const operations = field(body, 'Operations');
