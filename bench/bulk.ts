@@ -83,6 +83,8 @@ interface Outcome {
   /** Requests or Bulk operations answered with another status than expected. */
   readonly errors: number;
   readonly firstError: string | undefined;
+  /** Printed under the table. */
+  readonly note?: string;
 }
 
 interface Answer {
@@ -231,9 +233,17 @@ async function bulkMembers(name: string, server: ServerProcess, access: TeamAcce
   const tally = new Tally();
   const operations = chunks(memberIds, perOperation).map((ids) => ({ method: 'PATCH', path: `/Groups/${groupId}`, data: addMembers(ids) }));
   const bodies = chunks(operations, perRequest).map((ops) => ({ schemas: [BULK_REQUEST], Operations: ops }));
-  const jobs = bodies.map((body) => async () => tally.bulk(await client.send('POST', '/v2/scim/Bulk', body), body.Operations.length, 204));
+  const took: number[] = [];
+  const jobs = bodies.map((body) => async () => {
+    const started = performance.now();
+    tally.bulk(await client.send('POST', '/v2/scim/Bulk', body), body.Operations.length, 204);
+    took.push((performance.now() - started) / 1000);
+  });
   try {
-    return await measure(name, server, memberIds.length, bodies.length, tally, () => runJobs(jobs, 1));
+    const outcome = await measure(name, server, memberIds.length, bodies.length, tally, () => runJobs(jobs, 1));
+    // Whether an operation costs more as the group grows: the first and the last Bulk request.
+    if (took.length > 1) return { ...outcome, note: `first Bulk request ${took[0]!.toFixed(2)} s, last ${took.at(-1)!.toFixed(2)} s` };
+    return outcome;
   } finally {
     client.close();
   }
@@ -409,6 +419,7 @@ async function runEngine(engine: string, postgres: string | undefined, sizes: Bu
           `the 1-member PATCH alone is a sample of ${count(sample)} added to a group already holding ${count(sizes.members - sample)}; ratios against the PATCHes alone adding as many members each)\n`,
       );
       process.stdout.write(`${outcomeTable('member', rows, (o) => (o === bulk1 ? alone1 : o === bulk100 ? alone100 : undefined))}\n`);
+      for (const o of rows) if (o.note !== undefined) process.stdout.write(`${o.name}: ${o.note}\n`);
     }
   } finally {
     await servers.stopAll();
