@@ -17,12 +17,11 @@
  *    group of the full size, compared per member.
  *
  * Rollcall runs as `rollcall serve` in a process of its own (bench/processes.ts); the load comes
- * from this process over node:http keep-alive connections. CPU µs per user (or member) is the
+ * from this process over node:http keep-alive connections (bench/bulk-client.ts). CPU µs per user (or member) is the
  * server process's CPU time (user + system, /proc) over the scenario, over the units it added;
  * SQLite's work is in it, PostgreSQL's is not. The team has no push subscription here: a write's
  * feed event is recorded as always, nothing is delivered.
  */
-import { Agent, request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { createTeam, createTeamUser, issueToken } from '../src/admin.ts';
@@ -32,6 +31,7 @@ import { PATCH_OP } from '../src/scim/schema/urns.ts';
 import type { Storage } from '../src/storage/connect.ts';
 import { loadUsers, userBody } from '../test/support/rows.ts';
 import type { UserNaming } from '../test/support/rows.ts';
+import { Client, runJobs, Tally } from './bulk-client.ts';
 import { createBenchDatabase } from './database.ts';
 import { Servers } from './processes.ts';
 import type { ServerProcess } from './processes.ts';
@@ -85,87 +85,6 @@ interface Outcome {
   readonly firstError: string | undefined;
   /** Printed under the table. */
   readonly note?: string;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** A keep-alive client of `connections` sockets to one server. */
-class Client {
-  readonly #agent: Agent;
-  readonly #url: URL;
-  readonly #token: string;
-
-  constructor(url: string, token: string, connections: number) {
-    this.#url = new URL(url);
-    this.#token = token;
-    this.#agent = new Agent({ keepAlive: true, maxSockets: connections });
-  }
-
-  send(method: string, path: string, body: unknown): Promise<Answer> {
-    const payload = Buffer.from(JSON.stringify(body));
-    return new Promise((resolvePromise, reject) => {
-      const req = httpRequest(
-        {
-          agent: this.#agent,
-          host: this.#url.hostname,
-          port: this.#url.port,
-          method,
-          path,
-          headers: { authorization: `Bearer ${this.#token}`, 'content-type': 'application/scim+json', 'content-length': payload.length },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-  }
-
-  close(): void {
-    this.#agent.destroy();
-  }
-}
-
-/** Runs `jobs` over `parallel` workers, each job after the previous one of its worker. */
-async function runJobs(jobs: readonly (() => Promise<void>)[], parallel: number): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) await jobs[next++]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, jobs.length) }, worker));
-}
-
-/** Counts answers and Bulk operations that did not get the expected status. */
-class Tally {
-  errors = 0;
-  first: string | undefined;
-
-  single(answer: Answer, expected: number): void {
-    if (answer.status !== expected) this.#fail(`status ${answer.status}: ${answer.body.slice(0, 300)}`);
-  }
-
-  bulk(answer: Answer, operations: number, expected: number): void {
-    if (answer.status !== 200) {
-      this.errors += operations - 1;
-      this.#fail(`Bulk status ${answer.status}: ${answer.body.slice(0, 300)}`);
-      return;
-    }
-    const results = (JSON.parse(answer.body) as { Operations: { status: string; response?: unknown }[] }).Operations;
-    if (results.length !== operations) this.#fail(`Bulk answered ${results.length} of ${operations} operations`);
-    for (const r of results) if (Number(r.status) !== expected) this.#fail(`Bulk operation ${r.status}: ${JSON.stringify(r.response).slice(0, 300)}`);
-  }
-
-  #fail(message: string): void {
-    this.errors++;
-    this.first ??= message;
-  }
 }
 
 /** Times `work` and the server's CPU over it. */
