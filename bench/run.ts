@@ -15,7 +15,9 @@
  * receiver (bench/receiver.ts, in this process, answering 202) counts the SETs delivered, so
  * every scenario pays what a team with a live subscription pays.
  * Then the events benchmark (bench/events.ts): write throughput with the change feed on vs off,
- * and push delivery throughput.
+ * and push delivery throughput; then the Bulk benchmark (bench/bulk.ts): users created by Bulk
+ * against single POSTs, memberships added by Bulk against single PATCHes.
+ * `--only bulk` (or `--only events`) runs that benchmark alone: no throughput scenario matches it.
  * Flags: --duration S, --rounds N, --warmup S, --connections N, --only TEXT, --cpu-prof DIR.
  */
 import { availableParallelism, totalmem } from 'node:os';
@@ -23,6 +25,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase } from './database.ts';
 import { runEventsBench } from './events.ts';
+import { runBulkBench } from './bulk.ts';
 import { seedThroughputFixture } from './fixture.ts';
 import type { FixtureSizes } from './fixture.ts';
 import { drive, probeOnce, summarize } from './load.ts';
@@ -258,10 +261,14 @@ export async function runThroughput(options: RunOptions): Promise<boolean> {
 if (import.meta.main) {
   try {
     const options = parseOptions(process.argv.slice(2));
-    const ok = await runThroughput(options);
+    // The throughput table is skipped when --only matches none of its scenarios (e.g. --only bulk).
+    const throughput = Object.values(SCENARIO_NAMES).some((name) => selected(options, name));
+    const ok = throughput ? await runThroughput(options) : true;
     // The change feed's cost to writes and push delivery throughput (bench/events.ts).
     if (options.only === undefined || 'events'.includes(options.only)) await runEventsBench({ smoke: options.smoke, postgres: options.postgres });
-    process.exit(ok ? 0 : 1);
+    // Users created and memberships added by Bulk against the same requests alone (bench/bulk.ts).
+    const bulkOk = options.only === undefined || options.only === 'bulk' ? await runBulkBench({ smoke: options.smoke, postgres: options.postgres, cpuProfDir: options.cpuProfDir }) : true;
+    process.exit(ok && bulkOk ? 0 : 1);
   } catch (error) {
     console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(1);

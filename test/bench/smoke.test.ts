@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CURSOR_SCENARIO_NAMES, SCALE_SCENARIO_NAMES } from '../../bench/scale-scenarios.ts';
 import { SCENARIO_NAMES } from '../../bench/scenarios.ts';
+import { BULK_SCENARIO_NAMES } from '../../bench/bulk.ts';
 
 const BENCH = join(import.meta.dirname, '../../bench');
 
@@ -59,6 +60,12 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     assert.ok(events.length > 0 && run.stdout.includes('Events: write throughput'), run.stdout);
     assertTable(events, ['POST /Users', 'PATCH /Users/{id}'], 5);
     assert.match(events, /Events: push delivery to a local receiver \(SQLite\): \d+ events in [\d.]+ s = [\d,]+ events\/s/);
+    // Issue 32: the Bulk benchmark follows (users by Bulk vs single POSTs, memberships by Bulk vs single PATCHes).
+    const bulk = run.stdout.slice(run.stdout.indexOf('Bulk: '));
+    assert.ok(run.stdout.includes('Bulk: '), run.stdout);
+    // scenario | units | requests | wall s | units/s | CPU µs/unit | speed vs alone | CPU vs alone | errors
+    assertTable(bulk, Object.values(BULK_SCENARIO_NAMES), 8);
+    assert.match(bulk, /^Bulk vs single POSTs, best of each \(SQLite\): speed [\d.]+x, CPU per user [\d.]+x less/m);
   });
 
   it('npm run bench:scale -- --smoke: every scale scenario (cursor pages too) measured with p50/p99, peak RSS reported, no errors', async () => {
