@@ -110,10 +110,12 @@ export async function existingUserIds(ex: Executor, teamId: string, ids: readonl
   if (ids.length === 0) return new Set();
   // One member added (what identity providers send): the compiled statement.
   if (ids.length === 1) return new Set((await hot(ex).all(ex, USER_ID_IN_TEAM, { teamId, id: ids[0]! })).map((r) => r.id));
+  // Looked up by primary key, the team checked on the rows: with `team_id = ?` in the WHERE,
+  // SQLite's planner would read the whole team from its covering index instead.
   const found = new Set<string>();
   await inChunks(ids, 500, async (chunk) => {
-    const rows = await ex.selectFrom('users').select('id').where('team_id', '=', teamId).where('id', 'in', chunk).execute();
-    for (const r of rows) found.add(r.id);
+    const rows = await ex.selectFrom('users').select(['id', 'team_id']).where('id', 'in', chunk).execute();
+    for (const r of rows) if (r.team_id === teamId) found.add(r.id);
   });
   return found;
 }
