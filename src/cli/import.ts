@@ -3,7 +3,7 @@
  * through the SCIM Bulk machinery in process, with the CLI as the actor (src/import/run.ts does
  * the work). Progress on stderr, the summary on stdout, refused rows to a file. Exit codes: 0
  * when every row was imported, 1 when some were refused (they are in the refused file), 2 when
- * the file or an option is unusable (nothing was written).
+ * the file or an option is unusable (the message says what was imported before it).
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -49,7 +49,7 @@ row gives replace the stored ones, the others stay; a row that changes nothing i
 unchanged. Running the same file again, whole or after an interruption, creates no duplicates.
 
 Exit status: 0 every row imported, 1 some rows refused (see the refused file), 2 the file or an
-option cannot be used (nothing was written).`;
+option cannot be used (the message says which rows, if any, were imported before the bad line).`;
 
 const summaryText = (s: ImportSummary): string =>
   [

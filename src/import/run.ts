@@ -212,8 +212,12 @@ export async function importFile(ctx: ScimContext, path: string, options: Import
     }
     await flush(stream.bytesRead);
   } catch (error) {
-    if (error instanceof CsvFileError) throw new ImportFileError(error.message);
-    throw error;
+    if (!(error instanceof CsvFileError) && !(error instanceof ImportFileError)) throw error;
+    // Batches already sent are committed: say so, so the user knows a re-run is the fix.
+    const written = rows === 0
+      ? ' (nothing was written)'
+      : `; rows before line ${batch[0]?.line ?? 'the one named'} were imported; fix the file and run it again: imported rows are updated, not duplicated`;
+    throw new ImportFileError(error.message + written);
   } finally {
     stream.destroy();
     progress?.finish();
