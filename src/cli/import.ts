@@ -3,7 +3,8 @@
  * through the SCIM Bulk machinery in process, with the CLI as the actor (src/import/run.ts does
  * the work). Progress on stderr, the summary on stdout, refused rows to a file. Exit codes: 0
  * when every row was imported, 1 when some were refused (they are in the refused file), 2 when
- * the file or an option is unusable (nothing was written).
+ * the file or an option is unusable (the message says what was imported before it), 3 when the
+ * server failed (a database gone): the run stops at once, saying which rows were imported.
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -13,13 +14,15 @@ import { AdminError, contextFor, requireTeam } from '../admin.ts';
 import { formatOfPath, importFile } from '../import/run.ts';
 import type { ImportFormat, ImportSummary } from '../import/run.ts';
 import { progressOn } from '../import/progress.ts';
-import { ImportFileError } from '../import/rows.ts';
+import { ImportFileError, ImportServerError } from '../import/rows.ts';
 import type { ImportKind } from '../import/rows.ts';
 import { loadTeamTypes } from '../scim/team-schemas.ts';
 import type { CliHelpers, Common } from './helpers.ts';
 
 /** Exit code of an unusable file or option. */
 const BAD_INPUT = 2;
+/** Exit code of a server failure no SCIM rule names: the run stopped, a later run goes on from where it stopped. */
+const SERVER_FAILED = 3;
 
 const kindOption = (value: string): ImportKind => {
   const v = value.toLowerCase();
@@ -48,8 +51,13 @@ A user whose userName the team has (a group: its displayName) is updated: the at
 row gives replace the stored ones, the others stay; a row that changes nothing is counted as
 unchanged. Running the same file again, whole or after an interruption, creates no duplicates.
 
-Exit status: 0 every row imported, 1 some rows refused (see the refused file), 2 the file or an
-option cannot be used (nothing was written).`;
+Exit status:
+  0  every row imported
+  1  some rows refused (see the refused file)
+  2  the file or an option cannot be used (the message says which rows, if any, were imported
+     before the bad line)
+  3  the server failed (a database gone): the import stopped; the message says which rows were
+     imported; run it again once the server is back`;
 
 const summaryText = (s: ImportSummary): string =>
   [
@@ -58,7 +66,7 @@ const summaryText = (s: ImportSummary): string =>
   ].join('\n');
 
 export function registerImportCommand(program: Command, { withCommon, withDatabase, print }: CliHelpers): void {
-  const command = withCommon(program.command('import').description("import users or groups from a CSV or JSONL file into a team, through SCIM Bulk requests of up to 1,000 operations; exits 1 when some rows were refused, 2 when the file or an option cannot be used"))
+  const command = withCommon(program.command('import').description("import users or groups from a CSV or JSONL file into a team, through SCIM Bulk requests of up to 1,000 operations; exits 1 when some rows were refused, 2 when the file or an option cannot be used, 3 when the server failed"))
     .requiredOption('--team <name>', 'team name')
     .option('--kind <kind>', 'users or groups (default: read from the CSV header or the first JSONL resource)', kindOption)
     .option('--format <format>', 'csv or jsonl (default: from the file name, .csv or .jsonl / .ndjson)', formatOption)
@@ -91,6 +99,11 @@ export function registerImportCommand(program: Command, { withCommon, withDataba
       print(options.json, summary, summaryText(summary));
       if (summary.refused > 0) process.exitCode = 1;
     } catch (error) {
+      if (error instanceof ImportServerError) {
+        process.stderr.write(`rollcall: ${error.message}\n`);
+        process.exitCode = SERVER_FAILED;
+        return;
+      }
       if (!(error instanceof ImportFileError) && !(error instanceof AdminError)) throw error;
       process.stderr.write(`rollcall: ${error.message}\n`);
       process.exitCode = BAD_INPUT;

@@ -19,8 +19,17 @@ export interface CsvRecord {
 /** The longest record read (characters): past it the file is refused, as a quote left open would swallow the rest. */
 export const MAX_RECORD_CHARS = 1024 * 1024;
 
-/** A file the reader cannot go on with (a record longer than MAX_RECORD_CHARS). */
-export class CsvFileError extends Error {}
+/**
+ * A file the reader cannot go on with (a record longer than MAX_RECORD_CHARS). `line` is the
+ * first line whose record was not handed out: the records before it came out of earlier calls.
+ */
+export class CsvFileError extends Error {
+  readonly line: number;
+  constructor(message: string, line: number) {
+    super(message);
+    this.line = line;
+  }
+}
 
 type State = 'fieldStart' | 'unquoted' | 'quoted' | 'quoteInQuoted';
 
@@ -57,7 +66,8 @@ export class CsvReader {
         this.#recordChars = 0;
       }
       if (++this.#recordChars > MAX_RECORD_CHARS) {
-        throw new CsvFileError(`the record on line ${this.#recordLine} is longer than ${MAX_RECORD_CHARS} characters (a quoted field never closed?)`);
+        // Records this call completed are lost with the throw: the first of them is the first line not handed out.
+        throw new CsvFileError(`the record on line ${this.#recordLine} is longer than ${MAX_RECORD_CHARS} characters (a quoted field never closed?)`, out[0]?.line ?? this.#recordLine);
       }
       switch (this.#state) {
         case 'quoted':

@@ -6,8 +6,17 @@
  * event, exactly as the same request sent alone), with the caller's context (the CLI's actor).
  * A row that cannot be mapped, or that the server refuses, goes to the refused file as one JSON
  * line `{line, row, status, scimType, detail}` and the import goes on; the counts of created,
- * updated, unchanged and refused rows come back. No SQL here.
+ * updated, unchanged and refused rows come back. A failure no SCIM rule names (a database gone)
+ * stops the run at once with an ImportServerError naming the first line not imported, rather
+ * than refusing every row after it. No SQL here.
+ *
+ * Memory: one batch of rows, plus, to find keys repeated in the file, a fingerprint of each
+ * distinct key (the first 8 bytes of the SHA-256 of the case-folded key, as a bigint) with its
+ * line: under 100 bytes per distinct key in the Map, whatever the key's length. Two keys with the
+ * same fingerprint (odds about n^2 / 2^65 for n distinct keys) would make the later row refused
+ * as a repeat of the earlier.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
@@ -22,7 +31,7 @@ import { JsonlReader } from './jsonl.ts';
 import type { JsonlRecord } from './jsonl.ts';
 import type { Progress } from './progress.ts';
 import { kindOfRecord, recordRow } from './records.ts';
-import { ImportFileError } from './rows.ts';
+import { ImportFileError, ImportServerError } from './rows.ts';
 import type { ImportKind, ImportRow, Refusal } from './rows.ts';
 import { decide } from './upsert.ts';
 import type { Decision } from './upsert.ts';
@@ -113,7 +122,13 @@ async function runBatch(ctx: ScimContext, kind: ImportKind, rows: readonly Impor
           : { method: 'PATCH', path: `${endpoint}/${encodeURIComponent(w.id)}`, data: w.data },
       ),
     };
-    const response = await runBulk(ctx, planBulk(body));
+    // A failure no SCIM rule names would be answered 500 and the Bulk would go on with the next
+    // operation; rethrown here it leaves runBulk at once, and the run stops (importFile).
+    const response = await runBulk(ctx, planBulk(body), undefined, {
+      unexpected(error) {
+        throw error;
+      },
+    });
     // Without failOnErrors every operation runs, and the response lists them in request order.
     for (const [i, w] of writes.entries()) {
       const result = response.Operations[i];
@@ -145,20 +160,32 @@ export async function importFile(ctx: ScimContext, path: string, options: Import
   let kind = options.kind;
   let rows = 0;
   let batch: ImportRow[] = [];
-  /** Keys seen earlier in the file, with their line: a key repeated is refused, however the rows fall into batches. */
-  const seen = new Map<string, number>();
+  /** Fingerprints of the keys seen earlier in the file, with their line: a key repeated is refused, however the rows fall into batches. */
+  const seen = new Map<bigint, number>();
 
   const flush = async (bytesRead: number): Promise<void> => {
     if (batch.length === 0 || kind === undefined) return;
     const taken = batch;
     batch = [];
-    await refusedFile.write(await runBatch(ctx, kind, taken, counts));
+    let refusals: { row: ImportRow; refusal: Refusal }[];
+    try {
+      refusals = await runBatch(ctx, kind, taken, counts);
+    } catch (error) {
+      // A look-up or a write failed without a SCIM answer: the batches before this one are committed, this one maybe in part.
+      const line = taken[0]!.line;
+      const message = error instanceof Error ? error.message : String(error);
+      throw new ImportServerError(
+        `the server failed: ${message}; rows before line ${line} were imported; run it again once the server is back: imported rows are updated, not duplicated`,
+        line,
+      );
+    }
+    await refusedFile.write(refusals);
     rows += taken.length;
     progress?.update(rows, bytesRead, counts);
   };
   const add = async (row: ImportRow, bytesRead: number): Promise<void> => {
     if (row.refusal === undefined && row.key !== undefined) {
-      const key = lower(row.key);
+      const key = createHash('sha256').update(lower(row.key)).digest().readBigUInt64BE(0);
       const earlier = seen.get(key);
       if (earlier !== undefined) {
         row = { line: row.line, raw: row.raw, refusal: { status: 409, scimType: 'uniqueness', detail: `${KEY_COLUMN[kind!]} "${row.key}" is already on line ${earlier} of this file` } };
@@ -212,8 +239,14 @@ export async function importFile(ctx: ScimContext, path: string, options: Import
     }
     await flush(stream.bytesRead);
   } catch (error) {
-    if (error instanceof CsvFileError) throw new ImportFileError(error.message);
-    throw error;
+    if (!(error instanceof CsvFileError) && !(error instanceof ImportFileError)) throw error;
+    // Batches already sent are committed: say so, so the user knows a re-run is the fix. The first
+    // row not sent is the batch's first, or, the batch just sent, the first the reader lost.
+    const line = batch[0]?.line ?? (error instanceof CsvFileError ? error.line : undefined);
+    const written = rows === 0
+      ? ' (nothing was written)'
+      : `; rows before ${line !== undefined ? `line ${line}` : 'the line named'} were imported; fix the file and run it again: imported rows are updated, not duplicated`;
+    throw new ImportFileError(error.message + written);
   } finally {
     stream.destroy();
     progress?.finish();

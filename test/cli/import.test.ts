@@ -6,7 +6,9 @@
  * batch), updates or leaves alone and never duplicates;
  * a group's members named by userName; refused rows in the refused file with their line and SCIM
  * error, the import going on; the summary and the exit codes (0, 1 refused rows, 2 bad file or
- * option); progress lines per thousand rows when stderr is no terminal; 2,500 rows in batches.
+ * option, 3 the server failed); progress lines per thousand rows when stderr is no terminal; 2,500
+ * rows in batches; a broken record or a database failure after the first batch stops the run,
+ * naming the first line not imported, and a run again finishes it without duplicates.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { spawn } from 'node:child_process';
+import { sql } from 'kysely';
 import { connect } from '../../src/storage/connect.ts';
 import { TEST_SECRET_KEY } from '../support/app.ts';
 import { createPgSchema, postgresUrl } from '../support/engines.ts';
@@ -243,6 +246,65 @@ for (const engine of databases) {
       assert.equal(again.code, 0, again.stderr);
       assert.deepEqual(counts(again.stdout), { created: 3000 - before, updated: 0, unchanged: before, refused: 0 });
       assert.equal(total('killed'), 3000);
+    });
+
+    it('a record over 1 MiB (an unclosed quote) after the first batch: exit 2 naming the first line not imported; the rows before it exist', () => {
+      assert.equal(run(['team', 'create', '--name', 'broken']).code, 0);
+      // 1,000 rows fill the first batch exactly; the broken record on line 1002 comes right after it is sent.
+      const rows = Array.from({ length: 1000 }, (_, i) => `b${String(i).padStart(4, '0')}@example.com,B ${i}`);
+      const broken = file('broken.csv', `userName,givenName\n${rows.join('\n')}\nlost@example.com,"never closed ${'x'.repeat(1024 * 1024 + 10)}\n`);
+      const out = run(['import', '--team', 'broken', broken]);
+      assert.equal(out.code, 2, out.stderr);
+      assert.match(out.stderr, /the record on line 1002 is longer than/);
+      assert.match(out.stderr, /rows before line 1002 were imported; fix the file and run it again/);
+      assert.doesNotMatch(out.stderr, /nothing was written/);
+      const imported = users('broken');
+      assert.equal(imported.size, 1000);
+      assert.ok(imported.has('b0000@example.com') && imported.has('b0999@example.com'));
+      assert.equal(imported.has('lost@example.com'), false);
+    });
+
+    it('a database failure in the second batch stops the run at once (the server failed, rows before its first line imported); a run again finishes without duplicates', async () => {
+      assert.equal(run(['team', 'create', '--name', 'down']).code, 0);
+      const rows = Array.from({ length: 1500 }, (_, i) => `d${String(i).padStart(4, '0')}@example.com,D ${i}`);
+      const whole = file('down.csv', `userName,givenName\n${rows.join('\n')}\n`);
+      const refusedPath = `${whole}.refused.jsonl`;
+      // A trigger refuses the team's 1,001st user as a failing database would (no SCIM rule names
+      // the error): the first batch commits, the second batch's first write fails.
+      const storage = connect(database);
+      const fail = 'injected failure: the database is gone';
+      try {
+        const team = await storage.db.selectFrom('teams').select('id').where('name', '=', 'down').executeTakeFirstOrThrow();
+        if (storage.sqlitePath !== undefined) {
+          await sql`create trigger down_fails before insert on users when new.team_id = ${sql.lit(team.id)} and (select count(*) from users where team_id = new.team_id) >= 1000 begin select raise(abort, ${sql.lit(fail)}); end`.execute(storage.db);
+        } else {
+          await sql`create function down_fails() returns trigger language plpgsql as $$ begin if (select count(*) from users where team_id = new.team_id) >= 1000 then raise exception ${sql.lit(fail)}; end if; return new; end $$`.execute(storage.db);
+          await sql`create trigger down_fails before insert on users for each row when (new.team_id = ${sql.lit(team.id)}) execute function down_fails()`.execute(storage.db);
+        }
+      } finally {
+        await storage.close();
+      }
+      const failed = run(['import', '--team', 'down', whole]);
+      assert.equal(failed.code, 3, failed.stderr);
+      assert.equal(
+        failed.stderr.trim().split('\n').at(-1),
+        `rollcall: the server failed: ${fail}; rows before line 1002 were imported; run it again once the server is back: imported rows are updated, not duplicated`,
+      );
+      assert.equal(failed.stdout, '');
+      // Stopped at once: no refused file of 500s.
+      assert.equal(existsSync(refusedPath), false);
+      const back = connect(database);
+      try {
+        await sql`drop trigger down_fails${back.sqlitePath === undefined ? sql` on users` : sql``}`.execute(back.db);
+      } finally {
+        await back.close();
+      }
+      assert.equal(total('down'), 1000);
+      assert.equal(users('down').has('d1000@example.com'), false);
+      const again = run(['import', '--team', 'down', whole]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(counts(again.stdout), { created: 500, updated: 0, unchanged: 1000, refused: 0 });
+      assert.equal(total('down'), 1500);
     });
 
     it('refuses an unusable file or option with exit 2 and writes nothing', () => {

@@ -2,13 +2,14 @@
  * The readers of `rollcall import` (issue 32 item 7): the RFC 4180 CSV reader round-trips any
  * fields a small RFC 4180 writer quotes (commas, quotes, CR, LF), with a BOM or not,
  * any line ends and however the text is cut into chunks, and reports each record's first line;
- * grammar breaks are named per record without losing the records after them. The JSONL reader
+ * grammar breaks are named per record without losing the records after them; a record over the
+ * bound stops the reader, naming the first line it did not hand out. The JSONL reader
  * numbers lines across chunks. The progress bar redraws in place on a terminal.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { CsvReader, parseCsv } from '../../src/import/csv.ts';
+import { CsvFileError, CsvReader, MAX_RECORD_CHARS, parseCsv } from '../../src/import/csv.ts';
 import type { CsvRecord } from '../../src/import/csv.ts';
 import { JsonlReader } from '../../src/import/jsonl.ts';
 import { progressOn } from '../../src/import/progress.ts';
@@ -81,6 +82,20 @@ describe('import CSV reader', () => {
     const reader = new CsvReader();
     const out = [...reader.push('a,b\r'), ...reader.push('\nc,d\r'), ...reader.push('\n'), ...reader.end()];
     assert.deepEqual(out, [{ line: 1, fields: ['a', 'b'] }, { line: 2, fields: ['c', 'd'] }]);
+  });
+});
+
+describe('import CSV reader bound', () => {
+  it('a record over MAX_RECORD_CHARS throws CsvFileError naming the first line not handed out, records completed in the same call included', () => {
+    const long = `"${'x'.repeat(MAX_RECORD_CHARS + 1)}`;
+    const separate = new CsvReader();
+    assert.deepEqual(separate.push('h\na\n').map((r) => r.line), [1, 2]);
+    assert.throws(() => separate.push(`b\n${long}`), (e: unknown) => e instanceof CsvFileError && e.line === 3 && /record on line 4 is longer/.test(e.message));
+    const together = new CsvReader();
+    assert.throws(() => together.push(`h\na\n${long}`), (e: unknown) => e instanceof CsvFileError && e.line === 1 && /record on line 3 is longer/.test(e.message));
+    const alone = new CsvReader();
+    assert.deepEqual(alone.push('h\n').map((r) => r.line), [1]);
+    assert.throws(() => alone.push(long), (e: unknown) => e instanceof CsvFileError && e.line === 2);
   });
 });
 
