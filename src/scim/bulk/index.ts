@@ -7,6 +7,6 @@ export { BULK_MAX_OPERATIONS, BULK_MAX_PAYLOAD, BULK_PATH, BULK_REQUEST, BULK_RE
 export type { BulkOperation, ParsedBulk } from './parse.ts';
 export { orderOperations, planBulk, referencesOf } from './plan.ts';
 export type { BulkPlan, PlannedOperation } from './plan.ts';
-export { BulkAborted, failedWith, idOfLocation, isFailure, runBulk } from './run.ts';
-export type { BulkJournal, BulkObserver, BulkOperationResult, BulkResponse } from './run.ts';
+export { BULK_PACING, BulkAborted, failedWith, idOfLocation, isFailure, runBulk } from './run.ts';
+export type { BulkJournal, BulkObserver, BulkOperationResult, BulkPacing, BulkResponse } from './run.ts';
 export { enterBulk } from './gate.ts';

@@ -111,10 +111,16 @@ function knownError(ctx: ScimContext, error: unknown): ScimError | undefined {
   return undefined;
 }
 
-/** How long runBulk runs operations back to back before it yields to the event loop. */
-const YIELD_AFTER_MS = 10;
+/** When runBulk yields to the event loop: once it has run operations back to back for `yieldAfterMs` of `now` (milliseconds, monotonic). */
+export interface BulkPacing {
+  now(): number;
+  readonly yieldAfterMs: number;
+}
 
-export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJournal, observer: BulkObserver = {}): Promise<BulkResponse> {
+/** The pacing every caller uses; a test passes its own clock to prove the yield without depending on the machine's speed. */
+export const BULK_PACING: BulkPacing = { now: () => performance.now(), yieldAfterMs: 10 };
+
+export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJournal, observer: BulkObserver = {}, pacing: BulkPacing = BULK_PACING): Promise<BulkResponse> {
   const ids = new Map<string, string>();
   const results: (BulkOperationResult | undefined)[] = new Array(plan.size);
   let errors = 0;
@@ -126,15 +132,15 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
   };
   const done = journal?.done ?? [];
   for (let i = 0; i < done.length && i < plan.steps.length; i++) record(i, done[i] as BulkOperationResult);
-  let heldSince = performance.now();
+  let heldSince = pacing.now();
   const stopped = (): boolean => plan.failOnErrors !== undefined && errors >= plan.failOnErrors;
 
   for (let i = done.length; i < plan.steps.length && !stopped(); i++) {
-    // Yields to the event loop once the run has held it for YIELD_AFTER_MS: other requests are
-    // served between operations, without a macrotask per operation.
-    if (performance.now() - heldSince >= YIELD_AFTER_MS) {
+    // Yields to the event loop once the run has held it for the pacing's interval: other requests
+    // are served between operations, without a macrotask per operation.
+    if (pacing.now() - heldSince >= pacing.yieldAfterMs) {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      heldSince = performance.now();
+      heldSince = pacing.now();
     }
     const step = plan.steps[i] as PlannedOperation;
     const path = resolvePath(step.path, ids);
