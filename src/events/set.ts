@@ -104,6 +104,11 @@ function patchOf(row: EventRow): Record<string, unknown> {
  * subscription's `full`; `sub_id.uri` the resource, or the endpoint when the write created nothing.
  */
 function asyncResponseClaims(row: EventRow, options: ClaimsOptions): Record<string, unknown> {
+  return envelope(row, options, { format: 'scim', uri: asyncSubjectPath(row) }, { [ASYNC_RESPONSE_URI]: asyncOutcomeOf(row) });
+}
+
+/** The claims every SET carries around its subject and its event (RFC 8417 section 2.2, RFC 9967 section 2). */
+function envelope(row: EventRow, options: ClaimsOptions, subject: Record<string, unknown>, events: Record<string, unknown>): Record<string, unknown> {
   const seconds = Math.floor(Date.parse(row.at) / 1000);
   return {
     iss: options.issuer,
@@ -112,9 +117,9 @@ function asyncResponseClaims(row: EventRow, options: ClaimsOptions): Record<stri
     jti: `${row.team_id}.${row.seq}`,
     aud: options.audience,
     ...(row.txn ? { txn: row.txn } : {}),
-    sub_id: { format: 'scim', uri: asyncSubjectPath(row) },
+    sub_id: subject,
     seq: row.seq,
-    events: { [ASYNC_RESPONSE_URI]: asyncOutcomeOf(row) },
+    events,
   };
 }
 
@@ -132,18 +137,8 @@ export function setClaims(row: EventRow, options: ClaimsOptions): Record<string,
   } else {
     payload = { ref, version };
   }
-  const seconds = Math.floor(Date.parse(row.at) / 1000);
-  return {
-    iss: options.issuer,
-    iat: seconds,
-    toe: seconds,
-    jti: `${row.team_id}.${row.seq}`,
-    aud: options.audience,
-    ...(row.txn ? { txn: row.txn } : {}),
-    sub_id: { format: 'scim', uri: resourcePath(row.resource_type, row.resource_id), ...(row.external_id ? { externalId: row.external_id } : {}) },
-    seq: row.seq,
-    events: { [eventUri(type, options.full)]: payload },
-  };
+  const subject = { format: 'scim', uri: resourcePath(row.resource_type, row.resource_id), ...(row.external_id ? { externalId: row.external_id } : {}) };
+  return envelope(row, options, subject, { [eventUri(type, options.full)]: payload });
 }
 
 interface SigningKeys {

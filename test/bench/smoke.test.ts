@@ -67,7 +67,7 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     assertTable(bulk, Object.values(BULK_SCENARIO_NAMES), 8);
     assert.match(bulk, /^Bulk vs single POSTs, best of each \(SQLite\): speed [\d.]+x, CPU per user [\d.]+x less/m);
     // Then the event loop during a Bulk at both limits (bench/bulk-loop.ts): its verdict line, whatever the figure.
-    assert.match(run.stdout, /^target: largest gap < 300 ms: (met|NOT met) \(largest [\d.,]+ ms\)$/m);
+    assert.match(run.stdout, /^target: largest gap [^:]+: (met|NOT met) \(largest [\d.,]+ ms\)$/m);
   });
 
   it('npm run bench:scale -- --smoke: every scale scenario (cursor pages too) measured with p50/p99, peak RSS reported, no errors', async () => {
