@@ -8,31 +8,14 @@
  * txn (`<txn>:<i>` for the Bulk's operation i) and one step row.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { connect } from '../../src/storage/connect.ts';
-import { createPgSchema, NO_POSTGRES, postgresUrl } from '../support/engines.ts';
+import { NO_POSTGRES, processDatabases } from '../support/engines.ts';
 import { scim, seedTeamToken, startServer } from '../support/processes.ts';
 import type { ServerProcess } from '../support/processes.ts';
 
-interface Target {
-  readonly name: string;
-  open(): Promise<{ url: string; dispose(): Promise<void> }>;
-}
-
-const targets: Target[] = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'rollcall-async-crash-'));
-      return { url: `sqlite:${join(dir, 'crash.db')}`, dispose: async () => rmSync(dir, { recursive: true, force: true }) };
-    },
-  },
-  ...(postgresUrl ? [{ name: 'postgres', async open() { const s = await createPgSchema(postgresUrl!); return { url: s.url, dispose: () => s.drop() }; } }] : []),
-];
+const targets = processDatabases('rollcall-async-crash');
 
 const BULK_OPERATIONS = 400;
 const SINGLES = 20;

@@ -6,35 +6,16 @@
  * drains: requests in flight when it arrives complete, then the process exits 0.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { connect } from '../../src/storage/connect.ts';
 import { lastSeq } from '../../src/storage/repos/events.ts';
-import { createPgSchema, NO_POSTGRES, postgresUrl } from '../support/engines.ts';
+import { NO_POSTGRES, processDatabases } from '../support/engines.ts';
 import { scim, seedTeamToken, startServer } from '../support/processes.ts';
 
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
-interface Target {
-  readonly name: string;
-  open(): Promise<{ url: string; dispose(): Promise<void> }>;
-}
-
-const targets: Target[] = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'rollcall-crash-'));
-      return { url: `sqlite:${join(dir, 'crash.db')}`, dispose: async () => rmSync(dir, { recursive: true, force: true }) };
-    },
-  },
-  ...(postgresUrl
-    ? [{ name: 'postgres', async open() { const s = await createPgSchema(postgresUrl!); return { url: s.url, dispose: () => s.drop() }; } }]
-    : []),
-];
+const targets = processDatabases('rollcall-crash');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

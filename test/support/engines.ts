@@ -9,6 +9,9 @@
  * that loop over it need no change). Suites of their own use NO_POSTGRES as their skip reason.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { it } from 'node:test';
 import pg from 'pg';
 import { connect } from '../../src/storage/connect.ts';
@@ -112,3 +115,23 @@ function reportingSkippedPostgres(list: TestEngine[], reason: string): readonly 
 export const engines: readonly TestEngine[] = pgUrl ? [sqliteEngine, postgresEngine(pgUrl)] : reportingSkippedPostgres([sqliteEngine], NO_POSTGRES as string);
 
 export const postgresUrl: string | undefined = pgUrl;
+
+/** A database a server process (test/support/processes.ts) is started on: a fresh SQLite file or PostgreSQL schema, disposed of after. */
+export interface ProcessDatabase {
+  readonly name: string;
+  open(): Promise<{ url: string; dispose(): Promise<void> }>;
+}
+
+/** A fresh database per engine for server processes, SQLite files named after `prefix` (crash and restart tests). */
+export function processDatabases(prefix: string): ProcessDatabase[] {
+  return [
+    {
+      name: 'sqlite',
+      async open() {
+        const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+        return { url: `sqlite:${join(dir, 'crash.db')}`, dispose: async () => rmSync(dir, { recursive: true, force: true }) };
+      },
+    },
+    ...(pgUrl ? [{ name: 'postgres', async open() { const s = await createPgSchema(pgUrl); return { url: s.url, dispose: () => s.drop() }; } }] : []),
+  ];
+}
