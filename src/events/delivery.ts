@@ -50,6 +50,7 @@ import type { ReceiverPolicy } from './receivers.ts';
 import { budgetsOf } from '../budgets.ts';
 import { FairQueue } from './fair-queue.ts';
 import { setClaims } from './set.ts';
+import { audienceOf, wantedBy } from './stream-config.ts';
 import type { SetSigner } from './set.ts';
 import type { Rendered, WebhookSigner } from './webhook.ts';
 import { WebhookSecretUnreadable } from './webhook-secrets.ts';
@@ -213,7 +214,8 @@ function post(url: URL, { body, headers }: Rendered, agents: { http: HttpAgent; 
 /** A subscription this instance holds the lease of, between its turns. */
 interface Held {
   sub: SubscriptionRow;
-  readonly wanted: ReadonlySet<string> | undefined;
+  /** Which feed rows it delivers (stream-config.ts wantedBy); the others are passed over. */
+  readonly wanted: (row: EventRow) => boolean;
   /** The lease as this instance last set it (ms since the epoch). */
   leaseUntil: number;
   /** Events after the cursor read ahead (one read per BATCH events, not one per turn). */
@@ -312,7 +314,7 @@ export class DeliveryWorker {
         heldPerTeam.set(sub.team_id, teamHeld + 1);
         const held: Held = {
           sub,
-          wanted: sub.events === null ? undefined : new Set(JSON.parse(sub.events) as string[]),
+          wanted: wantedBy(sub),
           leaseUntil: now.getTime() + settings.leaseMs,
           ahead: [],
           queuedAt: 0,
@@ -402,7 +404,7 @@ export class DeliveryWorker {
         if (!(await renewLease(storage.db, held.sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return false;
         held.leaseUntil = now.getTime() + settings.leaseMs;
       }
-      if (held.wanted && !held.wanted.has(row.type)) {
+      if (!held.wanted(row)) {
         // Not asked for: the cursor moves past it without a request.
         if (!(await this.#advance(held, row.seq))) return false;
         held.ahead.shift();
@@ -442,7 +444,7 @@ export class DeliveryWorker {
       // Resolved and checked now, for this connection: the socket goes to these addresses only.
       const addresses = await until(receivers.vetted(url), signal);
       const isSet = sub.format !== 'webhook';
-      const request = isSet ? { body: await signer.sign(setClaims(row, { issuer, audience: raw, full: sub.full === 1 })), headers: SET_HEADERS } : await this.#deps.webhooks.render(sub.id, row);
+      const request = isSet ? { body: await signer.sign(setClaims(row, { issuer, audience: audienceOf(sub, raw), full: sub.full === 1 })), headers: SET_HEADERS } : await this.#deps.webhooks.render(sub.id, row);
       outcome = answered(await post(url, request, this.#agents, signal, addresses), isSet);
     } catch (error) {
       outcome = { delivered: false, status: null, error: failureCategory(error, { timedOut: timeout.aborted, stopped: this.#stop.signal.aborted }) };

@@ -240,3 +240,66 @@ export const asyncOutcomeOf = (row: Pick<EventRow, 'data'>): AsyncOutcome => (ro
 /** What an asyncresp row's `sub_id.uri` names: the resource's path, or the endpoint (`/Users`) when the write created nothing. */
 export const asyncSubjectPath = (row: Pick<EventRow, 'resource_type' | 'resource_id'>): string =>
   row.resource_id === '' ? `/${ENDPOINTS[row.resource_type as Change['resourceType']] ?? `${row.resource_type}s`}` : resourcePath(row.resource_type, row.resource_id);
+
+/**
+ * The feed row type of a Shared Signal (issue 33, DESIGN.md section 14): one OpenID SSF 1.0 SET
+ * (a RISC or CAEP event about a user, or a stream's own verification or stream-updated event),
+ * delivered only to SSF streams (subscriptions of format `ssf`, events/stream-config.ts). Every
+ * other reader of the feed passes over these rows (`isScimEvent`): the SCIM listing, SET and
+ * webhook subscriptions, poll, pending counts, delta query. So a team's SCIM events are strictly
+ * increasing in seq, and gap-free unless the team has SSF streams.
+ */
+export const SIGNAL = 'ssf';
+
+/** Whether a feed row is one of the SCIM events (a change or an asyncresp), not a Shared Signal. */
+export const isScimEvent = (row: { readonly type: string }): boolean => row.type !== SIGNAL;
+
+/**
+ * One Shared Signal, as appendSignal stores it in the row's `data`: the event's URI, the SET's
+ * `sub_id` (RFC 9493; SSF 1.0 puts it at the top level of the SET), the event's payload, and, for
+ * a stream's own events (verification, stream-updated), the one stream it is for.
+ */
+export interface SignalData {
+  readonly event: string;
+  readonly subject: Readonly<Record<string, unknown>>;
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly stream?: string;
+}
+
+export interface Signal extends SignalData {
+  readonly teamId: string;
+  /** `User` for a user's signals (`resourceId` its id), `Stream` for a stream's own events (its id). */
+  readonly resourceType: 'User' | 'Stream';
+  readonly resourceId: string;
+  /** The user's version after the change (0 for a stream's events). */
+  readonly version: number;
+  readonly externalId: string | null;
+  readonly actor: Actor;
+  /** The request id of the change (the SET's `txn`). */
+  readonly txn: string | null;
+}
+
+/**
+ * Appends one Shared Signal to the team's feed in the caller's transaction (the SCIM write's own,
+ * so the signal commits exactly when the change does). No audit row: the write has its own.
+ */
+export async function appendSignal(deps: FeedDeps, ex: Executor, signal: Signal): Promise<void> {
+  const data: SignalData = { event: signal.event, subject: signal.subject, payload: signal.payload, ...(signal.stream !== undefined ? { stream: signal.stream } : {}) };
+  await appendEvent(ex, {
+    team_id: signal.teamId,
+    at: iso(deps.clock),
+    type: SIGNAL,
+    resource_type: signal.resourceType,
+    resource_id: signal.resourceId,
+    version: signal.version,
+    changed: '[]',
+    actor: JSON.stringify(signal.actor),
+    txn: signal.txn,
+    external_id: signal.externalId,
+    data: JSON.stringify(data),
+    members: null,
+  });
+}
+
+/** The signal a `ssf` row carries (its `data`). */
+export const signalOf = (row: Pick<EventRow, 'data'>): SignalData => JSON.parse(row.data ?? '{}') as SignalData;

@@ -9,6 +9,7 @@
  */
 import { invalidValue, pruned } from './errors.ts';
 import { eventsAfter, feedEnds } from '../storage/repos/events.ts';
+import { isScimEvent } from './feed.ts';
 import type { EventRow } from '../storage/repos/events.ts';
 import type { Executor } from '../storage/types.ts';
 import { ASYNC_RESPONSE, asyncOutcomeOf } from './feed.ts';
@@ -105,5 +106,7 @@ export async function listEvents(ex: Executor, teamId: string, after: number, li
   if (rows.length === 0) await assertNotPruned(ex, teamId, after);
   else if (rows[0]!.seq !== after + 1) await assertNotPruned(ex, teamId, after);
   const page = rows.slice(0, limit);
-  return { events: page.map(viewOf), next: page.at(-1)?.seq ?? after, more: rows.length > limit };
+  // A team with SSF streams has Shared Signal rows in its feed: the listing passes over them (its
+  // seqs then skip theirs), and `next` follows the last row read, shown or not.
+  return { events: page.filter(isScimEvent).map(viewOf), next: page.at(-1)?.seq ?? after, more: rows.length > limit };
 }

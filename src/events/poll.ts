@@ -19,6 +19,7 @@ import { insertAttempt, moveCursor, subscriptionBySecret } from '../storage/repo
 import type { SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Db } from '../storage/types.ts';
 import { setClaims } from './set.ts';
+import { audienceOf, wantedBy } from './stream-config.ts';
 import type { SetSigner } from './set.ts';
 import { digestOf } from './subscriptions.ts';
 
@@ -83,11 +84,6 @@ export async function pollSubscription(deps: PollDeps, token: string | undefined
 const seqOf = (teamId: string, jti: string): number | undefined => {
   const match = new RegExp(`^${teamId}\\.(\\d{1,15})$`).exec(jti);
   return match ? Number(match[1]) : undefined;
-};
-
-const wantedBy = (sub: SubscriptionRow): ((row: EventRow) => boolean) => {
-  const wanted = sub.events === null ? undefined : new Set(JSON.parse(sub.events) as string[]);
-  return (row) => wanted === undefined || wanted.has(row.type);
 };
 
 /** Settles acknowledged and refused SETs, moving the cursor over the leading settled ones. */
@@ -161,7 +157,7 @@ export async function poll(deps: PollDeps, sub: SubscriptionRow, request: PollRe
     if (pending.length > 0 || Date.now() >= deadline || stop.aborted) {
       const sets: Record<string, string> = {};
       for (const row of pending) {
-        const claims = setClaims(row, { issuer: deps.issuer, audience: `${deps.issuer}/v2/events/poll/${sub.id}`, full: sub.full === 1 });
+        const claims = setClaims(row, { issuer: deps.issuer, audience: audienceOf(sub, `${deps.issuer}/v2/events/poll/${sub.id}`), full: sub.full === 1 });
         sets[String(claims.jti)] = await deps.signer.sign(claims);
       }
       return { sets, moreAvailable: more };

@@ -22,7 +22,7 @@ import { exportJWK, SignJWT } from 'jose';
 import type { JWK } from 'jose';
 import type { KeyStore } from '../keys/store.ts';
 import type { EventRow } from '../storage/repos/events.ts';
-import { ASYNC_RESPONSE, asyncOutcomeOf, asyncSubjectPath, deltaAttribute, resourcePath } from './feed.ts';
+import { ASYNC_RESPONSE, asyncOutcomeOf, asyncSubjectPath, deltaAttribute, resourcePath, SIGNAL, signalOf } from './feed.ts';
 import type { ChangeType, EventType, MembersDelta } from './feed.ts';
 
 const PROV = 'urn:ietf:params:scim:event:prov';
@@ -58,7 +58,8 @@ export const EVENT_DELIVERY_METHODS: readonly string[] = ['urn:ietf:rfc:8935', '
 
 export interface ClaimsOptions {
   readonly issuer: string;
-  readonly audience: string;
+  /** The receiver URL or the poll URL; an SSF stream's own audience, which may be several. */
+  readonly audience: string | readonly string[];
   /** Whether the subscription asked for the `:full` variants. */
   readonly full: boolean;
 }
@@ -123,9 +124,29 @@ function envelope(row: EventRow, options: ClaimsOptions, subject: Record<string,
   };
 }
 
+/**
+ * The SET of a Shared Signal row (OpenID SSF 1.0 section 4): `iss`, `aud` (the stream's),
+ * `iat`, `jti` (team and seq, as every SET), `txn` when the change had one, `sub_id` at the top
+ * level (SSF 1.0 requires it there), and exactly one event with its payload. No `toe` or `seq`:
+ * SSF receivers match on `jti`.
+ */
+export function signalClaims(row: EventRow, options: { readonly issuer: string; readonly audience: string | readonly string[] }): Record<string, unknown> {
+  const signal = signalOf(row);
+  return {
+    iss: options.issuer,
+    iat: Math.floor(Date.parse(row.at) / 1000),
+    jti: `${row.team_id}.${row.seq}`,
+    aud: options.audience,
+    ...(row.txn ? { txn: row.txn } : {}),
+    sub_id: signal.subject,
+    events: { [signal.event]: signal.payload },
+  };
+}
+
 /** The SET's claims for one feed row (unsigned). */
 export function setClaims(row: EventRow, options: ClaimsOptions): Record<string, unknown> {
   if (row.type === ASYNC_RESPONSE) return asyncResponseClaims(row, options);
+  if (row.type === SIGNAL) return signalClaims(row, options);
   const type = row.type as ChangeType;
   const ref = `${options.issuer}/v2/scim${resourcePath(row.resource_type, row.resource_id)}`;
   const version = `W/"${row.version}"`;

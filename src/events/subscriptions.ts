@@ -29,7 +29,7 @@ import type { FeedEnds } from '../storage/repos/events.ts';
 import { attemptsOf, attemptsPage, countSubscriptionsLocked, deleteSubscription, insertSubscription, subscriptionById, subscriptionsOfTeam, updateSubscription } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Db, Executor } from '../storage/types.ts';
-import { EVENT_TYPES } from './feed.ts';
+import { EVENT_TYPES, SIGNAL } from './feed.ts';
 import type { EventType } from './feed.ts';
 import type { ReceiverPolicy } from './receivers.ts';
 import { eventUri } from './set.ts';
@@ -98,8 +98,8 @@ export function parseEventTypes(values: readonly string[]): EventType[] {
 export interface SubscriptionView {
   readonly id: string;
   readonly method: 'push' | 'poll';
-  /** What a push sends: RFC 8935 SETs, or Standard Webhooks JSON (webhook.ts). */
-  readonly format: 'set' | 'webhook';
+  /** What a push sends: RFC 8935 SETs, Standard Webhooks JSON (webhook.ts), or an SSF stream's SETs (stream-config.ts). */
+  readonly format: 'set' | 'webhook' | 'ssf';
   readonly url: string | null;
   readonly events: readonly string[] | null;
   readonly full: boolean;
@@ -208,6 +208,7 @@ export async function createSubscription(deps: CreationDeps, team: SubscribingTe
       webhook_secret: webhook?.sealed ?? null,
       webhook_previous_secret: null,
       webhook_previous_until: null,
+      ssf: null,
     };
     await insertSubscription(trx, created);
     await audit(trx, deps, teamId, by, 'subscription_created', created.id, { method: created.method, format, url: auditedUrl(created.url), events, full: input.full === true, from: created.cursor + 1 });
@@ -326,18 +327,23 @@ export interface Pending {
 export async function pendingCounts(
   deps: SubscriptionDeps,
   teamId: string,
-  subscriptions: readonly Pick<SubscriptionView, 'cursor' | 'events'>[],
+  subscriptions: readonly (Pick<SubscriptionView, 'cursor' | 'events'> & Partial<Pick<SubscriptionView, 'format'>>)[],
   /** The feed's ends when the caller has read them already. */
   ends?: FeedEnds,
 ): Promise<Pending[]> {
   if (subscriptions.length === 0) return [];
+  const hasStreams = subscriptions.some((s) => s.format === 'ssf');
   const { lastSeq: last, firstKept: first } = ends ?? (await feedEnds(deps.storage.db, teamId));
   return Promise.all(
     subscriptions.map(async (s): Promise<Pending> => {
       const after = first === undefined ? 0 : Math.max(0, last - Math.max(s.cursor, first - 1));
-      if (s.events === null || after === 0) return { count: after, exact: true };
+      // Counted by type when the subscription takes only some of the feed's rows: an events
+      // filter, an SSF stream (Shared Signals only), or any SCIM subscription of a team whose
+      // feed holds Shared Signals (the team has streams).
+      const types = s.format === 'ssf' ? [SIGNAL] : s.events ?? (hasStreams ? EVENT_TYPES : null);
+      if (types === null || after === 0) return { count: after, exact: true };
       if (after > PENDING_SCAN) return { count: after, exact: false };
-      return { count: await countEventsAfter(deps.storage.db, teamId, s.cursor, s.events, PENDING_SCAN), exact: true };
+      return { count: await countEventsAfter(deps.storage.db, teamId, s.cursor, types, PENDING_SCAN), exact: true };
     }),
   );
 }

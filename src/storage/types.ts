@@ -249,7 +249,7 @@ export interface EventsTable {
   team_id: string;
   seq: number | string;
   at: string;
-  /** create | put | patch | delete | activate | deactivate, or asyncresp (an asynchronous request's completion, events/feed.ts) */
+  /** create | put | patch | delete | activate | deactivate, asyncresp (an asynchronous request's completion), or ssf (a Shared Signal): events/feed.ts */
   type: string;
   resource_type: string;
   resource_id: string;
@@ -292,13 +292,24 @@ export interface EventSubscriptionsTable {
   creator_token: string | null;
   /** The user who created it (the token's or the console admin's); NULL: the CLI. */
   creator_user: string | null;
-  /** What a push sends (migration 022): RFC 8935 SETs, or Standard Webhooks JSON. */
-  format: 'set' | 'webhook';
+  /** What a push sends (migration 022): RFC 8935 SETs, or Standard Webhooks JSON; `ssf` an SSF 1.0 stream's SETs (migration 025). */
+  format: 'set' | 'webhook' | 'ssf';
   /** The webhook signing secret, sealed (keys/sealed.ts); NULL for `set`. */
   webhook_secret: string | null;
   /** The secret a rotation replaced, sealed, still signing until `webhook_previous_until`. */
   webhook_previous_secret: string | null;
   webhook_previous_until: string | null;
+  /** An SSF stream's configuration as JSON (migration 025, events/stream-config.ts); NULL for other formats. */
+  ssf: string | null;
+}
+
+/** A subject an SSF stream's receiver added (`included` 1) or removed (0), migration 025. */
+export interface SsfSubjectsTable {
+  subscription_id: string;
+  team_id: string;
+  user_id: string;
+  included: number;
+  created_at: string;
 }
 
 export interface EventAttemptsTable {
@@ -463,6 +474,7 @@ export interface Database {
   events: EventsTable;
   event_subscriptions: EventSubscriptionsTable;
   event_attempts: EventAttemptsTable;
+  ssf_subjects: SsfSubjectsTable;
   provisioning_tokens: ProvisioningTokensTable;
   request_log: RequestLogTable;
   client_keys: ClientKeysTable;

@@ -39,7 +39,7 @@ const subscription = (i: number): SubscriptionRow => ({
   id: newId(), team_id: `TEAM${String(i % 50).padStart(16, '0')}`, method: i % 2 === 0 ? 'poll' : 'push',
   url: i % 2 === 0 ? null : `https://r${i}.example/events`, events: null, full: 0, state: 'active', paused_reason: null, cursor: 0,
   failures: 0, failing_since: null, next_attempt_at: T, lease_owner: null, lease_until: null,
-  secret_hash: i % 2 === 0 ? digestOf(`rce_token${i}`) : null, created_at: T, updated_at: T, creator_token: null, creator_user: null, format: 'set', webhook_secret: null, webhook_previous_secret: null, webhook_previous_until: null,
+  secret_hash: i % 2 === 0 ? digestOf(`rce_token${i}`) : null, created_at: T, updated_at: T, creator_token: null, creator_user: null, format: 'set', webhook_secret: null, webhook_previous_secret: null, webhook_previous_until: null, ssf: null,
 });
 
 for (const engine of engines) {

@@ -32,6 +32,7 @@ import { migration021 } from './021_client_assertions.ts';
 import { migration022 } from './022_webhook_subscriptions.ts';
 import { migration023 } from './023_roles_entitlements.ts';
 import { migration024 } from './024_async_requests.ts';
+import { migration025 } from './025_shared_signals.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -59,6 +60,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '022_webhook_subscriptions': migration022(),
     '023_roles_entitlements': migration023(storage.hooks.name),
     '024_async_requests': migration024(),
+    '025_shared_signals': migration025(),
   };
 }
 

@@ -236,3 +236,13 @@ export async function attemptsPage(ex: Executor, subscriptionId: string, limit: 
   const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
 }
+
+/**
+ * Whether the team has an SSF stream (a subscription of format `ssf`, migration 025): a SCIM
+ * write appends Shared Signals (events/feed.ts appendSignal) only then. Read in the write's
+ * transaction; a stream created at the same moment starts after the write's event.
+ */
+export async function teamHasStreams(ex: Executor, teamId: string): Promise<boolean> {
+  const row = await ex.selectFrom('event_subscriptions').select('id').where('team_id', '=', teamId).where('format', '=', 'ssf').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
