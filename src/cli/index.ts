@@ -137,7 +137,7 @@ const withCommon = (command: Command): Command =>
 function parseScope(value: string): Scope[] {
   const scopes = value.split(/\s+/).filter(Boolean);
   for (const s of scopes) {
-    if (!(ALL_SCOPES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown scope "${s}" (read, write)`);
+    if (!(ALL_SCOPES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown scope "${s}" (read, write, ssf)`);
   }
   return scopes as Scope[];
 }

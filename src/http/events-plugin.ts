@@ -14,6 +14,7 @@ import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { SetSigner } from '../events/set.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
 import { notAnAdministrator } from '../oauth/administrators.ts';
+import type { Scope } from '../oauth/scopes.ts';
 import type { Bearer } from '../oauth/tokens.ts';
 import { badRequest, ScimError, scimErrorOf } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
@@ -54,7 +55,7 @@ export interface EventsPluginOptions {
 }
 
 /** The bearer of a request with `scope`, or a 401 / 403 in the SCIM error shape. */
-export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers' | 'accessLog'>, request: FastifyRequest, scope: 'read' | 'write'): Promise<Bearer> {
+export async function requireBearer(options: Pick<EventsPluginOptions, 'bearers' | 'accessLog'>, request: FastifyRequest, scope: Scope): Promise<Bearer> {
   const token = bearerToken(request.headers.authorization);
   if (token === undefined) {
     throw new ScimError(401, 'Authentication required: send the access token in the Authorization header', undefined, { 'www-authenticate': 'Bearer realm="rollcall"' });

@@ -23,7 +23,7 @@ export function serverMetadata(issuer: string, passwordGrant: boolean): Record<s
     introspection_endpoint_auth_methods_supported: authMethods,
     introspection_endpoint_auth_signing_alg_values_supported: signingAlgs,
     code_challenge_methods_supported: ['S256'],
-    scopes_supported: ['read', 'write', 'scim'],
+    scopes_supported: ['read', 'write', 'ssf', 'scim'],
     authorization_response_iss_parameter_supported: true,
   };
 }

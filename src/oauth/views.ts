@@ -10,6 +10,7 @@ import type { Scope } from './scopes.ts';
 const SCOPE_TEXT: Record<Scope, string> = {
   read: 'Read the users and groups of the team',
   write: 'Create, change, deactivate and delete users and groups of the team',
+  ssf: 'Manage the team\'s Shared Signals streams and receive its security events (deactivations, identifier and credential changes)',
 };
 
 export function layout(title: string, body: string): string {

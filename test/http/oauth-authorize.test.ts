@@ -295,6 +295,6 @@ describe('revocation, introspection and metadata', () => {
       assert.deepEqual(body[`${endpoint}_endpoint_auth_methods_supported`], ['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
       assert.deepEqual(body[`${endpoint}_endpoint_auth_signing_alg_values_supported`], ['RS256', 'PS256', 'ES256']);
     }
-    assert.deepEqual(body.scopes_supported, ['read', 'write', 'scim']);
+    assert.deepEqual(body.scopes_supported, ['read', 'write', 'ssf', 'scim']);
   });
 });
