@@ -13,7 +13,7 @@ import { rotateKeysNow } from '../../src/admin.ts';
 import { buildApp } from '../../src/app.ts';
 import { REFRESH_SECONDS } from '../../src/keys/store.ts';
 import { connect } from '../../src/storage/connect.ts';
-import { migrate, migrationsFor } from '../../src/storage/migrations/index.ts';
+import { migrate, migrateRetrying, migrationsFor } from '../../src/storage/migrations/index.ts';
 import { createTestApp, TEST_CONFIG, TEST_SECRET_KEY } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { createPgSchema, engines, postgresUrl } from '../support/engines.ts';
@@ -110,7 +110,7 @@ for (const engineName of engines.map((e) => e.name)) {
       const all = migrationsFor(storage);
       const upTo004 = Object.fromEntries(Object.entries(all).filter(([name]) => name < '005'));
       const migrator = new Migrator({ db: storage.db, provider: { getMigrations: async () => upTo004 }, ...(pg ? { migrationTableSchema: pg.schema } : {}) });
-      assert.equal((await migrator.migrateToLatest()).error, undefined);
+      assert.equal((await migrateRetrying(() => migrator.migrateToLatest())).error, undefined);
       await storage.db.insertInto('settings').values([{ name: 'cookie_secret', value: 'plain' }, { name: 'cursor_secret', value: 'plain' }, { name: 'other', value: 'kept' }]).execute();
       assert.ok((await migrate(storage)).includes('005_sessions_keys'));
       assert.deepEqual(await storage.db.selectFrom('settings').selectAll().execute(), [{ name: 'other', value: 'kept' }]);

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { connect } from '../../src/storage/connect.ts';
 import type { Storage } from '../../src/storage/connect.ts';
-import { migrationsFor } from '../../src/storage/migrations/index.ts';
+import { migrateRetrying, migrationsFor } from '../../src/storage/migrations/index.ts';
 import { createPgSchema, postgresUrl } from './engines.ts';
 
 export interface UnmigratedEngine {
@@ -35,5 +35,5 @@ export const unmigratedEngines: readonly UnmigratedEngine[] = [
 export async function migrateTo(storage: Storage, name: string): Promise<void> {
   const schema = storage.hooks.name === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s : undefined;
   const migrator = new Migrator({ db: storage.db, provider: { getMigrations: async () => migrationsFor(storage) }, ...(schema ? { migrationTableSchema: schema } : {}) });
-  assert.equal((await migrator.migrateTo(name)).error, undefined);
+  assert.equal((await migrateRetrying(() => migrator.migrateTo(name))).error, undefined);
 }

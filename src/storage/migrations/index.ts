@@ -90,6 +90,22 @@ const LOOKUP_ATTEMPTS = 10;
 /** PostgreSQL's invalid_schema_name: a schema named in the statement (or looked up by it) is gone. */
 const schemaVanished = (error: unknown): boolean => typeof error === 'object' && error !== null && 'code' in error && error.code === '3F000';
 
+/**
+ * Runs a migrator's step (to the latest migration, or to one). Kysely's migrator looks its own tables up in the
+ * catalog of every schema of the database (PostgresIntrospector.getTables), so another schema
+ * dropped meanwhile (a neighbouring database's schema, a test's) fails the look-up with `schema
+ * "<that one>" does not exist` before any migration runs. That is worth another try; each
+ * migration is transactional.
+ */
+export async function migrateRetrying(step: () => Promise<MigrationResultSet>): Promise<MigrationResultSet> {
+  let result = await step();
+  for (let attempt = 1; result.error && schemaVanished(result.error) && attempt < LOOKUP_ATTEMPTS; attempt++) {
+    await new Promise((r) => setTimeout(r, 20 * attempt));
+    result = await step();
+  }
+  return result;
+}
+
 /** Applies every pending migration; throws with the failing migration's name and cause. */
 export async function migrate(storage: Storage): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrationsWithoutDeadline(storage, migrationsFor(storage)) };
@@ -98,15 +114,7 @@ export async function migrate(storage: Storage): Promise<string[]> {
   const migrationTableSchema =
     storage.hooks.name === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db)).rows[0]?.schema : undefined;
   const migrator = new Migrator({ db: storage.db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
-  let result: MigrationResultSet = await migrator.migrateToLatest();
-  // Kysely's migrator looks its own tables up in the catalog of every schema of the database
-  // (PostgresIntrospector.getTables), so another schema dropped meanwhile (a neighbouring
-  // database's schema, a test's) fails the look-up with `schema "<that one>" does not exist`
-  // before any migration runs. That is worth another try; each migration is transactional.
-  for (let attempt = 1; result.error && schemaVanished(result.error) && attempt < LOOKUP_ATTEMPTS; attempt++) {
-    await new Promise((r) => setTimeout(r, 20 * attempt));
-    result = await migrator.migrateToLatest();
-  }
+  const result = await migrateRetrying(() => migrator.migrateToLatest());
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`);
