@@ -91,7 +91,7 @@ for (const engine of engines) {
           return res;
         };
 
-        const created = json(await write('POST', '/v2/scim/Users', { userName: 'ada@acme.example', externalId: 'ext-ada', emails: [{ value: 'ada@acme.example', primary: true }], password: 'correct horse battery staple' }, 'req-create', 201));
+        const created = json(await write('POST', '/v2/scim/Users', { userName: 'ada@id.acme.example', externalId: 'ext-ada', emails: [{ value: 'ada@acme.example', primary: true }], password: 'correct horse battery staple' }, 'req-create', 201));
         const id = String(created.id);
         let rows = await next();
         assert.deepEqual(rows.map(eventOf), [CREDENTIAL_CHANGE]);
@@ -138,10 +138,18 @@ for (const engine of engines) {
         assert.deepEqual(claimsOf(rows[0]!).events, { [IDENTIFIER_CHANGED]: { 'new-value': 'ada.l@acme.example' } });
 
         // A new userName (an email address, not the user's email): identifier-changed too.
-        await write('PATCH', `/v2/scim/Users/${id}`, replace('userName', 'lovelace@acme.example'), 'req-name', 200);
+        await write('PATCH', `/v2/scim/Users/${id}`, replace('userName', 'lovelace@id.acme.example'), 'req-name', 200);
         rows = await next();
-        assert.deepEqual(rows.map((r) => claimsOf(r).sub_id), [{ format: 'email', email: 'ada@acme.example' }]);
-        assert.deepEqual(claimsOf(rows[0]!).events, { [IDENTIFIER_CHANGED]: { 'new-value': 'lovelace@acme.example' } });
+        assert.deepEqual(rows.map((r) => claimsOf(r).sub_id), [{ format: 'email', email: 'ada@id.acme.example' }]);
+        assert.deepEqual(claimsOf(rows[0]!).events, { [IDENTIFIER_CHANGED]: { 'new-value': 'lovelace@id.acme.example' } });
+        // The email set to the userName's address: the old email no longer identifies the user.
+        await write('PATCH', `/v2/scim/Users/${id}`, replace('emails', [{ value: 'lovelace@id.acme.example' }]), 'req-email-2', 200);
+        assert.deepEqual((await next()).map((r) => [claimsOf(r).sub_id, claimsOf(r).events]), [
+          [{ format: 'email', email: 'ada.l@acme.example' }, { [IDENTIFIER_CHANGED]: { 'new-value': 'lovelace@id.acme.example' } }],
+        ]);
+        // The userName moved off an address the email still is: nothing.
+        await write('PATCH', `/v2/scim/Users/${id}`, replace('userName', 'ada'), 'req-name-2', 200);
+        assert.deepEqual(await next(), []);
 
         // A new password: credential-change update and session-revoked.
         await write('PATCH', `/v2/scim/Users/${id}`, replace('password', 'another horse battery staple'), 'req-pw', 200);
@@ -149,7 +157,7 @@ for (const engine of engines) {
         assert.deepEqual(rows.map(eventOf), [CREDENTIAL_CHANGE, SESSION_REVOKED]);
         assert.equal(signalOf(rows[0]!).payload.change_type, 'update');
         assert.deepEqual(signalOf(rows[1]!).payload.reason_admin, { en: 'Password changed through SCIM (patch)' });
-        assert.deepEqual(signalOf(rows[1]!).subject, aliases(id, 'ada.l@acme.example', 'ext-ada'));
+        assert.deepEqual(signalOf(rows[1]!).subject, aliases(id, 'lovelace@id.acme.example', 'ext-ada'));
 
         // DELETE in a team that hides deactivated users deactivates: account-disabled, not purged.
         await write('DELETE', `/v2/scim/Users/${id}`, undefined, 'req-delete', 204);
@@ -160,11 +168,11 @@ for (const engine of engines) {
         await write('PUT', `/v2/scim/Users/${id}/activate`, undefined, 'req-activate', 200);
         rows = await next();
         assert.deepEqual(rows.map(eventOf), [ACCOUNT_ENABLED]);
-        assert.equal(rows[0]!.version, 9);
+        assert.equal(rows[0]!.version, 11);
 
         // The SCIM feed's own events are all there, in the same transactions.
         const scim = (await eventsAfter(t.storage.db, t.team.id, 0, 1000)).filter((r) => r.type !== SIGNAL);
-        assert.deepEqual(scim.map((r) => r.type), ['create', 'patch', 'patch', 'patch', 'patch', 'patch', 'patch', 'deactivate', 'activate']);
+        assert.deepEqual(scim.map((r) => r.type), ['create', 'patch', 'patch', 'patch', 'patch', 'patch', 'patch', 'patch', 'patch', 'deactivate', 'activate']);
       } finally {
         await t.close();
       }

@@ -134,6 +134,15 @@ describe('user signals: identifiers (RISC 1.0 section 2.5)', () => {
     ]);
   });
 
+  it('an address that still identifies the user (its email or its userName now) did not change: nothing for it', () => {
+    // userName moves off the address the email still is.
+    assert.deepEqual(userSignals(ISS, transition(user(), user({ userName: 'al@acme.example' }))), []);
+    // The email moves off the address the userName still is.
+    assert.deepEqual(userSignals(ISS, transition(user(), user({ email: 'al@acme.example' }))), []);
+    // The two swap addresses.
+    assert.deepEqual(userSignals(ISS, transition(user({ userName: 'a@x.example', email: 'b@x.example' }), user({ userName: 'b@x.example', email: 'a@x.example' }))), []);
+  });
+
   it('a change of case only is no change (RFC 7643: userName and emails are caseExact false)', () => {
     assert.deepEqual(userSignals(ISS, transition(user(), user({ userName: 'Ada@Acme.example', email: 'ADA@acme.example' }))), []);
   });
@@ -278,6 +287,7 @@ describe('user signals: property over arbitrary transitions', () => {
             const old = String(s.subject.email).toLowerCase();
             assert.ok(old === before?.email?.toLowerCase() || old === before?.userName.toLowerCase());
             assert.notEqual(String(s.payload['new-value'] ?? '').toLowerCase(), old);
+            assert.ok(old !== after.email?.toLowerCase() && old !== after.userName.toLowerCase(), 'the old address no longer identifies the user');
           } else {
             assert.deepEqual(s.subject, userSubject(ISS, after));
             const ids = s.subject.identifiers as { format: string }[];
