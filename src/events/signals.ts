@@ -149,7 +149,8 @@ function caepClaims(t: UserTransition, reason: string): Record<string, unknown> 
 /**
  * The email addresses that identified the user before the write and no longer do (neither its
  * email nor its userName now), each once, with what replaced it: the new email for the old email,
- * the new userName for the old userName.
+ * the new userName for the old userName (none when that is no email address: an email identifier's
+ * new value is an address).
  */
 function changedIdentifiers(before: UserSnapshot, after: UserSnapshot): { old: string; next: string | undefined }[] {
   const changes: { old: string; next: string | undefined }[] = [];
@@ -157,7 +158,7 @@ function changedIdentifiers(before: UserSnapshot, after: UserSnapshot): { old: s
     old !== undefined && !sameIdentifier(old, after.email) && !sameIdentifier(old, after.userName) && !changes.some((c) => sameIdentifier(c.old, old));
   if (dropped(before.email)) changes.push({ old: before.email, next: after.email });
   const oldName = asEmail(before.userName);
-  if (dropped(oldName)) changes.push({ old: oldName, next: after.userName });
+  if (dropped(oldName)) changes.push({ old: oldName, next: asEmail(after.userName) });
   return changes;
 }
 

@@ -119,6 +119,10 @@ describe('user signals: identifiers (RISC 1.0 section 2.5)', () => {
       { event: IDENTIFIER_CHANGED, subject: { format: 'email', email: 'ada@acme.example' }, payload: { 'new-value': 'ada.l@acme.example' } },
     ]);
     assert.deepEqual(userSignals(ISS, transition(user({ userName: 'ada' }), user({ userName: 'lovelace' }))), []);
+    // From an address to a plain name: the address is gone, with no new address to name.
+    assert.deepEqual(userSignals(ISS, transition(user({ email: undefined }), user({ email: undefined, userName: 'ada' }))), [
+      { event: IDENTIFIER_CHANGED, subject: { format: 'email', email: 'ada@acme.example' }, payload: {} },
+    ]);
   });
 
   it('userName and email, both the old address, changed together: one event for that address (the email new value)', () => {
@@ -287,6 +291,7 @@ describe('user signals: property over arbitrary transitions', () => {
             const old = String(s.subject.email).toLowerCase();
             assert.ok(old === before?.email?.toLowerCase() || old === before?.userName.toLowerCase());
             assert.notEqual(String(s.payload['new-value'] ?? '').toLowerCase(), old);
+            if (s.payload['new-value'] !== undefined) assert.match(String(s.payload['new-value']), /^[^\s@]+@[^\s@]+$/);
             assert.ok(old !== after.email?.toLowerCase() && old !== after.userName.toLowerCase(), 'the old address no longer identifies the user');
           } else {
             assert.deepEqual(s.subject, userSubject(ISS, after));
