@@ -399,12 +399,12 @@ export class DeliveryWorker {
 
   /**
    * One turn of a subscription: its next wanted event sent (events it does not want are passed
-   * over without a request, a batch at most, each run of them by one cursor move). Answers whether it goes on (back to its team's
-   * queue) or stops: caught up, failed (retried after the backoff), paused, or its lease lost.
-   * Each accepted event costs one transaction (one statement on PostgreSQL): its attempt
-   * logged, the cursor moved and the lease extended by one conditional UPDATE that also answers
-   * the state. The lease is renewed on its own only when less than a send's timeout of it is
-   * left, so a send never outlives it.
+   * over without a request, a batch at most, each run of them by one cursor move). Answers
+   * whether it goes on (back to its team's queue) or stops: caught up, failed (retried after
+   * the backoff), paused, or its lease lost. Each accepted event costs one transaction (one
+   * statement on PostgreSQL): its attempt logged, the cursor moved and the lease extended by one
+   * conditional UPDATE that also answers the state. The lease is renewed on its own only when
+   * less than a send's timeout of it is left, so a send never outlives it.
    */
   async #turn(held: Held, recheck: boolean): Promise<boolean> {
     const { storage, clock, settings } = this.#deps;
