@@ -53,6 +53,8 @@ import { eventsPlugin } from './http/events-plugin.ts';
 import { accessPlugin } from './http/access-plugin.ts';
 import { WebhookSigner } from './events/webhook.ts';
 import { WEBHOOK_SECRETS } from './events/webhook-secrets.ts';
+import { STREAM_SECRETS } from './events/stream-config.ts';
+import { ssfPollPlugin } from './http/ssf-poll.ts';
 import { ReceiverPolicy, resolveSystem } from './events/receivers.ts';
 import type { Resolve } from './events/receivers.ts';
 import { KeyFetcher } from './oauth/key-fetch.ts';
@@ -264,6 +266,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);
   await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, receivers, accessLog, box: keys.box(WEBHOOK_SECRETS) });
+  // SSF streams' poll delivery (RFC 8936, issue 33): /v2/ssf/poll/{stream id}, a bearer token of the stream's team with scope ssf.
+  await app.register(ssfPollPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, accessLog, latency: metrics });
   // Effective access (issue 31): what the application reads to decide what a user may do.
   await app.register(accessPlugin, { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, bearers, types, accessLog, prefix: '/v2/access' });
   // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
@@ -271,7 +275,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;
     const settings = { ...DEFAULT_DELIVERY, leaseMs, timeoutMs: Math.min(DEFAULT_DELIVERY.timeoutMs, leaseMs / 2), ...deps.delivery };
     const webhooks = new WebhookSigner({ db: storage.db, clock, box: keys.box(WEBHOOK_SECRETS), issuer: config.publicBaseUrl });
-    const worker = new DeliveryWorker({ storage, clock, signer, webhooks, issuer: config.publicBaseUrl, log: app.log, settings, receivers });
+    const worker = new DeliveryWorker({ storage, clock, signer, webhooks, issuer: config.publicBaseUrl, log: app.log, settings, receivers, streams: keys.box(STREAM_SECRETS), latency: metrics });
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }

@@ -16,7 +16,7 @@ import { STATIC_COMPONENTS } from './components.ts';
 import type { JsonSchema, RouteDoc } from './route-doc.ts';
 import { resourceComponents } from './scim-schemas.ts';
 
-export const PUBLIC = /^\/(v2\/scim|scim|oauth\/(token|revoke|introspect)|\.well-known|v2\/events|v2\/admin|v2\/access|v2\/openapi\.json)(\/|$)/;
+export const PUBLIC = /^\/(v2\/scim|scim|oauth\/(token|revoke|introspect)|\.well-known|v2\/events|v2\/admin|v2\/access|v2\/ssf|v2\/openapi\.json)(\/|$)/;
 
 export interface CollectedRoute {
   readonly method: string;
@@ -89,7 +89,7 @@ function operation(doc: RouteDoc, alias: boolean): JsonSchema {
 }
 
 function securitySchemes(baseUrl: string): JsonSchema {
-  const scopes = { read: 'Read SCIM resources, events and subscriptions', write: 'Create, change and delete them', scim: 'Both (the contract\'s scope)' };
+  const scopes = { read: 'Read SCIM resources, events and subscriptions', write: 'Create, change and delete them', scim: 'Both (the contract\'s scope)', ssf: 'Manage and poll the team\'s Shared Signals streams (SSF 1.0); granted only when asked for' };
   return {
     oauth2: {
       type: 'oauth2',
