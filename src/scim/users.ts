@@ -38,12 +38,11 @@ import type { Projection } from './project.ts';
 import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, userResource } from './representation.ts';
 import type { GroupRef, Resource } from './representation.ts';
-import { hasCatalog } from './schema/catalog.ts';
 import { commonAttributes } from './schema/common.ts';
 import { userResourceType as coreUserType } from './schema/registry.ts';
 import { checkAssignments } from './assignments.ts';
 import { confirmAssigned, keepGrants } from './grants.ts';
-import { claimExtensionValues, claimsValues } from './unique.ts';
+import { claimExtensionValues } from './unique.ts';
 import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
@@ -196,17 +195,6 @@ async function withPrehashed<T>(find: () => Promise<string | undefined>, write: 
       if (attempt >= 3) throw new ScimError(409, 'the user is being changed by other requests; try again');
     }
   }
-}
-
-/**
- * Whether createUser of `body` runs no statement before its writes, which go out at its commit:
- * no password to hash first, no catalog entry to confirm, no unique extension value to look up
- * (each of those reads or waits before the write). A Bulk prepares such a create while the
- * operation before it commits (bulk/run.ts); none of its statements runs before that commit.
- */
-export function createWritesOnly(ctx: ScimContext, body: unknown): boolean {
-  const types = typesOf(ctx);
-  return !hasCatalog(types.catalog) && !claimsValues(types.User) && !mayCarryPassword(body);
 }
 
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {

@@ -111,15 +111,6 @@ export interface DialectHooks {
    */
   readonly rowLocks: boolean;
   /**
-   * Whether a transaction that only writes sends nothing before its commit (pg-driver.ts: its
-   * BEGIN and its deferred writes wait on the connection and go out together at the commit), so
-   * the work that builds one write can overlap another transaction's round trip to the database
-   * without any of its statements running earlier. PostgreSQL: yes. SQLite: no, its one
-   * connection runs one transaction at a time and each statement at once. Read by the Bulk run
-   * (scim/bulk/run.ts), which prepares the next operation while one commits.
-   */
-  readonly writesWaitForCommit: boolean;
-  /**
    * How the change feed's events are numbered (storage/feed-numbering.ts): after their commit, by
    * the feed's readers, on PostgreSQL (migration 015: `rc_number_events` under the team's counter
    * row; numbering in the write would hold that row's lock, and with it the team's other writers,
@@ -224,7 +215,6 @@ export const sqliteHooks: DialectHooks = {
   revocationNoticeSql: 'select ? as rollcall_revocation',
   writableCtes: false,
   rowLocks: false,
-  writesWaitForCommit: false,
   feed: numberedByWriters,
   deadlineIn: 'rows',
   limitStatements: async () => {
@@ -287,7 +277,6 @@ export const postgresHooks: DialectHooks = {
   revocationNoticeSql: "select pg_notify('rollcall_revocations', $1)",
   writableCtes: true,
   rowLocks: true,
-  writesWaitForCommit: true,
   feed: numberedByReaders,
   deadlineIn: 'session',
   // set_config(..., true) is SET LOCAL with a bound value: it ends with the transaction.

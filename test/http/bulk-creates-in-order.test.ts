@@ -1,11 +1,10 @@
 /**
  * RFC 7644 3.7: a Bulk of consecutive user creates is run as the same creates sent one after the
- * other, on both engines. On PostgreSQL a create is prepared while the one before it commits
- * (scim/bulk/run.ts), and its transaction still runs only after that commit; these tests pin what
- * a client can see of that: answers, directory order and feed order are the request's; a
- * userName taken by the create just before is 409 uniqueness with the single request's body; an
- * invalid create is answered in its place; and failOnErrors stops before a create that was
- * already prepared, which then leaves no user, no audit row and no event.
+ * other, on both engines: answers, directory order and feed order are the request's; a userName
+ * taken by the create just before is 409 uniqueness with the single request's body; an invalid
+ * create is answered in its place; and failOnErrors stops before the creates after the failing
+ * one, which leave no user, no audit row and no event. What any overlap of a Bulk's operations
+ * (one prepared while another commits, independent creates run at once) must keep.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';

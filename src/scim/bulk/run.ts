@@ -20,7 +20,6 @@ import type { ScimContext } from '../context.ts';
 import { runWriteOperation } from '../dispatch.ts';
 import type { WriteResult } from '../dispatch.ts';
 import { ScimError, scimErrorOf } from '../errors.ts';
-import { createWritesOnly } from '../users.ts';
 import { BULK_REF_PREFIX, mapReferences } from './references.ts';
 import type { BulkPlan, PlannedOperation } from './plan.ts';
 import { BULK_RESPONSE } from './parse.ts';
@@ -121,49 +120,6 @@ export interface BulkPacing {
 /** The pacing every caller uses; a test passes its own clock to prove the yield without depending on the machine's speed. */
 export const BULK_PACING: BulkPacing = { now: () => performance.now(), yieldAfterMs: 10 };
 
-/** Thrown at the commit of an operation prepared ahead when the Bulk stopped before its turn: it rolls back and is not run. */
-class NotItsTurn extends Error {
-  constructor() {
-    super('the bulk request stopped before this operation');
-    this.name = 'NotItsTurn';
-  }
-}
-
-/** The moment an operation prepared ahead may commit: opened when the one before it is answered, closed when the Bulk stopped there. */
-class Turn {
-  readonly reached: Promise<void>;
-  open!: () => void;
-  close!: () => void;
-  constructor() {
-    this.reached = new Promise<void>((resolve, reject) => {
-      this.open = resolve;
-      this.close = () => reject(new NotItsTurn());
-    });
-    // Never left unhandled: an operation that failed before its commit never awaits it.
-    this.reached.catch(() => undefined);
-  }
-}
-
-/**
- * Whether the step may be prepared while the step before it commits: a create of a user whose
- * transaction sends nothing before its commit (users.ts `createWritesOnly`, on a database whose
- * writes wait for the commit, storage hook `writesWaitForCommit`), referencing no bulkId, in a
- * Bulk with no journal. Its validation, rows and answer are built meanwhile; its commit, and with
- * it every statement of its transaction, waits for its turn: the step before it answered, so the
- * database sees the operations one after the other as when they are sent alone, and the feed
- * numbers their events in request order. At most one step is prepared ahead, so a Bulk holds at
- * most two connections, one of them idle.
- */
-const preparesAhead = (ctx: ScimContext, step: PlannedOperation | undefined, journal: BulkJournal | undefined): boolean =>
-  step !== undefined &&
-  journal === undefined &&
-  ctx.storage.hooks.writesWaitForCommit &&
-  step.method === 'POST' &&
-  step.path === '/Users' &&
-  step.failure === undefined &&
-  step.references.length === 0 &&
-  createWritesOnly(ctx, step.data);
-
 export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJournal, observer: BulkObserver = {}, pacing: BulkPacing = BULK_PACING): Promise<BulkResponse> {
   const ids = new Map<string, string>();
   const results: (BulkOperationResult | undefined)[] = new Array(plan.size);
@@ -179,8 +135,13 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
   let heldSince = pacing.now();
   const stopped = (): boolean => plan.failOnErrors !== undefined && errors >= plan.failOnErrors;
 
-  /** Runs step `i` (after `turn`, when prepared ahead) and answers its result; throws BulkAborted, NotItsTurn, or what a journal rethrows. */
-  const execute = async (i: number, turn?: Turn): Promise<BulkOperationResult> => {
+  for (let i = done.length; i < plan.steps.length && !stopped(); i++) {
+    // Yields to the event loop once the run has held it for the pacing's interval: other requests
+    // are served between operations, without a macrotask per operation.
+    if (pacing.now() - heldSince >= pacing.yieldAfterMs) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      heldSince = pacing.now();
+    }
     const step = plan.steps[i] as PlannedOperation;
     const path = resolvePath(step.path, ids);
     const missing = step.failure ? undefined : step.references.find((r) => !ids.has(r));
@@ -194,15 +155,15 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
       try {
         // An asynchronous Bulk's operation carries `<txn>:<i>` on its audit row and feed event (RFC 9967 2.5.1.2).
         const opCtx = journal && ctx.requestId !== null ? { ...ctx, requestId: `${ctx.requestId}:${step.index}` } : ctx;
-        const onCommit = journal ? (trx: Tx, w: WriteResult) => journal.committed(trx, i, succeeded(step, w)) : turn ? () => turn.reached : undefined;
         const written = await runWriteOperation(
           opCtx,
           { method: step.method, path, ...(step.data !== undefined ? { data: step.references.length > 0 ? substituteData(step, ids) : step.data } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
-          onCommit,
+          journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
         );
-        return succeeded(step, written);
+        record(i, succeeded(step, written));
+        continue;
       } catch (error) {
-        if (error instanceof BulkAborted || error instanceof NotItsTurn) throw error;
+        if (error instanceof BulkAborted) throw error;
         // With a journal, anything but a SCIM rule's answer is rethrown: the worker runs the request again later.
         const known = journal ? scimRuleError(error) : knownError(ctx, error);
         if (!known && journal) throw error;
@@ -211,39 +172,7 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
       }
     }
     if (journal) await journal.failed(i, result);
-    return result;
-  };
-
-  // The step prepared ahead, if any: its index, its result to come, and its turn.
-  let ahead: { readonly index: number; readonly result: Promise<BulkOperationResult>; readonly turn: Turn } | undefined;
-  for (let i = done.length; i < plan.steps.length && !stopped(); i++) {
-    // Yields to the event loop once the run has held it for the pacing's interval: other requests
-    // are served between operations, without a macrotask per operation.
-    if (pacing.now() - heldSince >= pacing.yieldAfterMs) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      heldSince = pacing.now();
-    }
-    const current = ahead?.index === i ? ahead.result : execute(i);
-    ahead = undefined;
-    if (preparesAhead(ctx, plan.steps[i + 1], journal)) {
-      // Begun once the event loop has sent what is waiting (the current step's commit), so its
-      // preparation runs while the database works on that commit instead of before it.
-      const turn = new Turn();
-      const next = i + 1;
-      ahead = { index: next, result: new Promise<void>((resolve) => setImmediate(resolve)).then(() => execute(next, turn)), turn };
-    }
-    record(i, await current);
-    if (!ahead) continue;
-    if (!stopped()) {
-      ahead.turn.open();
-      continue;
-    }
-    // The Bulk stops here (failOnErrors): the step prepared ahead rolls back unrun and unanswered.
-    ahead.turn.close();
-    await ahead.result.catch((error: unknown) => {
-      if (!(error instanceof NotItsTurn)) observer.unexpected?.(error, plan.steps[i + 1] as PlannedOperation);
-    });
-    ahead = undefined;
+    record(i, result);
   }
   return { schemas: [BULK_RESPONSE as BulkResponse['schemas'][0]], Operations: results.filter((r): r is BulkOperationResult => r !== undefined) };
 }
