@@ -4,7 +4,8 @@
  * the root README's "For application developers" section. Each document's blocks are joined into
  * one module; '@rollcall/client' points at packages/client/src; other packages (standardwebhooks)
  * resolve from the repository's node_modules. The few names a reader supplies (their database,
- * handlers) are declared here.
+ * handlers) are declared here. The Shared Signals guide (docs/signals.md, issue 33 item 7) shows
+ * `jose` alone, with its own declarations: its blocks are checked the same way.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -28,10 +29,10 @@ export {};
 
 const tsBlocks = (markdown: string) => [...markdown.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
-function typeCheck(name: string, blocks: string[]): void {
+function typeCheck(name: string, blocks: string[], prelude = reader): void {
   const dir = mkdtempSync(join(tmpdir(), 'readme-'));
   try {
-    const code = reader + blocks.join('\n').replaceAll("from '@rollcall/client'", `from ${JSON.stringify(source)}`);
+    const code = prelude + blocks.join('\n').replaceAll("from '@rollcall/client'", `from ${JSON.stringify(source)}`);
     writeFileSync(join(dir, 'readme.ts'), code);
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { target: 'esnext', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true, types: ['node'], typeRoots: [join(repo, 'node_modules/@types')] },
@@ -63,4 +64,11 @@ it("the README's section for application developers type-checks against the clie
   assert.ok(blocks.length >= 4, 'the section has its examples (client, feed, webhook, SET)');
   assert.ok(blocks.some((b) => b.includes("from 'standardwebhooks'")), 'the reference library example is among them');
   typeCheck('README.md "For application developers"', blocks);
+});
+
+it('the TypeScript of docs/signals.md (an SSF receiver, a poll loop, reconciliation by delta query) type-checks with jose', () => {
+  const blocks = tsBlocks(readFileSync(join(repo, 'docs/signals.md'), 'utf8'));
+  assert.ok(blocks.length >= 3, 'the guide has its examples (receiver, poll, delta)');
+  assert.ok(blocks[0]!.includes("from 'jose'"), 'the receiver verifies with jose');
+  typeCheck('docs/signals.md', blocks, 'export {};\n');
 });
