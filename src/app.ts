@@ -253,7 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog, bulks: deps.bulks ?? new ScanGate(), asyncQueue };
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog, bulks: deps.bulks ?? new ScanGate(), asyncQueue, eventRetentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, accessLog, prefix: '/v2/admin' });

@@ -143,6 +143,12 @@ export async function groupById(ex: Executor, teamId: string, id: string): Promi
   return hot(ex).first(ex, GROUP_BY_ID, { teamId, id });
 }
 
+/** The team's groups among `ids`, in no particular order. */
+export async function groupsByIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<GroupRow[]> {
+  if (ids.length === 0) return [];
+  return ex.selectFrom('groups').selectAll().where('team_id', '=', teamId).where('id', 'in', [...ids]).execute();
+}
+
 /** The ids among `ids` that are groups of the team (a member refused: was it a nested group?). */
 export async function existingGroupIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
   const found = new Set<string>();

@@ -105,6 +105,12 @@ export async function listUsers(ex: Executor, teamId: string, window: ListWindow
   return { ...page, rows: page.rows.map(({ [GROUPS_COLUMN]: groups, ...row }) => ({ ...row, groups: groupsFrom(ex, groups) })) };
 }
 
+/** The team's users among `ids` (deleted and deactivated ones too), in no particular order. */
+export async function usersByIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<UserRow[]> {
+  if (ids.length === 0) return [];
+  return ex.selectFrom('users').selectAll().where('team_id', '=', teamId).where('id', 'in', [...ids]).execute();
+}
+
 /** The ids among `ids` that are users of the team. */
 export async function existingUserIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
