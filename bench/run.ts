@@ -16,8 +16,9 @@
  * every scenario pays what a team with a live subscription pays.
  * Then the events benchmark (bench/events.ts): write throughput with the change feed on vs off,
  * and push delivery throughput; then the Bulk benchmark (bench/bulk.ts): users created by Bulk
- * against single POSTs, memberships added by Bulk against single PATCHes.
- * `--only bulk` (or `--only events`) runs that benchmark alone: no throughput scenario matches it.
+ * against single POSTs, memberships added by Bulk against single PATCHes; then the delta query
+ * benchmark (bench/delta.ts): a page of 100 changes at 1,000,000 users.
+ * `--only bulk` (or `--only events`, `--only delta`) runs that benchmark alone: no throughput scenario matches it.
  * Flags: --duration S, --rounds N, --warmup S, --connections N, --only TEXT, --cpu-prof DIR.
  */
 import { availableParallelism, totalmem } from 'node:os';
@@ -27,6 +28,7 @@ import { createBenchDatabase } from './database.ts';
 import { runEventsBench } from './events.ts';
 import { runBulkBench } from './bulk.ts';
 import { runBulkLoopBench } from './bulk-loop.ts';
+import { runDeltaBench } from './delta.ts';
 import { seedThroughputFixture } from './fixture.ts';
 import type { FixtureSizes } from './fixture.ts';
 import { drive, probeOnce, summarize } from './load.ts';
@@ -271,7 +273,9 @@ if (import.meta.main) {
     const bulkOk = options.only === undefined || options.only === 'bulk' ? await runBulkBench({ smoke: options.smoke, postgres: options.postgres, cpuProfDir: options.cpuProfDir }) : true;
     // The event loop during a Bulk at both limits: the largest gap between /healthz answers (bench/bulk-loop.ts).
     const loopOk = options.only === undefined || options.only === 'bulk' ? await runBulkLoopBench({ smoke: options.smoke, postgres: options.postgres }) : true;
-    process.exit(ok && bulkOk && loopOk ? 0 : 1);
+    // A delta query page at 1,000,000 users (5,000 with --smoke; bench/delta.ts).
+    const deltaOk = options.only === undefined || options.only === 'delta' ? await runDeltaBench({ smoke: options.smoke, postgres: options.postgres }) : true;
+    process.exit(ok && bulkOk && loopOk && deltaOk ? 0 : 1);
   } catch (error) {
     console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(1);

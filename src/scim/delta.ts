@@ -178,6 +178,8 @@ async function deltaPage(ctx: ScimContext, kind: DeltaKind, since: number, at: D
   if (at && at.since !== since) throw invalidCursor();
   const db = ctx.storage.db;
   const before = await feedEnds(db, ctx.team.id);
+  // A token past the feed's end was not issued by this database's feed (a restored copy's).
+  if (since > before.lastSeq) throw badRequest('invalidValue', `The deltaToken is ahead of this server's change feed: start again with a full scan of ${kind}s (deltaQuery without deltaToken)`);
   const position = at ?? { since, upto: before.lastSeq, after: since };
   if (position.upto > before.lastSeq) throw invalidCursor();
   if (!keptAfter(before, position.after)) throw expired(kind);

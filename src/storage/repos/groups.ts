@@ -145,8 +145,12 @@ export async function groupById(ex: Executor, teamId: string, id: string): Promi
 
 /** The team's groups among `ids`, in no particular order. */
 export async function groupsByIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<GroupRow[]> {
-  if (ids.length === 0) return [];
-  return ex.selectFrom('groups').selectAll().where('team_id', '=', teamId).where('id', 'in', [...ids]).execute();
+  // Looked up by primary key, the team checked on the rows (see existingUserIds).
+  const rows: GroupRow[] = [];
+  await inChunks(ids, 500, async (chunk) => {
+    for (const row of await ex.selectFrom('groups').selectAll().where('id', 'in', chunk).execute()) if (row.team_id === teamId) rows.push(row);
+  });
+  return rows;
 }
 
 /** The ids among `ids` that are groups of the team (a member refused: was it a nested group?). */
