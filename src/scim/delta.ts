@@ -27,8 +27,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { CHANGE_TYPES } from '../events/feed.ts';
 import { lastChanges } from '../storage/repos/delta.ts';
-import { feedEnds } from '../storage/repos/events.ts';
-import type { FeedEnds } from '../storage/repos/events.ts';
+import { firstKeptSeq, lastSeq } from '../storage/repos/events.ts';
 import { groupsByIds } from '../storage/repos/groups.ts';
 import { usersByIds } from '../storage/repos/users.ts';
 import { typesOf } from './context.ts';
@@ -111,13 +110,9 @@ function readDeltaCursor(ctx: ScimContext, kind: DeltaKind, cursor: string): Del
 const expired = (kind: DeltaKind) =>
   badRequest('expiredDeltaToken', `The changes after this deltaToken are no longer kept (the change feed's retention): start again with a full scan of ${kind}s (deltaQuery without deltaToken)`);
 
-/** Whether the feed still holds every change after `after` (pruning takes a prefix of it). */
-const keptAfter = (ends: FeedEnds, after: number): boolean => (ends.firstKept === undefined ? after >= ends.lastSeq : ends.firstKept <= after + 1);
-
 /** A token for the changes from now on (the DESIGN's `GET /{Users,Groups}/.deltaToken`). */
 export async function newDeltaToken(ctx: ScimContext, kind: DeltaKind): Promise<string> {
-  const { lastSeq } = await feedEnds(ctx.storage.db, ctx.team.id);
-  return issueToken(ctx, kind, lastSeq);
+  return issueToken(ctx, kind, await lastSeq(ctx.storage.db, ctx.team.id));
 }
 
 const text = (name: string, value: unknown): string | undefined => {
@@ -177,20 +172,24 @@ export async function deltaQuery(
 async function deltaPage(ctx: ScimContext, kind: DeltaKind, since: number, at: DeltaPosition | undefined, count: number, projection: Projection): Promise<DeltaResult> {
   if (at && at.since !== since) throw invalidCursor();
   const db = ctx.storage.db;
-  const before = await feedEnds(db, ctx.team.id);
-  // A token past the feed's end was not issued by this database's feed (a restored copy's).
-  if (since > before.lastSeq) throw badRequest('invalidValue', `The deltaToken is ahead of this server's change feed: start again with a full scan of ${kind}s (deltaQuery without deltaToken)`);
-  const position = at ?? { since, upto: before.lastSeq, after: since };
-  if (position.upto > before.lastSeq) throw invalidCursor();
-  if (!keptAfter(before, position.after)) throw expired(kind);
-  const changes = await asScan(ctx, (read) => read((ex) => lastChanges(ex, ctx.team.id, kind, CHANGE_TYPES, position.after, position.upto, count)));
-  // Pruning takes the oldest events first: if the feed still starts at or before the page's start
-  // now, nothing the page read was missing when it was read.
-  if (!keptAfter(await feedEnds(db, ctx.team.id), position.after)) throw expired(kind);
+  let position = at;
+  if (!position) {
+    // The delta's end: the feed's end now (what is committed numbered first, on PostgreSQL).
+    const upto = await lastSeq(db, ctx.team.id);
+    // A token past the feed's end was not issued by this database's feed (a restored copy's).
+    if (since > upto) throw badRequest('invalidValue', `The deltaToken is ahead of this server's change feed: start again with a full scan of ${kind}s (deltaQuery without deltaToken)`);
+    position = { since, upto, after: since };
+  }
+  const { after, upto } = position;
+  const changes = await asScan(ctx, (read) => read((ex) => lastChanges(ex, ctx.team.id, kind, CHANGE_TYPES, after, upto, count)));
+  // Pruning takes the oldest events first and seqs have no gaps: if the feed still holds the seq
+  // after the page's start now, nothing the page read was missing when it was read.
+  const firstKept = await firstKeptSeq(db, ctx.team.id);
+  if (after < upto && (firstKept === undefined || firstKept > after + 1)) throw expired(kind);
   const resources = await currentStates(ctx, kind, changes.map((c) => c.id), projection);
   const last = changes.at(-1);
-  if (changes.length < count || last === undefined) return { resources, nextDeltaToken: issueToken(ctx, kind, position.upto) };
-  return { resources, nextCursor: seal(ctx.cursorSecret, cursorBinding(ctx, kind), { s: position.since, u: position.upto, a: last.seq }) };
+  if (changes.length < count || last === undefined) return { resources, nextDeltaToken: issueToken(ctx, kind, upto) };
+  return { resources, nextCursor: seal(ctx.cursorSecret, cursorBinding(ctx, kind), { s: since, u: upto, a: last.seq }) };
 }
 
 /** The draft's tombstone (section 6.2.3.1): the id and meta with resourceType and isDeleted. */
@@ -227,7 +226,7 @@ async function fullScan(ctx: ScimContext, kind: DeltaKind, params: DeltaParams, 
   let start: number;
   let inner = '';
   if (outer === undefined || outer === '') {
-    start = (await feedEnds(ctx.storage.db, ctx.team.id)).lastSeq;
+    start = await lastSeq(ctx.storage.db, ctx.team.id);
   } else {
     const v = unseal(ctx.cursorSecret, scanBinding(ctx, kind), outer) as { s?: unknown; c?: unknown } | undefined;
     if (!v || !isSeq(v.s) || typeof v.c !== 'string') throw badRequest('invalidCursor', 'The cursor is not one this server issued for this scan: send nextCursor or previousCursor unchanged');
