@@ -8,8 +8,9 @@
  *
  * Compared as the lists show them, but for the membership views: a user's `groups` changes with
  * its groups' events (not its own), so users are read with excludedAttributes=groups; a group's
- * `members` hides a member the team hides without an event of the group, so the copy's members
- * are compared as far as the copy's own users show them.
+ * `members` hides a member the team hides without an event of the group, and shows each member's
+ * current userName as `display`, so the copy's members are compared by value, as far as the
+ * copy's own users show them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -172,7 +173,7 @@ async function fullList(request: Request, of: Kind): Promise<Map<string, Json>> 
 /** A group's members as far as the copy's users show them (see the header). */
 const membersShown = (group: Json, users: Map<string, Json>): Json => ({
   ...group,
-  members: ((group.members as { value: string }[] | undefined) ?? []).filter((m) => users.has(m.value)),
+  members: ((group.members as { value: string; display?: string }[] | undefined) ?? []).filter((m) => users.has(m.value)).map(({ display: _display, ...m }) => m),
 });
 
 for (const engine of engines) {
