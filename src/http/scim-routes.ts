@@ -188,12 +188,17 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
   resourceRoutes(app, options, userService);
   resourceRoutes(app, options, groupService);
 
-  // RFC 7644 3.4.2.1 / 3.4.3: queries at the server root span Users and Groups (scim/search.ts).
+  // RFC 7644 3.4.2.1 / 3.4.3: queries at the server root span Users and Groups (scim/search.ts);
+  // delta query is per resource type (scim/delta.ts), so asked here it is refused, not ignored.
+  const rootQuery = (params: DeltaParams): DeltaParams => {
+    if (params.deltaQuery !== undefined || params.deltaToken !== undefined) throw badRequest('invalidValue', 'Delta query is served by /Users and /Groups, not at the server root');
+    return params;
+  };
   app.get<{ Querystring: Query }>('/', doc(scimDocs.listRoot), async (request, reply) =>
-    send(request, reply, 200, listResponse(await searchRoot(options.context(request), request.query))),
+    send(request, reply, 200, listResponse(await searchRoot(options.context(request), rootQuery(request.query)))),
   );
   app.post('/.search', doc(scimDocs.search('root')), async (request, reply) =>
-    send(request, reply, 200, listResponse(await searchRoot(options.context(request), searchParams(request.body)))),
+    send(request, reply, 200, listResponse(await searchRoot(options.context(request), rootQuery(searchParams(request.body))))),
   );
 
   app.patch<{ Params: Params; Querystring: Query }>('/Users/:id', doc(scimDocs.patch('User')), async (request, reply) =>

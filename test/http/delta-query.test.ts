@@ -5,8 +5,8 @@
  * hides (tombstones with meta.isDeleted), a reactivated user back as a change; pages by cursor
  * with writes in between (each resource once per delta, the writes in the next one); the
  * draft's messages on GET, POST /.search and POST /.delta; its errors (invalidValue,
- * expiredDeltaToken once the feed was pruned past the token, invalidCursor); Shared Signals rows
- * passed over.
+ * expiredDeltaToken once the feed was pruned past the token, invalidCursor; refused at the server
+ * root); Shared Signals rows passed over.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -261,6 +261,9 @@ for (const engine of engines) {
       await bad('/v2/scim/Users?deltaQuery&deltaToken=not-ours', 'invalidValue');
       await bad(`/v2/scim/Users?deltaQuery&deltaToken=${since}&filter=${encodeURIComponent('userName eq "x"')}`, 'invalidValue');
       await bad(`/v2/scim/Users?deltaQuery&deltaToken=${since}&cursor=AAAA`, 'invalidCursor');
+      await bad('/v2/scim/?deltaQuery', 'invalidValue');
+      const rootSearch = await t.request('POST', '/scim/.search', { schemas: [SEARCH], deltaQuery: true, deltaToken: since });
+      assert.equal(json(rootSearch).scimType, 'invalidValue');
 
       await createUser('before-pruning');
       await createUser('before-pruning-2');
