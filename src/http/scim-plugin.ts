@@ -58,6 +58,8 @@ export interface ScimPluginOptions {
   readonly bulks?: ScanGate;
   /** The change feed's retention in days: ServiceProviderConfig's deltaTokenExpiry (scim/delta.ts). */
   readonly eventRetentionDays?: number;
+  /** The feed rows one delta query page examines at most (scim/delta.ts DELTA_WALK_ROWS unless set). */
+  readonly deltaWalkRows?: number;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
@@ -193,6 +195,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     passwords: options.passwords,
     types,
     ...(options.scans ? { scans: options.scans } : {}),
+    ...(options.deltaWalkRows !== undefined ? { deltaWalkRows: options.deltaWalkRows } : {}),
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -13,7 +13,9 @@
  *   once, at its last change in the range, in the order of those changes, as it is when its page
  *   is read: its current representation, or a tombstone (section 6.2.3: id, meta.resourceType,
  *   meta.isDeleted true) when it was deleted, or is a deactivated user its team hides. Pages
- *   follow each other by a cursor holding (since, upto, the last change reported); the last page
+ *   follow each other by a cursor holding (since, upto, the last feed row examined); a page
+ *   examines at most DELTA_WALK_ROWS rows of the feed, so it may hold fewer resources than
+ *   `count` (none at all) and still be followed by a nextCursor; the last page
  *   carries `nextDeltaToken` = upto. A change committed after `upto` is in the next delta, so
  *   none is missed or reported twice in one delta, whichever instance serves which page.
  * - the draft's errors (section 6.3): `invalidValue` for a token that is not one this server
@@ -52,6 +54,16 @@ export interface DeltaParams extends RawListParams {
   readonly deltaQuery?: unknown;
   readonly deltaToken?: unknown;
 }
+
+/**
+ * The feed rows one delta page examines at most (its seq window). A page of `count` changes ends
+ * sooner; a range of superseded changes (one user changed many times) ends the page early, with
+ * fewer resources than `count` and a cursor after the last row examined. It bounds the statement
+ * on every engine, the event loop's hold on SQLite, where the statement deadline does not reach
+ * the walk. It is well above MAX_COUNT, so a page fills unless most of the rows it examines are
+ * superseded changes or rows of other kinds (the other resource type, Shared Signals).
+ */
+export const DELTA_WALK_ROWS = 5_000;
 
 const MAC_BYTES = 16;
 
@@ -181,15 +193,20 @@ async function deltaPage(ctx: ScimContext, kind: DeltaKind, since: number, at: D
     position = { since, upto, after: since };
   }
   const { after, upto } = position;
-  const changes = await asScan(ctx, (read) => read((ex) => lastChanges(ex, ctx.team.id, kind, CHANGE_TYPES, after, upto, count)));
+  // The rows this page may examine: the next `deltaWalkRows` of the team's feed at most, so a range
+  // of superseded changes is crossed over several pages, each a bounded statement.
+  const through = Math.min(upto, after + (ctx.deltaWalkRows ?? DELTA_WALK_ROWS));
+  const changes = await asScan(ctx, (read) => read((ex) => lastChanges(ex, ctx.team.id, kind, CHANGE_TYPES, after, through, upto, count)));
   // Pruning takes the oldest events first and seqs have no gaps: if the feed still holds the seq
   // after the page's start now, nothing the page read was missing when it was read.
   const firstKept = await firstKeptSeq(db, ctx.team.id);
   if (after < upto && (firstKept === undefined || firstKept > after + 1)) throw expired(kind);
   const resources = await currentStates(ctx, kind, changes.map((c) => c.id), projection);
-  const last = changes.at(-1);
-  if (changes.length < count || last === undefined) return { resources, nextDeltaToken: issueToken(ctx, kind, upto) };
-  return { resources, nextCursor: seal(ctx.cursorSecret, cursorBinding(ctx, kind), { s: since, u: upto, a: last.seq }) };
+  // A full page stops at its last change; a short one examined every row up to `through`, which
+  // ends the delta when it is `upto`, and is resumed after otherwise (possibly with no resources).
+  const examined = changes.length === count ? changes.at(-1)!.seq : through;
+  if (examined === upto) return { resources, nextDeltaToken: issueToken(ctx, kind, upto) };
+  return { resources, nextCursor: seal(ctx.cursorSecret, cursorBinding(ctx, kind), { s: since, u: upto, a: examined }) };
 }
 
 /** The draft's tombstone (section 6.2.3.1): the id and meta with resourceType and isDeleted. */

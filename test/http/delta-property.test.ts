@@ -10,7 +10,11 @@
  * its groups' events (not its own), so users are read with excludedAttributes=groups; a group's
  * `members` hides a member the team hides without an event of the group, and shows each member's
  * current userName as `display`, so the copy's members are compared by value, as far as the
- * copy's own users show them.
+ * copy's own users show them, and without the users reactivated during the run (a group shows a
+ * reactivated member again without an event of the group; found by this test).
+ *
+ * Run as deployed and with pages bounded to 2 feed rows each (deltaWalkRows), so the pages that
+ * end on the walk's bound, with fewer resources than count or none, are held to the same exactness.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -117,7 +121,7 @@ class Replica {
   }
 }
 
-async function write(request: Request, s: Exclude<Step, { kind: 'page' }>, users: string[], groups: string[], n: number): Promise<void> {
+async function write(request: Request, s: Exclude<Step, { kind: 'page' }>, users: string[], groups: string[], n: number, revived: Set<string>): Promise<void> {
   const pick = (list: string[], i: number) => list[i % Math.max(1, list.length)];
   const ids = (idx: number[]) => [...new Set(idx.map((i) => pick(users, i)).filter((v): v is string => v !== undefined))].map((value) => ({ value }));
   const user = 'user' in s ? pick(users, s.user) : undefined;
@@ -141,7 +145,10 @@ async function write(request: Request, s: Exclude<Step, { kind: 'page' }>, users
       if (user) await request('PATCH', `/v2/scim/Users/${user}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
       return;
     case 'activateUser':
-      if (user) await request('PUT', `/v2/scim/Users/${user}/activate`);
+      if (user) {
+        await request('PUT', `/v2/scim/Users/${user}/activate`);
+        revived.add(user);
+      }
       return;
     case 'createGroup': {
       const r = await request('POST', '/v2/scim/Groups', { displayName: `g${n}`, members: ids(s.members) });
@@ -170,17 +177,22 @@ async function fullList(request: Request, of: Kind): Promise<Map<string, Json>> 
   return new Map(((JSON.parse(res.body) as Json).Resources as Json[]).map((r) => [String(r.id), r]));
 }
 
-/** A group's members as far as the copy's users show them (see the header). */
-const membersShown = (group: Json, users: Map<string, Json>): Json => ({
+/**
+ * A group's members as far as the copy's users show them (see the header): a member shown now
+ * only because it was reactivated after its group was last reported is left out on both sides.
+ */
+const membersShown = (group: Json, users: Map<string, Json>, revived: ReadonlySet<string>): Json => ({
   ...group,
-  members: ((group.members as { value: string; display?: string }[] | undefined) ?? []).filter((m) => users.has(m.value)).map(({ display: _display, ...m }) => m),
+  members: ((group.members as { value: string; display?: string }[] | undefined) ?? []).filter((m) => users.has(m.value) && !revived.has(m.value)).map(({ display: _display, ...m }) => m),
 });
 
-for (const engine of engines) {
-  describe(`delta pages applied to a copy reproduce the directory (${engine.name})`, () => {
+// Also with a page examining at most 2 feed rows (scim/delta.ts deltaWalkRows): pages then end on
+// the walk's bound as often as on count, some with no resources, Users' pages crossing Groups' rows.
+for (const engine of engines) for (const walk of [undefined, 2] as const) {
+  describe(`delta pages applied to a copy reproduce the directory (${engine.name}${walk ? `, ${walk} feed rows a page` : ''})`, () => {
     let t: TestApp;
     before(async () => {
-      t = await createTestApp({ engine });
+      t = await createTestApp({ engine, ...(walk ? { deps: { deltaWalkRows: walk } } : {}) });
     });
     after(async () => {
       await t.close();
@@ -196,14 +208,15 @@ for (const engine of engines) {
               t.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/scim+json' } : {}) }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
             const users: string[] = [];
             const groups: string[] = [];
+            const revived = new Set<string>();
             let n = 0;
-            for (const s of prefix) if (s.kind !== 'page') await write(request, s, users, groups, ++n);
+            for (const s of prefix) if (s.kind !== 'page') await write(request, s, users, groups, ++n, revived);
             const replica = new Replica(request);
             await replica.fullScan('Users');
             await replica.fullScan('Groups');
             for (const s of steps) {
               if (s.kind === 'page') await replica.page(s.of, s.count);
-              else await write(request, s, users, groups, ++n);
+              else await write(request, s, users, groups, ++n, revived);
             }
             await replica.catchUp('Users');
             await replica.catchUp('Groups');
@@ -211,8 +224,8 @@ for (const engine of engines) {
             assert.deepEqual(replica.copy.Users, listedUsers);
             const listedGroups = await fullList(request, 'Groups');
             assert.deepEqual(
-              new Map([...replica.copy.Groups].map(([id, g]) => [id, membersShown(g, listedUsers)])),
-              new Map([...listedGroups].map(([id, g]) => [id, membersShown(g, listedUsers)])),
+              new Map([...replica.copy.Groups].map(([id, g]) => [id, membersShown(g, listedUsers, revived)])),
+              new Map([...listedGroups].map(([id, g]) => [id, membersShown(g, listedUsers, revived)])),
             );
           }),
           { numRuns: engine.name === 'sqlite' ? 40 : 12 },

@@ -2,8 +2,10 @@
  * The feed read of a SCIM delta query (scim/delta.ts, draft-sehgal-scim-delta-query): which
  * resources of one type changed in a range of a team's feed, each named once, at its last change
  * in the range. Walked in seq order from a position, so a delta is paged by the seq of the last
- * change it reported; a page costs one probe of the `events_resource` index (migration 026) per
- * event it passes over, never a read of the team's directory.
+ * feed row it examined; a page reads the team's feed rows in a seq window the caller bounds (a
+ * team's seqs have no gaps, so the window's width bounds the rows read through the primary key)
+ * and costs one probe of the `events_resource` index (migration 026) per event of the resource
+ * type it passes over, never a read of the team's directory.
  */
 import type { Executor } from '../types.ts';
 
@@ -14,9 +16,10 @@ export interface LastChange {
 }
 
 /**
- * The resources of `resourceType` whose last event of `types` in (`since`, `upto`] is after
- * `after` (since <= after <= upto), oldest first, at most `limit`: each resource once, at that
- * last event.
+ * The resources of `resourceType` whose last event of `types` in (`since`, `upto`] lies in
+ * (`after`, `through`] (since <= after <= through <= upto), oldest first, at most `limit`: each
+ * resource once, at that last event. Only the feed rows in (`after`, `through`] are walked; the
+ * later events up to `upto` are only probed, to tell a superseded event from a last one.
  */
 export async function lastChanges(
   ex: Executor,
@@ -24,6 +27,7 @@ export async function lastChanges(
   resourceType: string,
   types: readonly string[],
   after: number,
+  through: number,
   upto: number,
   limit: number,
 ): Promise<LastChange[]> {
@@ -32,7 +36,7 @@ export async function lastChanges(
     .select(['e.seq', 'e.resource_id'])
     .where('e.team_id', '=', teamId)
     .where('e.seq', '>', after)
-    .where('e.seq', '<=', upto)
+    .where('e.seq', '<=', through)
     .where('e.resource_type', '=', resourceType)
     .where('e.type', 'in', [...types])
     .where(({ not, exists, selectFrom }) =>
