@@ -69,7 +69,8 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     assert.match(bulk, /^Bulk vs single POSTs, best of each \(SQLite\): speed [\d.]+x, CPU per user [\d.]+x less/m);
     // Then the event loop during a Bulk at both limits (bench/bulk-loop.ts): its verdict line, whatever the figure.
     assert.match(run.stdout, /^target: largest gap [^:]+: (met|NOT met) \(largest [\d.,]+ ms\)$/m);
-    // Issue 33: the delta query benchmark follows (a page of 100 changes, the first page of a whole-feed delta).
+    // Issue 33: the delta query benchmark follows (a page of 100 changes, the first page of a whole-feed delta,
+    // a page walking its bound over superseded changes, an ordinary list page for reference).
     const delta = run.stdout.slice(run.stdout.indexOf('Delta query (issue 33)'));
     assert.ok(run.stdout.includes('Delta query (issue 33)'), run.stdout);
     // scenario | requests | req/s | p50 | p99 | max | errors
