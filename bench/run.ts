@@ -18,8 +18,9 @@
  * and push delivery throughput; then the Bulk benchmark (bench/bulk.ts): users created by Bulk
  * against single POSTs, memberships added by Bulk against single PATCHes.
  * Then the Shared Signals benchmark (bench/signals.ts): deactivation-to-SET latency p50/p99 against
- * the 5 s promise, and SSF delivery throughput.
- * `--only bulk` (or `--only events`, `--only signals`) runs that benchmark alone: no throughput scenario matches it.
+ * the 5 s promise, and SSF delivery throughput; then the delta query benchmark (bench/delta.ts): a
+ * page of 100 changes at 1,000,000 users.
+ * `--only bulk` (or `--only events`, `--only signals`, `--only delta`) runs that benchmark alone: no throughput scenario matches it.
  * Flags: --duration S, --rounds N, --warmup S, --connections N, --only TEXT, --cpu-prof DIR.
  */
 import { availableParallelism, totalmem } from 'node:os';
@@ -30,6 +31,7 @@ import { runEventsBench } from './events.ts';
 import { runBulkBench } from './bulk.ts';
 import { runBulkLoopBench } from './bulk-loop.ts';
 import { runSignalsBench } from './signals.ts';
+import { runDeltaBench } from './delta.ts';
 import { seedThroughputFixture } from './fixture.ts';
 import type { FixtureSizes } from './fixture.ts';
 import { drive, probeOnce, summarize } from './load.ts';
@@ -276,7 +278,9 @@ if (import.meta.main) {
     const loopOk = options.only === undefined || options.only === 'bulk' ? await runBulkLoopBench({ smoke: options.smoke, postgres: options.postgres }) : true;
     // Deprovisioning by Shared Signals: commit-to-acceptance latency and SSF delivery throughput (bench/signals.ts).
     const signalsOk = options.only === undefined || options.only === 'signals' ? await runSignalsBench({ smoke: options.smoke, postgres: options.postgres }) : true;
-    process.exit(ok && bulkOk && loopOk && signalsOk ? 0 : 1);
+    // A delta query page at 1,000,000 users (5,000 with --smoke; bench/delta.ts).
+    const deltaOk = options.only === undefined || options.only === 'delta' ? await runDeltaBench({ smoke: options.smoke, postgres: options.postgres }) : true;
+    process.exit(ok && bulkOk && loopOk && signalsOk && deltaOk ? 0 : 1);
   } catch (error) {
     console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(1);

@@ -104,6 +104,8 @@ export interface AppDeps {
   readonly keyFetch?: Partial<Omit<KeyFetchSettings, 'policy' | 'clock'>>;
   /** The worker of asynchronous requests (async/worker.ts): on by default; false turns it off, and every request is then answered synchronously. */
   readonly asyncRequests?: Partial<AsyncSettings> | false;
+  /** The feed rows one delta query page examines at most (scim/delta.ts DELTA_WALK_ROWS unless a test sets fewer). */
+  readonly deltaWalkRows?: number;
 }
 
 declare module 'fastify' {
@@ -255,7 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }
-  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog, bulks: deps.bulks ?? new ScanGate(), asyncQueue };
+  const scimOptions = { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, lastUsed, journal, types, discovery: deps.discovery ?? new DiscoveryCache(), bearers, scans, accessLog, bulks: deps.bulks ?? new ScanGate(), asyncQueue, eventRetentionDays: config.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS, ...(deps.deltaWalkRows !== undefined ? { deltaWalkRows: deps.deltaWalkRows } : {}) };
   await app.register(scimPlugin, { ...scimOptions, prefix: '/v2/scim' });
   await app.register(scimPlugin, { ...scimOptions, prefix: '/scim' });
   await app.register(adminPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, indexes, accessLog, prefix: '/v2/admin' });

@@ -56,13 +56,17 @@ export interface ScimPluginOptions {
   readonly asyncQueue?: AsyncQueue;
   /** This instance's Bulk requests in progress per team (scim/bulk/gate.ts), shared by both prefixes. */
   readonly bulks?: ScanGate;
+  /** The change feed's retention in days: ServiceProviderConfig's deltaTokenExpiry (scim/delta.ts). */
+  readonly eventRetentionDays?: number;
+  /** The feed rows one delta query page examines at most (scim/delta.ts DELTA_WALK_ROWS unless set). */
+  readonly deltaWalkRows?: number;
 }
 
 /** Route templates under the prefix that answer without a token: service discovery (RFC 7644 section 4). */
 const PUBLIC = /^\/(ServiceProviderConfigs?|Schemas|ResourceTypes)(\/:id)?$/;
 
-/** Route templates of searches: a POST that only reads (RFC 7644 3.4.3). */
-const SEARCH = /(^|\/)\.search$/;
+/** Route templates of searches: a POST that only reads (RFC 7644 3.4.3; a delta query's `/.delta`). */
+const SEARCH = /(^|\/)\.(search|delta)$/;
 
 export function sendScimError(request: FastifyRequest, reply: FastifyReply, error: ScimError): FastifyReply {
   for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
@@ -191,6 +195,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     passwords: options.passwords,
     types,
     ...(options.scans ? { scans: options.scans } : {}),
+    ...(options.deltaWalkRows !== undefined ? { deltaWalkRows: options.deltaWalkRows } : {}),
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -217,6 +222,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     baseUrl: options.baseUrl,
     discovery: options.discovery,
     bulks: options.bulks ?? new ScanGate(),
+    ...(options.eventRetentionDays !== undefined ? { eventRetentionDays: options.eventRetentionDays } : {}),
     context: (request) => {
       const ctx = contexts.get(request);
       if (!ctx) throw new ScimError(401, 'Authentication required');

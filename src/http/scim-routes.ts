@@ -17,6 +17,8 @@ import { catalogWriteRefusal, getCatalogResource, listCatalog } from '../scim/ca
 import { badRequest, ScimError } from '../scim/errors.ts';
 import * as groups from '../scim/groups.ts';
 import { searchRoot } from '../scim/search.ts';
+import { asksDelta, deltaQuery, newDeltaToken } from '../scim/delta.ts';
+import type { DeltaParams } from '../scim/delta.ts';
 import type { ListResult } from '../scim/representation.ts';
 import { parseListQuery, parseProjection } from '../scim/query.ts';
 import { withAccess } from '../scim/access-filter.ts';
@@ -46,6 +48,8 @@ export interface RouteOptions {
   readonly discovery: DiscoveryCache;
   /** This instance's Bulk requests in progress per team (scim/bulk/gate.ts). */
   readonly bulks: ScanGate;
+  /** The change feed's retention in days (EVENT_RETENTION_DAYS): how long a delta token lasts at least. */
+  readonly eventRetentionDays?: number;
 }
 
 type Params = { id: string };
@@ -124,13 +128,27 @@ function resourceRoutes(app: FastifyInstance, options: RouteOptions, service: Re
   const base = service.endpoint;
   const kind = base === '/Users' ? 'User' : 'Group';
   const ctx = options.context;
+  const rtOf = (c: ScimContext): ResourceTypeDef => typesOf(c)[kind];
+  // A list or search page, or, when it asks for deltaQuery, a delta query page (scim/delta.ts).
+  const listOrDelta = (c: ScimContext, params: DeltaParams): Promise<ListResult> =>
+    asksDelta(params) ? deltaQuery(c, kind, params, parseProjection(rtOf(c), params), (p) => service.list(c, p)) : service.list(c, params);
 
   app.get<{ Querystring: Query }>(base, doc(scimDocs.list(kind)), async (request, reply) =>
-    send(request, reply, 200, listResponse(await service.list(ctx(request), request.query))),
+    send(request, reply, 200, listResponse(await listOrDelta(ctx(request), request.query))),
   );
   app.post(`${base}/.search`, doc(scimDocs.search(kind)), async (request, reply) =>
-    send(request, reply, 200, listResponse(await service.list(ctx(request), searchParams(request.body)))),
+    send(request, reply, 200, listResponse(await listOrDelta(ctx(request), searchParams(request.body)))),
   );
+  // DESIGN.md section 14's paths for delta query: a token for the changes from now on, and a
+  // delta asked with the draft's request message (a SearchRequest carrying deltaToken).
+  app.get(`${base}/.deltaToken`, doc(scimDocs.deltaToken(kind)), async (request, reply) =>
+    send(request, reply, 200, listResponse({ totalResults: 0, resources: [], nextDeltaToken: await newDeltaToken(ctx(request), kind) })),
+  );
+  app.post(`${base}/.delta`, doc(scimDocs.delta(kind)), async (request, reply) => {
+    const params: DeltaParams = searchParams(request.body);
+    if (params.deltaToken === undefined) throw badRequest('invalidValue', `A delta request carries the deltaToken of a previous answer (GET ${base}/.deltaToken gives a first one)`);
+    return send(request, reply, 200, listResponse(await listOrDelta(ctx(request), { ...params, deltaQuery: params.deltaQuery ?? true })));
+  });
   app.get<{ Params: Params; Querystring: Query }>(`${base}/:id`, doc(scimDocs.get(kind)), async (request, reply) => {
     const v = await service.get(ctx(request), request.params.id, request.query);
     if (notModified(request, v.etag)) return reply.code(304).header('etag', v.etag).send();
@@ -155,7 +173,7 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
 
   // Discovery (RFC 7644 section 4); the contract spells the first one /ServiceProviderConfigs.
   for (const path of ['/ServiceProviderConfig', '/ServiceProviderConfigs']) {
-    app.get(path, doc(scimDocs.serviceProviderConfig(path)), async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl, options.types(request))));
+    app.get(path, doc(scimDocs.serviceProviderConfig(path)), async (request, reply) => send(request, reply, 200, serviceProviderConfig(baseUrl, options.types(request), options.eventRetentionDays)));
   }
   const rendered = (request: FastifyRequest, reply: FastifyReply, bytes: Buffer) => reply.code(200).header('content-type', responseType(request)).send(bytes);
   app.get('/Schemas', doc(scimDocs.schemas), async (request, reply) => rendered(request, reply, options.discovery.schemas(options.types(request), baseUrl)));
@@ -170,12 +188,17 @@ export function registerScimRoutes(app: FastifyInstance, options: RouteOptions):
   resourceRoutes(app, options, userService);
   resourceRoutes(app, options, groupService);
 
-  // RFC 7644 3.4.2.1 / 3.4.3: queries at the server root span Users and Groups (scim/search.ts).
+  // RFC 7644 3.4.2.1 / 3.4.3: queries at the server root span Users and Groups (scim/search.ts);
+  // delta query is per resource type (scim/delta.ts), so asked here it is refused, not ignored.
+  const rootQuery = (params: DeltaParams): DeltaParams => {
+    if (params.deltaQuery !== undefined || params.deltaToken !== undefined) throw badRequest('invalidValue', 'Delta query is served by /Users and /Groups, not at the server root');
+    return params;
+  };
   app.get<{ Querystring: Query }>('/', doc(scimDocs.listRoot), async (request, reply) =>
-    send(request, reply, 200, listResponse(await searchRoot(options.context(request), request.query))),
+    send(request, reply, 200, listResponse(await searchRoot(options.context(request), rootQuery(request.query)))),
   );
   app.post('/.search', doc(scimDocs.search('root')), async (request, reply) =>
-    send(request, reply, 200, listResponse(await searchRoot(options.context(request), searchParams(request.body)))),
+    send(request, reply, 200, listResponse(await searchRoot(options.context(request), rootQuery(searchParams(request.body))))),
   );
 
   app.patch<{ Params: Params; Querystring: Query }>('/Users/:id', doc(scimDocs.patch('User')), async (request, reply) =>

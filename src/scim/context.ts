@@ -35,6 +35,8 @@ export interface ScimContext {
   readonly types?: TeamTypes;
   /** This instance's scans in progress per team (scans.ts); none counted when absent (the CLI). */
   readonly scans?: ScanGate;
+  /** The feed rows one delta query page examines at most (delta.ts DELTA_WALK_ROWS when absent). */
+  readonly deltaWalkRows?: number;
   /**
    * Runs in each write's transaction after the write, before the commit, with what the write's
    * body returned (write.ts runWrite): an asynchronous request records its step there, fenced by

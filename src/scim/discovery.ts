@@ -63,7 +63,11 @@ function rolesAndEntitlements(catalog: Catalog): Record<string, unknown> {
 }
 
 /** The configuration; a team with a catalog (`types`) also advertises its roles and entitlements. */
-export function serviceProviderConfig(baseUrl: string, types?: TeamTypes): Record<string, unknown> {
+/**
+ * The configuration; `retentionDays` (the change feed's, EVENT_RETENTION_DAYS) bounds how long a
+ * delta token stays good, advertised as the delta query draft's deltaTokenExpiry in minutes.
+ */
+export function serviceProviderConfig(baseUrl: string, types?: TeamTypes, retentionDays?: number): Record<string, unknown> {
   const catalog = types?.catalog;
   return {
     schemas: [SERVICE_PROVIDER_CONFIG_SCHEMA],
@@ -97,6 +101,13 @@ export function serviceProviderConfig(baseUrl: string, types?: TeamTypes): Recor
         primary: true,
       },
     ],
+    // draft-sehgal-scim-delta-query section 8 (scim/delta.ts); a draft, so said in its own words.
+    deltaQuery: {
+      supported: true,
+      ...(retentionDays !== undefined ? { deltaTokenExpiry: retentionDays * 24 * 60 } : {}),
+      description: 'A draft implementation of draft-sehgal-scim-delta-query (an IETF Internet-Draft, subject to change): GET /Users or /Groups with deltaQuery (and deltaToken), POST /.search with them, GET /{Users,Groups}/.deltaToken and POST /{Users,Groups}/.delta. Tokens last while the change feed keeps the changes after them (deltaTokenExpiry minutes at least).',
+      specUri: 'https://datatracker.ietf.org/doc/draft-sehgal-scim-delta-query/',
+    },
     ...(hasCatalog(catalog) ? { RolesAndEntitlements: rolesAndEntitlements(catalog) } : {}),
     meta: {
       resourceType: 'ServiceProviderConfig',

@@ -19,7 +19,9 @@ export type ScimType =
   | 'invalidVers'
   | 'sensitive'
   | 'invalidCursor'
-  | 'expiredCursor';
+  | 'expiredCursor'
+  /** draft-sehgal-scim-delta-query: a delta token whose changes are no longer kept (scim/delta.ts). */
+  | 'expiredDeltaToken';
 
 export class ScimError extends Error {
   readonly status: number;

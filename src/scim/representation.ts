@@ -22,6 +22,8 @@ export interface ListResult {
   /** Cursor paging only (RFC 9865 section 2). */
   readonly nextCursor?: string;
   readonly previousCursor?: string;
+  /** The last page of a delta query or of a full scan asked with deltaQuery (scim/delta.ts). */
+  readonly nextDeltaToken?: string;
   readonly resources: Resource[];
   /** `resources` serialized (JSON.stringify of each), when the page weighed them: sent as they are. */
   readonly serialized?: readonly string[];
@@ -138,6 +140,7 @@ export function listResponse(result: ListResult): Resource {
     itemsPerPage: result.resources.length,
     ...(result.previousCursor !== undefined ? { previousCursor: result.previousCursor } : {}),
     ...(result.nextCursor !== undefined ? { nextCursor: result.nextCursor } : {}),
+    ...(result.nextDeltaToken !== undefined ? { nextDeltaToken: result.nextDeltaToken } : {}),
     Resources: resourcesOf(result),
   };
 }

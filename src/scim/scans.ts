@@ -70,6 +70,18 @@ export async function scanning<R>(ctx: ScimContext, parts: readonly ScanPart[], 
   for (const part of parts) if (part.where || part.sort) costs.push(await filterCost(db, hooks, part.table, ctx.team.id, part.where, part.onlyActive, part.sort));
   refuseCost(ctx, budgets, costs);
   if (!costs.some(scans)) return body((read) => read(db, (where) => where));
+  return asScan(ctx, body);
+}
+
+/**
+ * Runs `body` as a scan whatever its filter: one of the team's `scans.concurrent` places on this
+ * instance (else 429), its statements held to `statement.ms`. A read that walks more than an index
+ * equality without a filter to price it comes here directly (a delta query's walk of the feed,
+ * delta.ts).
+ */
+export async function asScan<R>(ctx: ScimContext, body: (read: ReadWith) => Promise<R>): Promise<R> {
+  const { db, hooks } = ctx.storage;
+  const budgets = budgetsOfContext(ctx);
   const release = ctx.scans?.enter(ctx.team.id, budgets['scans.concurrent']);
   if (ctx.scans && !release) {
     throw new OverBudget(

@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import { CURSOR_SCENARIO_NAMES, SCALE_SCENARIO_NAMES } from '../../bench/scale-scenarios.ts';
 import { SCENARIO_NAMES } from '../../bench/scenarios.ts';
 import { BULK_SCENARIO_NAMES } from '../../bench/bulk.ts';
+import { DELTA_SCENARIO_NAMES } from '../../bench/delta.ts';
 
 const BENCH = join(import.meta.dirname, '../../bench');
 
@@ -79,6 +80,13 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     assert.match(run.stdout, /^target: largest gap [^:]+: (met|NOT met) \(largest [\d.,]+ ms\)$/m);
     // Issue 33: the Shared Signals benchmark closes the run (its latency verdict and its throughput).
     assertSignals(run.stdout);
+    // Issue 33: the delta query benchmark follows (a page of 100 changes, the first page of a whole-feed delta,
+    // a page walking its bound over superseded changes, an ordinary list page for reference).
+    const delta = run.stdout.slice(run.stdout.indexOf('Delta query (issue 33)'));
+    assert.ok(run.stdout.includes('Delta query (issue 33)'), run.stdout);
+    // scenario | requests | req/s | p50 | p99 | max | errors
+    assertTable(delta, Object.values(DELTA_SCENARIO_NAMES), 6);
+    assert.match(delta, /^target: delta page of 100 changes at [\d,]+ users, p99 < 50 ms: (met|NOT met) \([\d.,]+ ms\)$/m);
   });
 
   it('npm run bench -- --smoke --only signals: deprovisioning latency p50/p99 with its verdict, and SSF delivery throughput', async () => {

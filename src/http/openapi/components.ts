@@ -38,6 +38,7 @@ export const listResponse = (items: JsonSchema): JsonSchema =>
       itemsPerPage: { type: 'integer', minimum: 0 },
       nextCursor: str('The cursor of the next page (RFC 9865), absent on the last page.'),
       previousCursor: str('The cursor of the previous page (RFC 9865).'),
+      nextDeltaToken: str('Delta query (draft-sehgal-scim-delta-query): on the last page of a delta or of a full scan asked with deltaQuery, the token of the next delta.'),
       Resources: { type: 'array', items },
     },
     ['schemas'],

@@ -23,6 +23,28 @@ const LISTING: Record<string, JsonSchema> = {
   count: { type: 'string', description: 'The most results per page (an integer; clamped to the server\'s maximum, negative counts as 0).' },
   cursor: { type: 'string', description: 'Cursor paging (RFC 9865): empty for the first page, then a nextCursor or previousCursor value. Not with startIndex.' },
 };
+/** Delta query (draft-sehgal-scim-delta-query, a draft; scim/delta.ts) on the Users and Groups lists. */
+const DELTA: Record<string, JsonSchema> = {
+  deltaQuery: { type: 'string', description: 'Delta query (draft-sehgal-scim-delta-query): present (empty) or true asks for it. Without deltaToken: a full scan paged by cursor whose last page carries nextDeltaToken. Not with filter, sortBy, sortOrder, access or startIndex.' },
+  deltaToken: { type: 'string', description: 'With deltaQuery: the changes since this token (a nextDeltaToken value): changed resources as they are now, deleted and hidden ones as tombstones (meta.isDeleted true), paged by cursor; the last page carries the next token. 400 expiredDeltaToken when the change feed no longer holds every change after it.' },
+};
+const DELTA_ANSWER = { type: 'object', additionalProperties: true, description: 'A resource as it is now, or a tombstone: schemas, id, meta {resourceType, isDeleted: true, location}.' };
+const DELTA_REQUEST: JsonSchema = {
+  type: 'object',
+  title: 'DeltaRequest',
+  description: 'A SearchRequest carrying the delta query draft\'s parameters.',
+  properties: {
+    schemas: { type: 'array', items: { type: 'string' }, description: 'Contains urn:ietf:params:scim:api:messages:2.0:SearchRequest.' },
+    deltaQuery: { anyOf: [{ type: 'boolean' }, { type: 'string' }], description: 'true (the default here).' },
+    deltaToken: { type: 'string', description: 'A nextDeltaToken value.' },
+    cursor: { type: 'string', description: 'A nextCursor value of the same delta.' },
+    count: { type: 'integer', description: 'The most resources per page (1 to the maximum page size).' },
+    attributes: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    excludedAttributes: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+  },
+  required: ['deltaToken'],
+  additionalProperties: true,
+};
 /** Users only: effective access (direct or through a mapped group), ANDed with filter. */
 const ACCESS: JsonSchema = { type: 'string', description: 'Only users that hold this entry, directly or through a mapped group (active users): role:VALUE or entitlement:TYPE:VALUE, e.g. role:admin, entitlement:License:e5. ANDed with filter.' };
 const query = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties });
@@ -203,8 +225,28 @@ export const scimDocs = {
     tags: [`SCIM ${kind}s`],
     operationId: `list${kind}s`,
     security: SCIM_READ,
-    querystring: query(kind === 'User' ? { ...LISTING, access: ACCESS } : LISTING),
-    responses: { '200': jsonAnswer(`A page of ${kind}s.`, listResponse(ref(kind))), ...errors('scim', AUTH_ERRORS) },
+    querystring: query(kind === 'User' ? { ...LISTING, ...DELTA, access: ACCESS } : { ...LISTING, ...DELTA }),
+    responses: { '200': jsonAnswer(`A page of ${kind}s (with deltaQuery and deltaToken: of changes, tombstones included).`, listResponse({ anyOf: [ref(kind), DELTA_ANSWER] })), ...errors('scim', AUTH_ERRORS) },
+    errors: 'scim',
+  }),
+  deltaToken: (kind: Kind): RouteDoc => ({
+    summary: `A delta token for ${kind}s: the changes from now on`,
+    description: 'Delta query (draft-sehgal-scim-delta-query, a draft implementation): an empty ListResponse whose nextDeltaToken names the change feed\'s current end. Send it as deltaToken (GET ?deltaQuery&deltaToken= or POST /.delta) to read what changed since.',
+    tags: [`SCIM ${kind}s`],
+    operationId: `get${kind}DeltaToken`,
+    security: SCIM_READ,
+    responses: { '200': jsonAnswer('The token.', listResponse(DELTA_ANSWER)), ...errors('scim', AUTH_ERRORS) },
+    errors: 'scim',
+  }),
+  delta: (kind: Kind): RouteDoc => ({
+    summary: `The ${kind}s changed since a delta token`,
+    description:
+      'Delta query (draft-sehgal-scim-delta-query, a draft implementation), a read (scope read): each resource changed since the token once, at its last change, as it is now; deleted ones, and deactivated users a team hides, as tombstones (meta.isDeleted true). Paged by cursor (nextCursor); the last page carries nextDeltaToken. 400 invalidValue for a token this server did not issue for this team and type, expiredDeltaToken when the change feed no longer holds every change after it (start again with a full scan). A delta takes one of the team\'s scans.concurrent places (429 over it).',
+    tags: [`SCIM ${kind}s`],
+    operationId: `delta${kind}s`,
+    security: SCIM_READ,
+    requestBody: body(DELTA_REQUEST, 'The delta request.'),
+    responses: { '200': jsonAnswer('A page of changes.', listResponse(DELTA_ANSWER)), ...errors('scim', [...AUTH_ERRORS, ...BODY_ERRORS]) },
     errors: 'scim',
   }),
   search: (kind: Kind | 'root'): RouteDoc => ({
@@ -214,7 +256,7 @@ export const scimDocs = {
     operationId: kind === 'root' ? 'searchAll' : `search${kind}s`,
     security: SCIM_READ,
     requestBody: body(ref('SearchRequest'), 'The query.'),
-    responses: { '200': jsonAnswer('A page of results.', listResponse(kind === 'root' ? { type: 'object', additionalProperties: true } : ref(kind))), ...errors('scim', [...AUTH_ERRORS, ...BODY_ERRORS]) },
+    responses: { '200': jsonAnswer('A page of results (with deltaQuery and deltaToken: of changes, tombstones included).', listResponse(kind === 'root' ? { type: 'object', additionalProperties: true } : { anyOf: [ref(kind), DELTA_ANSWER] })), ...errors('scim', [...AUTH_ERRORS, ...BODY_ERRORS]) },
     errors: 'scim',
   }),
   listRoot: {

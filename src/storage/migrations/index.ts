@@ -33,6 +33,7 @@ import { migration022 } from './022_webhook_subscriptions.ts';
 import { migration023 } from './023_roles_entitlements.ts';
 import { migration024 } from './024_async_requests.ts';
 import { migration025 } from './025_shared_signals.ts';
+import { migration026 } from './026_delta_query.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -61,6 +62,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '023_roles_entitlements': migration023(storage.hooks.name),
     '024_async_requests': migration024(),
     '025_shared_signals': migration025(),
+    '026_delta_query': migration026(),
   };
 }
 

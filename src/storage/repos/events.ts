@@ -96,7 +96,7 @@ export async function feedEnds(ex: Executor, teamId: string): Promise<FeedEnds> 
 }
 
 /** The oldest numbered seq still kept for the team (undefined when none is); see feedEnds. */
-async function firstKeptSeq(ex: Executor, teamId: string): Promise<number | undefined> {
+export async function firstKeptSeq(ex: Executor, teamId: string): Promise<number | undefined> {
   const row = await ex.selectFrom('events').select((eb) => eb.fn.min('seq').as('seq')).where('team_id', '=', teamId).where('seq', '>', 0).executeTakeFirst();
   return row?.seq === null || row?.seq === undefined ? undefined : Number(row.seq);
 }

@@ -143,6 +143,16 @@ export async function groupById(ex: Executor, teamId: string, id: string): Promi
   return hot(ex).first(ex, GROUP_BY_ID, { teamId, id });
 }
 
+/** The team's groups among `ids`, in no particular order. */
+export async function groupsByIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<GroupRow[]> {
+  // Looked up by primary key, the team checked on the rows (see existingUserIds).
+  const rows: GroupRow[] = [];
+  await inChunks(ids, 500, async (chunk) => {
+    for (const row of await ex.selectFrom('groups').selectAll().where('id', 'in', chunk).execute()) if (row.team_id === teamId) rows.push(row);
+  });
+  return rows;
+}
+
 /** The ids among `ids` that are groups of the team (a member refused: was it a nested group?). */
 export async function existingGroupIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
   const found = new Set<string>();

@@ -105,6 +105,16 @@ export async function listUsers(ex: Executor, teamId: string, window: ListWindow
   return { ...page, rows: page.rows.map(({ [GROUPS_COLUMN]: groups, ...row }) => ({ ...row, groups: groupsFrom(ex, groups) })) };
 }
 
+/** The team's users among `ids` (deleted and deactivated ones too), in no particular order. */
+export async function usersByIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<UserRow[]> {
+  // Looked up by primary key, the team checked on the rows (see existingUserIds).
+  const rows: UserRow[] = [];
+  await inChunks(ids, 500, async (chunk) => {
+    for (const row of await ex.selectFrom('users').selectAll().where('id', 'in', chunk).execute()) if (row.team_id === teamId) rows.push(row);
+  });
+  return rows;
+}
+
 /** The ids among `ids` that are users of the team. */
 export async function existingUserIds(ex: Executor, teamId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
