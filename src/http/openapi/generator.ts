@@ -89,7 +89,7 @@ function operation(doc: RouteDoc, alias: boolean): JsonSchema {
 }
 
 function securitySchemes(baseUrl: string): JsonSchema {
-  const scopes = { read: 'Read SCIM resources, events and subscriptions', write: 'Create, change and delete them', scim: 'Both (the contract\'s scope)' };
+  const scopes = { read: 'Read SCIM resources, events and subscriptions', write: 'Create, change and delete them', scim: 'Both (the contract\'s scope)', ssf: 'Manage and poll the team\'s Shared Signals streams (SSF 1.0); granted only when asked for' };
   return {
     oauth2: {
       type: 'oauth2',

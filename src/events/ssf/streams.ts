@@ -1,0 +1,449 @@
+/**
+ * The SSF 1.0 transmitter's streams (OpenID Shared Signals Framework 1.0 section 8, issue 33,
+ * DESIGN.md section 14): a team's receivers create, read, update, replace and delete streams,
+ * read and set their status, add and remove subjects, and ask for verification events. A stream
+ * is an event subscription of format `ssf` (stream-config.ts), so it is delivered by the same
+ * push and poll machinery, shows in the subscription listing and the console's Events page, and
+ * counts against the team's `ssf.streams` budget (separately from `subscriptions`).
+ *
+ * What this module decides, where SSF leaves a choice (docs in notes and docs/signals.md):
+ * - `aud` (transmitter-supplied) is the receiver's OAuth client id when its token has one, else
+ *   the stream's endpoint URL; it never changes.
+ * - `events_delivered` is the requested events Rollcall supports, in the order requested;
+ *   requested URIs it does not know are kept in `events_requested` and ignored (SSF 7.1.1).
+ * - Status: enabled delivers; paused holds (the cursor stays); disabled holds nothing (leaving
+ *   disabled moves the cursor to the feed's end). A status the receiver sets sends no
+ *   stream-updated event (SSF 8.1.5 sends it when the transmitter changes the status itself).
+ * - `default_subjects` is ALL: every user of the team, except those the receiver removed.
+ *   A subject that resolves to no user is answered as if done (SSF 8.1.3.2 and 9.1, subject
+ *   probing); a subject that is not a subject identifier at all is a 400.
+ * - Verification: at most one request per `min_verification_interval`; sooner is a 429.
+ * - The receiver's `authorization_header` is sealed (keys/sealed.ts) and never shown again.
+ * Every change is one transaction with its audit row. It owns no SQL and no HTTP.
+ */
+import { iso } from '../../clock.ts';
+import type { Clock } from '../../clock.ts';
+import { recordEvent } from '../../audit/events.ts';
+import type { AuditAction } from '../../audit/events.ts';
+import { budgetsOf, OverBudget } from '../../budgets.ts';
+import { newId } from '../../ids.ts';
+import type { SecretBox } from '../../keys/sealed.ts';
+import { lastSeq } from '../../storage/repos/events.ts';
+import { countStreamsLocked, markSubjects, replaceStreamConfig, streamById, streamsOfTeam, updateStream as storeStream } from '../../storage/repos/ssf-streams.ts';
+import type { StreamChange } from '../../storage/repos/ssf-streams.ts';
+import { deleteSubscription, insertSubscription } from '../../storage/repos/subscriptions.ts';
+import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
+import { transact } from '../../storage/statements.ts';
+import type { Db, Executor } from '../../storage/types.ts';
+import { invalidValue, notFound } from '../errors.ts';
+import type { ReceiverPolicy } from '../receivers.ts';
+import { streamConfigOf } from '../stream-config.ts';
+import type { StreamConfig, StreamStatus } from '../stream-config.ts';
+import type { ChangeOrigin } from '../subscriptions.ts';
+import { auditedUrl } from '../subscriptions.ts';
+import { POLL_METHOD, PUSH_METHOD, USER_EVENT_URIS, VERIFICATION_EVENT } from './event-types.ts';
+import { appendStreamEvent } from './stream-events.ts';
+import { resolveSubject } from './subjects.ts';
+
+/** Seconds a receiver waits between two verification requests of one stream. */
+export const MIN_VERIFICATION_INTERVAL = 30;
+/** The longest `description` kept (SSF 7.1.1 lets the transmitter truncate it). */
+export const MAX_DESCRIPTION = 1_000;
+const MAX_EVENTS_REQUESTED = 100;
+const MAX_URI = 2_048;
+const MAX_AUTHORIZATION = 4_096;
+const MAX_STATE = 1_024;
+
+/** The use the receivers' authorization headers' sealing key is derived for (KeyStore.box). */
+export const AUTHORIZATION_HEADERS = 'ssf authorization headers';
+/** What a stream's sealed authorization header is bound to: its stream (SecretBox context). */
+export const authorizationContext = (streamId: string): string => `ssf-authorization:${streamId}`;
+
+export interface StreamDeps {
+  readonly storage: { readonly db: Db };
+  readonly clock: Clock;
+  /** Where push endpoints may be (the egress policy of push subscriptions). */
+  readonly receivers: ReceiverPolicy;
+  /** Seals the receivers' authorization headers (KeyStore.box(AUTHORIZATION_HEADERS)). */
+  readonly box: SecretBox;
+  /** The transmitter's issuer: the public base URL, every SET's `iss`. */
+  readonly issuer: string;
+}
+
+/** The receiver a request comes from: its team (with its budget overrides) and its OAuth client, if any. */
+export interface StreamReceiver {
+  readonly team: { readonly id: string; readonly limits?: string | null };
+  readonly clientId: string | null;
+}
+
+/** A stream's configuration as SSF 1.0 section 8.1.1 shows it (never the authorization header). */
+export interface StreamView {
+  readonly stream_id: string;
+  readonly iss: string;
+  readonly aud: string | readonly string[];
+  readonly delivery: { readonly method: string; readonly endpoint_url: string };
+  readonly events_supported: readonly string[];
+  readonly events_requested?: readonly string[];
+  readonly events_delivered: readonly string[];
+  readonly description?: string;
+  readonly min_verification_interval: number;
+}
+
+export interface StatusView {
+  readonly stream_id: string;
+  readonly status: StreamStatus;
+  readonly reason?: string;
+}
+
+/** A verification asked for sooner than min_verification_interval allows (SSF 8.1.4.2: 429). */
+export class VerificationTooSoon extends Error {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super(`a verification event of this stream was asked for less than ${MIN_VERIFICATION_INTERVAL} seconds ago (its min_verification_interval); retry after ${retryAfterSeconds} seconds`);
+    this.name = 'VerificationTooSoon';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Where a poll stream's receiver fetches its SETs (RFC 8936; the SSF poll endpoint). */
+export const pollUrl = (issuer: string, streamId: string): string => `${issuer}/v2/ssf/poll/${encodeURIComponent(streamId)}`;
+
+/** The Transmitter Configuration Metadata (SSF 1.0 section 7.1), the same for every team. */
+export function transmitterConfiguration(issuer: string): Record<string, unknown> {
+  return {
+    spec_version: '1_0',
+    issuer,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+    delivery_methods_supported: [PUSH_METHOD, POLL_METHOD],
+    configuration_endpoint: `${issuer}/v2/ssf/stream`,
+    status_endpoint: `${issuer}/v2/ssf/status`,
+    add_subject_endpoint: `${issuer}/v2/ssf/subjects/add`,
+    remove_subject_endpoint: `${issuer}/v2/ssf/subjects/remove`,
+    verification_endpoint: `${issuer}/v2/ssf/verify`,
+    authorization_schemes: [{ spec_urn: 'urn:ietf:rfc:6749' }],
+    default_subjects: 'ALL',
+  };
+}
+
+export function streamView(row: SubscriptionRow, issuer: string): StreamView {
+  const c = streamConfigOf(row)!;
+  return {
+    stream_id: row.id,
+    iss: issuer,
+    aud: c.aud,
+    delivery: row.method === 'push' ? { method: PUSH_METHOD, endpoint_url: row.url! } : { method: POLL_METHOD, endpoint_url: pollUrl(issuer, row.id) },
+    events_supported: USER_EVENT_URIS,
+    ...(c.eventsRequested.length > 0 ? { events_requested: c.eventsRequested } : {}),
+    events_delivered: c.eventsDelivered,
+    ...(c.description !== undefined ? { description: c.description } : {}),
+    min_verification_interval: c.minVerificationInterval ?? MIN_VERIFICATION_INTERVAL,
+  };
+}
+
+/**
+ * A stream's status as its receiver sees it: the status it set, except that an enabled stream
+ * the transmitter's delivery paused (a receiver failing too long, its creator's token revoked)
+ * reads paused, with the reason.
+ */
+export function statusView(row: SubscriptionRow): StatusView {
+  const c = streamConfigOf(row)!;
+  if (c.status === 'enabled' && row.state === 'paused') return { stream_id: row.id, status: 'paused', ...(row.paused_reason ? { reason: row.paused_reason } : {}) };
+  return { stream_id: row.id, status: c.status, ...(c.reason !== undefined ? { reason: c.reason } : {}) };
+}
+
+// ---- Parsing the receiver's JSON --------------------------------------------------------------
+
+type Body = Readonly<Record<string, unknown>>;
+
+/** A delivery as asked for, checked: push with its endpoint (and sealed-to-be header), or poll. */
+type Delivery = { readonly method: 'push'; readonly url: string; readonly authorization?: string } | { readonly method: 'poll' };
+
+const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `stream_id` of a body or query: required, a string. */
+export function streamIdOf(value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw invalidValue('stream_id is required: the id of one of your streams');
+  return value;
+}
+
+function eventsRequestedOf(value: unknown): string[] {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw invalidValue('events_requested must be an array of event type URIs');
+  if (value.length > MAX_EVENTS_REQUESTED) throw invalidValue(`events_requested names at most ${MAX_EVENTS_REQUESTED} event types`);
+  if (value.some((v) => v.length > MAX_URI)) throw invalidValue(`an event type URI is at most ${MAX_URI} characters`);
+  return [...new Set(value as string[])];
+}
+
+const deliveredOf = (requested: readonly string[]): string[] => requested.filter((uri) => USER_EVENT_URIS.includes(uri));
+
+function descriptionOf(value: unknown): string {
+  if (typeof value !== 'string') throw invalidValue('description must be a string');
+  return value.slice(0, MAX_DESCRIPTION);
+}
+
+/**
+ * The delivery of a request (SSF 1.0 section 6): push names the receiver's endpoint (judged by
+ * the egress policy) and may carry the Authorization header the transmitter sends with each
+ * push; poll's endpoint is the transmitter's (given back, it must be this stream's).
+ */
+async function deliveryOf(deps: StreamDeps, value: unknown, streamId: string | undefined): Promise<Delivery> {
+  if (!isObject(value)) throw invalidValue('delivery must be an object with its method');
+  const { method, endpoint_url: url, authorization_header: authorization } = value;
+  if (method === PUSH_METHOD) {
+    if (typeof url !== 'string') throw invalidValue('a push delivery (urn:ietf:rfc:8935) needs the endpoint_url SETs are pushed to');
+    const problem = await deps.receivers.problem(url);
+    if (problem) throw invalidValue(`endpoint_url: ${problem}`);
+    if (authorization === undefined) return { method: 'push', url };
+    if (typeof authorization !== 'string' || authorization === '' || authorization.length > MAX_AUTHORIZATION || /[\r\n\0]/.test(authorization)) {
+      throw invalidValue(`authorization_header must be one line of text of at most ${MAX_AUTHORIZATION} characters`);
+    }
+    return { method: 'push', url, authorization };
+  }
+  if (method === POLL_METHOD) {
+    if (authorization !== undefined) throw invalidValue('authorization_header is for push delivery: a poll receiver authenticates with its own bearer token');
+    if (url !== undefined && (streamId === undefined || url !== pollUrl(deps.issuer, streamId))) throw invalidValue("a poll delivery's endpoint_url is supplied by the transmitter: leave it out");
+    return { method: 'poll' };
+  }
+  throw invalidValue(`delivery method must be "${PUSH_METHOD}" (push) or "${POLL_METHOD}" (poll)`);
+}
+
+const sameSet = (a: unknown, b: readonly string[]): boolean =>
+  Array.isArray(a) && a.length === b.length && a.every((v) => typeof v === 'string' && b.includes(v)) && new Set(a).size === a.length;
+
+/**
+ * SSF 1.0 sections 8.1.1.3 and 8.1.1.4: transmitter-supplied properties in an update or a
+ * replacement may be present but must match (events_delivered before the change).
+ */
+function checkTransmitterSupplied(body: Body, view: StreamView): void {
+  const mismatch = (name: string) => invalidValue(`${name} is supplied by the transmitter and does not match this stream's`);
+  if (body.iss !== undefined && body.iss !== view.iss) throw mismatch('iss');
+  if (body.aud !== undefined && !(typeof view.aud === 'string' ? body.aud === view.aud || sameSet(body.aud, [view.aud]) : sameSet(body.aud, view.aud as string[]))) throw mismatch('aud');
+  if (body.events_supported !== undefined && !sameSet(body.events_supported, view.events_supported)) throw mismatch('events_supported');
+  if (body.events_delivered !== undefined && !sameSet(body.events_delivered, view.events_delivered)) throw mismatch('events_delivered');
+  if (body.min_verification_interval !== undefined && body.min_verification_interval !== view.min_verification_interval) throw mismatch('min_verification_interval');
+  if (body.inactivity_timeout !== undefined) throw mismatch('inactivity_timeout');
+}
+
+// ---- Reading ------------------------------------------------------------------------------------
+
+async function requireStream(ex: Executor, teamId: string, id: string): Promise<SubscriptionRow> {
+  const row = await streamById(ex, teamId, id);
+  if (!row) throw notFound(`Stream ${id} not found`);
+  return row;
+}
+
+export async function readStream(deps: StreamDeps, teamId: string, id: string): Promise<StreamView> {
+  return streamView(await requireStream(deps.storage.db, teamId, id), deps.issuer);
+}
+
+export async function listStreams(deps: StreamDeps, teamId: string): Promise<StreamView[]> {
+  return (await streamsOfTeam(deps.storage.db, teamId)).map((row) => streamView(row, deps.issuer));
+}
+
+export async function readStatus(deps: StreamDeps, teamId: string, id: string): Promise<StatusView> {
+  return statusView(await requireStream(deps.storage.db, teamId, id));
+}
+
+// ---- Changing -----------------------------------------------------------------------------------
+
+const audit = (ex: Executor, deps: StreamDeps, teamId: string, by: ChangeOrigin, action: AuditAction, id: string, detail: Record<string, unknown>): Promise<void> =>
+  recordEvent(ex, deps.clock, { teamId, actor: by.actor, requestId: by.requestId, action, resourceType: 'Subscription', resourceId: id, detail });
+
+const sealed = (deps: StreamDeps, id: string, delivery: Delivery): string | undefined =>
+  delivery.method === 'push' && delivery.authorization !== undefined ? deps.box.seal(authorizationContext(id), Buffer.from(delivery.authorization, 'utf8')) : undefined;
+
+/** SSF 1.0 section 8.1.1.1: a new stream (poll when no delivery is given), receiving what happens from now on. */
+export async function createStream(deps: StreamDeps, receiver: StreamReceiver, body: Body, by: ChangeOrigin): Promise<StreamView> {
+  const id = newId();
+  const delivery = body.delivery === undefined ? ({ method: 'poll' } as const) : await deliveryOf(deps, body.delivery, undefined);
+  if (isObject(body.delivery) && body.delivery.method === POLL_METHOD && body.delivery.endpoint_url !== undefined) throw invalidValue("a poll delivery's endpoint_url is supplied by the transmitter: leave it out");
+  const requested = body.events_requested === undefined ? [] : eventsRequestedOf(body.events_requested);
+  const description = body.description === undefined ? undefined : descriptionOf(body.description);
+  const url = delivery.method === 'push' ? delivery.url : null;
+  const authorizationHeader = sealed(deps, id, delivery);
+  const config: StreamConfig = {
+    aud: receiver.clientId ?? url ?? pollUrl(deps.issuer, id),
+    ...(description !== undefined ? { description } : {}),
+    eventsRequested: requested,
+    eventsDelivered: deliveredOf(requested),
+    status: 'enabled',
+    ...(authorizationHeader !== undefined ? { authorizationHeader } : {}),
+    minVerificationInterval: MIN_VERIFICATION_INTERVAL,
+  };
+  const teamId = receiver.team.id;
+  const row = await transact(deps.storage.db, async (trx) => {
+    const cap = budgetsOf(receiver.team)['ssf.streams'];
+    const held = await countStreamsLocked(trx, teamId);
+    if (held >= cap) throw new OverBudget(teamId, 'ssf.streams', `the team holds ${held} SSF streams, its budget is ${cap}: delete one first, or ask the operator to raise the ssf.streams limit`);
+    const now = iso(deps.clock);
+    const created: SubscriptionRow = {
+      id,
+      team_id: teamId,
+      method: delivery.method,
+      url,
+      events: null,
+      full: 0,
+      state: 'active',
+      paused_reason: null,
+      cursor: await lastSeq(trx, teamId),
+      failures: 0,
+      failing_since: null,
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_until: null,
+      secret_hash: null,
+      created_at: now,
+      updated_at: now,
+      creator_token: by.credential?.tokenHash ?? null,
+      creator_user: by.credential?.userId ?? null,
+      format: 'ssf',
+      webhook_secret: null,
+      webhook_previous_secret: null,
+      webhook_previous_until: null,
+      ssf: JSON.stringify(config),
+    };
+    await insertSubscription(trx, created);
+    await audit(trx, deps, teamId, by, 'stream_created', id, { method: delivery.method, url: auditedUrl(url), eventsDelivered: config.eventsDelivered, authorizationHeader: authorizationHeader !== undefined, from: created.cursor + 1 });
+    return created;
+  });
+  return streamView(row, deps.issuer);
+}
+
+/** The receiver-supplied properties after an update (`replace`: missing ones are deleted). */
+interface Changes {
+  readonly delivery?: Delivery;
+  readonly eventsRequested?: readonly string[];
+  readonly description?: string | null;
+}
+
+/** Applies an update or a replacement of the receiver-supplied properties, in one transaction. */
+async function reconfigure(deps: StreamDeps, teamId: string, body: Body, by: ChangeOrigin, replace: boolean): Promise<StreamView> {
+  const id = streamIdOf(body.stream_id);
+  const before = await requireStream(deps.storage.db, teamId, id);
+  checkTransmitterSupplied(body, streamView(before, deps.issuer));
+  if (replace && body.delivery === undefined) throw invalidValue('a replacement carries every receiver-supplied property: delivery is required');
+  const changes: Changes = {
+    ...(body.delivery !== undefined ? { delivery: await deliveryOf(deps, body.delivery, id) } : {}),
+    ...(body.events_requested !== undefined ? { eventsRequested: eventsRequestedOf(body.events_requested) } : replace ? { eventsRequested: [] } : {}),
+    ...(body.description !== undefined ? { description: descriptionOf(body.description) } : replace ? { description: null } : {}),
+  };
+  const row = await transact(deps.storage.db, async (trx) => {
+    const current = await requireStream(trx, teamId, id);
+    const config = streamConfigOf(current)!;
+    const { description: _old, authorizationHeader: oldHeader, ...kept } = config;
+    const description = changes.description === undefined ? config.description : changes.description ?? undefined;
+    const authorizationHeader = changes.delivery ? sealed(deps, id, changes.delivery) : oldHeader;
+    const requested = changes.eventsRequested ?? config.eventsRequested;
+    const next: StreamConfig = {
+      ...kept,
+      ...(description !== undefined ? { description } : {}),
+      eventsRequested: requested,
+      eventsDelivered: deliveredOf(requested),
+      ...(authorizationHeader !== undefined ? { authorizationHeader } : {}),
+    };
+    const now = iso(deps.clock);
+    const change: StreamChange = {
+      ssf: JSON.stringify(next),
+      updated_at: now,
+      // A new endpoint starts with a fresh retry budget.
+      ...(changes.delivery ? { method: changes.delivery.method, url: changes.delivery.method === 'push' ? changes.delivery.url : null, failures: 0, failing_since: null, next_attempt_at: now } : {}),
+    };
+    await storeStream(trx, teamId, id, change);
+    await audit(trx, deps, teamId, by, replace ? 'stream_replaced' : 'stream_updated', id, {
+      ...(changes.delivery ? { method: changes.delivery.method, url: auditedUrl(change.url ?? null), authorizationHeader: authorizationHeader !== undefined } : {}),
+      eventsDelivered: next.eventsDelivered,
+    });
+    return (await streamById(trx, teamId, id))!;
+  });
+  return streamView(row, deps.issuer);
+}
+
+/** SSF 1.0 section 8.1.1.3 (PATCH): the receiver-supplied properties present are changed, the others kept. */
+export const updateStream = (deps: StreamDeps, teamId: string, body: Body, by: ChangeOrigin): Promise<StreamView> => reconfigure(deps, teamId, body, by, false);
+
+/** SSF 1.0 section 8.1.1.4 (PUT): every receiver-supplied property is given; a missing one is deleted. */
+export const replaceStream = (deps: StreamDeps, teamId: string, body: Body, by: ChangeOrigin): Promise<StreamView> => reconfigure(deps, teamId, body, by, true);
+
+/** SSF 1.0 section 8.1.1.5: the stream, its subjects and its delivery log go. */
+export async function deleteStream(deps: StreamDeps, teamId: string, id: string, by: ChangeOrigin): Promise<void> {
+  await transact(deps.storage.db, async (trx) => {
+    const row = await requireStream(trx, teamId, id);
+    if (!(await deleteSubscription(trx, teamId, id))) throw notFound(`Stream ${id} not found`);
+    await audit(trx, deps, teamId, by, 'stream_deleted', id, { method: row.method, url: auditedUrl(row.url), cursor: row.cursor });
+  });
+}
+
+const STATUSES: readonly StreamStatus[] = ['enabled', 'paused', 'disabled'];
+
+/**
+ * SSF 1.0 section 8.1.2.2: the receiver sets its stream's status. Enabled delivers from where it
+ * was (with a fresh retry budget); paused holds events; disabled drops them, so leaving disabled
+ * starts after the feed's current end.
+ */
+export async function setStatus(deps: StreamDeps, teamId: string, body: Body, by: ChangeOrigin): Promise<StatusView> {
+  const id = streamIdOf(body.stream_id);
+  const status = body.status;
+  if (typeof status !== 'string' || !STATUSES.includes(status as StreamStatus)) throw invalidValue('status must be "enabled", "paused" or "disabled"');
+  if (body.reason !== undefined && typeof body.reason !== 'string') throw invalidValue('reason must be a string');
+  const reason = typeof body.reason === 'string' ? body.reason.slice(0, MAX_DESCRIPTION) : undefined;
+  const row = await transact(deps.storage.db, async (trx) => {
+    const current = await requireStream(trx, teamId, id);
+    const config = streamConfigOf(current)!;
+    const was = statusView(current).status;
+    const { reason: _old, ...kept } = config;
+    const next: StreamConfig = { ...kept, status: status as StreamStatus, ...(reason !== undefined ? { reason } : {}) };
+    const now = iso(deps.clock);
+    const change: StreamChange = {
+      ssf: JSON.stringify(next),
+      updated_at: now,
+      ...(status === 'enabled'
+        ? { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now }
+        : { state: 'paused', paused_reason: reason ?? `${status} by the receiver (SSF status endpoint)` }),
+      ...(config.status === 'disabled' && status !== 'disabled' ? { cursor: await lastSeq(trx, teamId) } : {}),
+    };
+    await storeStream(trx, teamId, id, change);
+    await audit(trx, deps, teamId, by, 'stream_status_changed', id, { was, status, ...(reason !== undefined ? { reason } : {}) });
+    return (await streamById(trx, teamId, id))!;
+  });
+  return statusView(row);
+}
+
+/**
+ * SSF 1.0 sections 8.1.3.2 and 8.1.3.3: the users a subject identifies are added to (or removed
+ * from) the stream. A subject that identifies none is answered as done (subject probing, SSF 9.1).
+ */
+export async function changeSubject(deps: StreamDeps, teamId: string, body: Body, by: ChangeOrigin, add: boolean): Promise<void> {
+  const id = streamIdOf(body.stream_id);
+  if (body.verified !== undefined && typeof body.verified !== 'boolean') throw invalidValue('verified must be true or false');
+  if (!add && body.verified !== undefined) throw invalidValue('verified applies to adding a subject only');
+  await requireStream(deps.storage.db, teamId, id);
+  const users = await resolveSubject(deps.storage.db, teamId, deps.issuer, body.subject);
+  await transact(deps.storage.db, async (trx) => {
+    await requireStream(trx, teamId, id);
+    await markSubjects(trx, { id, teamId }, users.userIds, add ? 1 : 0, iso(deps.clock));
+    await audit(trx, deps, teamId, by, add ? 'stream_subject_added' : 'stream_subject_removed', id, { format: users.format, users: users.userIds });
+  });
+}
+
+/**
+ * SSF 1.0 section 8.1.4.2: a verification event for this stream only (its `state` echoed),
+ * appended to the feed so it is delivered in order by the stream's own delivery. At most one per
+ * min_verification_interval: the stream's last verification time is moved only from the value
+ * read, so two requests at once cannot both pass.
+ */
+export async function requestVerification(deps: StreamDeps, teamId: string, body: Body, by: ChangeOrigin): Promise<void> {
+  const id = streamIdOf(body.stream_id);
+  if (body.state !== undefined && (typeof body.state !== 'string' || body.state.length > MAX_STATE)) throw invalidValue(`state must be a string of at most ${MAX_STATE} characters`);
+  const state = body.state as string | undefined;
+  await transact(deps.storage.db, async (trx) => {
+    const row = await requireStream(trx, teamId, id);
+    const config = streamConfigOf(row)!;
+    const now = deps.clock.now().getTime();
+    const interval = (config.minVerificationInterval ?? MIN_VERIFICATION_INTERVAL) * 1000;
+    const last = config.lastVerificationAt === undefined ? undefined : Date.parse(config.lastVerificationAt);
+    if (last !== undefined && now - last < interval) throw new VerificationTooSoon(Math.max(1, Math.ceil((last + interval - now) / 1000)));
+    const next: StreamConfig = { ...config, lastVerificationAt: iso(deps.clock) };
+    if (!(await replaceStreamConfig(trx, id, row.ssf!, JSON.stringify(next)))) throw new VerificationTooSoon(Math.ceil(interval / 1000));
+    await appendStreamEvent(deps, trx, { id, teamId }, VERIFICATION_EVENT, state !== undefined ? { state } : {}, by);
+    await audit(trx, deps, teamId, by, 'stream_verification_requested', id, { state: state !== undefined });
+  });
+}
