@@ -57,6 +57,24 @@ for (const engine of engines) {
       const unknown = await issue(page, 'everything');
       assert.equal(unknown.status, 400);
       assert.equal(unknown.token, undefined);
+
+      // The streams show on the Events page as SSF streams, with no pause action (their receiver pauses them).
+      const stream = JSON.parse((await createStream(receiver.token)).body) as { stream_id: string };
+      const events = await page.get('/console/events');
+      assert.equal(events.statusCode, 200);
+      assert.match(events.body, /SSF stream \(Shared Signals\)/);
+      const detail = await page.get(`/console/events/subscriptions/${stream.stream_id}`);
+      assert.equal(detail.statusCode, 200);
+      assert.doesNotMatch(detail.body, /action="[^"]*\/pause"/);
+      assert.match(detail.body, /paused or disabled by its receiver/);
+      const disabled = await t.app.inject({ method: 'POST', url: '/v2/ssf/status', headers: { authorization: `Bearer ${receiver.token}`, 'content-type': 'application/json' }, payload: JSON.stringify({ stream_id: stream.stream_id, status: 'disabled' }) });
+      assert.equal(disabled.statusCode, 200);
+      const paused = await page.get(`/console/events/subscriptions/${stream.stream_id}`);
+      const action = `/console/events/subscriptions/${stream.stream_id}/resume`;
+      assert.match(paused.body, /Enable this SSF stream now/);
+      assert.equal((await page.post(action, hiddenFields(paused.body, action))).statusCode, 303);
+      const status = await t.app.inject({ method: 'GET', url: `/v2/ssf/status?stream_id=${stream.stream_id}`, headers: { authorization: `Bearer ${receiver.token}` } });
+      assert.equal(JSON.parse(status.body).status, 'enabled');
     });
   });
 }
