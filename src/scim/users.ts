@@ -12,6 +12,7 @@ import type { AuditAction } from '../audit/events.ts';
 import { iso } from '../clock.ts';
 import { recordRowWrite } from '../events/feed.ts';
 import type { AuditNote, ChangeType } from '../events/feed.ts';
+import { recordUserSignals, userSnapshot } from '../events/signals.ts';
 import { newId } from '../ids.ts';
 import { signsIn } from '../oauth/accounts.ts';
 import { HashingBusy, signInPasswordProblem } from '../oauth/passwords.ts';
@@ -211,8 +212,11 @@ export async function createUser(ctx: ScimContext, body: unknown, projection: Pr
     await insertUser(trx, row);
     await claimExtensionValues(ctx, trx, rt, row.id, validated.document);
     await keepGrants(ctx, trx, row.id, undefined, validated.document);
-    const attributes = Object.keys(parseData(ctx, row)).sort();
+    const document = parseData(ctx, row);
+    const attributes = Object.keys(document).sort();
     await write(ctx, trx, { action: 'create', detail: { userName: row.user_name, attributes, ...(row.password_hash !== null ? { password: 'set' } : {}) } }, 'create', row, attributes);
+    // RISC / CAEP signals (events/signals.ts): a password set at creation is a credential-change.
+    await recordUserSignals(ctx, trx, { change: 'create', before: undefined, after: userSnapshot(row, document), passwordSet: row.password_hash !== null, at: row.created_at }, row.version);
     // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
     await addCounts(trx, ctx.team.id, userDelta(undefined, userStateOf(row)), row.created_at);
     return render(ctx, trx, row, projection, []);
@@ -334,7 +338,12 @@ async function save(
   // The answer (its groups read) before the counters: nothing may follow their bump but the commit.
   const rendered = await render(ctx, trx, next, projection, groups);
   const detail = { changed, ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}) };
-  await write(ctx, trx, { action, detail }, CHANGE_OF[action] ?? 'patch', next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
+  const change = CHANGE_OF[action] ?? 'patch';
+  await write(ctx, trx, { action, detail }, change, next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
+  // RISC / CAEP signals (events/signals.ts), from the states before and after: deactivation,
+  // reactivation, deletion, a changed email or userName, a new password.
+  const passwordSet = next.password_hash !== current.password_hash;
+  await recordUserSignals(ctx, trx, { change, before: userSnapshot(current, before), after: userSnapshot(next, after), passwordSet, at: next.updated_at }, next.version);
   // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
   await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
   return rendered;
