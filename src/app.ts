@@ -51,10 +51,11 @@ import { DEFAULT_DELIVERY, DeliveryWorker } from './events/delivery.ts';
 import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
 import { ssfPlugin } from './http/ssf-plugin.ts';
-import { AUTHORIZATION_HEADERS } from './events/ssf/streams.ts';
 import { accessPlugin } from './http/access-plugin.ts';
 import { WebhookSigner } from './events/webhook.ts';
 import { WEBHOOK_SECRETS } from './events/webhook-secrets.ts';
+import { STREAM_SECRETS } from './events/stream-config.ts';
+import { ssfPollPlugin } from './http/ssf-poll.ts';
 import { ReceiverPolicy, resolveSystem } from './events/receivers.ts';
 import type { Resolve } from './events/receivers.ts';
 import { KeyFetcher } from './oauth/key-fetch.ts';
@@ -267,7 +268,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const signer = new SetSigner(keys);
   await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, receivers, accessLog, box: keys.box(WEBHOOK_SECRETS) });
   // The SSF 1.0 transmitter (issue 33): its configuration and the stream management API (ssf-plugin.ts).
-  await app.register(ssfPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, receivers, accessLog, box: keys.box(AUTHORIZATION_HEADERS) });
+  await app.register(ssfPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, receivers, accessLog, box: keys.box(STREAM_SECRETS) });
+  // SSF streams' poll delivery (RFC 8936, issue 33): /v2/ssf/poll/{stream id}, a bearer token of the stream's team with scope ssf.
+  await app.register(ssfPollPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, accessLog, latency: metrics });
   // Effective access (issue 31): what the application reads to decide what a user may do.
   await app.register(accessPlugin, { storage, clock, baseUrl: config.publicBaseUrl, cursorSecret, passwords, bearers, types, accessLog, prefix: '/v2/access' });
   // Push delivery: this instance's worker, stopped (requests in flight aborted, leases released) on close.
@@ -275,7 +278,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;
     const settings = { ...DEFAULT_DELIVERY, leaseMs, timeoutMs: Math.min(DEFAULT_DELIVERY.timeoutMs, leaseMs / 2), ...deps.delivery };
     const webhooks = new WebhookSigner({ db: storage.db, clock, box: keys.box(WEBHOOK_SECRETS), issuer: config.publicBaseUrl });
-    const worker = new DeliveryWorker({ storage, clock, signer, webhooks, issuer: config.publicBaseUrl, log: app.log, settings, receivers });
+    const worker = new DeliveryWorker({ storage, clock, signer, webhooks, issuer: config.publicBaseUrl, log: app.log, settings, receivers, streams: keys.box(STREAM_SECRETS), latency: metrics });
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }

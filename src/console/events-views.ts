@@ -7,7 +7,7 @@
  * a POST form with the CSRF token.
  */
 import escapeHtml from 'escape-html';
-import type { EventsHealth, FeedEnds, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
+import type { EventsHealth, FeedEnds, SignalsHealth, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
 import { EVENT_TYPES } from './events.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
@@ -145,6 +145,16 @@ ${actions(csrf, s, detail.feed)}`;
 export function eventsTile(h: EventsHealth): [string, string] {
   if (h.subscriptions === 0) return ['0', 'events pending (no subscriptions)'];
   return [count(h.pending, h.exact), `events pending (${h.subscriptions} subscription${h.subscriptions === 1 ? '' : 's'})`];
+}
+
+/** Milliseconds as the overview shows them: "840 ms", "1.3 s". */
+const duration = (ms: number): string => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
+
+/** The overview's Shared Signals figure: how fast deactivations reached the streams' receivers in the last hour. */
+export function signalsFigure(h: SignalsHealth | undefined): string {
+  if (h === undefined) return '';
+  if (h.count === 0 || h.p50Ms === undefined || h.p99Ms === undefined) return '<p class="muted" id="ssf-latency">Shared Signals: no signal accepted by a push stream\'s receiver in the last hour.</p>';
+  return `<p id="ssf-latency">Shared Signals, last hour: <strong>${e(h.count)}</strong> signal${h.count === 1 ? '' : 's'} accepted by push receivers, from the commit of the change to the receiver's acceptance <strong>p50 ${e(duration(h.p50Ms))}</strong>, <strong>p99 ${e(duration(h.p99Ms))}</strong> (the promise: p99 under 5 s).</p>`;
 }
 
 /** The overview's alert for paused or failing subscriptions, or nothing. */

@@ -27,6 +27,9 @@ import { feedEnds as readFeedEnds } from '../storage/repos/events.ts';
 import type { FeedEnds } from '../storage/repos/events.ts';
 import { ConsoleInputError } from './directory.ts';
 import type { SecretBox } from '../keys/sealed.ts';
+import { latencyFigures } from '../events/ssf/latency.ts';
+import type { LatencyFigures } from '../events/ssf/latency.ts';
+import { teamHasStreams } from '../storage/repos/subscriptions.ts';
 
 export const LOG_PAGE_SIZE = 50;
 export { EVENT_TYPES };
@@ -109,6 +112,16 @@ export async function eventsHealth(ctx: ScimContext): Promise<EventsHealth> {
     exact: subscriptions.every((s) => s.pendingExact),
     problems,
   };
+}
+
+/** The overview's Shared Signals figure (issue 33): commit to acceptance by push in the last hour. */
+export type SignalsHealth = LatencyFigures;
+
+/** The team's deprovisioning figure, or undefined when it has no SSF stream and delivered no signal. */
+export async function signalsHealth(ctx: ScimContext): Promise<SignalsHealth | undefined> {
+  const figures = await latencyFigures(ctx.storage.db, ctx.clock, ctx.team.id);
+  if (figures.count === 0 && !(await teamHasStreams(ctx.storage.db, ctx.team.id))) return undefined;
+  return figures;
 }
 
 /** The create form as sent: the receiver URL, the event types ticked (none: every event), full, the format (set or webhook). */

@@ -10,8 +10,8 @@ import escapeHtml from 'escape-html';
 import type { UserAccess } from './access.ts';
 import { accessSection } from './access-views.ts';
 import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
-import type { EventsHealth } from './events.ts';
-import { eventsAlert, eventsTile } from './events-views.ts';
+import type { EventsHealth, SignalsHealth } from './events.ts';
+import { eventsAlert, eventsTile, signalsFigure } from './events-views.ts';
 import type { RequestLogEntry } from './request-log.ts';
 import type { ProvisioningTokenView } from '../oauth/provisioning.ts';
 import type { Resource } from '../scim/representation.ts';
@@ -112,7 +112,7 @@ export function errorBody(message: string): string {
   return `<div class="alert" role="alert">${e(message)}</div>`;
 }
 
-export function overviewBody(o: Overview, events: EventsHealth): string {
+export function overviewBody(o: Overview, events: EventsHealth, signals?: SignalsHealth): string {
   const tiles = [
     [o.activeUsers, 'active users'],
     [o.deactivatedUsers, 'deactivated users'],
@@ -128,6 +128,7 @@ export function overviewBody(o: Overview, events: EventsHealth): string {
     .join('');
   return `<section class="tiles" aria-label="Counts">${tiles}</section>
 ${failing.length > 0 ? `<div class="alert" role="status">${e(failing.length)} connection(s) had failing requests in the last 24 hours: see the <a href="/console/requests?status=4xx">request log</a>.</div>` : ''}${eventsAlert(events)}${failing.length === 0 && events.problems.length === 0 ? '<p class="ok" role="status">Nothing failing in the last 24 hours, and no event subscription paused or failing.</p>' : ''}
+${signalsFigure(signals)}
 <h2>Provisioning in the last 24 hours</h2>
 ${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Connection</th><th scope="col">Last request</th><th scope="col">Requests</th><th scope="col">Failed</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
 }

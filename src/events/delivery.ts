@@ -28,6 +28,11 @@
  * (with the error code when RFC 8935 registers it) and the stream moves on. SCIM requests never
  * wait for delivery.
  *
+ * An SSF stream (format `ssf`, issue 33) sends only the Shared Signals it carries (ssf/carriage.ts:
+ * its events, less the subjects its receiver removed, re-read with its configuration once per
+ * batch), with its receiver's Authorization header when it gave one (never logged); each 2xx is
+ * reported to `latency` (ssf/latency.ts) with the signal's commit-to-acceptance time.
+ *
  * A `webhook` subscription (issue 34) sends a Standard Webhooks request rendered and signed by
  * webhook.ts instead of a SET; its order, retries, leases, turns, egress checks and log are these.
  */
@@ -42,7 +47,7 @@ import type { Storage } from '../storage/connect.ts';
 import { transact } from '../storage/statements.ts';
 import { eventsAfter, numberFeeds } from '../storage/repos/events.ts';
 import type { EventRow } from '../storage/repos/events.ts';
-import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordDelivered, recordFailure, releaseLease, renewLease } from '../storage/repos/subscriptions.ts';
+import { advanceCursor, claimLease, dueSubscriptions, insertAttempt, recordDelivered, recordFailure, releaseLease, renewLease, streamConfigText } from '../storage/repos/subscriptions.ts';
 import type { AttemptRow, SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { Executor } from '../storage/types.ts';
 import { pinnedLookup, ReceiverRefused, until } from './receivers.ts';
@@ -54,6 +59,11 @@ import { audienceOf, wantedBy } from './stream-config.ts';
 import type { SetSigner } from './set.ts';
 import type { Rendered, WebhookSigner } from './webhook.ts';
 import { WebhookSecretUnreadable } from './webhook-secrets.ts';
+import type { SecretBox } from '../keys/sealed.ts';
+import { carriedOf, pushAuthorization, StreamAuthorizationUnreadable } from './ssf/carriage.ts';
+import type { Carries } from './ssf/carriage.ts';
+import { observeAccepted } from './ssf/latency.ts';
+import type { SignalLatency } from './ssf/latency.ts';
 
 export interface DeliverySettings {
   /** How often an idle worker looks for due subscriptions. */
@@ -94,6 +104,10 @@ export interface DeliveryDeps {
   readonly settings: DeliverySettings;
   /** Where a receiver may be: checked again before every connection. */
   readonly receivers: ReceiverPolicy;
+  /** Opens SSF streams' sealed Authorization headers (KeyStore.box(STREAM_SECRETS)). */
+  readonly streams?: SecretBox;
+  /** Told each Shared Signal a receiver accepted, with its commit-to-acceptance time. */
+  readonly latency?: SignalLatency;
 }
 
 /** The retry delay after `failures` consecutive failures: exponential, capped, half of it jittered. */
@@ -154,7 +168,7 @@ const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_
  */
 export function failureCategory(error: unknown, why: { timedOut: boolean; stopped: boolean }): string {
   if (error instanceof ReceiverRefused) return error.category;
-  if (error instanceof WebhookSecretUnreadable) return 'secret';
+  if (error instanceof WebhookSecretUnreadable || error instanceof StreamAuthorizationUnreadable) return 'secret';
   if (why.timedOut) return 'timeout';
   if (why.stopped) return 'stopped';
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
@@ -214,8 +228,10 @@ function post(url: URL, { body, headers }: Rendered, agents: { http: HttpAgent; 
 /** A subscription this instance holds the lease of, between its turns. */
 interface Held {
   sub: SubscriptionRow;
-  /** Which feed rows it delivers (stream-config.ts wantedBy); the others are passed over. */
-  readonly wanted: (row: EventRow) => boolean;
+  /** Which feed rows it wants (stream-config.ts wantedBy; a stream's, as of its last batch). */
+  wanted: Carries;
+  /** Which rows of `ahead` it delivers (ssf/carriage.ts); the others are passed over. */
+  carries: Carries;
   /** The lease as this instance last set it (ms since the epoch). */
   leaseUntil: number;
   /** Events after the cursor read ahead (one read per BATCH events, not one per turn). */
@@ -315,6 +331,7 @@ export class DeliveryWorker {
         const held: Held = {
           sub,
           wanted: wantedBy(sub),
+          carries: wantedBy(sub),
           leaseUntil: now.getTime() + settings.leaseMs,
           ahead: [],
           queuedAt: 0,
@@ -396,6 +413,7 @@ export class DeliveryWorker {
       if (held.ahead.length === 0) {
         held.ahead = await eventsAfter(storage.db, held.sub.team_id, held.sub.cursor, BATCH);
         if (held.ahead.length === 0) return false;
+        if (!(await this.#carriage(held))) return false;
       }
       const row = held.ahead[0]!;
       const now = clock.now();
@@ -404,7 +422,7 @@ export class DeliveryWorker {
         if (!(await renewLease(storage.db, held.sub.id, this.#owner, now.toISOString(), this.#leaseUntil(now)))) return false;
         held.leaseUntil = now.getTime() + settings.leaseMs;
       }
-      if (!held.wanted(row)) {
+      if (!held.carries(row)) {
         // Not asked for: the cursor moves past it without a request.
         if (!(await this.#advance(held, row.seq))) return false;
         held.ahead.shift();
@@ -421,11 +439,31 @@ export class DeliveryWorker {
         });
         return false;
       }
+      if (outcome.status !== null && outcome.status < 300) observeAccepted(this.#deps.latency, clock, 'push', row);
       if (!(await this.#advance(held, row.seq, attempt))) return false;
       held.ahead.shift();
       held.sub = { ...held.sub, failures: 0, failing_since: null };
       return true;
     }
+    return true;
+  }
+
+  /**
+   * What the subscription carries of the batch just read: a stream's configuration is read again
+   * first (its events, its Authorization header may have changed while this instance held it).
+   * False when the stream is gone.
+   */
+  async #carriage(held: Held): Promise<boolean> {
+    const { db } = this.#deps.storage;
+    if (held.sub.format === 'ssf') {
+      const ssf = await streamConfigText(db, held.sub.id);
+      if (ssf === undefined) return false;
+      if (ssf !== held.sub.ssf) {
+        held.sub = { ...held.sub, ssf };
+        held.wanted = wantedBy(held.sub);
+      }
+    }
+    held.carries = await carriedOf(db, held.sub, held.wanted, held.ahead);
     return true;
   }
 
@@ -444,7 +482,9 @@ export class DeliveryWorker {
       // Resolved and checked now, for this connection: the socket goes to these addresses only.
       const addresses = await until(receivers.vetted(url), signal);
       const isSet = sub.format !== 'webhook';
-      const request = isSet ? { body: await signer.sign(setClaims(row, { issuer, audience: audienceOf(sub, raw), full: sub.full === 1 })), headers: SET_HEADERS } : await this.#deps.webhooks.render(sub.id, row);
+      const authorization = pushAuthorization(this.#deps.streams, sub);
+      const headers = authorization === undefined ? SET_HEADERS : { ...SET_HEADERS, authorization };
+      const request = isSet ? { body: await signer.sign(setClaims(row, { issuer, audience: audienceOf(sub, raw), full: sub.full === 1 })), headers } : await this.#deps.webhooks.render(sub.id, row);
       outcome = answered(await post(url, request, this.#agents, signal, addresses), isSet);
     } catch (error) {
       outcome = { delivered: false, status: null, error: failureCategory(error, { timedOut: timeout.aborted, stopped: this.#stop.signal.aborted }) };

@@ -7,7 +7,11 @@
  * a SET not acknowledged is returned again on the next poll (at-least-once), and order holds.
  * With `returnImmediately: false` (RFC 8936's default) a poll with nothing pending waits up to
  * LONG_POLL_MS for the next event, and stops waiting as soon as its `stop` signal fires. Errors answer in RFC 8936 section 2.6's shape (`err`,
- * `description`). It owns no SQL and no HTTP.
+ * `description`). An SSF stream (issue 33) is polled the same way at `/v2/ssf/poll/{id}`
+ * (http/ssf-poll.ts, with a bearer token of its team): it returns only the signals it carries
+ * (ssf/carriage.ts: its receiver's removed subjects are passed over like unwanted events), and
+ * each acknowledged signal's commit-to-acknowledgement time is reported to `latency`.
+ * It owns no SQL and no HTTP.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { iso } from '../clock.ts';
@@ -22,6 +26,9 @@ import { setClaims } from './set.ts';
 import { audienceOf, wantedBy } from './stream-config.ts';
 import type { SetSigner } from './set.ts';
 import { digestOf } from './subscriptions.ts';
+import { carriedOf } from './ssf/carriage.ts';
+import { observeAccepted } from './ssf/latency.ts';
+import type { SignalLatency } from './ssf/latency.ts';
 
 export const DEFAULT_MAX_EVENTS = 100;
 export const MAX_EVENTS = 1000;
@@ -47,6 +54,8 @@ export interface PollDeps {
   readonly clock: Clock;
   readonly signer: SetSigner;
   readonly issuer: string;
+  /** Told each Shared Signal a receiver acknowledged, with its commit-to-acknowledgement time. */
+  readonly latency?: SignalLatency;
 }
 
 export interface PollRequest {
@@ -89,9 +98,13 @@ const seqOf = (teamId: string, jti: string): number | undefined => {
 /** Settles acknowledged and refused SETs, moving the cursor over the leading settled ones. */
 async function settle(deps: PollDeps, sub: SubscriptionRow, request: PollRequest): Promise<number> {
   const settled = new Set<number>();
+  const acknowledged = new Set<number>();
   for (const jti of request.ack) {
     const seq = seqOf(sub.team_id, jti);
-    if (seq !== undefined && seq > sub.cursor) settled.add(seq);
+    if (seq !== undefined && seq > sub.cursor) {
+      settled.add(seq);
+      acknowledged.add(seq);
+    }
   }
   for (const [jti, error] of Object.entries(request.setErrs)) {
     const seq = seqOf(sub.team_id, jti);
@@ -103,22 +116,26 @@ async function settle(deps: PollDeps, sub: SubscriptionRow, request: PollRequest
   const wanted = wantedBy(sub);
   let cursor = sub.cursor;
   const highest = Math.max(...settled);
+  const passed: EventRow[] = [];
   while (cursor < highest) {
     const rows = await eventsAfter(deps.storage.db, sub.team_id, cursor, 500);
     if (rows.length === 0) break;
+    const carries = await carriedOf(deps.storage.db, sub, wanted, rows);
     let stopped = false;
     for (const row of rows) {
-      if (row.seq > highest || (wanted(row) && !settled.has(row.seq))) {
+      if (row.seq > highest || (carries(row) && !settled.has(row.seq))) {
         stopped = true;
         break;
       }
       cursor = row.seq;
+      if (acknowledged.has(row.seq)) passed.push(row);
     }
     if (stopped) break;
   }
   if (cursor !== sub.cursor && !(await moveCursor(deps.storage.db, sub.id, sub.cursor, cursor, iso(deps.clock)))) {
     throw new PollError(409, 'invalid_request', 'another poll of this subscription settled SETs at the same time; poll again');
   }
+  for (const row of passed) observeAccepted(deps.latency, deps.clock, 'poll', row);
   return cursor;
 }
 
@@ -143,8 +160,9 @@ export async function poll(deps: PollDeps, sub: SubscriptionRow, request: PollRe
     // Reads past unwanted events until maxEvents wanted ones (or the end) are found.
     for (;;) {
       const rows = await eventsAfter(deps.storage.db, sub.team_id, after, Math.min(500, request.maxEvents + 1));
+      const carries = await carriedOf(deps.storage.db, sub, wanted, rows);
       for (const row of rows) {
-        if (!wanted(row)) continue;
+        if (!carries(row)) continue;
         if (pending.length === request.maxEvents) {
           more = true;
           break;

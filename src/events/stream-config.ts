@@ -12,6 +12,7 @@
  */
 import type { SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { EventRow } from '../storage/repos/events.ts';
+import type { SecretBox } from '../keys/sealed.ts';
 import { isScimEvent, SIGNAL, signalOf } from './feed.ts';
 
 /** An SSF stream's status (SSF 1.0 section 8.1.2): enabled, paused (events held), disabled (events dropped). */
@@ -62,3 +63,15 @@ export function wantedBy(sub: Pick<SubscriptionRow, 'id' | 'format' | 'ssf' | 'e
 
 /** The `aud` of a subscription's SETs: an SSF stream's own, else `fallback` (the receiver URL, or the poll URL). */
 export const audienceOf = (sub: Pick<SubscriptionRow, 'format' | 'ssf'>, fallback: string): string | readonly string[] => streamConfigOf(sub)?.aud ?? fallback;
+
+/** The use the streams' push Authorization headers are sealed for (KeyStore.box). */
+export const STREAM_SECRETS = 'ssf stream authorization';
+
+/** What a sealed header is bound to: its stream, so a sealed value moved to another row does not open. */
+const authorizationContext = (streamId: string): string => `event_subscriptions:${streamId}:ssf-authorization`;
+
+/** The receiver's Authorization header sealed for the stream's configuration (`authorizationHeader`). */
+export const sealAuthorization = (box: SecretBox, streamId: string, header: string): string => box.seal(authorizationContext(streamId), Buffer.from(header, 'utf8'));
+
+/** The header `sealAuthorization` sealed; a SealError when it cannot be opened (another master key, another stream). */
+export const openAuthorization = (box: SecretBox, streamId: string, sealed: string): string => box.open(authorizationContext(streamId), sealed).toString('utf8');

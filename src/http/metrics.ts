@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics (GET /metrics, text format): request counts and latency histograms by
  * route template, method and status; token grants by grant type and outcome; the database
- * pool; the password hasher's units and the limiters' keys; the process's own metrics. Each
+ * pool; the password hasher's units and the limiters' keys; Shared Signals' commit-to-acceptance
+ * time by delivery method (issue 33, events/ssf/latency.ts); the process's own metrics. Each
  * app has its own registry, so tests can build many. Routes are labelled by their template
  * (`/v2/scim/Users/:id`), never by the raw URL.
  */
@@ -10,8 +11,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { HashingLoad } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import { OverBudget } from '../budgets.ts';
+import type { SignalDelivery, SignalLatency } from '../events/ssf/latency.ts';
 
-export interface Metrics {
+export interface Metrics extends SignalLatency {
   readonly registry: Registry;
   /** Counts one /oauth/token answer: `outcome` is `issued` or the OAuth error code. */
   grant(grantType: string, outcome: string): void;
@@ -63,11 +65,21 @@ export function createMetrics(storage: Storage): Metrics {
     labelNames: ['team', 'budget'],
     registers: [registry],
   });
+  // Deprovisioning's promise (issue 33): a signal accepted within 5 s of its commit, so 5 is a bucket bound.
+  const signals = new Histogram({
+    name: 'rollcall_ssf_signal_delivery_seconds',
+    help: 'Shared Signals from the commit of their change to their acceptance by the receiver (push: a 2xx answer; poll: the acknowledgement), by delivery method',
+    labelNames: ['method'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10, 15, 30],
+    registers: [registry],
+  });
+  const signalMethods: Record<SignalDelivery, ReturnType<typeof signals.labels>> = { push: signals.labels({ method: 'push' }), poll: signals.labels({ method: 'poll' }) };
   // The children of one label set, kept per app: prom-client hashes a label object on every call.
   const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
   return {
     registry,
     budgetRefused: (teamId, budget) => refusals.inc({ team: teamId, budget }),
+    signalAccepted: (method, seconds) => signalMethods[method].observe(seconds),
     grant: (grantType, outcome) => grants.inc({ grant_type: KNOWN_GRANTS.has(grantType) ? grantType : 'other', outcome }),
     request(request, status, seconds) {
       const route = request.routeOptions.url ?? 'unmatched';

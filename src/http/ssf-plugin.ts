@@ -68,7 +68,7 @@ export interface SsfPluginOptions {
   readonly bearers: BearerCache;
   /** Where push endpoints may be (events/receivers.ts), as for push subscriptions. */
   readonly receivers: ReceiverPolicy;
-  /** Seals the receivers' authorization headers (KeyStore.box(AUTHORIZATION_HEADERS)). */
+  /** Seals the receivers' authorization headers (KeyStore.box(STREAM_SECRETS), stream-config.ts). */
   readonly box: SecretBox;
   readonly accessLog?: AccessLog;
 }

@@ -46,7 +46,7 @@ for (const engine of engines) {
       const validated = (t.app.openapiRoutes ?? []).filter((r) => r.doc?.validateBody);
       assert.deepEqual(
         validated.map((r) => `${r.method} ${r.url}`).sort(),
-        ['POST /oauth/introspect', 'POST /oauth/revoke', 'POST /oauth/token', 'POST /v2/admin/Catalog/mappings', 'POST /v2/admin/Schemas', 'POST /v2/events/poll', 'POST /v2/events/subscriptions', 'POST /v2/events/subscriptions/:id/replay', 'POST /v2/events/subscriptions/:id/rotate-secret'],
+        ['POST /oauth/introspect', 'POST /oauth/revoke', 'POST /oauth/token', 'POST /v2/admin/Catalog/mappings', 'POST /v2/admin/Schemas', 'POST /v2/events/poll', 'POST /v2/events/subscriptions', 'POST /v2/events/subscriptions/:id/replay', 'POST /v2/events/subscriptions/:id/rotate-secret', 'POST /v2/ssf/poll/:streamId'],
       );
       for (const route of validated) {
         const printed = doc.paths[openapiPath(route.url)]?.[route.method.toLowerCase()]?.requestBody?.content;

@@ -4,21 +4,13 @@
  * `events_supported`, and SSF 1.0's own stream events (verification, stream-updated), which a
  * stream receives whatever it asked for (SSF 1.0 sections 8.1.4 and 8.1.5).
  *
- * USER_EVENT_URIS is the list the signals module (events/signals.ts, SIGNAL_EVENT_URIS) derives;
- * kept here, in this one place, until that module is on this branch.
+ * USER_EVENT_URIS is the list the signals module derives (events/signals.ts SIGNAL_EVENT_URIS).
  */
-const RISC = 'https://schemas.openid.net/secevent/risc/event-type';
-const CAEP = 'https://schemas.openid.net/secevent/caep/event-type';
+import { SIGNAL_EVENT_URIS } from '../signals.ts';
+
 const SSF = 'https://schemas.openid.net/secevent/ssf/event-type';
 
-export const USER_EVENT_URIS: readonly string[] = [
-  `${RISC}/account-disabled`,
-  `${RISC}/account-enabled`,
-  `${RISC}/account-purged`,
-  `${RISC}/identifier-changed`,
-  `${CAEP}/session-revoked`,
-  `${CAEP}/credential-change`,
-];
+export const USER_EVENT_URIS: readonly string[] = SIGNAL_EVENT_URIS;
 
 export const VERIFICATION_EVENT = `${SSF}/verification`;
 export const STREAM_UPDATED_EVENT = `${SSF}/stream-updated`;

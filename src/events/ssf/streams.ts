@@ -37,7 +37,7 @@ import { transact } from '../../storage/statements.ts';
 import type { Db, Executor } from '../../storage/types.ts';
 import { invalidValue, notFound } from '../errors.ts';
 import type { ReceiverPolicy } from '../receivers.ts';
-import { streamConfigOf } from '../stream-config.ts';
+import { sealAuthorization, streamConfigOf } from '../stream-config.ts';
 import type { StreamConfig, StreamStatus } from '../stream-config.ts';
 import type { ChangeOrigin } from '../subscriptions.ts';
 import { auditedUrl } from '../subscriptions.ts';
@@ -54,17 +54,12 @@ const MAX_URI = 2_048;
 const MAX_AUTHORIZATION = 4_096;
 const MAX_STATE = 1_024;
 
-/** The use the receivers' authorization headers' sealing key is derived for (KeyStore.box). */
-export const AUTHORIZATION_HEADERS = 'ssf authorization headers';
-/** What a stream's sealed authorization header is bound to: its stream (SecretBox context). */
-export const authorizationContext = (streamId: string): string => `ssf-authorization:${streamId}`;
-
 export interface StreamDeps {
   readonly storage: { readonly db: Db };
   readonly clock: Clock;
   /** Where push endpoints may be (the egress policy of push subscriptions). */
   readonly receivers: ReceiverPolicy;
-  /** Seals the receivers' authorization headers (KeyStore.box(AUTHORIZATION_HEADERS)). */
+  /** Seals the receivers' authorization headers (KeyStore.box(STREAM_SECRETS), stream-config.ts). */
   readonly box: SecretBox;
   /** The transmitter's issuer: the public base URL, every SET's `iss`. */
   readonly issuer: string;
@@ -249,7 +244,7 @@ const audit = (ex: Executor, deps: StreamDeps, teamId: string, by: ChangeOrigin,
   recordEvent(ex, deps.clock, { teamId, actor: by.actor, requestId: by.requestId, action, resourceType: 'Subscription', resourceId: id, detail });
 
 const sealed = (deps: StreamDeps, id: string, delivery: Delivery): string | undefined =>
-  delivery.method === 'push' && delivery.authorization !== undefined ? deps.box.seal(authorizationContext(id), Buffer.from(delivery.authorization, 'utf8')) : undefined;
+  delivery.method === 'push' && delivery.authorization !== undefined ? sealAuthorization(deps.box, id, delivery.authorization) : undefined;
 
 /** SSF 1.0 section 8.1.1.1: a new stream (poll when no delivery is given), receiving what happens from now on. */
 export async function createStream(deps: StreamDeps, receiver: StreamReceiver, body: Body, by: ChangeOrigin): Promise<StreamView> {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { OverBudget } from '../../budgets.ts';
 import { userAccess } from '../../console/access.ts';
 import { auditLog, ConsoleInputError, groupDetail, overview, searchGroups, searchUsers, userDetail } from '../../console/directory.ts';
-import { eventsHealth } from '../../console/events.ts';
+import { eventsHealth, signalsHealth } from '../../console/events.ts';
 import type { ListForm } from '../../console/views.ts';
 import * as views from '../../console/views.ts';
 import { scimErrorOf } from '../../scim/errors.ts';
@@ -45,8 +45,8 @@ export function directoryRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   }
 
   app.get('/console', { preHandler: signedIn }, async (request, reply) => {
-    const [counts, events] = await Promise.all([overview(signed(request).scim), eventsHealth(signed(request).scim)]);
-    return show(request, reply, 'overview', 'Overview', views.overviewBody(counts, events));
+    const [counts, events, signals] = await Promise.all([overview(signed(request).scim), eventsHealth(signed(request).scim), signalsHealth(signed(request).scim)]);
+    return show(request, reply, 'overview', 'Overview', views.overviewBody(counts, events, signals));
   });
 
   app.get('/console/users', { preHandler: signedIn }, async (request, reply) => {

@@ -16,7 +16,7 @@ import { STATIC_COMPONENTS } from './components.ts';
 import type { JsonSchema, RouteDoc } from './route-doc.ts';
 import { resourceComponents } from './scim-schemas.ts';
 
-export const PUBLIC = /^\/(v2\/scim|scim|oauth\/(token|revoke|introspect)|\.well-known|v2\/events|v2\/admin|v2\/access|v2\/openapi\.json)(\/|$)/;
+export const PUBLIC = /^\/(v2\/scim|scim|oauth\/(token|revoke|introspect)|\.well-known|v2\/events|v2\/admin|v2\/access|v2\/ssf|v2\/openapi\.json)(\/|$)/;
 
 export interface CollectedRoute {
   readonly method: string;

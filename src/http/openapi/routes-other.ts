@@ -358,7 +358,7 @@ export const mappingDocs = {
 // The SSF 1.0 transmitter (ssf-plugin.ts): bodies are checked by events/ssf/streams.ts, which
 // reads them as SSF says (unknown properties ignored, transmitter-supplied ones compared).
 const SSF_TOKEN: Security = [{ oauth2: ['ssf'] }, { bearerToken: ['ssf'] }];
-const SSF_TAGS = ['Shared Signals (SSF)'];
+const SSF_TAGS = ['Shared Signals'];
 const ssfJson = (description: string, schema: JsonSchema) => jsonAnswer(description, schema, ['application/json']);
 const ssfErrors = (statuses: readonly number[]) => errors('oauth', statuses);
 const URI_LIST: JsonSchema = { type: 'array', items: { type: 'string' } };
@@ -518,5 +518,21 @@ export const ssfDocs = {
     requestBody: { required: true, content: { 'application/json': { type: 'object', properties: { stream_id: { type: 'string' }, state: { type: 'string' } }, required: ['stream_id'], additionalProperties: true } } },
     responses: { '204': NO_CONTENT, ...ssfErrors([400, 401, 403, 404, 413, 415, 429, 500]) },
     errors: 'oauth',
+  } satisfies RouteDoc,
+};
+
+/** The poll delivery of SSF streams (ssf-poll.ts, issue 33). */
+export const ssfPollDocs = {
+  poll: {
+    summary: 'Poll an SSF stream for SETs (RFC 8936)',
+    description: 'The `delivery.endpoint_url` of an SSF stream created with the poll method (urn:ietf:rfc:8936). A bearer token of the stream\'s team with the `ssf` scope. The request and answer are RFC 8936 section 2.4\'s (acknowledge with `ack`, report with `setErrs`, `returnImmediately` false waits for the next signal); subjects the receiver removed are left out. 404 for a stream the token\'s team does not have; 400 for a push stream (it has no poll endpoint).',
+    tags: ['Shared Signals'],
+    operationId: 'ssfPoll',
+    security: SSF_TOKEN,
+    params: { type: 'object', properties: { streamId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' } }, required: ['streamId'] },
+    requestBody: jsonBody(ref('PollRequest'), false),
+    validateBody: true,
+    responses: { '200': json('Pending SETs.', ref('PollResponse')), ...errors('poll', [400, 401, 403, 404, 409, 413, 415, 500]) },
+    errors: 'poll',
   } satisfies RouteDoc,
 };

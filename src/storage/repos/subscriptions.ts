@@ -248,3 +248,9 @@ export async function teamHasStreams(ex: Executor, teamId: string): Promise<bool
   const row = await ex.selectFrom('event_subscriptions').select('id').where('team_id', '=', teamId).where('format', '=', 'ssf').limit(1).executeTakeFirst();
   return row !== undefined;
 }
+
+/** A stream's configuration as stored now (the `ssf` column; undefined when the subscription is gone): re-read by delivery per batch. */
+export async function streamConfigText(ex: Executor, id: string): Promise<string | null | undefined> {
+  const row = await ex.selectFrom('event_subscriptions').select('ssf').where('id', '=', id).executeTakeFirst();
+  return row?.ssf;
+}
