@@ -170,5 +170,35 @@ for (const engine of engines) {
       const afterRemoval = all.slice(beforeResume + 3);
       assert.deepEqual(afterRemoval.map(typeOf), [VERIFICATION], 'bob, removed, is not sent his account-enabled; the marker is');
     });
+
+    it('a receiver creates a poll stream (no delivery given), verifies it and a user event, and fetches both as signed SETs from the endpoint_url the transmitter supplied; acknowledged, they are not fetched again', async () => {
+      t = await createTestApp({ engine });
+      const app = t;
+      const token = await app.tokenFor(app.team.id, ['ssf']);
+      const call = (method: string, url: string, body?: unknown, bearer = token) =>
+        app.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+      const created = await call('POST', '/v2/ssf/stream', { events_requested: [ACCOUNT_DISABLED] });
+      assert.equal(created.statusCode, 201, created.body);
+      const stream = json(created) as { stream_id: string; aud: string; iss: string; delivery: { method: string; endpoint_url: string } };
+      assert.equal(stream.delivery.method, 'urn:ietf:rfc:8936');
+      const pollPath = new URL(stream.delivery.endpoint_url).pathname;
+      assert.equal((await call('POST', '/v2/ssf/verify', { stream_id: stream.stream_id, state: 'poll-state' })).statusCode, 204);
+      const user = String(json(await app.app.inject({ method: 'POST', url: '/v2/scim/Users', headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/scim+json' }, payload: JSON.stringify({ schemas: [USER], userName: 'dee', emails: [{ value: 'dee@acme.example' }] }) })).id);
+      assert.equal((await app.app.inject({ method: 'PATCH', url: `/v2/scim/Users/${user}`, headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/scim+json' }, payload: JSON.stringify({ schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] }) })).statusCode, 200);
+
+      const polled = await call('POST', pollPath, { returnImmediately: true, maxEvents: 10 });
+      assert.equal(polled.statusCode, 200, polled.body);
+      const sets = (json(polled) as { sets: Record<string, string> }).sets;
+      const keys = createLocalJWKSet(json(await app.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })) as unknown as JSONWebKeySet);
+      const payloads = [];
+      for (const jwt of Object.values(sets)) payloads.push((await jwtVerify(jwt, keys, { issuer: stream.iss, audience: stream.aud, typ: 'secevent+jwt', algorithms: ['ES256'] })).payload);
+      assert.deepEqual(payloads.map((p) => Object.keys(p.events as object)[0]).sort(), [ACCOUNT_DISABLED, VERIFICATION].sort(), 'the verification event and the one requested event type (not session-revoked)');
+      const again = await call('POST', pollPath, { ack: Object.keys(sets), returnImmediately: true });
+      assert.equal(again.statusCode, 200, again.body);
+      assert.deepEqual((json(again) as { sets: Record<string, string> }).sets, {});
+      const otherTeam = await app.addTeam('globex');
+      const theirs = await app.tokenFor(otherTeam.team.id, ['ssf']);
+      assert.equal((await call('POST', pollPath, { returnImmediately: true }, theirs)).statusCode, 404, 'another team cannot poll this stream');
+    });
   });
 }

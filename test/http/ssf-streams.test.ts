@@ -13,6 +13,7 @@ import { signalClaims } from '../../src/events/set.ts';
 import { eventsAfter, lastSeq } from '../../src/storage/repos/events.ts';
 import { subjectsOf } from '../../src/storage/repos/ssf-streams.ts';
 import { subscriptionById } from '../../src/storage/repos/subscriptions.ts';
+import { revokeToken } from '../../src/storage/repos/tokens.ts';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -276,6 +277,21 @@ for (const engine of engines) {
       assert.equal((await call(token, 'GET', '/v2/ssf/status?stream_id=NOPE')).statusCode, 404);
       assert.equal((await call(token, 'POST', '/v2/ssf/status', { stream_id: 'NOPE', status: 'paused' })).statusCode, 404);
       assert.equal((await call(token, 'GET', '/v2/ssf/status')).statusCode, 400);
+    });
+
+    it('revoking the token that created a stream pauses it (status paused, with the reason); enabling it with another token takes it over', async () => {
+      const token = await setup();
+      const id = String((await createPush(token)).stream_id);
+      const hash = (await subscription(id)).creator_token!;
+      assert.ok(await revokeToken(t!.storage.db, hash, new Date().toISOString()));
+      const other = await t!.tokenFor(t!.team.id, ['ssf']);
+      const status = json(await call(other, 'GET', `/v2/ssf/status?stream_id=${id}`));
+      assert.equal(status.status, 'paused');
+      assert.match(String(status.reason), /credential was revoked/);
+      assert.equal(json(await call(other, 'POST', '/v2/ssf/status', { stream_id: id, status: 'enabled' })).status, 'enabled');
+      const row = await subscription(id);
+      assert.equal(row.state, 'active');
+      assert.notEqual(row.creator_token, hash, 'the enabling token took it over');
     });
 
     it('SSF 8.1.3: subjects added (200) and removed (204) by email (any case), iss_sub, scim uri or externalId, opaque and aliases; a subject naming nobody is answered the same (subject probing); a malformed one is 400', async () => {

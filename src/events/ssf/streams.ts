@@ -14,6 +14,9 @@
  * - Status: enabled delivers; paused holds (the cursor stays); disabled holds nothing (leaving
  *   disabled moves the cursor to the feed's end). A status the receiver sets sends no
  *   stream-updated event (SSF 8.1.5 sends it when the transmitter changes the status itself).
+ *   A stream records the credential that created (or last enabled) it, like a subscription:
+ *   revoking that credential pauses it (storage/repos/subscription-creators.ts), and its status
+ *   then reads paused with the reason until a receiver enables it again.
  * - `default_subjects` is ALL: every user of the team, except those the receiver removed.
  *   A subject that resolves to no user is answered as if done (SSF 8.1.3.2 and 9.1, subject
  *   probing); a subject that is not a subject identifier at all is a 400.
@@ -391,7 +394,8 @@ export async function setStatus(deps: StreamDeps, teamId: string, body: Body, by
       ssf: JSON.stringify(next),
       updated_at: now,
       ...(status === 'enabled'
-        ? { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now }
+        ? // Whoever enables the stream takes it over, as resuming a subscription does: revoking that credential pauses it again.
+          { state: 'active', paused_reason: null, failures: 0, failing_since: null, next_attempt_at: now, creator_token: by.credential?.tokenHash ?? null, creator_user: by.credential?.userId ?? null }
         : { state: 'paused', paused_reason: reason ?? `${status} by the receiver (SSF status endpoint)` }),
       ...(config.status === 'disabled' && status !== 'disabled' ? { cursor: await lastSeq(trx, teamId) } : {}),
     };
@@ -409,7 +413,6 @@ export async function setStatus(deps: StreamDeps, teamId: string, body: Body, by
 export async function changeSubject(deps: StreamDeps, teamId: string, body: Body, by: ChangeOrigin, add: boolean): Promise<void> {
   const id = streamIdOf(body.stream_id);
   if (body.verified !== undefined && typeof body.verified !== 'boolean') throw invalidValue('verified must be true or false');
-  if (!add && body.verified !== undefined) throw invalidValue('verified applies to adding a subject only');
   await requireStream(deps.storage.db, teamId, id);
   const users = await resolveSubject(deps.storage.db, teamId, deps.issuer, body.subject);
   await transact(deps.storage.db, async (trx) => {
