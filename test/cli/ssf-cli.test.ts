@@ -1,6 +1,7 @@
 /**
  * `rollcall token issue --scope ssf` (issue 33) gives a Shared Signals receiver's token: a
- * running server lets it create and read SSF streams and refuses it SCIM provisioning (403).
+ * running server lets it create and read SSF streams and refuses it SCIM provisioning (403);
+ * `rollcall ssf streams` lists the team's streams with their status.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { rollcall, scim, seedTeamToken, startServer } from '../support/processes.ts';
 
-describe('rollcall token issue --scope ssf', () => {
+describe('rollcall token issue --scope ssf, rollcall ssf streams', () => {
   let dir: string;
   let database: string;
   before(() => {
@@ -35,6 +36,13 @@ describe('rollcall token issue --scope ssf', () => {
       const config = (await (await fetch(`${server.url}/.well-known/ssf-configuration`)).json()) as { issuer: string };
       assert.equal(stream.iss, config.issuer, 'SSF 8.1.1.1: the stream\'s iss is the configuration\'s issuer');
       assert.equal((await scim(server.url, out.accessToken, 'GET', '/Users')).status, 403);
+      const paused = await fetch(`${server.url}/v2/ssf/status`, { method: 'POST', headers, body: JSON.stringify({ stream_id: stream.stream_id, status: 'paused', reason: 'maintenance' }) });
+      assert.equal(paused.status, 200);
+      const listedCli = rollcall(['ssf', 'streams', '--team', 'acme', '--database', database]);
+      assert.equal(listedCli.code, 0, listedCli.stderr);
+      assert.match(listedCli.stdout, new RegExp(`^${stream.stream_id}  paused \\(maintenance\\)  poll \\S+/v2/ssf/poll/${stream.stream_id}  1 event types$`, 'm'));
+      const asJson = JSON.parse(rollcall(['ssf', 'streams', '--team', 'acme', '--json', '--database', database]).stdout) as { stream_id: string; status: { status: string } }[];
+      assert.deepEqual(asJson.map((s) => [s.stream_id, s.status.status]), [[stream.stream_id, 'paused']]);
     } finally {
       await server.stop();
     }

@@ -229,15 +229,15 @@ async function requireStream(ex: Executor, teamId: string, id: string): Promise<
   return row;
 }
 
-export async function readStream(deps: StreamDeps, teamId: string, id: string): Promise<StreamView> {
+export async function readStream(deps: Pick<StreamDeps, 'storage' | 'issuer'>, teamId: string, id: string): Promise<StreamView> {
   return streamView(await requireStream(deps.storage.db, teamId, id), deps.issuer);
 }
 
-export async function listStreams(deps: StreamDeps, teamId: string): Promise<StreamView[]> {
+export async function listStreams(deps: Pick<StreamDeps, 'storage' | 'issuer'>, teamId: string): Promise<StreamView[]> {
   return (await streamsOfTeam(deps.storage.db, teamId)).map((row) => streamView(row, deps.issuer));
 }
 
-export async function readStatus(deps: StreamDeps, teamId: string, id: string): Promise<StatusView> {
+export async function readStatus(deps: Pick<StreamDeps, 'storage' | 'issuer'>, teamId: string, id: string): Promise<StatusView> {
   return statusView(await requireStream(deps.storage.db, teamId, id));
 }
 
