@@ -22,7 +22,8 @@
  *   probing); a subject that is not a subject identifier at all is a 400.
  * - Verification: at most one request per `min_verification_interval`; sooner is a 429.
  * - The receiver's `authorization_header` is sealed (keys/sealed.ts) and never shown again.
- * Every change is one transaction with its audit row. It owns no SQL and no HTTP.
+ * Every change is one transaction with its audit row. The request bodies are read by
+ * stream-input.ts, the answers shaped by stream-views.ts. It owns no SQL and no HTTP.
  */
 import { iso } from '../../clock.ts';
 import type { Clock } from '../../clock.ts';
@@ -44,17 +45,18 @@ import { sealAuthorization, streamConfigOf } from '../stream-config.ts';
 import type { StreamConfig, StreamStatus } from '../stream-config.ts';
 import type { ChangeOrigin } from '../subscriptions.ts';
 import { auditedUrl } from '../subscriptions.ts';
-import { POLL_METHOD, PUSH_METHOD, USER_EVENT_URIS, VERIFICATION_EVENT } from './event-types.ts';
+import { VERIFICATION_EVENT } from './event-types.ts';
 import { appendStreamEvent } from './stream-events.ts';
+import { checkTransmitterSupplied, deliveredOf, deliveryOf, descriptionOf, eventsRequestedOf, MAX_DESCRIPTION, streamIdOf } from './stream-input.ts';
+import type { Body, Delivery } from './stream-input.ts';
+import { MIN_VERIFICATION_INTERVAL, pollUrl, statusView, streamView } from './stream-views.ts';
+import type { StatusView, StreamView } from './stream-views.ts';
 import { resolveSubject } from './subjects.ts';
 
-/** Seconds a receiver waits between two verification requests of one stream. */
-export const MIN_VERIFICATION_INTERVAL = 30;
-/** The longest `description` kept (SSF 7.1.1 lets the transmitter truncate it). */
-export const MAX_DESCRIPTION = 1_000;
-const MAX_EVENTS_REQUESTED = 100;
-const MAX_URI = 2_048;
-const MAX_AUTHORIZATION = 4_096;
+export { streamIdOf } from './stream-input.ts';
+export { MIN_VERIFICATION_INTERVAL, transmitterConfiguration } from './stream-views.ts';
+export type { StatusView, StreamView } from './stream-views.ts';
+
 const MAX_STATE = 1_024;
 
 export interface StreamDeps {
@@ -74,25 +76,6 @@ export interface StreamReceiver {
   readonly clientId: string | null;
 }
 
-/** A stream's configuration as SSF 1.0 section 8.1.1 shows it (never the authorization header). */
-export interface StreamView {
-  readonly stream_id: string;
-  readonly iss: string;
-  readonly aud: string | readonly string[];
-  readonly delivery: { readonly method: string; readonly endpoint_url: string };
-  readonly events_supported: readonly string[];
-  readonly events_requested?: readonly string[];
-  readonly events_delivered: readonly string[];
-  readonly description?: string;
-  readonly min_verification_interval: number;
-}
-
-export interface StatusView {
-  readonly stream_id: string;
-  readonly status: StreamStatus;
-  readonly reason?: string;
-}
-
 /** A verification asked for sooner than min_verification_interval allows (SSF 8.1.4.2: 429). */
 export class VerificationTooSoon extends Error {
   readonly retryAfterSeconds: number;
@@ -101,124 +84,6 @@ export class VerificationTooSoon extends Error {
     this.name = 'VerificationTooSoon';
     this.retryAfterSeconds = retryAfterSeconds;
   }
-}
-
-/** Where a poll stream's receiver fetches its SETs (RFC 8936; the SSF poll endpoint). */
-export const pollUrl = (issuer: string, streamId: string): string => `${issuer}/v2/ssf/poll/${encodeURIComponent(streamId)}`;
-
-/** The Transmitter Configuration Metadata (SSF 1.0 section 7.1), the same for every team. */
-export function transmitterConfiguration(issuer: string): Record<string, unknown> {
-  return {
-    spec_version: '1_0',
-    issuer,
-    jwks_uri: `${issuer}/.well-known/jwks.json`,
-    delivery_methods_supported: [PUSH_METHOD, POLL_METHOD],
-    configuration_endpoint: `${issuer}/v2/ssf/stream`,
-    status_endpoint: `${issuer}/v2/ssf/status`,
-    add_subject_endpoint: `${issuer}/v2/ssf/subjects/add`,
-    remove_subject_endpoint: `${issuer}/v2/ssf/subjects/remove`,
-    verification_endpoint: `${issuer}/v2/ssf/verify`,
-    authorization_schemes: [{ spec_urn: 'urn:ietf:rfc:6749' }],
-    default_subjects: 'ALL',
-  };
-}
-
-export function streamView(row: SubscriptionRow, issuer: string): StreamView {
-  const c = streamConfigOf(row)!;
-  return {
-    stream_id: row.id,
-    iss: issuer,
-    aud: c.aud,
-    delivery: row.method === 'push' ? { method: PUSH_METHOD, endpoint_url: row.url! } : { method: POLL_METHOD, endpoint_url: pollUrl(issuer, row.id) },
-    events_supported: USER_EVENT_URIS,
-    ...(c.eventsRequested.length > 0 ? { events_requested: c.eventsRequested } : {}),
-    events_delivered: c.eventsDelivered,
-    ...(c.description !== undefined ? { description: c.description } : {}),
-    min_verification_interval: c.minVerificationInterval ?? MIN_VERIFICATION_INTERVAL,
-  };
-}
-
-/**
- * A stream's status as its receiver sees it: the status it set, except that an enabled stream
- * the transmitter's delivery paused (a receiver failing too long, its creator's token revoked)
- * reads paused, with the reason.
- */
-export function statusView(row: SubscriptionRow): StatusView {
-  const c = streamConfigOf(row)!;
-  if (c.status === 'enabled' && row.state === 'paused') return { stream_id: row.id, status: 'paused', ...(row.paused_reason ? { reason: row.paused_reason } : {}) };
-  return { stream_id: row.id, status: c.status, ...(c.reason !== undefined ? { reason: c.reason } : {}) };
-}
-
-// ---- Parsing the receiver's JSON --------------------------------------------------------------
-
-type Body = Readonly<Record<string, unknown>>;
-
-/** A delivery as asked for, checked: push with its endpoint (and sealed-to-be header), or poll. */
-type Delivery = { readonly method: 'push'; readonly url: string; readonly authorization?: string } | { readonly method: 'poll' };
-
-const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** `stream_id` of a body or query: required, a string. */
-export function streamIdOf(value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw invalidValue('stream_id is required: the id of one of your streams');
-  return value;
-}
-
-function eventsRequestedOf(value: unknown): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw invalidValue('events_requested must be an array of event type URIs');
-  if (value.length > MAX_EVENTS_REQUESTED) throw invalidValue(`events_requested names at most ${MAX_EVENTS_REQUESTED} event types`);
-  if (value.some((v) => v.length > MAX_URI)) throw invalidValue(`an event type URI is at most ${MAX_URI} characters`);
-  return [...new Set(value as string[])];
-}
-
-const deliveredOf = (requested: readonly string[]): string[] => requested.filter((uri) => USER_EVENT_URIS.includes(uri));
-
-function descriptionOf(value: unknown): string {
-  if (typeof value !== 'string') throw invalidValue('description must be a string');
-  return value.slice(0, MAX_DESCRIPTION);
-}
-
-/**
- * The delivery of a request (SSF 1.0 section 6): push names the receiver's endpoint (judged by
- * the egress policy) and may carry the Authorization header the transmitter sends with each
- * push; poll's endpoint is the transmitter's (given back, it must be this stream's).
- */
-async function deliveryOf(deps: StreamDeps, value: unknown, streamId: string | undefined): Promise<Delivery> {
-  if (!isObject(value)) throw invalidValue('delivery must be an object with its method');
-  const { method, endpoint_url: url, authorization_header: authorization } = value;
-  if (method === PUSH_METHOD) {
-    if (typeof url !== 'string') throw invalidValue('a push delivery (urn:ietf:rfc:8935) needs the endpoint_url SETs are pushed to');
-    const problem = await deps.receivers.problem(url);
-    if (problem) throw invalidValue(`endpoint_url: ${problem}`);
-    if (authorization === undefined) return { method: 'push', url };
-    if (typeof authorization !== 'string' || authorization === '' || authorization.length > MAX_AUTHORIZATION || /[\r\n\0]/.test(authorization)) {
-      throw invalidValue(`authorization_header must be one line of text of at most ${MAX_AUTHORIZATION} characters`);
-    }
-    return { method: 'push', url, authorization };
-  }
-  if (method === POLL_METHOD) {
-    if (authorization !== undefined) throw invalidValue('authorization_header is for push delivery: a poll receiver authenticates with its own bearer token');
-    if (url !== undefined && (streamId === undefined || url !== pollUrl(deps.issuer, streamId))) throw invalidValue("a poll delivery's endpoint_url is supplied by the transmitter: leave it out");
-    return { method: 'poll' };
-  }
-  throw invalidValue(`delivery method must be "${PUSH_METHOD}" (push) or "${POLL_METHOD}" (poll)`);
-}
-
-const sameSet = (a: unknown, b: readonly string[]): boolean =>
-  Array.isArray(a) && a.length === b.length && a.every((v) => typeof v === 'string' && b.includes(v)) && new Set(a).size === a.length;
-
-/**
- * SSF 1.0 sections 8.1.1.3 and 8.1.1.4: transmitter-supplied properties in an update or a
- * replacement may be present but must match (events_delivered before the change).
- */
-function checkTransmitterSupplied(body: Body, view: StreamView): void {
-  const mismatch = (name: string) => invalidValue(`${name} is supplied by the transmitter and does not match this stream's`);
-  if (body.iss !== undefined && body.iss !== view.iss) throw mismatch('iss');
-  if (body.aud !== undefined && !(typeof view.aud === 'string' ? body.aud === view.aud || sameSet(body.aud, [view.aud]) : sameSet(body.aud, view.aud as string[]))) throw mismatch('aud');
-  if (body.events_supported !== undefined && !sameSet(body.events_supported, view.events_supported)) throw mismatch('events_supported');
-  if (body.events_delivered !== undefined && !sameSet(body.events_delivered, view.events_delivered)) throw mismatch('events_delivered');
-  if (body.min_verification_interval !== undefined && body.min_verification_interval !== view.min_verification_interval) throw mismatch('min_verification_interval');
-  if (body.inactivity_timeout !== undefined) throw mismatch('inactivity_timeout');
 }
 
 // ---- Reading ------------------------------------------------------------------------------------
@@ -253,7 +118,6 @@ const sealed = (deps: StreamDeps, id: string, delivery: Delivery): string | unde
 export async function createStream(deps: StreamDeps, receiver: StreamReceiver, body: Body, by: ChangeOrigin): Promise<StreamView> {
   const id = newId();
   const delivery = body.delivery === undefined ? ({ method: 'poll' } as const) : await deliveryOf(deps, body.delivery, undefined);
-  if (isObject(body.delivery) && body.delivery.method === POLL_METHOD && body.delivery.endpoint_url !== undefined) throw invalidValue("a poll delivery's endpoint_url is supplied by the transmitter: leave it out");
   const requested = body.events_requested === undefined ? [] : eventsRequestedOf(body.events_requested);
   const description = body.description === undefined ? undefined : descriptionOf(body.description);
   const url = delivery.method === 'push' ? delivery.url : null;
