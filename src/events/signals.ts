@@ -15,11 +15,13 @@
  * - RISC `account-enabled`: inactive or deleted before, active after (activate, or a PUT / PATCH
  *   setting `active` true).
  * - RISC `account-purged`: deleted by this write.
- * - RISC `identifier-changed`: the user's email (the primary one, else the first) or its userName,
- *   where that is an email address, changed. RISC requires the subject to be the old value in the
- *   `email` format and names the new one in `new-value` (omitted when the email was removed). A
- *   userName that is not an email address has no RISC identifier format: no event. Compared
- *   without case, as RFC 7643 declares both attributes (caseExact false).
+ * - RISC `identifier-changed`: an email address that identified the user (its email, the primary
+ *   one else the first, or its userName where that is an email address) no longer does: neither
+ *   its email nor its userName is that address now. RISC requires the subject to be the old value
+ *   in the `email` format and names the new one in `new-value` (the new email, or the new
+ *   userName; omitted when the email was removed). A userName that is not an email address has no
+ *   RISC identifier format: no event. Compared without case, as RFC 7643 declares both attributes
+ *   (caseExact false).
  * - CAEP `session-revoked`: the user's sessions ended (save() ends them when an active user is
  *   deactivated or deleted, or changes its password).
  * - CAEP `credential-change`: a password was set (`create`: the user had none) or changed
@@ -144,14 +146,19 @@ function caepClaims(t: UserTransition, reason: string): Record<string, unknown> 
   };
 }
 
-/** The old identifiers the write changed, with their new values, each old one once. */
+/**
+ * The email addresses that identified the user before the write and no longer do (neither its
+ * email nor its userName now), each once, with what replaced it: the new email for the old email,
+ * the new userName for the old userName (none when that is no email address: an email identifier's
+ * new value is an address).
+ */
 function changedIdentifiers(before: UserSnapshot, after: UserSnapshot): { old: string; next: string | undefined }[] {
   const changes: { old: string; next: string | undefined }[] = [];
-  if (before.email !== undefined && !sameIdentifier(before.email, after.email)) changes.push({ old: before.email, next: after.email });
+  const dropped = (old: string | undefined): old is string =>
+    old !== undefined && !sameIdentifier(old, after.email) && !sameIdentifier(old, after.userName) && !changes.some((c) => sameIdentifier(c.old, old));
+  if (dropped(before.email)) changes.push({ old: before.email, next: after.email });
   const oldName = asEmail(before.userName);
-  if (oldName !== undefined && !sameIdentifier(oldName, after.userName) && !changes.some((c) => sameIdentifier(c.old, oldName))) {
-    changes.push({ old: oldName, next: after.userName });
-  }
+  if (dropped(oldName)) changes.push({ old: oldName, next: asEmail(after.userName) });
   return changes;
 }
 

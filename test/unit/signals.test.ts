@@ -119,6 +119,10 @@ describe('user signals: identifiers (RISC 1.0 section 2.5)', () => {
       { event: IDENTIFIER_CHANGED, subject: { format: 'email', email: 'ada@acme.example' }, payload: { 'new-value': 'ada.l@acme.example' } },
     ]);
     assert.deepEqual(userSignals(ISS, transition(user({ userName: 'ada' }), user({ userName: 'lovelace' }))), []);
+    // From an address to a plain name: the address is gone, with no new address to name.
+    assert.deepEqual(userSignals(ISS, transition(user({ email: undefined }), user({ email: undefined, userName: 'ada' }))), [
+      { event: IDENTIFIER_CHANGED, subject: { format: 'email', email: 'ada@acme.example' }, payload: {} },
+    ]);
   });
 
   it('userName and email, both the old address, changed together: one event for that address (the email new value)', () => {
@@ -132,6 +136,15 @@ describe('user signals: identifiers (RISC 1.0 section 2.5)', () => {
       ['ada@acme.example', 'c@acme.example'],
       ['a@id.example', 'b@id.example'],
     ]);
+  });
+
+  it('an address that still identifies the user (its email or its userName now) did not change: nothing for it', () => {
+    // userName moves off the address the email still is.
+    assert.deepEqual(userSignals(ISS, transition(user(), user({ userName: 'al@acme.example' }))), []);
+    // The email moves off the address the userName still is.
+    assert.deepEqual(userSignals(ISS, transition(user(), user({ email: 'al@acme.example' }))), []);
+    // The two swap addresses.
+    assert.deepEqual(userSignals(ISS, transition(user({ userName: 'a@x.example', email: 'b@x.example' }), user({ userName: 'b@x.example', email: 'a@x.example' }))), []);
   });
 
   it('a change of case only is no change (RFC 7643: userName and emails are caseExact false)', () => {
@@ -278,6 +291,8 @@ describe('user signals: property over arbitrary transitions', () => {
             const old = String(s.subject.email).toLowerCase();
             assert.ok(old === before?.email?.toLowerCase() || old === before?.userName.toLowerCase());
             assert.notEqual(String(s.payload['new-value'] ?? '').toLowerCase(), old);
+            if (s.payload['new-value'] !== undefined) assert.match(String(s.payload['new-value']), /^[^\s@]+@[^\s@]+$/);
+            assert.ok(old !== after.email?.toLowerCase() && old !== after.userName.toLowerCase(), 'the old address no longer identifies the user');
           } else {
             assert.deepEqual(s.subject, userSubject(ISS, after));
             const ids = s.subject.identifiers as { format: string }[];
