@@ -17,7 +17,9 @@
  * Then the events benchmark (bench/events.ts): write throughput with the change feed on vs off,
  * and push delivery throughput; then the Bulk benchmark (bench/bulk.ts): users created by Bulk
  * against single POSTs, memberships added by Bulk against single PATCHes.
- * `--only bulk` (or `--only events`) runs that benchmark alone: no throughput scenario matches it.
+ * Then the Shared Signals benchmark (bench/signals.ts): deactivation-to-SET latency p50/p99 against
+ * the 5 s promise, and SSF delivery throughput.
+ * `--only bulk` (or `--only events`, `--only signals`) runs that benchmark alone: no throughput scenario matches it.
  * Flags: --duration S, --rounds N, --warmup S, --connections N, --only TEXT, --cpu-prof DIR.
  */
 import { availableParallelism, totalmem } from 'node:os';
@@ -27,6 +29,7 @@ import { createBenchDatabase } from './database.ts';
 import { runEventsBench } from './events.ts';
 import { runBulkBench } from './bulk.ts';
 import { runBulkLoopBench } from './bulk-loop.ts';
+import { runSignalsBench } from './signals.ts';
 import { seedThroughputFixture } from './fixture.ts';
 import type { FixtureSizes } from './fixture.ts';
 import { drive, probeOnce, summarize } from './load.ts';
@@ -271,7 +274,9 @@ if (import.meta.main) {
     const bulkOk = options.only === undefined || options.only === 'bulk' ? await runBulkBench({ smoke: options.smoke, postgres: options.postgres, cpuProfDir: options.cpuProfDir }) : true;
     // The event loop during a Bulk at both limits: the largest gap between /healthz answers (bench/bulk-loop.ts).
     const loopOk = options.only === undefined || options.only === 'bulk' ? await runBulkLoopBench({ smoke: options.smoke, postgres: options.postgres }) : true;
-    process.exit(ok && bulkOk && loopOk ? 0 : 1);
+    // Deprovisioning by Shared Signals: commit-to-acceptance latency and SSF delivery throughput (bench/signals.ts).
+    const signalsOk = options.only === undefined || options.only === 'signals' ? await runSignalsBench({ smoke: options.smoke, postgres: options.postgres }) : true;
+    process.exit(ok && bulkOk && loopOk && signalsOk ? 0 : 1);
   } catch (error) {
     console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(1);

@@ -44,6 +44,15 @@ function assertTable(stdout: string, scenarios: readonly string[], errorsColumn:
   assert.doesNotMatch(stdout, /^error: /m);
 }
 
+/** The Shared Signals benchmark's lines (bench/signals.ts), whatever the figures. */
+function assertSignals(stdout: string): void {
+  assert.match(stdout, /^Shared Signals \(SQLite\): deprovisioning latency, \d+ [\w-]+( signals)? at \d+\/s/m);
+  const signals = stdout.slice(stdout.indexOf('Shared Signals (SQLite)'));
+  assert.ok(rowOf(signals.split('\n').filter((l) => l.startsWith('|')).slice(2).join('\n'), '20'), `a latency row:\n${signals}`);
+  assert.match(signals, /^target: deprovisioning p99 < 5 s \(SQLite\): (met|NOT met) \(p99 [\d,]+ ms\)$/m);
+  assert.match(signals, /^Shared Signals \(SQLite\): delivery throughput: [\d,]+ SETs in [\d.]+ s = [\d,]+ SETs\/s/m);
+}
+
 describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
   it('npm run bench -- --smoke: every throughput scenario measured on Rollcall and the reference, no errors', async () => {
     const run = await runBench('run.ts', ['--smoke']);
@@ -68,6 +77,15 @@ describe('benchmarks, smoke mode (CI)', { timeout: 120_000 }, () => {
     assert.match(bulk, /^Bulk vs single POSTs, best of each \(SQLite\): speed [\d.]+x, CPU per user [\d.]+x less/m);
     // Then the event loop during a Bulk at both limits (bench/bulk-loop.ts): its verdict line, whatever the figure.
     assert.match(run.stdout, /^target: largest gap [^:]+: (met|NOT met) \(largest [\d.,]+ ms\)$/m);
+    // Issue 33: the Shared Signals benchmark closes the run (its latency verdict and its throughput).
+    assertSignals(run.stdout);
+  });
+
+  it('npm run bench -- --smoke --only signals: deprovisioning latency p50/p99 with its verdict, and SSF delivery throughput', async () => {
+    const run = await runBench('run.ts', ['--smoke', '--only', 'signals']);
+    assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+    assert.doesNotMatch(run.stdout, /Events: write throughput|Bulk: /, 'the other benchmarks are skipped');
+    assertSignals(run.stdout);
   });
 
   it('npm run bench:scale -- --smoke: every scale scenario (cursor pages too) measured with p50/p99, peak RSS reported, no errors', async () => {
