@@ -134,6 +134,16 @@ for (const engine of engines) {
       const notJson = await t!.app.inject({ method: 'POST', url: '/v2/ssf/stream', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: '{"delivery":' });
       assert.equal(notJson.statusCode, 400);
       assert.equal(json(notJson).error, 'invalid_request');
+      const text = await t!.app.inject({ method: 'POST', url: '/v2/ssf/stream', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' }, payload: '<delivery/>' });
+      assert.equal(text.statusCode, 415, text.body);
+      assert.equal(json(text).error, 'invalid_request');
+      const huge = await t!.app.inject({ method: 'POST', url: '/v2/ssf/stream', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify({ description: 'x'.repeat(2 * 1024 * 1024) }) });
+      assert.equal(huge.statusCode, 413, huge.body.slice(0, 200));
+      assert.equal(json(huge).error, 'invalid_request');
+      const deep = await t!.app.inject({ method: 'POST', url: '/v2/ssf/stream', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: `${'['.repeat(200)}${']'.repeat(200)}` });
+      assert.equal(deep.statusCode, 400);
+      const array = await call(token, 'POST', '/v2/ssf/stream', [1, 2]);
+      assert.equal(array.statusCode, 400, 'the body must be an object');
     });
 
     it('a push endpoint follows the egress policy of push subscriptions: a private address is refused (400) and nothing is created', async () => {
