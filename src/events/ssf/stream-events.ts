@@ -11,7 +11,7 @@ import type { Actor } from '../../audit/events.ts';
 import { iso } from '../../clock.ts';
 import type { Clock } from '../../clock.ts';
 import { lastSeq } from '../../storage/repos/events.ts';
-import { updateStream } from '../../storage/repos/ssf-streams.ts';
+import { streamForUpdate, updateStream } from '../../storage/repos/ssf-streams.ts';
 import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
 import type { Executor } from '../../storage/types.ts';
 import { appendSignal } from '../feed.ts';
@@ -42,7 +42,9 @@ export async function appendStreamEvent(deps: { readonly clock: Clock }, ex: Exe
  * end (a disabled stream holds nothing), and a stream-updated event tells the receiver (SSF 1.0
  * section 8.1.5: sent upon re-enabling). Answers the change's audit detail.
  */
-export async function enableByTransmitter(deps: { readonly clock: Clock }, ex: Executor, row: SubscriptionRow, by: { readonly actor: Actor; readonly requestId: string | null; readonly credential?: { readonly tokenHash: string | null; readonly userId: string | null } }): Promise<Record<string, unknown>> {
+export async function enableByTransmitter(deps: { readonly clock: Clock }, ex: Executor, read: SubscriptionRow, by: { readonly actor: Actor; readonly requestId: string | null; readonly credential?: { readonly tokenHash: string | null; readonly userId: string | null } }): Promise<Record<string, unknown>> {
+  // Read again with the row locked, so a receiver's change at the same moment is not written over.
+  const row = (await streamForUpdate(ex, read.team_id, read.id)) ?? read;
   const config = streamConfigOf(row)!;
   const was = config.status === 'enabled' && row.state === 'paused' ? 'paused' : config.status;
   const now = iso(deps.clock);

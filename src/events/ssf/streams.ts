@@ -33,7 +33,7 @@ import { budgetsOf, OverBudget } from '../../budgets.ts';
 import { newId } from '../../ids.ts';
 import type { SecretBox } from '../../keys/sealed.ts';
 import { lastSeq } from '../../storage/repos/events.ts';
-import { countStreamsLocked, markSubjects, replaceStreamConfig, streamById, streamsOfTeam, updateStream as storeStream } from '../../storage/repos/ssf-streams.ts';
+import { countStreamsLocked, markSubjects, replaceStreamConfig, streamById, streamForUpdate, streamsOfTeam, updateStream as storeStream } from '../../storage/repos/ssf-streams.ts';
 import type { StreamChange } from '../../storage/repos/ssf-streams.ts';
 import { deleteSubscription, insertSubscription } from '../../storage/repos/subscriptions.ts';
 import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
@@ -90,6 +90,13 @@ export class VerificationTooSoon extends Error {
 
 async function requireStream(ex: Executor, teamId: string, id: string): Promise<SubscriptionRow> {
   const row = await streamById(ex, teamId, id);
+  if (!row) throw notFound(`Stream ${id} not found`);
+  return row;
+}
+
+/** The stream, its row locked for the rest of the change's transaction (changes of one stream take turns). */
+async function lockStream(trx: Executor, teamId: string, id: string): Promise<SubscriptionRow> {
+  const row = await streamForUpdate(trx, teamId, id);
   if (!row) throw notFound(`Stream ${id} not found`);
   return row;
 }
@@ -189,7 +196,7 @@ async function reconfigure(deps: StreamDeps, teamId: string, body: Body, by: Cha
     ...(body.description !== undefined ? { description: descriptionOf(body.description) } : replace ? { description: null } : {}),
   };
   const row = await transact(deps.storage.db, async (trx) => {
-    const current = await requireStream(trx, teamId, id);
+    const current = await lockStream(trx, teamId, id);
     const config = streamConfigOf(current)!;
     const { description: _old, authorizationHeader: oldHeader, ...kept } = config;
     const description = changes.description === undefined ? config.description : changes.description ?? undefined;
@@ -228,7 +235,7 @@ export const replaceStream = (deps: StreamDeps, teamId: string, body: Body, by: 
 /** SSF 1.0 section 8.1.1.5: the stream, its subjects and its delivery log go. */
 export async function deleteStream(deps: StreamDeps, teamId: string, id: string, by: ChangeOrigin): Promise<void> {
   await transact(deps.storage.db, async (trx) => {
-    const row = await requireStream(trx, teamId, id);
+    const row = await lockStream(trx, teamId, id);
     if (!(await deleteSubscription(trx, teamId, id))) throw notFound(`Stream ${id} not found`);
     await audit(trx, deps, teamId, by, 'stream_deleted', id, { method: row.method, url: auditedUrl(row.url), cursor: row.cursor });
   });
@@ -248,7 +255,7 @@ export async function setStatus(deps: StreamDeps, teamId: string, body: Body, by
   if (body.reason !== undefined && typeof body.reason !== 'string') throw invalidValue('reason must be a string');
   const reason = typeof body.reason === 'string' ? body.reason.slice(0, MAX_DESCRIPTION) : undefined;
   const row = await transact(deps.storage.db, async (trx) => {
-    const current = await requireStream(trx, teamId, id);
+    const current = await lockStream(trx, teamId, id);
     const config = streamConfigOf(current)!;
     const was = statusView(current).status;
     const { reason: _old, ...kept } = config;
@@ -280,7 +287,7 @@ export async function changeSubject(deps: StreamDeps, teamId: string, body: Body
   await requireStream(deps.storage.db, teamId, id);
   const users = await resolveSubject(deps.storage.db, teamId, deps.issuer, body.subject);
   await transact(deps.storage.db, async (trx) => {
-    await requireStream(trx, teamId, id);
+    await lockStream(trx, teamId, id);
     await markSubjects(trx, { id, teamId }, users.userIds, add ? 1 : 0, iso(deps.clock));
     await audit(trx, deps, teamId, by, add ? 'stream_subject_added' : 'stream_subject_removed', id, { format: users.format, users: users.userIds });
   });
@@ -297,7 +304,7 @@ export async function requestVerification(deps: StreamDeps, teamId: string, body
   if (body.state !== undefined && (typeof body.state !== 'string' || body.state.length > MAX_STATE)) throw invalidValue(`state must be a string of at most ${MAX_STATE} characters`);
   const state = body.state as string | undefined;
   await transact(deps.storage.db, async (trx) => {
-    const row = await requireStream(trx, teamId, id);
+    const row = await lockStream(trx, teamId, id);
     const config = streamConfigOf(row)!;
     const now = deps.clock.now().getTime();
     const interval = (config.minVerificationInterval ?? MIN_VERIFICATION_INTERVAL) * 1000;

@@ -85,3 +85,14 @@ export async function replaceStreamConfig(ex: Executor, id: string, expected: st
   const result = await ex.updateTable('event_subscriptions').set({ ssf: next }).where('id', '=', id).where('ssf', '=', expected).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/**
+ * The team's stream `id`, read after its row is locked for the rest of the transaction (a write
+ * that changes nothing takes the row lock on PostgreSQL and the write lock on SQLite): two
+ * changes of one stream's configuration (an update and a status change) cannot both read the same
+ * configuration and the second write back what the first replaced.
+ */
+export async function streamForUpdate(ex: Executor, teamId: string, id: string): Promise<SubscriptionRow | undefined> {
+  await ex.updateTable('event_subscriptions').set((eb) => ({ ssf: eb.ref('ssf') })).where('team_id', '=', teamId).where('id', '=', id).where('format', '=', 'ssf').execute();
+  return streamById(ex, teamId, id);
+}
