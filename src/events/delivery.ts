@@ -399,12 +399,12 @@ export class DeliveryWorker {
 
   /**
    * One turn of a subscription: its next wanted event sent (events it does not want are passed
-   * over without a request, a batch at most). Answers whether it goes on (back to its team's
-   * queue) or stops: caught up, failed (retried after the backoff), paused, or its lease lost.
-   * Each accepted event costs one transaction (one statement on PostgreSQL): its attempt
-   * logged, the cursor moved and the lease extended by one conditional UPDATE that also answers
-   * the state. The lease is renewed on its own only when less than a send's timeout of it is
-   * left, so a send never outlives it.
+   * over without a request, a batch at most, each run of them by one cursor move). Answers
+   * whether it goes on (back to its team's queue) or stops: caught up, failed (retried after
+   * the backoff), paused, or its lease lost. Each accepted event costs one transaction (one
+   * statement on PostgreSQL): its attempt logged, the cursor moved and the lease extended by one
+   * conditional UPDATE that also answers the state. The lease is renewed on its own only when
+   * less than a send's timeout of it is left, so a send never outlives it.
    */
   async #turn(held: Held, recheck: boolean): Promise<boolean> {
     const { storage, clock, settings } = this.#deps;
@@ -423,10 +423,13 @@ export class DeliveryWorker {
         held.leaseUntil = now.getTime() + settings.leaseMs;
       }
       if (!held.carries(row)) {
-        // Not asked for: the cursor moves past it without a request.
-        if (!(await this.#advance(held, row.seq))) return false;
-        held.ahead.shift();
-        passed += 1;
+        // Not asked for: the cursor moves past it, and past the rows after it in hand that are
+        // not asked for either (an SSF stream passes over every SCIM event), by one statement.
+        let skip = 1;
+        while (skip < held.ahead.length && !held.carries(held.ahead[skip]!)) skip += 1;
+        if (!(await this.#advance(held, held.ahead[skip - 1]!.seq))) return false;
+        held.ahead.splice(0, skip);
+        passed += skip;
         continue;
       }
       const { outcome, attempt } = await this.#send(held.sub, row, Math.min(settings.timeoutMs, held.receiverMs));

@@ -15,12 +15,13 @@ import type { DeliverySettings } from '../../src/events/delivery.ts';
 import { newId } from '../../src/ids.ts';
 import { SecretBox } from '../../src/keys/sealed.ts';
 import { sealAuthorization, STREAM_SECRETS } from '../../src/events/stream-config.ts';
-import { attemptsOf, subscriptionById } from '../../src/storage/repos/subscriptions.ts';
+import { attemptsOf, subscriptionById, updateSubscription } from '../../src/storage/repos/subscriptions.ts';
 import { lastSeq } from '../../src/storage/repos/events.ts';
 import { BASE_URL, createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { startReceiver, verifyAll } from '../support/receiver.ts';
+import { StatementLog } from '../support/storage-spy.ts';
 import type { Receiver } from '../support/receiver.ts';
 import { ACCOUNT_DISABLED, ACCOUNT_ENABLED, appendUserSignal, appendVerification, insertStream, setSubject, VERIFICATION } from '../support/ssf-rows.ts';
 import { until } from '../support/wait.ts';
@@ -123,6 +124,32 @@ for (const engine of engines) {
       await appendUserSignal(app, b!);
       await caughtUp(app, stream);
       assert.deepEqual((await distinct(app, rx)).map((p) => p.sub_id), [{ format: 'opaque', id: b }]);
+    });
+
+    it('a run of signals the stream passes over (a removed subject\'s) costs one cursor move', async () => {
+      const log = new StatementLog();
+      lines.length = 0;
+      // A generous timeout: a timed-out attempt (a loaded host) would log one attempt more.
+      t = await createTestApp({ engine, deps: { delivery: { ...FAST, timeoutMs: 10_000 } }, wrapStorage: (s) => log.wrap(s) });
+      await t.app.ready();
+      const app = t;
+      const [a, b] = await users(app, 2);
+      const rx = await receiver();
+      const stream = await insertStream(app, { url: rx.url, aud: AUD });
+      await updateSubscription(app.storage.db, app.team.id, stream, { state: 'paused', paused_reason: 'held by the test' });
+      await setSubject(app, stream, a!, false);
+      for (let i = 0; i < 5; i++) await appendUserSignal(app, a!);
+      await appendUserSignal(app, b!);
+      log.reset();
+      await updateSubscription(app.storage.db, app.team.id, stream, { state: 'active', paused_reason: null });
+      await caughtUp(app, stream);
+      assert.deepEqual((await distinct(app, rx)).map((p) => p.sub_id), [{ format: 'opaque', id: b }]);
+      // One delivery: recordDelivered (PostgreSQL, one statement), or insertAttempt then advanceCursor
+      // (SQLite); every other advanceCursor is a move over rows passed over.
+      const times = (name: string) => log.statements.filter((n) => n === name).length;
+      const delivered = engine.name === 'postgres' ? times('recordDelivered') : times('insertAttempt');
+      assert.equal(delivered, 1, JSON.stringify(log.statements));
+      assert.equal(times('advanceCursor') - (engine.name === 'postgres' ? 0 : delivered), 1, `the five passed over by one move: ${JSON.stringify(log.statements)}`);
     });
 
     it('an Authorization header that cannot be opened (sealed under another master key) fails the attempt as "secret" and sends nothing', async () => {
