@@ -50,6 +50,7 @@ import { SetSigner } from './events/set.ts';
 import { DEFAULT_DELIVERY, DeliveryWorker } from './events/delivery.ts';
 import type { DeliverySettings } from './events/delivery.ts';
 import { eventsPlugin } from './http/events-plugin.ts';
+import { ssfPlugin } from './http/ssf-plugin.ts';
 import { accessPlugin } from './http/access-plugin.ts';
 import { WebhookSigner } from './events/webhook.ts';
 import { WEBHOOK_SECRETS } from './events/webhook-secrets.ts';
@@ -268,6 +269,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // RFC 9967 events: the feed listing, the JWKS that verifies SETs, subscriptions (events-plugin.ts).
   const signer = new SetSigner(keys);
   await app.register(eventsPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, receivers, accessLog, box: keys.box(WEBHOOK_SECRETS) });
+  // The SSF 1.0 transmitter (issue 33): its configuration and the stream management API (ssf-plugin.ts).
+  await app.register(ssfPlugin, { storage, clock, baseUrl: config.publicBaseUrl, bearers, receivers, accessLog, box: keys.box(STREAM_SECRETS) });
   // SSF streams' poll delivery (RFC 8936, issue 33): /v2/ssf/poll/{stream id}, a bearer token of the stream's team with scope ssf.
   await app.register(ssfPollPlugin, { storage, clock, baseUrl: config.publicBaseUrl, signer, bearers, accessLog, latency: metrics });
   // Effective access (issue 31): what the application reads to decide what a user may do.

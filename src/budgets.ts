@@ -45,6 +45,7 @@ export const BUDGETS = {
     meaning: "the team's requests that may scan (a filter or sort no index answers) at the same time on one instance",
   },
   subscriptions: { default: 10, min: 0, max: 1_000, unit: 'subscriptions', meaning: 'event subscriptions (push and poll) the team may hold' },
+  'ssf.streams': { default: 5, min: 0, max: 100, unit: 'streams', meaning: "SSF streams (push and poll) the team's receivers may hold, counted apart from subscriptions" },
   extensions: { default: 10, min: 0, max: 100, unit: 'schemas', meaning: 'extension schemas the team may register' },
   'extension.attributes': { default: 200, min: 0, max: 5_000, unit: 'attributes', meaning: 'attributes (sub-attributes included) over all of the team’s extension schemas' },
   'extension.bytes': { default: 262_144, min: 1_024, max: 4_194_304, unit: 'bytes', meaning: 'the size of all of the team’s extension schemas together, as JSON' },

@@ -54,6 +54,15 @@ export type AuditAction =
   | 'subscription_replayed'
   | 'subscription_deleted'
   | 'subscription_secret_rotated'
+  // SSF streams (events/ssf/streams.ts): changes by their receivers through the SSF API.
+  | 'stream_created'
+  | 'stream_updated'
+  | 'stream_replaced'
+  | 'stream_deleted'
+  | 'stream_status_changed'
+  | 'stream_subject_added'
+  | 'stream_subject_removed'
+  | 'stream_verification_requested'
   // A team's schema extensions registered, replaced or removed (rollcall schema, /v2/admin/Schemas).
   | 'schema_added'
   | 'schema_removed'

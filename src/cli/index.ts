@@ -13,6 +13,7 @@ import { AdminError, auditEvents, clients, createClient, createTeam, createTeamU
 import { REFRESH_SECONDS } from '../keys/store.ts';
 import { registerClientTrustCommands } from './client-trust.ts';
 import { registerEventCommands } from './events.ts';
+import { registerSsfCommands } from './ssf.ts';
 import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
 import { registerMappingCommands } from './mappings.ts';
@@ -506,6 +507,7 @@ export function buildProgram(): Command {
   for (const register of [serverCommands, teamCommands, userCommands, clientCommands, auditCommands, tokenCommands, copyCommand, keyCommands]) register(program);
   registerSchemaCommands(program, { withCommon, withDatabase, print });
   registerEventCommands(program, { withCommon, withDatabase, print });
+  registerSsfCommands(program, { withCommon, withDatabase, print });
   registerCatalogCommands(program, { withCommon, withDatabase, print });
   registerImportCommand(program, { withCommon, withDatabase, print });
   // `role map | unmap | mappings` join the catalog's `role` command when it is already registered.

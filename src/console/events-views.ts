@@ -23,9 +23,10 @@ function stateText(s: SubscriptionShown): string {
 }
 
 /** What a push sends: signed SETs (RFC 8935) or Standard Webhooks JSON (webhook.ts). */
-const formatText = (s: SubscriptionShown): string => (s.format === 'webhook' ? 'webhook (Standard Webhooks)' : 'SET');
+const formatText = (s: SubscriptionShown): string => (s.format === 'webhook' ? 'webhook (Standard Webhooks)' : s.format === 'ssf' ? 'SSF stream (Shared Signals)' : 'SET');
 
-const eventsText = (s: SubscriptionShown): string => (s.events === null ? 'all' : s.events.join(', '));
+/** The events it takes: an SSF stream's are those its receiver asked for (GET /v2/ssf/stream shows them). */
+const eventsText = (s: SubscriptionShown): string => (s.format === 'ssf' ? "the Shared Signals its receiver asked for" : s.events === null ? 'all' : s.events.join(', '));
 
 function feedNote(feed: FeedEnds): string {
   const kept = feed.firstKept === undefined ? 'none kept' : `${e(feed.firstKept)} to ${e(feed.lastSeq)} kept`;
@@ -73,8 +74,16 @@ ${createForm(csrf, form)}`;
 
 function actions(csrf: string, s: SubscriptionShown, feed: FeedEnds): string {
   const base = detailHref(s.id);
+  // An SSF stream is paused or disabled by its receiver (SSF status endpoint); enabling it here
+  // tells the receiver with a stream-updated event (events/ssf/stream-events.ts).
   const pauseOrResume =
-    s.state === 'paused'
+    s.format === 'ssf'
+      ? s.state === 'paused'
+        ? `<form method="post" action="${base}/resume" class="card">${csrfField(csrf)}
+<p>Enable this SSF stream now, with a fresh retry budget; its receiver is told with a stream-updated event. A stream its receiver disabled starts after the feed's current end.</p>
+<p><button type="submit" class="primary">Enable</button></p></form>`
+        : '<p class="muted">An SSF stream is paused or disabled by its receiver, through the SSF status endpoint; delete it to stop it here.</p>'
+      : s.state === 'paused'
       ? `<form method="post" action="${base}/resume" class="card">${csrfField(csrf)}
 <p>Resume delivery now, from seq ${e(s.cursor + 1)}, with a fresh retry budget. Nothing sent while paused is lost (within the retention).</p>
 <p><button type="submit" class="primary">Resume</button></p></form>`

@@ -243,7 +243,16 @@ export interface IssuedShown {
   readonly name: string;
   readonly token: string;
   readonly expiresAt: string;
+  /** The token's scopes (read write, ssf, or all three). */
+  readonly scope?: readonly string[];
 }
+
+/** The console's choices of a token's scopes: provisioning (read write), a Shared Signals receiver (ssf), or both. */
+export const TOKEN_SCOPES = {
+  provisioning: ['read', 'write'],
+  ssf: ['ssf'],
+  both: ['read', 'write', 'ssf'],
+} as const;
 
 export function connectionsBody(
   csrf: string,
@@ -257,7 +266,7 @@ export function connectionsBody(
   const shown = issued
     ? `<div class="card" role="status" aria-labelledby="issued-title">
 <h2 id="issued-title">Token "${e(issued.name)}" issued</h2>
-<p>Copy it now: it is shown only once. It expires ${e(issued.expiresAt)}.</p>
+<p>Copy it now: it is shown only once. It expires ${e(issued.expiresAt)}.${issued.scope ? ` Scopes: <code>${e(issued.scope.join(' '))}</code>.` : ''}</p>
 <p class="secret"><code id="new-token">${e(issued.token)}</code> <button type="button" class="secondary" data-copy="new-token">Copy token</button> <span id="new-token-status" aria-live="polite"></span></p>
 <p>SCIM base URL (Tenant URL in Entra ID, base URL in Okta):</p>
 <p class="secret"><code id="scim-base">${e(scimBase)}</code> <button type="button" class="secondary" data-copy="scim-base">Copy URL</button> <span id="scim-base-status" aria-live="polite"></span></p>
@@ -278,10 +287,11 @@ export function connectionsBody(
 <form method="post" action="/console/connections/tokens" class="card filters">
 <input type="hidden" name="_csrf" value="${e(csrf)}">
 <div><label for="token-name">Name</label><input id="token-name" name="name" type="text" required maxlength="100" placeholder="Entra ID production"></div>
+<div><label for="token-scope">For</label><select id="token-scope" name="scope"><option value="provisioning" selected>SCIM provisioning (read write)</option><option value="ssf">a Shared Signals receiver (ssf)</option><option value="both">both (read write ssf)</option></select></div>
 <div><label for="token-expiry">Expires in</label><select id="token-expiry" name="expiresIn"><option value="30d">30 days</option><option value="90d">90 days</option><option value="180d" selected>180 days</option><option value="366d">1 year</option></select></div>
 <div><button type="submit" class="primary">Issue token</button></div>
 </form>
-<p class="muted">The token acts for you (your userName appears as its user) with read and write scopes. SCIM base URL: <code>${e(scimBase)}</code></p>
+<p class="muted">The token acts for you (your userName appears as its user). A provisioning token has the read and write scopes; a Shared Signals receiver's the ssf scope, with which it manages its SSF streams (transmitter configuration: <code>${e(scimBase.replace(/\/v2\/scim$/, ''))}/.well-known/ssf-configuration</code>). SCIM base URL: <code>${e(scimBase)}</code></p>
 <h2>Provisioning tokens</h2>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">User</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="7" class="muted">No provisioning tokens.</td></tr>'}</tbody></table></div>

@@ -36,6 +36,7 @@ import { eventUri } from './set.ts';
 import { transact } from '../storage/statements.ts';
 import type { SecretBox } from '../keys/sealed.ts';
 import { newWebhookSecret } from './webhook-secrets.ts';
+import { enableByTransmitter } from './ssf/stream-events.ts';
 
 export interface SubscriptionDeps {
   readonly storage: { readonly db: Db };
@@ -251,7 +252,10 @@ export async function changeSubscription(
 }
 
 export async function pauseSubscription(deps: SubscriptionDeps, teamId: string, id: string, reason = 'paused by an administrator', by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
-  return changeSubscription(deps, teamId, id, by, 'subscription_paused', async (trx) => {
+  return changeSubscription(deps, teamId, id, by, 'subscription_paused', async (trx, row) => {
+    // SSF 1.0 section 8.1.5 has the transmitter tell the receiver before it stops a stream, which
+    // a pause here cannot: the stream's receiver pauses it (SSF status endpoint), or it is deleted.
+    if (row.format === 'ssf') throw invalidValue('an SSF stream is paused by its receiver through the SSF status endpoint (POST /v2/ssf/status); an administrator may delete it');
     await updateSubscription(trx, teamId, id, { state: 'paused', paused_reason: reason, updated_at: iso(deps.clock) });
     return { reason };
   });
@@ -264,6 +268,11 @@ export async function pauseSubscription(deps: SubscriptionDeps, teamId: string, 
  */
 export async function resumeSubscription(deps: SubscriptionDeps, teamId: string, id: string, by: ChangeOrigin = CLI_ORIGIN): Promise<SubscriptionView> {
   return changeSubscription(deps, teamId, id, by, 'subscription_resumed', async (trx, row) => {
+    if (row.format === 'ssf') {
+      // The transmitter re-enables an SSF stream: its status, cursor and stream-updated event.
+      await updateSubscription(trx, teamId, id, { creator_token: by.credential?.tokenHash ?? null, creator_user: by.credential?.userId ?? null });
+      return enableByTransmitter(deps, trx, row, by);
+    }
     const now = iso(deps.clock);
     await updateSubscription(trx, teamId, id, {
       state: 'active',

@@ -36,17 +36,20 @@ export function connectionRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   app.post('/console/connections/tokens', post, async (request, reply) => {
     const s = signed(request);
+    const chosen = field(request.body, 'scope') || 'provisioning';
+    if (!Object.hasOwn(views.TOKEN_SCOPES, chosen)) return connections(request, reply, { error: 'Choose what the token is for: SCIM provisioning, a Shared Signals receiver, or both.' }, 400);
+    const scope = views.TOKEN_SCOPES[chosen as keyof typeof views.TOKEN_SCOPES];
     try {
       const issued = await issueProvisioningToken(ctx.storage, ctx.clock, {
         teamId: s.team.id,
         userId: s.user.id,
         name: field(request.body, 'name'),
-        scope: ['read', 'write'],
+        scope,
         ttlSeconds: parseLifetime(field(request.body, 'expiresIn') || '180d'),
         actor: s.scim.actor,
         requestId: request.id,
       });
-      return connections(request, reply, { issued: { name: issued.name, token: issued.token, expiresAt: issued.expiresAt } });
+      return connections(request, reply, { issued: { name: issued.name, token: issued.token, expiresAt: issued.expiresAt, scope } });
     } catch (error) {
       if (error instanceof ProvisioningTokenError) return connections(request, reply, { error: error.message }, 400);
       throw error;

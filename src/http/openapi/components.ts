@@ -188,7 +188,7 @@ export const STATIC_COMPONENTS: Record<string, JsonSchema> = {
     properties: {
       id: str(),
       method: { type: 'string', enum: ['push', 'poll'] },
-      format: SUBSCRIPTION_FORMAT,
+      format: { type: 'string', enum: ['set', 'webhook', 'ssf'], description: 'set (RFC 8935 SETs), webhook (Standard Webhooks JSON), or ssf: an SSF 1.0 stream, managed through /v2/ssf (its receiver sets its status; here it may be resumed, replayed or deleted, not paused).' },
       url: { type: ['string', 'null'], description: 'The receiver (push).' },
       events: { type: ['array', 'null'], items: { type: 'string' }, description: 'The event URIs asked for; null for all.' },
       full: { type: 'boolean' },

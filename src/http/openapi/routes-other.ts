@@ -355,7 +355,171 @@ export const mappingDocs = {
   } satisfies RouteDoc,
 };
 
+// The SSF 1.0 transmitter (ssf-plugin.ts): bodies are checked by events/ssf/streams.ts, which
+// reads them as SSF says (unknown properties ignored, transmitter-supplied ones compared).
 const SSF_TOKEN: Security = [{ oauth2: ['ssf'] }, { bearerToken: ['ssf'] }];
+const SSF_TAGS = ['Shared Signals'];
+const ssfJson = (description: string, schema: JsonSchema) => jsonAnswer(description, schema, ['application/json']);
+const ssfErrors = (statuses: readonly number[]) => errors('oauth', statuses);
+const URI_LIST: JsonSchema = { type: 'array', items: { type: 'string' } };
+const SSF_DELIVERY: JsonSchema = {
+  type: 'object',
+  properties: {
+    method: { type: 'string', description: 'urn:ietf:rfc:8935 (push) or urn:ietf:rfc:8936 (poll).' },
+    endpoint_url: { type: 'string', description: 'Push: the receiver\'s URL (judged by the egress policy of push subscriptions). Poll: supplied by the transmitter.' },
+    authorization_header: { type: 'string', description: 'Push only: the Authorization header sent with every push. Write-only: never shown again.' },
+  },
+  required: ['method'],
+  additionalProperties: true,
+};
+const STREAM_CONFIG: JsonSchema = {
+  type: 'object',
+  description: 'An SSF 1.0 stream configuration (section 8.1.1).',
+  properties: {
+    stream_id: { type: 'string' },
+    iss: { type: 'string' },
+    aud: { oneOf: [{ type: 'string' }, URI_LIST] },
+    delivery: SSF_DELIVERY,
+    events_supported: URI_LIST,
+    events_requested: URI_LIST,
+    events_delivered: URI_LIST,
+    description: { type: 'string' },
+    min_verification_interval: { type: 'integer', minimum: 0 },
+  },
+  required: ['stream_id', 'iss', 'aud', 'delivery', 'events_delivered'],
+  additionalProperties: true,
+};
+const STREAM_INPUT: JsonSchema = {
+  type: 'object',
+  description: 'The receiver-supplied properties (delivery, events_requested, description); with stream_id to update or replace. Transmitter-supplied properties may be sent back but must match.',
+  properties: { stream_id: { type: 'string' }, delivery: SSF_DELIVERY, events_requested: URI_LIST, description: { type: 'string' } },
+  additionalProperties: true,
+};
+const STREAM_STATUS: JsonSchema = {
+  type: 'object',
+  properties: { stream_id: { type: 'string' }, status: { type: 'string', enum: ['enabled', 'paused', 'disabled'] }, reason: { type: 'string' } },
+  required: ['stream_id', 'status'],
+  additionalProperties: true,
+};
+const SUBJECT_INPUT: JsonSchema = {
+  type: 'object',
+  properties: { stream_id: { type: 'string' }, subject: { type: 'object', description: 'An RFC 9493 subject identifier: email, iss_sub, opaque, scim, aliases (or a complex subject\'s user).', additionalProperties: true }, verified: { type: 'boolean' } },
+  required: ['stream_id', 'subject'],
+  additionalProperties: true,
+};
+const STREAM_ID_QUERY = (required: boolean): JsonSchema => ({ type: 'object', properties: { stream_id: { type: 'string', minLength: 1, maxLength: 64 } }, ...(required ? { required: ['stream_id'] } : {}) });
+
+export const ssfDocs = {
+  configuration: {
+    summary: 'SSF Transmitter Configuration Metadata',
+    description: 'SSF 1.0 section 7: the issuer, the JWKS, the delivery methods and the stream management endpoints.',
+    tags: SSF_TAGS,
+    operationId: 'ssfConfiguration',
+    security: [],
+    responses: { '200': ssfJson('The transmitter configuration.', { type: 'object', required: ['issuer'], additionalProperties: true }) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  create: {
+    summary: 'Create an SSF stream',
+    description: 'SSF 1.0 section 8.1.1.1. Without delivery, a poll stream. 403 when the team holds its ssf.streams budget of streams; 400 for a push endpoint the egress policy refuses.',
+    tags: SSF_TAGS,
+    operationId: 'ssfCreateStream',
+    security: SSF_TOKEN,
+    requestBody: { required: false, content: { 'application/json': STREAM_INPUT } },
+    responses: { '201': ssfJson('The stream\'s configuration.', STREAM_CONFIG), ...ssfErrors([400, 401, 403, 413, 415, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  read: {
+    summary: 'Read an SSF stream, or all of the team\'s',
+    description: 'SSF 1.0 section 8.1.1.2: with stream_id its configuration, without it an array of every stream of the team.',
+    tags: SSF_TAGS,
+    operationId: 'ssfReadStream',
+    security: SSF_TOKEN,
+    querystring: STREAM_ID_QUERY(false),
+    responses: { '200': ssfJson('The configuration, or an array of them.', { oneOf: [STREAM_CONFIG, { type: 'array', items: STREAM_CONFIG }] }), ...ssfErrors([400, 401, 403, 404, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  update: {
+    summary: 'Update an SSF stream',
+    description: 'SSF 1.0 section 8.1.1.3: the receiver-supplied properties present are changed.',
+    tags: SSF_TAGS,
+    operationId: 'ssfUpdateStream',
+    security: SSF_TOKEN,
+    requestBody: { required: true, content: { 'application/json': STREAM_INPUT } },
+    responses: { '200': ssfJson('The updated configuration.', STREAM_CONFIG), ...ssfErrors([400, 401, 403, 404, 413, 415, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  replace: {
+    summary: 'Replace an SSF stream',
+    description: 'SSF 1.0 section 8.1.1.4: every receiver-supplied property is given; a missing one is deleted.',
+    tags: SSF_TAGS,
+    operationId: 'ssfReplaceStream',
+    security: SSF_TOKEN,
+    requestBody: { required: true, content: { 'application/json': STREAM_INPUT } },
+    responses: { '200': ssfJson('The new configuration.', STREAM_CONFIG), ...ssfErrors([400, 401, 403, 404, 413, 415, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  remove: {
+    summary: 'Delete an SSF stream',
+    description: 'SSF 1.0 section 8.1.1.5.',
+    tags: SSF_TAGS,
+    operationId: 'ssfDeleteStream',
+    security: SSF_TOKEN,
+    querystring: STREAM_ID_QUERY(true),
+    responses: { '204': NO_CONTENT, ...ssfErrors([400, 401, 403, 404, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  status: {
+    summary: 'Read an SSF stream\'s status',
+    description: 'SSF 1.0 section 8.1.2.1.',
+    tags: SSF_TAGS,
+    operationId: 'ssfReadStatus',
+    security: SSF_TOKEN,
+    querystring: STREAM_ID_QUERY(true),
+    responses: { '200': ssfJson('The status.', STREAM_STATUS), ...ssfErrors([400, 401, 403, 404, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  setStatus: {
+    summary: 'Set an SSF stream\'s status',
+    description: 'SSF 1.0 section 8.1.2.2: enabled delivers, paused holds events, disabled drops them.',
+    tags: SSF_TAGS,
+    operationId: 'ssfSetStatus',
+    security: SSF_TOKEN,
+    requestBody: { required: true, content: { 'application/json': STREAM_STATUS } },
+    responses: { '200': ssfJson('The new status.', STREAM_STATUS), ...ssfErrors([400, 401, 403, 404, 413, 415, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  addSubject: {
+    summary: 'Add a subject to an SSF stream',
+    description: 'SSF 1.0 section 8.1.3.2. A subject naming no user of the team is answered 200 too (subject probing, section 9.1).',
+    tags: SSF_TAGS,
+    operationId: 'ssfAddSubject',
+    security: SSF_TOKEN,
+    requestBody: { required: true, content: { 'application/json': SUBJECT_INPUT } },
+    responses: { '200': { description: 'Added; no body.' }, ...ssfErrors([400, 401, 403, 404, 413, 415, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  removeSubject: {
+    summary: 'Remove a subject from an SSF stream',
+    description: 'SSF 1.0 section 8.1.3.3. A subject naming no user of the team is answered 204 too.',
+    tags: SSF_TAGS,
+    operationId: 'ssfRemoveSubject',
+    security: SSF_TOKEN,
+    requestBody: { required: true, content: { 'application/json': SUBJECT_INPUT } },
+    responses: { '204': NO_CONTENT, ...ssfErrors([400, 401, 403, 404, 413, 415, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+  verify: {
+    summary: 'Ask for a verification event',
+    description: 'SSF 1.0 section 8.1.4.2: a verification event (state echoed) is delivered on this stream only. 429 with Retry-After sooner than min_verification_interval after the last.',
+    tags: SSF_TAGS,
+    operationId: 'ssfVerify',
+    security: SSF_TOKEN,
+    requestBody: { required: true, content: { 'application/json': { type: 'object', properties: { stream_id: { type: 'string' }, state: { type: 'string' } }, required: ['stream_id'], additionalProperties: true } } },
+    responses: { '204': NO_CONTENT, ...ssfErrors([400, 401, 403, 404, 413, 415, 429, 500]) },
+    errors: 'oauth',
+  } satisfies RouteDoc,
+};
 
 /** The poll delivery of SSF streams (ssf-poll.ts, issue 33). */
 export const ssfPollDocs = {

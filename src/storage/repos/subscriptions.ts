@@ -26,7 +26,8 @@ export async function insertSubscription(ex: Executor, row: SubscriptionRow): Pr
  */
 export async function countSubscriptionsLocked(ex: Executor, teamId: string): Promise<number> {
   await ex.updateTable('teams').set((eb) => ({ limits: eb.ref('limits') })).where('id', '=', teamId).execute();
-  const row = await ex.selectFrom('event_subscriptions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).executeTakeFirstOrThrow();
+  // SSF streams count against their own budget (ssf-streams.ts countStreamsLocked).
+  const row = await ex.selectFrom('event_subscriptions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).where('format', '!=', 'ssf').executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -47,6 +48,7 @@ export async function subscriptionBySecret(ex: Executor, secretHash: string): Pr
 export async function deleteSubscription(ex: Executor, teamId: string, id: string): Promise<boolean> {
   const result = await ex.deleteFrom('event_subscriptions').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
   await ex.deleteFrom('event_attempts').where('subscription_id', '=', id).execute();
+  await ex.deleteFrom('ssf_subjects').where('subscription_id', '=', id).execute();
   return Number(result.numDeletedRows) > 0;
 }
 
