@@ -287,8 +287,8 @@ export function connectionsBody(
 <form method="post" action="/console/connections/tokens" class="card filters">
 <input type="hidden" name="_csrf" value="${e(csrf)}">
 <div><label for="token-name">Name</label><input id="token-name" name="name" type="text" required maxlength="100" placeholder="Entra ID production"></div>
-<div><label for="token-scope">For</label><select id="token-scope" name="scope"><option value="provisioning" selected>SCIM provisioning (read write)</option><option value="ssf">a Shared Signals receiver (ssf)</option><option value="both">both (read write ssf)</option></select></div>
 <div><label for="token-expiry">Expires in</label><select id="token-expiry" name="expiresIn"><option value="30d">30 days</option><option value="90d">90 days</option><option value="180d" selected>180 days</option><option value="366d">1 year</option></select></div>
+<div><label for="token-scope">For</label><select id="token-scope" name="scope"><option value="provisioning" selected>SCIM provisioning (read write)</option><option value="ssf">a Shared Signals receiver (ssf)</option><option value="both">both (read write ssf)</option></select></div>
 <div><button type="submit" class="primary">Issue token</button></div>
 </form>
 <p class="muted">The token acts for you (your userName appears as its user). A provisioning token has the read and write scopes; a Shared Signals receiver's the ssf scope, with which it manages its SSF streams (transmitter configuration: <code>${e(scimBase.replace(/\/v2\/scim$/, ''))}/.well-known/ssf-configuration</code>). SCIM base URL: <code>${e(scimBase)}</code></p>

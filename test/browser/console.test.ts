@@ -219,6 +219,8 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await page.keyboard.type('Entra ID <prod> "west"');
       await page.keyboard.press('Tab');
       await page.keyboard.press('ArrowDown');
+      // Past "For" (a provisioning token, the default) to the button.
+      await page.keyboard.press('Tab');
       await page.keyboard.press('Tab');
       await page.keyboard.press('Enter');
       await page.waitForSelector('#new-token');
