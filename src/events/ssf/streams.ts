@@ -213,8 +213,11 @@ async function reconfigure(deps: StreamDeps, teamId: string, body: Body, by: Cha
     const change: StreamChange = {
       ssf: JSON.stringify(next),
       updated_at: now,
-      // A new endpoint starts with a fresh retry budget.
-      ...(changes.delivery ? { method: changes.delivery.method, url: changes.delivery.method === 'push' ? changes.delivery.url : null, failures: 0, failing_since: null, next_attempt_at: now } : {}),
+      // A new endpoint starts with a fresh retry budget. Its lease is taken back: the instance
+      // holding the stream may be pushing a backlog to the old endpoint, and its next cursor move
+      // (conditional on the lease) now fails, so it stops; the stream is claimed again with the
+      // new delivery. Only the push in flight at this commit still goes to the old endpoint.
+      ...(changes.delivery ? { method: changes.delivery.method, url: changes.delivery.method === 'push' ? changes.delivery.url : null, failures: 0, failing_since: null, next_attempt_at: now, lease_owner: null, lease_until: null } : {}),
     };
     await storeStream(trx, teamId, id, change);
     await audit(trx, deps, teamId, by, replace ? 'stream_replaced' : 'stream_updated', id, {

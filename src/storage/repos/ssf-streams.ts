@@ -35,7 +35,7 @@ export async function streamById(ex: Executor, teamId: string, id: string): Prom
   return row ? toRow(row) : undefined;
 }
 
-export type StreamChange = Partial<Pick<EventSubscriptionsTable, 'method' | 'url' | 'ssf' | 'state' | 'paused_reason' | 'cursor' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'creator_token' | 'creator_user'>>;
+export type StreamChange = Partial<Pick<EventSubscriptionsTable, 'method' | 'url' | 'ssf' | 'state' | 'paused_reason' | 'cursor' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'creator_token' | 'creator_user' | 'lease_owner' | 'lease_until'>>;
 
 /** Changes the team's stream `id`; false when there is none. */
 export async function updateStream(ex: Executor, teamId: string, id: string, change: StreamChange): Promise<boolean> {

@@ -249,8 +249,7 @@ export async function teamHasStreams(ex: Executor, teamId: string): Promise<bool
   return row !== undefined;
 }
 
-/** A stream's configuration as stored now (the `ssf` column; undefined when the subscription is gone): re-read by delivery per batch. */
-export async function streamConfigText(ex: Executor, id: string): Promise<string | null | undefined> {
-  const row = await ex.selectFrom('event_subscriptions').select('ssf').where('id', '=', id).executeTakeFirst();
-  return row?.ssf;
+/** A stream's configuration and delivery as stored now (`ssf`, `method`, `url`; undefined when the subscription is gone): re-read by delivery per batch. */
+export async function streamConfigText(ex: Executor, id: string): Promise<Pick<SubscriptionRow, 'ssf' | 'method' | 'url'> | undefined> {
+  return ex.selectFrom('event_subscriptions').select(['ssf', 'method', 'url']).where('id', '=', id).executeTakeFirst();
 }
