@@ -6,7 +6,7 @@
  * on both engines; an expired lease (its instance died) is taken over the same way.
  */
 import { defineChain, runChain } from '../chain.ts';
-import { defineStatement, hot } from '../statements.ts';
+import { defineStatement, hooksIfAny, hot } from '../statements.ts';
 import type { Db, EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
 
 export interface SubscriptionRow extends Omit<EventSubscriptionsTable, 'cursor'> {
@@ -247,6 +247,21 @@ export async function attemptsPage(ex: Executor, subscriptionId: string, limit: 
 export async function teamHasStreams(ex: Executor, teamId: string): Promise<boolean> {
   const row = await ex.selectFrom('event_subscriptions').select('id').where('team_id', '=', teamId).where('format', '=', 'ssf').limit(1).executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * teamHasStreams for a write about to derive Shared Signals, read after a share lock on the
+ * team's row where the engine locks rows (PostgreSQL; SQLite runs one write at a time). A
+ * stream's creation updates that row first (countStreamsLocked) and takes its cursor (the feed's
+ * last seq) after it, so the two take turns: either the creation waits for this write, and the
+ * write's events are numbered at or before the new stream's cursor (not its to carry), or this
+ * write waits for the creation and then sees the stream. Without the lock, a write that read "no
+ * stream" before the creation committed could commit after it: its event numbered after the
+ * stream's cursor, with no signal for the stream.
+ */
+export async function teamHasStreamsForWrite(ex: Executor, teamId: string): Promise<boolean> {
+  if (hooksIfAny(ex)?.rowLocks) await ex.selectFrom('teams').select('id').where('id', '=', teamId).forShare().execute();
+  return teamHasStreams(ex, teamId);
 }
 
 /** A stream's configuration and delivery as stored now (`ssf`, `method`, `url`; undefined when the subscription is gone): re-read by delivery per batch. */
