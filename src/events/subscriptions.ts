@@ -183,7 +183,7 @@ export async function createSubscription(deps: CreationDeps, team: SubscribingTe
   const webhook = format === 'webhook' ? newWebhookSecret(deps.box!, id) : undefined;
   const row = await transact(deps.storage.db, async (trx) => {
     const cap = budgetsOf(team).subscriptions;
-    const held = await countSubscriptionsLocked(trx, teamId);
+    const held = await countSubscriptionsLocked(trx, teamId, 'subscriptions');
     if (held >= cap) throw new OverBudget(teamId, 'subscriptions', `the team holds ${held} event subscriptions, its budget is ${cap}: delete one first, or ask the operator to raise the subscriptions limit`);
     const created: SubscriptionRow = {
       id,

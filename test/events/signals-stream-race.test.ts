@@ -15,8 +15,7 @@ import { ACCOUNT_DISABLED, SIGNAL_EVENT_URIS } from '../../src/events/signals.ts
 import type { StreamConfig } from '../../src/events/stream-config.ts';
 import { newId } from '../../src/ids.ts';
 import { eventsAfter, lastSeq } from '../../src/storage/repos/events.ts';
-import { countStreamsLocked } from '../../src/storage/repos/ssf-streams.ts';
-import { insertSubscription } from '../../src/storage/repos/subscriptions.ts';
+import { countSubscriptionsLocked, insertSubscription } from '../../src/storage/repos/subscriptions.ts';
 import type { SubscriptionRow } from '../../src/storage/repos/subscriptions.ts';
 import { createTestApp, json } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -39,7 +38,7 @@ for (const engine of engines.filter((e) => e.name === 'postgres')) {
         // The stream's creation as streams.ts does it: the team's row locked, the stream inserted
         // with the feed's last seq as its cursor; then held open.
         const creation = t.storage.db.transaction().execute(async (trx) => {
-          await countStreamsLocked(trx, t.team.id);
+          await countSubscriptionsLocked(trx, t.team.id, 'streams');
           cursor = await lastSeq(trx, t.team.id);
           const config: StreamConfig = { aud: 'https://receiver.example/ssf', eventsRequested: SIGNAL_EVENT_URIS, eventsDelivered: SIGNAL_EVENT_URIS, status: 'enabled' };
           const row: SubscriptionRow = {

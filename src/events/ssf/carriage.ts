@@ -5,7 +5,7 @@
  *
  * Subjects (SSF 1.0 section 8.1.3): a stream carries every user of its team except those its
  * receiver removed (`ssf_subjects` included 0; included 1 adds one back). The removals are read
- * once per batch of feed rows, for the users of that batch only (repos/ssf-subjects.ts), never
+ * once per batch of feed rows, for the users of that batch only (repos/ssf-streams.ts removedAmong), never
  * per event: a removal committed while a batch is in hand applies from the next batch, so a push
  * may still send the SETs of at most one batch about a subject just removed, which SSF 1.0
  * section 9.3 allows (receivers must tolerate them). A stream's own events (verification,
@@ -19,7 +19,7 @@
 import { SealError } from '../../keys/sealed.ts';
 import type { SecretBox } from '../../keys/sealed.ts';
 import type { EventRow } from '../../storage/repos/events.ts';
-import { removedAmong } from '../../storage/repos/ssf-subjects.ts';
+import { removedAmong } from '../../storage/repos/ssf-streams.ts';
 import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
 import type { Executor } from '../../storage/types.ts';
 import { SIGNAL } from '../feed.ts';

@@ -33,9 +33,9 @@ import { budgetsOf, OverBudget } from '../../budgets.ts';
 import { newId } from '../../ids.ts';
 import type { SecretBox } from '../../keys/sealed.ts';
 import { lastSeq } from '../../storage/repos/events.ts';
-import { countStreamsLocked, markSubjects, replaceStreamConfig, streamById, streamForUpdate, streamsOfTeam, updateStream as storeStream } from '../../storage/repos/ssf-streams.ts';
+import { markSubjects, replaceStreamConfig, streamById, streamForUpdate, streamsOfTeam, updateStream as storeStream } from '../../storage/repos/ssf-streams.ts';
 import type { StreamChange } from '../../storage/repos/ssf-streams.ts';
-import { deleteSubscription, insertSubscription } from '../../storage/repos/subscriptions.ts';
+import { countSubscriptionsLocked, deleteSubscription, insertSubscription } from '../../storage/repos/subscriptions.ts';
 import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
 import { transact } from '../../storage/statements.ts';
 import type { Db, Executor } from '../../storage/types.ts';
@@ -141,7 +141,7 @@ export async function createStream(deps: StreamDeps, receiver: StreamReceiver, b
   const teamId = receiver.team.id;
   const row = await transact(deps.storage.db, async (trx) => {
     const cap = budgetsOf(receiver.team)['ssf.streams'];
-    const held = await countStreamsLocked(trx, teamId);
+    const held = await countSubscriptionsLocked(trx, teamId, 'streams');
     if (held >= cap) throw new OverBudget(teamId, 'ssf.streams', `the team holds ${held} SSF streams, its budget is ${cap}: delete one first, or ask the operator to raise the ssf.streams limit`);
     const now = iso(deps.clock);
     const created: SubscriptionRow = {
