@@ -24,6 +24,7 @@ import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
 import type { Executor } from '../../storage/types.ts';
 import { SIGNAL } from '../feed.ts';
 import { openAuthorization, streamConfigOf } from '../stream-config.ts';
+import { isHeaderValue } from './stream-input.ts';
 
 /** Whether a subscription delivers a feed row. */
 export type Carries = (row: EventRow) => boolean;
@@ -46,9 +47,6 @@ export async function carriedOf(ex: Executor, sub: Pick<SubscriptionRow, 'id' | 
 /** A stream's sealed Authorization header cannot be used (another master key, or not a header value): the attempt fails as `secret`. */
 export class StreamAuthorizationUnreadable extends Error {}
 
-/** A header value node:http sends as given: visible ASCII, spaces and tabs, no line breaks. */
-const HEADER_VALUE = /^[\t\x20-\x7e]+$/;
-
 /**
  * The Authorization header a stream's pushes carry (opened with `box`, keys.box(STREAM_SECRETS)),
  * or undefined when its receiver gave none (and for every other subscription).
@@ -64,6 +62,6 @@ export function pushAuthorization(box: SecretBox | undefined, sub: Pick<Subscrip
     if (error instanceof SealError) throw new StreamAuthorizationUnreadable(`stream ${sub.id}: its Authorization header cannot be opened with this master key`);
     throw error;
   }
-  if (!HEADER_VALUE.test(header)) throw new StreamAuthorizationUnreadable(`stream ${sub.id}: its Authorization header is not a valid header value`);
+  if (!isHeaderValue(header)) throw new StreamAuthorizationUnreadable(`stream ${sub.id}: its Authorization header is not a valid header value`);
   return header;
 }
