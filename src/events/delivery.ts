@@ -454,13 +454,16 @@ export class DeliveryWorker {
   /**
    * What the subscription carries of the batch just read: a stream's configuration is read again
    * first (its events, its Authorization header may have changed while this instance held it).
-   * False when the stream is gone.
+   * False when the stream is gone, or its delivery (method, endpoint) changed: this instance then
+   * stops holding it, and the stream is claimed again with its new delivery (a delivery change
+   * also takes the lease back, streams.ts).
    */
   async #carriage(held: Held): Promise<boolean> {
     const { db } = this.#deps.storage;
     if (held.sub.format === 'ssf') {
-      const ssf = await streamConfigText(db, held.sub.id);
-      if (ssf === undefined) return false;
+      const now = await streamConfigText(db, held.sub.id);
+      if (now === undefined || now.method !== held.sub.method || now.url !== held.sub.url) return false;
+      const { ssf } = now;
       if (ssf !== held.sub.ssf) {
         held.sub = { ...held.sub, ssf };
         held.wanted = wantedBy(held.sub);

@@ -39,7 +39,7 @@
 import type { Actor } from '../audit/events.ts';
 import { appendSignal, resourcePath } from './feed.ts';
 import type { ChangeType, WriteOrigin } from './feed.ts';
-import { teamHasStreams } from '../storage/repos/subscriptions.ts';
+import { teamHasStreamsForWrite } from '../storage/repos/subscriptions.ts';
 import type { UserRow } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
 
@@ -209,13 +209,14 @@ export interface SignalOrigin extends WriteOrigin {
 
 /**
  * Appends the write's signals to the team's feed, in the write's transaction, when the team has
- * an SSF stream (read in the same transaction; a write that emits nothing reads nothing). Each
+ * an SSF stream (read in the same transaction, under a share lock on the team's row that orders
+ * it with a stream's creation: teamHasStreamsForWrite; a write that emits nothing reads nothing). Each
  * row names the user and its new version; its `txn` is the write's request id, shared by the
  * signals of one write as SSF 1.0 allows.
  */
 export async function recordUserSignals(origin: SignalOrigin, ex: Executor, transition: Omit<UserTransition, 'actor'>, version: number): Promise<void> {
   const signals = userSignals(origin.baseUrl, { ...transition, actor: origin.actor });
-  if (signals.length === 0 || !(await teamHasStreams(ex, origin.team.id))) return;
+  if (signals.length === 0 || !(await teamHasStreamsForWrite(ex, origin.team.id))) return;
   for (const s of signals) {
     await appendSignal(origin, ex, {
       teamId: origin.team.id,

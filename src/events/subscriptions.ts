@@ -183,7 +183,7 @@ export async function createSubscription(deps: CreationDeps, team: SubscribingTe
   const webhook = format === 'webhook' ? newWebhookSecret(deps.box!, id) : undefined;
   const row = await transact(deps.storage.db, async (trx) => {
     const cap = budgetsOf(team).subscriptions;
-    const held = await countSubscriptionsLocked(trx, teamId);
+    const held = await countSubscriptionsLocked(trx, teamId, 'subscriptions');
     if (held >= cap) throw new OverBudget(teamId, 'subscriptions', `the team holds ${held} event subscriptions, its budget is ${cap}: delete one first, or ask the operator to raise the subscriptions limit`);
     const created: SubscriptionRow = {
       id,
@@ -341,15 +341,28 @@ export async function pendingCounts(
   ends?: FeedEnds,
 ): Promise<Pending[]> {
   if (subscriptions.length === 0) return [];
-  const hasStreams = subscriptions.some((s) => s.format === 'ssf');
   const { lastSeq: last, firstKept: first } = ends ?? (await feedEnds(deps.storage.db, teamId));
+  const behind = (s: { cursor: number }) => (first === undefined ? 0 : Math.max(0, last - Math.max(s.cursor, first - 1)));
+  // Whether the feed may hold Shared Signals a SCIM subscription without an events filter would
+  // count: yes when the team has a stream; else one probe for an `ssf` row after the furthest
+  // behind of those subscriptions that are counted exactly (at most PENDING_SCAN rows from the
+  // feed's end: a team's last stream deleted leaves its signals until retention prunes them).
+  // A subscription further behind is counted as every row after its cursor, as before.
+  let signals = subscriptions.some((s) => s.format === 'ssf');
+  if (!signals) {
+    const near = subscriptions.filter((s) => s.format !== 'ssf' && (s.events ?? null) === null && behind(s) > 0 && behind(s) <= PENDING_SCAN);
+    if (near.length > 0) {
+      const from = Math.min(...near.map((s) => s.cursor));
+      signals = (await countEventsAfter(deps.storage.db, teamId, from, [SIGNAL], 1)) > 0;
+    }
+  }
   return Promise.all(
     subscriptions.map(async (s): Promise<Pending> => {
-      const after = first === undefined ? 0 : Math.max(0, last - Math.max(s.cursor, first - 1));
+      const after = behind(s);
       // Counted by type when the subscription takes only some of the feed's rows: an events
-      // filter, an SSF stream (Shared Signals only), or any SCIM subscription of a team whose
-      // feed holds Shared Signals (the team has streams).
-      const types = s.format === 'ssf' ? [SIGNAL] : s.events ?? (hasStreams ? EVENT_TYPES : null);
+      // filter, an SSF stream (Shared Signals only), or any SCIM subscription when the feed may
+      // hold Shared Signals (above).
+      const types = s.format === 'ssf' ? [SIGNAL] : s.events ?? (signals ? EVENT_TYPES : null);
       if (types === null || after === 0) return { count: after, exact: true };
       if (after > PENDING_SCAN) return { count: after, exact: false };
       return { count: await countEventsAfter(deps.storage.db, teamId, s.cursor, types, PENDING_SCAN), exact: true };

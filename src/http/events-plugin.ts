@@ -23,7 +23,7 @@ import type { Storage } from '../storage/connect.ts';
 import type { SecretBox } from '../keys/sealed.ts';
 import { rotateWebhookSecret } from '../events/webhook-secrets.ts';
 import { unstorableText } from '../text.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import { addJsonBodyParser } from './json-body.ts';
 import type { AccessLog } from './access-log.ts';
 import { bearerToken, sendScimError } from './scim-plugin.ts';
 import { scimBody } from './scim-payload.ts';
@@ -84,24 +84,10 @@ async function requireAdministrator(options: Pick<EventsPluginOptions, 'bearers'
 
 export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
   addComponentSchemas(app);
-  // Fastify's own JSON parser (prototype poisoning refused), after a nesting bound on the text.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (nestsDeeperThan(body as string)) {
-      const why = `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`;
-      const poll = request.routeOptions.url === '/v2/events/poll';
-      done(poll ? (new PollError(400, 'invalid_request', why) as unknown as Error) : new ScimError(400, why, 'invalidSyntax'), undefined);
-      return;
-    }
-    parseJson(request, body as string, (error, parsed) => {
-      if (!error && unstorableText(parsed) !== undefined) {
-        const why = 'The body holds text that is not valid Unicode or contains NUL characters';
-        const poll = request.routeOptions.url === '/v2/events/poll';
-        done(poll ? (new PollError(400, 'invalid_request', why) as unknown as Error) : new ScimError(400, why, 'invalidValue'), undefined);
-        return;
-      }
-      done(error, parsed);
-    });
+  addJsonBodyParser(app, (why, message, request) => {
+    if (why === 'syntax') return undefined;
+    if (request.routeOptions.url === '/v2/events/poll') return new PollError(400, 'invalid_request', message) as unknown as Error;
+    return new ScimError(400, message, why === 'depth' ? 'invalidSyntax' : 'invalidValue');
   });
   // Ids and queries no database can store (PostgreSQL refuses NUL) are refused before any query.
   app.addHook('preValidation', async (request) => {

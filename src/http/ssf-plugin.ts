@@ -24,7 +24,7 @@ import type { Bearer } from '../oauth/tokens.ts';
 import type { Storage } from '../storage/connect.ts';
 import { unstorableText } from '../text.ts';
 import type { AccessLog } from './access-log.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import { addJsonBodyParser } from './json-body.ts';
 import { documented } from './openapi/route-doc.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
 import { ssfDocs } from './openapi/routes-other.ts';
@@ -86,19 +86,7 @@ export async function requireSsfBearer(options: Pick<SsfPluginOptions, 'bearers'
 
 export async function ssfPlugin(app: FastifyInstance, options: SsfPluginOptions): Promise<void> {
   const deps: StreamDeps = { storage: options.storage, clock: options.clock, receivers: options.receivers, box: options.box, issuer: options.baseUrl };
-  // Fastify's own JSON parser (prototype poisoning refused), after a nesting bound on the text.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (nestsDeeperThan(body as string)) {
-      done(new SsfError(400, 'invalid_request', `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`), undefined);
-      return;
-    }
-    parseJson(_request, body as string, (error, parsed) => {
-      if (error) return done(new SsfError(400, 'invalid_request', 'The request body is not valid JSON'), undefined);
-      if (unstorableText(parsed) !== undefined) return done(new SsfError(400, 'invalid_request', 'The body holds text that is not valid Unicode or contains NUL characters'), undefined);
-      done(null, parsed);
-    });
-  });
+  addJsonBodyParser(app, (_why, message) => new SsfError(400, 'invalid_request', message));
   // Who may manage streams is settled before anything about the request is: a caller without
   // the right token learns 401/403, never the body's or the query's rules.
   const bearers = new WeakMap<FastifyRequest, Bearer>();

@@ -20,10 +20,9 @@ import { scimErrorOf } from '../scim/errors.ts';
 import type { Storage } from '../storage/connect.ts';
 import { subscriptionById } from '../storage/repos/subscriptions.ts';
 import type { SubscriptionRow } from '../storage/repos/subscriptions.ts';
-import { unstorableText } from '../text.ts';
 import type { AccessLog } from './access-log.ts';
 import { requireBearer } from './events-plugin.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import { addJsonBodyParser } from './json-body.ts';
 import { documented } from './openapi/route-doc.ts';
 import { ssfPollDocs } from './openapi/routes-other.ts';
 import { addComponentSchemas } from './openapi/body-validation.ts';
@@ -70,22 +69,8 @@ async function pollStream(options: SsfPollOptions, request: FastifyRequest): Pro
 
 export async function ssfPollPlugin(app: FastifyInstance, options: SsfPollOptions): Promise<void> {
   addComponentSchemas(app);
-  // Fastify's own JSON parser (prototype poisoning refused), after a nesting bound on the text;
-  // text no database stores (NUL, lone surrogates: setErrs descriptions are logged) is refused.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (nestsDeeperThan(body as string)) {
-      done(invalid(`The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`) as unknown as Error, undefined);
-      return;
-    }
-    parseJson(_request, body as string, (error, parsed) => {
-      if (!error && unstorableText(parsed) !== undefined) {
-        done(invalid('The body holds text that is not valid Unicode or contains NUL characters') as unknown as Error, undefined);
-        return;
-      }
-      done(error, parsed);
-    });
-  });
+  // Text no database stores is refused too (setErrs descriptions are logged).
+  addJsonBodyParser(app, (why, message) => (why === 'syntax' ? undefined : (invalid(message) as unknown as Error)));
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if ((error as unknown) instanceof PollError) {
       const e = error as unknown as PollError;

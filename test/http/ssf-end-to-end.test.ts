@@ -134,14 +134,23 @@ for (const engine of engines) {
       assert.equal((await detail()).format, 'ssf');
 
       // Paused: events are held (nothing goes out), and arrive once the stream is enabled again.
+      // A second stream of the team, enabled, receives the same events meanwhile: once they have
+      // reached it, delivery has run past them, and the paused stream has still received nothing.
+      const sibling = await startReceiver();
+      receivers.push(sibling);
+      assert.equal((await ssf('POST', '/v2/ssf/stream', { delivery: { method: 'urn:ietf:rfc:8935', endpoint_url: sibling.url }, events_requested: [CREDENTIAL_CHANGE, ACCOUNT_DISABLED, SESSION_REVOKED] })).statusCode, 201);
       assert.equal(json(await ssf('POST', '/v2/ssf/status', { stream_id: id, status: 'paused', reason: 'receiver maintenance' })).status, 'paused');
+      const pausedAt = (await subscriptionById(app.storage.db, app.team.id, id))!.cursor;
       const made2 = await scim('POST', '/Users', { schemas: [USER], userName: 'bob', emails: [{ value: 'bob@acme.example' }], password: 'another long passphrase 2' });
       assert.equal(made2.statusCode, 201, made2.body);
       const bob = String(json(made2).id);
       assert.equal((await scim('PATCH', `/Users/${bob}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] })).statusCode, 200);
+      await sibling.waitFor(3);
       const beforeResume = (await received()).length;
       assert.equal(beforeResume, 1 + expected.length, 'nothing of bob was sent while paused');
-      assert.equal((await subscriptionById(app.storage.db, app.team.id, id))!.state, 'paused');
+      const paused = (await subscriptionById(app.storage.db, app.team.id, id))!;
+      assert.equal(paused.state, 'paused');
+      assert.equal(paused.cursor, pausedAt, 'the paused stream\'s cursor stays where it was');
       assert.equal(json(await ssf('POST', '/v2/ssf/status', { stream_id: id, status: 'enabled' })).status, 'enabled');
       await arrived(beforeResume + 3, 'the held events');
       const held = (await received()).slice(beforeResume);

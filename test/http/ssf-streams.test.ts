@@ -58,6 +58,28 @@ for (const engine of engines) {
     };
     const subscription = async (id: string) => (await subscriptionById(t!.storage.db, t!.team.id, id))!;
 
+    it('an authorization_header that is not one line of visible ASCII (non-ASCII, control characters) is refused at create, PATCH and PUT with 400 invalid_request, the stream unchanged', async () => {
+      const token = await setup();
+      const stream = await createPush(token, { delivery: { method: PUSH, endpoint_url: RECEIVER, authorization_header: 'Bearer good\tone ~!' } });
+      const id = String(stream.stream_id);
+      const before = await subscription(id);
+      for (const header of ['Bearer caf\u00e9', 'Bearer \u2603', 'Bearer a\u0001b', 'Bearer a\u007fb', 'Bearer a\u0085b', 'Bearer a\rb', 'Bearer a\nb']) {
+        const delivery = { method: PUSH, endpoint_url: RECEIVER, authorization_header: header };
+        for (const [method, body] of [
+          ['POST', { delivery }],
+          ['PATCH', { stream_id: id, delivery }],
+          ['PUT', { stream_id: id, delivery, events_requested: [`${RISC}/account-disabled`] }],
+        ] as const) {
+          const bad = await call(token, method, '/v2/ssf/stream', body);
+          assert.equal(bad.statusCode, 400, `${method} ${JSON.stringify(header)}: ${bad.body}`);
+          assert.equal(json(bad).error, 'invalid_request');
+          assert.match(String(json(bad).error_description), /authorization_header/);
+        }
+      }
+      assert.deepEqual(await subscription(id), before, 'the stream is unchanged');
+      assert.equal((json(await call(token, 'GET', '/v2/ssf/stream')) as unknown as unknown[]).length, 1, 'no stream created');
+    });
+
     it('SSF 7.1: /.well-known/ssf-configuration names the issuer, the JWKS, both delivery methods, every endpoint and OAuth 2.0 authorization, without a token', async () => {
       t = await createTestApp({ engine });
       const r = await call(undefined, 'GET', '/.well-known/ssf-configuration');

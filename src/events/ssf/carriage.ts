@@ -5,7 +5,7 @@
  *
  * Subjects (SSF 1.0 section 8.1.3): a stream carries every user of its team except those its
  * receiver removed (`ssf_subjects` included 0; included 1 adds one back). The removals are read
- * once per batch of feed rows, for the users of that batch only (repos/ssf-subjects.ts), never
+ * once per batch of feed rows, for the users of that batch only (repos/ssf-streams.ts removedAmong), never
  * per event: a removal committed while a batch is in hand applies from the next batch, so a push
  * may still send the SETs of at most one batch about a subject just removed, which SSF 1.0
  * section 9.3 allows (receivers must tolerate them). A stream's own events (verification,
@@ -19,11 +19,12 @@
 import { SealError } from '../../keys/sealed.ts';
 import type { SecretBox } from '../../keys/sealed.ts';
 import type { EventRow } from '../../storage/repos/events.ts';
-import { removedAmong } from '../../storage/repos/ssf-subjects.ts';
+import { removedAmong } from '../../storage/repos/ssf-streams.ts';
 import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
 import type { Executor } from '../../storage/types.ts';
 import { SIGNAL } from '../feed.ts';
 import { openAuthorization, streamConfigOf } from '../stream-config.ts';
+import { isHeaderValue } from './stream-input.ts';
 
 /** Whether a subscription delivers a feed row. */
 export type Carries = (row: EventRow) => boolean;
@@ -46,9 +47,6 @@ export async function carriedOf(ex: Executor, sub: Pick<SubscriptionRow, 'id' | 
 /** A stream's sealed Authorization header cannot be used (another master key, or not a header value): the attempt fails as `secret`. */
 export class StreamAuthorizationUnreadable extends Error {}
 
-/** A header value node:http sends as given: visible ASCII, spaces and tabs, no line breaks. */
-const HEADER_VALUE = /^[\t\x20-\x7e]+$/;
-
 /**
  * The Authorization header a stream's pushes carry (opened with `box`, keys.box(STREAM_SECRETS)),
  * or undefined when its receiver gave none (and for every other subscription).
@@ -64,6 +62,6 @@ export function pushAuthorization(box: SecretBox | undefined, sub: Pick<Subscrip
     if (error instanceof SealError) throw new StreamAuthorizationUnreadable(`stream ${sub.id}: its Authorization header cannot be opened with this master key`);
     throw error;
   }
-  if (!HEADER_VALUE.test(header)) throw new StreamAuthorizationUnreadable(`stream ${sub.id}: its Authorization header is not a valid header value`);
+  if (!isHeaderValue(header)) throw new StreamAuthorizationUnreadable(`stream ${sub.id}: its Authorization header is not a valid header value`);
   return header;
 }

@@ -19,6 +19,13 @@ const MAX_AUTHORIZATION = 4_096;
 
 export type Body = Readonly<Record<string, unknown>>;
 
+/**
+ * A header value node:http sends as given (RFC 9110 field-value, without obs-text): visible
+ * ASCII, spaces and tabs, no line breaks, not empty. A stream's Authorization header is checked
+ * with it when the receiver gives it, and again when a push sends it (carriage.ts).
+ */
+export const isHeaderValue = (value: string): boolean => /^[\t\x20-\x7e]+$/.test(value);
+
 /** A delivery as asked for, checked: push with its endpoint (and sealed-to-be header), or poll. */
 export type Delivery = { readonly method: 'push'; readonly url: string; readonly authorization?: string } | { readonly method: 'poll' };
 
@@ -57,8 +64,8 @@ export async function deliveryOf(deps: { readonly receivers: ReceiverPolicy; rea
     const problem = await deps.receivers.problem(url);
     if (problem) throw invalidValue(`endpoint_url: ${problem}`);
     if (authorization === undefined) return { method: 'push', url };
-    if (typeof authorization !== 'string' || authorization === '' || authorization.length > MAX_AUTHORIZATION || /[\r\n\0]/.test(authorization)) {
-      throw invalidValue(`authorization_header must be one line of text of at most ${MAX_AUTHORIZATION} characters`);
+    if (typeof authorization !== 'string' || authorization.length > MAX_AUTHORIZATION || !isHeaderValue(authorization)) {
+      throw invalidValue(`authorization_header must be a header value: one line of visible ASCII characters, spaces and tabs, at most ${MAX_AUTHORIZATION} of them`);
     }
     return { method: 'push', url, authorization };
   }

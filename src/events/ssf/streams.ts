@@ -33,9 +33,9 @@ import { budgetsOf, OverBudget } from '../../budgets.ts';
 import { newId } from '../../ids.ts';
 import type { SecretBox } from '../../keys/sealed.ts';
 import { lastSeq } from '../../storage/repos/events.ts';
-import { countStreamsLocked, markSubjects, replaceStreamConfig, streamById, streamForUpdate, streamsOfTeam, updateStream as storeStream } from '../../storage/repos/ssf-streams.ts';
+import { markSubjects, replaceStreamConfig, streamById, streamForUpdate, streamsOfTeam, updateStream as storeStream } from '../../storage/repos/ssf-streams.ts';
 import type { StreamChange } from '../../storage/repos/ssf-streams.ts';
-import { deleteSubscription, insertSubscription } from '../../storage/repos/subscriptions.ts';
+import { countSubscriptionsLocked, deleteSubscription, insertSubscription } from '../../storage/repos/subscriptions.ts';
 import type { SubscriptionRow } from '../../storage/repos/subscriptions.ts';
 import { transact } from '../../storage/statements.ts';
 import type { Db, Executor } from '../../storage/types.ts';
@@ -141,7 +141,7 @@ export async function createStream(deps: StreamDeps, receiver: StreamReceiver, b
   const teamId = receiver.team.id;
   const row = await transact(deps.storage.db, async (trx) => {
     const cap = budgetsOf(receiver.team)['ssf.streams'];
-    const held = await countStreamsLocked(trx, teamId);
+    const held = await countSubscriptionsLocked(trx, teamId, 'streams');
     if (held >= cap) throw new OverBudget(teamId, 'ssf.streams', `the team holds ${held} SSF streams, its budget is ${cap}: delete one first, or ask the operator to raise the ssf.streams limit`);
     const now = iso(deps.clock);
     const created: SubscriptionRow = {
@@ -213,8 +213,11 @@ async function reconfigure(deps: StreamDeps, teamId: string, body: Body, by: Cha
     const change: StreamChange = {
       ssf: JSON.stringify(next),
       updated_at: now,
-      // A new endpoint starts with a fresh retry budget.
-      ...(changes.delivery ? { method: changes.delivery.method, url: changes.delivery.method === 'push' ? changes.delivery.url : null, failures: 0, failing_since: null, next_attempt_at: now } : {}),
+      // A new endpoint starts with a fresh retry budget. Its lease is taken back: the instance
+      // holding the stream may be pushing a backlog to the old endpoint, and its next cursor move
+      // (conditional on the lease) now fails, so it stops; the stream is claimed again with the
+      // new delivery. Only the push in flight at this commit still goes to the old endpoint.
+      ...(changes.delivery ? { method: changes.delivery.method, url: changes.delivery.method === 'push' ? changes.delivery.url : null, failures: 0, failing_since: null, next_attempt_at: now, lease_owner: null, lease_until: null } : {}),
     };
     await storeStream(trx, teamId, id, change);
     await audit(trx, deps, teamId, by, replace ? 'stream_replaced' : 'stream_updated', id, {

@@ -367,7 +367,7 @@ const SSF_DELIVERY: JsonSchema = {
   properties: {
     method: { type: 'string', description: 'urn:ietf:rfc:8935 (push) or urn:ietf:rfc:8936 (poll).' },
     endpoint_url: { type: 'string', description: 'Push: the receiver\'s URL (judged by the egress policy of push subscriptions). Poll: supplied by the transmitter.' },
-    authorization_header: { type: 'string', description: 'Push only: the Authorization header sent with every push. Write-only: never shown again.' },
+    authorization_header: { type: 'string', description: 'Push only: the Authorization header sent with every push (one line of visible ASCII, spaces and tabs). Write-only: never shown again.' },
   },
   required: ['method'],
   additionalProperties: true,

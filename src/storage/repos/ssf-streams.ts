@@ -1,7 +1,9 @@
 /**
  * SSF 1.0 streams as storage keeps them (migration 025): a stream is a row of
  * `event_subscriptions` of format `ssf` with its configuration in `ssf` (JSON), and the subjects
- * its receiver added or removed are rows of `ssf_subjects`. Plain functions over Kysely; the rules
+ * its receiver added or removed are rows of `ssf_subjects` (a stream carries every user of its
+ * team by default; a row with `included` 0 removes one, a row with `included` 1, added back, is
+ * the default again). Plain functions over Kysely; the rules
  * (what a stream may be changed to, which subjects resolve to which users) live in events/ssf.
  */
 import { hooksOf } from '../statements.ts';
@@ -11,17 +13,6 @@ import type { EventSubscriptionsTable, Executor } from '../types.ts';
 import type { SubscriptionRow } from './subscriptions.ts';
 
 const toRow = (r: EventSubscriptionsTable): SubscriptionRow => ({ ...r, cursor: Number(r.cursor) });
-
-/**
- * How many streams the team holds, counted after its row is locked for the rest of the
- * transaction (as countSubscriptionsLocked does): two creations of one team cannot both count
- * below its `ssf.streams` budget.
- */
-export async function countStreamsLocked(ex: Executor, teamId: string): Promise<number> {
-  await ex.updateTable('teams').set((eb) => ({ limits: eb.ref('limits') })).where('id', '=', teamId).execute();
-  const row = await ex.selectFrom('event_subscriptions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).where('format', '=', 'ssf').executeTakeFirstOrThrow();
-  return Number(row.n);
-}
 
 /** The team's streams, oldest first. */
 export async function streamsOfTeam(ex: Executor, teamId: string): Promise<SubscriptionRow[]> {
@@ -35,7 +26,7 @@ export async function streamById(ex: Executor, teamId: string, id: string): Prom
   return row ? toRow(row) : undefined;
 }
 
-export type StreamChange = Partial<Pick<EventSubscriptionsTable, 'method' | 'url' | 'ssf' | 'state' | 'paused_reason' | 'cursor' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'creator_token' | 'creator_user'>>;
+export type StreamChange = Partial<Pick<EventSubscriptionsTable, 'method' | 'url' | 'ssf' | 'state' | 'paused_reason' | 'cursor' | 'failures' | 'failing_since' | 'next_attempt_at' | 'updated_at' | 'creator_token' | 'creator_user' | 'lease_owner' | 'lease_until'>>;
 
 /** Changes the team's stream `id`; false when there is none. */
 export async function updateStream(ex: Executor, teamId: string, id: string, change: StreamChange): Promise<boolean> {
@@ -56,6 +47,17 @@ export async function markSubjects(ex: Executor, stream: { id: string; teamId: s
 /** A stream's marked subjects (user id and whether it is included). */
 export async function subjectsOf(ex: Executor, streamId: string): Promise<{ user_id: string; included: number }[]> {
   return ex.selectFrom('ssf_subjects').select(['user_id', 'included']).where('subscription_id', '=', streamId).orderBy('user_id').execute();
+}
+
+/**
+ * Which of `userIds` the stream's receiver removed (at most as many as asked about): read by
+ * delivery per batch of feed rows with the users of that batch only, so the read is bounded by
+ * the batch (primary key lookups), whatever the number of subjects the receiver removed.
+ */
+export async function removedAmong(ex: Executor, subscriptionId: string, userIds: readonly string[]): Promise<string[]> {
+  if (userIds.length === 0) return [];
+  const rows = await ex.selectFrom('ssf_subjects').select('user_id').where('subscription_id', '=', subscriptionId).where('user_id', 'in', [...userIds]).where('included', '=', 0).execute();
+  return rows.map((r) => r.user_id);
 }
 
 /** Forgets a stream's subjects (the stream is deleted). */

@@ -6,7 +6,7 @@
  * on both engines; an expired lease (its instance died) is taken over the same way.
  */
 import { defineChain, runChain } from '../chain.ts';
-import { defineStatement, hot } from '../statements.ts';
+import { defineStatement, hooksIfAny, hot } from '../statements.ts';
 import type { Db, EventAttemptsTable, EventSubscriptionsTable, Executor } from '../types.ts';
 
 export interface SubscriptionRow extends Omit<EventSubscriptionsTable, 'cursor'> {
@@ -20,14 +20,20 @@ export async function insertSubscription(ex: Executor, row: SubscriptionRow): Pr
 }
 
 /**
- * How many subscriptions the team holds, counted after its row is locked for the rest of the
- * transaction (a write that changes nothing takes the row lock on PostgreSQL and the write lock
- * on SQLite): two creations of one team cannot both count below its cap.
+ * How many subscriptions of a kind the team holds, counted after its row is locked for the rest
+ * of the transaction (a write that changes nothing takes the row lock on PostgreSQL and the write
+ * lock on SQLite): two creations of one team cannot both count below its cap. SSF streams
+ * (format `ssf`) count against their own budget (`ssf.streams`), the other subscriptions against
+ * `subscriptions`.
  */
-export async function countSubscriptionsLocked(ex: Executor, teamId: string): Promise<number> {
+export async function countSubscriptionsLocked(ex: Executor, teamId: string, kind: 'streams' | 'subscriptions'): Promise<number> {
   await ex.updateTable('teams').set((eb) => ({ limits: eb.ref('limits') })).where('id', '=', teamId).execute();
-  // SSF streams count against their own budget (ssf-streams.ts countStreamsLocked).
-  const row = await ex.selectFrom('event_subscriptions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('team_id', '=', teamId).where('format', '!=', 'ssf').executeTakeFirstOrThrow();
+  const row = await ex
+    .selectFrom('event_subscriptions')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('team_id', '=', teamId)
+    .where('format', kind === 'streams' ? '=' : '!=', 'ssf')
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -249,8 +255,22 @@ export async function teamHasStreams(ex: Executor, teamId: string): Promise<bool
   return row !== undefined;
 }
 
-/** A stream's configuration as stored now (the `ssf` column; undefined when the subscription is gone): re-read by delivery per batch. */
-export async function streamConfigText(ex: Executor, id: string): Promise<string | null | undefined> {
-  const row = await ex.selectFrom('event_subscriptions').select('ssf').where('id', '=', id).executeTakeFirst();
-  return row?.ssf;
+/**
+ * teamHasStreams for a write about to derive Shared Signals, read after a share lock on the
+ * team's row where the engine locks rows (PostgreSQL; SQLite runs one write at a time). A
+ * stream's creation updates that row first (countSubscriptionsLocked) and takes its cursor (the feed's
+ * last seq) after it, so the two take turns: either the creation waits for this write, and the
+ * write's events are numbered at or before the new stream's cursor (not its to carry), or this
+ * write waits for the creation and then sees the stream. Without the lock, a write that read "no
+ * stream" before the creation committed could commit after it: its event numbered after the
+ * stream's cursor, with no signal for the stream.
+ */
+export async function teamHasStreamsForWrite(ex: Executor, teamId: string): Promise<boolean> {
+  if (hooksIfAny(ex)?.rowLocks) await ex.selectFrom('teams').select('id').where('id', '=', teamId).forShare().execute();
+  return teamHasStreams(ex, teamId);
+}
+
+/** A stream's configuration and delivery as stored now (`ssf`, `method`, `url`; undefined when the subscription is gone): re-read by delivery per batch. */
+export async function streamConfigText(ex: Executor, id: string): Promise<Pick<SubscriptionRow, 'ssf' | 'method' | 'url'> | undefined> {
+  return ex.selectFrom('event_subscriptions').select(['ssf', 'method', 'url']).where('id', '=', id).executeTakeFirst();
 }
