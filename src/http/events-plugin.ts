@@ -82,6 +82,25 @@ async function requireAdministrator(options: Pick<EventsPluginOptions, 'bearers'
   return bearer;
 }
 
+/**
+ * Runs a long poll's `work` with a signal that aborts when the client goes away (its socket's
+ * 'close': the request itself counts as destroyed once its body is read, long before the client
+ * leaves) or `closing` does (the server is closing). The listener goes with the poll, so a
+ * keep-alive connection's polls never pile listeners up.
+ */
+export async function untilClientGone<T>(request: FastifyRequest, closing: AbortSignal, work: (stop: AbortSignal) => Promise<T>): Promise<T> {
+  const gone = new AbortController();
+  const socket = request.raw.socket;
+  const leave = () => gone.abort();
+  if (socket.destroyed) gone.abort();
+  else socket.once('close', leave);
+  try {
+    return await work(AbortSignal.any([gone.signal, closing]));
+  } finally {
+    socket.off('close', leave);
+  }
+}
+
 export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOptions): Promise<void> {
   addComponentSchemas(app);
   addJsonBodyParser(app, (why, message, request) => {
@@ -214,20 +233,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   app.post('/v2/events/poll', { ...doc(eventsDocs.poll), ...asPoller }, async (request, reply) => {
     const sub = pollers.get(request) ?? (await pollSubscription(pollDeps, bearerToken(request.headers.authorization)));
     const body = parsePollRequest(request.body);
-    // The client going away ends the wait: its socket's 'close' (the request itself counts as
-    // destroyed once its body is read, long before the client leaves). The listener goes with
-    // the poll, so a keep-alive connection's polls never pile listeners up.
-    const gone = new AbortController();
-    const socket = request.raw.socket;
-    const leave = () => gone.abort();
-    if (socket.destroyed) gone.abort();
-    else socket.once('close', leave);
-    let answer;
-    try {
-      answer = await poll(pollDeps, sub, body, AbortSignal.any([gone.signal, closing.signal]));
-    } finally {
-      socket.off('close', leave);
-    }
+    const answer = await untilClientGone(request, closing.signal, (stop) => poll(pollDeps, sub, body, stop));
     return reply.code(200).header('content-type', 'application/json').send(scimBody(answer));
   });
 

@@ -21,7 +21,7 @@ import type { Storage } from '../storage/connect.ts';
 import { subscriptionById } from '../storage/repos/subscriptions.ts';
 import type { SubscriptionRow } from '../storage/repos/subscriptions.ts';
 import type { AccessLog } from './access-log.ts';
-import { requireBearer } from './events-plugin.ts';
+import { requireBearer, untilClientGone } from './events-plugin.ts';
 import { addJsonBodyParser } from './json-body.ts';
 import { documented } from './openapi/route-doc.ts';
 import { ssfPollDocs } from './openapi/routes-other.ts';
@@ -102,17 +102,7 @@ export async function ssfPollPlugin(app: FastifyInstance, options: SsfPollOption
   }, async (request, reply) => {
     const stream = streams.get(request) ?? (await pollStream(options, request));
     const body = parsePollRequest(request.body);
-    // The client going away ends a long poll's wait (its socket's 'close'; see events-plugin.ts).
-    const gone = new AbortController();
-    const socket = request.raw.socket;
-    const leave = () => gone.abort();
-    if (socket.destroyed) gone.abort();
-    else socket.once('close', leave);
-    try {
-      const answer = await poll(pollDeps, stream, body, AbortSignal.any([gone.signal, closing.signal]));
-      return reply.code(200).header('content-type', 'application/json').send(answer);
-    } finally {
-      socket.off('close', leave);
-    }
+    const answer = await untilClientGone(request, closing.signal, (stop) => poll(pollDeps, stream, body, stop));
+    return reply.code(200).header('content-type', 'application/json').send(answer);
   });
 }
