@@ -160,6 +160,41 @@ export interface SubscribingTeam {
   readonly limits?: string | null;
 }
 
+/**
+ * A new subscription's row (an SSF stream's too, events/ssf/streams.ts): active, due now, no
+ * failures, no lease, its creator's credential; `extra` sets what its kind has (an events filter,
+ * a poll credential, a webhook secret, a stream's configuration).
+ */
+export function newSubscriptionRow(
+  base: Pick<SubscriptionRow, 'id' | 'team_id' | 'method' | 'url' | 'format' | 'cursor'>,
+  now: string,
+  by: ChangeOrigin,
+  extra: Partial<Pick<SubscriptionRow, 'events' | 'full' | 'secret_hash' | 'webhook_secret' | 'ssf'>> = {},
+): SubscriptionRow {
+  return {
+    ...base,
+    events: null,
+    full: 0,
+    state: 'active',
+    paused_reason: null,
+    failures: 0,
+    failing_since: null,
+    next_attempt_at: now,
+    lease_owner: null,
+    lease_until: null,
+    secret_hash: null,
+    created_at: now,
+    updated_at: now,
+    creator_token: by.credential?.tokenHash ?? null,
+    creator_user: by.credential?.userId ?? null,
+    webhook_secret: null,
+    webhook_previous_secret: null,
+    webhook_previous_until: null,
+    ssf: null,
+    ...extra,
+  };
+}
+
 export async function createSubscription(deps: CreationDeps, team: SubscribingTeam, input: NewSubscription, by: ChangeOrigin = CLI_ORIGIN): Promise<{ subscription: SubscriptionView; pollToken?: string; secret?: string }> {
   const teamId = team.id;
   if (input.method !== 'push' && input.method !== 'poll') throw invalidValue('method must be "push" or "poll"');
@@ -185,32 +220,17 @@ export async function createSubscription(deps: CreationDeps, team: SubscribingTe
     const cap = budgetsOf(team).subscriptions;
     const held = await countSubscriptionsLocked(trx, teamId, 'subscriptions');
     if (held >= cap) throw new OverBudget(teamId, 'subscriptions', `the team holds ${held} event subscriptions, its budget is ${cap}: delete one first, or ask the operator to raise the subscriptions limit`);
-    const created: SubscriptionRow = {
-      id,
-      team_id: teamId,
-      method: input.method,
-      url: input.method === 'push' ? input.url! : null,
-      events: events === null ? null : JSON.stringify(events),
-      full: input.full ? 1 : 0,
-      state: 'active',
-      paused_reason: null,
-      cursor: await lastSeq(trx, teamId),
-      failures: 0,
-      failing_since: null,
-      next_attempt_at: now,
-      lease_owner: null,
-      lease_until: null,
-      secret_hash: pollToken ? digestOf(pollToken) : null,
-      created_at: now,
-      updated_at: now,
-      creator_token: by.credential?.tokenHash ?? null,
-      creator_user: by.credential?.userId ?? null,
-      format,
-      webhook_secret: webhook?.sealed ?? null,
-      webhook_previous_secret: null,
-      webhook_previous_until: null,
-      ssf: null,
-    };
+    const created = newSubscriptionRow(
+      { id, team_id: teamId, method: input.method, url: input.method === 'push' ? input.url! : null, format, cursor: await lastSeq(trx, teamId) },
+      now,
+      by,
+      {
+        events: events === null ? null : JSON.stringify(events),
+        full: input.full ? 1 : 0,
+        secret_hash: pollToken ? digestOf(pollToken) : null,
+        webhook_secret: webhook?.sealed ?? null,
+      },
+    );
     await insertSubscription(trx, created);
     await audit(trx, deps, teamId, by, 'subscription_created', created.id, { method: created.method, format, url: auditedUrl(created.url), events, full: input.full === true, from: created.cursor + 1 });
     return created;

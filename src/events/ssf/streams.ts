@@ -44,7 +44,7 @@ import type { ReceiverPolicy } from '../receivers.ts';
 import { sealAuthorization, streamConfigOf } from '../stream-config.ts';
 import type { StreamConfig, StreamStatus } from '../stream-config.ts';
 import type { ChangeOrigin } from '../subscriptions.ts';
-import { auditedUrl } from '../subscriptions.ts';
+import { auditedUrl, newSubscriptionRow } from '../subscriptions.ts';
 import { VERIFICATION_EVENT } from './event-types.ts';
 import { appendStreamEvent } from './stream-events.ts';
 import { checkTransmitterSupplied, deliveredOf, deliveryOf, descriptionOf, eventsRequestedOf, MAX_DESCRIPTION, streamIdOf } from './stream-input.ts';
@@ -144,32 +144,7 @@ export async function createStream(deps: StreamDeps, receiver: StreamReceiver, b
     const held = await countSubscriptionsLocked(trx, teamId, 'streams');
     if (held >= cap) throw new OverBudget(teamId, 'ssf.streams', `the team holds ${held} SSF streams, its budget is ${cap}: delete one first, or ask the operator to raise the ssf.streams limit`);
     const now = iso(deps.clock);
-    const created: SubscriptionRow = {
-      id,
-      team_id: teamId,
-      method: delivery.method,
-      url,
-      events: null,
-      full: 0,
-      state: 'active',
-      paused_reason: null,
-      cursor: await lastSeq(trx, teamId),
-      failures: 0,
-      failing_since: null,
-      next_attempt_at: now,
-      lease_owner: null,
-      lease_until: null,
-      secret_hash: null,
-      created_at: now,
-      updated_at: now,
-      creator_token: by.credential?.tokenHash ?? null,
-      creator_user: by.credential?.userId ?? null,
-      format: 'ssf',
-      webhook_secret: null,
-      webhook_previous_secret: null,
-      webhook_previous_until: null,
-      ssf: JSON.stringify(config),
-    };
+    const created = newSubscriptionRow({ id, team_id: teamId, method: delivery.method, url, format: 'ssf', cursor: await lastSeq(trx, teamId) }, now, by, { ssf: JSON.stringify(config) });
     await insertSubscription(trx, created);
     await audit(trx, deps, teamId, by, 'stream_created', id, { method: delivery.method, url: auditedUrl(url), eventsDelivered: config.eventsDelivered, authorizationHeader: authorizationHeader !== undefined, from: created.cursor + 1 });
     return created;
