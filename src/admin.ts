@@ -11,6 +11,7 @@ import { iso } from './clock.ts';
 import { newId } from './ids.ts';
 import { redirectUriProblem } from './oauth/clients.ts';
 import { PasswordHasher } from './oauth/passwords.ts';
+import { connectionByName } from './oauth/connections.ts';
 import { issueProvisioningToken, provisioningTokens, ProvisioningTokenError, revokeProvisioningToken } from './oauth/provisioning.ts';
 import type { IssuedProvisioningToken, ProvisioningTokenView } from './oauth/provisioning.ts';
 import type { Scope } from './oauth/tokens.ts';
@@ -253,11 +254,13 @@ export interface ClientView {
   readonly created_at: string;
   /** Seconds its access tokens live; null: the server's ACCESS_TOKEN_TTL. */
   readonly token_lifetime: number | null;
+  /** The connection it belongs to (oauth/connections.ts), if any. */
+  readonly connection_id: string | null;
 }
 
 async function clientView(deps: AdminDeps, row: ClientRow): Promise<ClientView> {
   const team = row.team_id ? (await listTeams(deps.storage.db)).find((t) => t.id === row.team_id) : undefined;
-  return { client_id: row.id, name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[], team: team?.name ?? null, created_at: row.created_at, token_lifetime: row.token_lifetime };
+  return { client_id: row.id, name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[], team: team?.name ?? null, created_at: row.created_at, token_lifetime: row.token_lifetime, connection_id: row.connection_id ?? null };
 }
 
 /**
@@ -266,7 +269,7 @@ async function clientView(deps: AdminDeps, row: ClientRow): Promise<ClientView> 
  */
 export async function createClient(
   deps: AdminDeps,
-  options: { name: string; redirectUris: readonly string[]; team?: string; tokenLifetime?: number },
+  options: { name: string; redirectUris: readonly string[]; team?: string; connection?: string; tokenLifetime?: number },
 ): Promise<ClientView & { client_secret: string; secret_id: string; secret_expires_at: string }> {
   const name = options.name.trim();
   if (name === '' || name.length > 100) throw new AdminError('a client name is 1-100 characters');
@@ -280,6 +283,9 @@ export async function createClient(
   }
   const tokenLifetime = options.tokenLifetime === undefined ? null : checkedTokenLifetime(options.tokenLifetime);
   const team = options.team !== undefined ? await requireTeam(deps, options.team) : undefined;
+  if (options.connection !== undefined && team === undefined) throw new AdminError('a client of a connection is a team\'s: pass --team with --connection');
+  const connection = options.connection !== undefined && team !== undefined ? await connectionByName(deps.storage.db, team.id, options.connection, iso(deps.clock)) : undefined;
+  if (options.connection !== undefined && !connection) throw new AdminError(`no connection named "${options.connection}" in team "${team!.name}" (see: rollcall connection list --team "${team!.name}")`);
   const now = iso(deps.clock);
   const row: ClientRow = {
     id: newId(),
@@ -289,12 +295,13 @@ export async function createClient(
     created_at: now,
     updated_at: now,
     token_lifetime: tokenLifetime,
+    connection_id: connection?.id ?? null,
   };
   const { secret, row: secretRow } = newSecretRow(row.id, 'initial', DEFAULT_SECRET_DAYS, deps.clock.now());
   await transact(deps.storage.db, async (trx) => {
     await insertClient(trx, row);
     await insertClientSecret(trx, secretRow);
-    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[], tokenLifetime, secretId: secretRow.id, secretExpiresAt: secretRow.expires_at });
+    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[], tokenLifetime, secretId: secretRow.id, secretExpiresAt: secretRow.expires_at, ...(connection ? { connectionId: connection.id } : {}) });
   });
   return { ...(await clientView(deps, row)), client_secret: secret, secret_id: secretRow.id, secret_expires_at: secretRow.expires_at };
 }
