@@ -262,7 +262,7 @@ export async function overview(ctx: ScimContext): Promise<Overview> {
 }
 
 /** The OAuth clients that hold live tokens for this team, or are bound to it. */
-export async function teamClients(ctx: ScimContext): Promise<{ id: string; name: string; bound: boolean; liveTokens: number }[]> {
+export async function teamClients(ctx: ScimContext): Promise<{ id: string; name: string; bound: boolean; liveTokens: number; connectionId: string | null }[]> {
   return clientsWithTokens(ctx.storage.db, ctx.team.id, ctx.clock.now().toISOString());
 }
 

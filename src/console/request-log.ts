@@ -43,9 +43,9 @@ export interface RequestLogEntry {
   readonly status: number;
   readonly scimType: string | null;
   readonly latencyMs: number;
-  /** `client:<id>` or `token:<id>`, what the connection filter takes. */
+  /** `connection:<id>`, `client:<id>` or `token:<id>`, what the connection filter takes. */
   readonly connection: string;
-  /** How the connection is shown: the client id, or the token's name. */
+  /** How the connection is shown: the connection's name, else the client id or the token's name. */
   readonly connectionLabel: string;
   readonly requestId: string | null;
   readonly body: string | null;
@@ -54,7 +54,7 @@ export interface RequestLogEntry {
 export interface RequestLogFilters {
   /** '2xx', '4xx', '5xx', or a code such as '409'; empty for all. */
   readonly status?: string;
-  /** `client:<id>` or `token:<id>`; empty for all. */
+  /** `connection:<id>`, `client:<id>` or `token:<id>`; empty for all. */
   readonly connection?: string;
   /** The `next` of a previous page. */
   readonly before?: string;
@@ -73,9 +73,9 @@ function statusFilter(value: string | undefined): RequestLogQuery['status'] {
 
 function connectionFilter(value: string | undefined): RequestLogQuery['connection'] {
   if (value === undefined || value === '') return undefined;
-  const match = /^(client|token):([A-Z0-9]{1,40})$/.exec(value);
-  if (!match) throw new RequestLogFilterError('connection is client:<id> or token:<id>');
-  return match[1] === 'client' ? { clientId: match[2]! } : { tokenId: match[2]! };
+  const match = /^(connection|client|token):([A-Z0-9]{1,40})$/.exec(value);
+  if (!match) throw new RequestLogFilterError('connection is connection:<id>, client:<id> or token:<id>');
+  return match[1] === 'client' ? { clientId: match[2]! } : match[1] === 'token' ? { tokenId: match[2]! } : { connectionId: match[2]! };
 }
 
 function beforeFilter(value: string | undefined): RequestLogQuery['before'] {
@@ -102,8 +102,8 @@ export async function requestLogEntries(storage: Storage, teamId: string, filter
       status: r.status,
       scimType: r.scim_type,
       latencyMs: r.latency_ms,
-      connection: r.client_id !== null ? `client:${r.client_id}` : `token:${r.token_id ?? 'unknown'}`,
-      connectionLabel: r.client_id !== null ? `client ${r.client_id}` : r.token_name !== null ? `token "${r.token_name}"` : 'a token',
+      connection: r.connection_id ? `connection:${r.connection_id}` : r.client_id !== null ? `client:${r.client_id}` : `token:${r.token_id ?? 'unknown'}`,
+      connectionLabel: r.connection_name !== null ? r.connection_name : r.client_id !== null ? `client ${r.client_id}` : r.token_name !== null ? `token "${r.token_name}"` : 'a token',
       requestId: r.request_id,
       body: r.body,
     })),

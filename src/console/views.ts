@@ -13,8 +13,9 @@ import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts
 import type { EventsHealth, SignalsHealth } from './events.ts';
 import { eventsAlert, eventsTile, signalsFigure } from './events-views.ts';
 import type { RequestLogEntry } from './request-log.ts';
-import type { ProvisioningTokenView } from '../oauth/provisioning.ts';
 import type { Resource } from '../scim/representation.ts';
+import { dataTable } from './table.ts';
+import { timeHtml } from './format.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 const q = (params: Record<string, string | undefined>): string => {
@@ -239,87 +240,31 @@ ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/groups/${encod
 <h2>History</h2>${historyTable(history)}`;
 }
 
-export interface IssuedShown {
-  readonly name: string;
-  readonly token: string;
-  readonly expiresAt: string;
-  /** The token's scopes (read write, ssf, or all three). */
-  readonly scope?: readonly string[];
-}
-
-/** The console's choices of a token's scopes: provisioning (read write), a Shared Signals receiver (ssf), or both. */
-export const TOKEN_SCOPES = {
-  provisioning: ['read', 'write'],
-  ssf: ['ssf'],
-  both: ['read', 'write', 'ssf'],
-} as const;
-
-export function connectionsBody(
-  csrf: string,
-  scimBase: string,
-  tokens: readonly ProvisioningTokenView[],
-  clients: readonly { id: string; name: string; bound: boolean; liveTokens: number }[],
-  issued?: IssuedShown,
-  message?: string,
-  error?: string,
-): string {
-  const shown = issued
-    ? `<div class="card" role="status" aria-labelledby="issued-title">
-<h2 id="issued-title">Token "${e(issued.name)}" issued</h2>
-<p>Copy it now: it is shown only once. It expires ${e(issued.expiresAt)}.${issued.scope ? ` Scopes: <code>${e(issued.scope.join(' '))}</code>.` : ''}</p>
-<p class="secret"><code id="new-token">${e(issued.token)}</code> <button type="button" class="secondary" data-copy="new-token">Copy token</button> <span id="new-token-status" aria-live="polite"></span></p>
-<p>SCIM base URL (Tenant URL in Entra ID, base URL in Okta):</p>
-<p class="secret"><code id="scim-base">${e(scimBase)}</code> <button type="button" class="secondary" data-copy="scim-base">Copy URL</button> <span id="scim-base-status" aria-live="polite"></span></p>
-</div>`
-    : '';
-  const rows = tokens
-    .map(
-      (t) => `<tr><td class="wrap" dir="auto">${e(t.name)}</td><td class="wrap" dir="auto">${e(t.userName ?? t.userId)}</td><td>${e(t.createdAt)}</td><td>${e(t.lastUsedAt ?? 'never')}</td><td>${e(t.expiresAt)}</td><td>${e(t.state)}</td>
-<td>${t.state === 'active' ? `<form method="post" action="/console/connections/tokens/${encodeURIComponent(t.id)}/revoke" class="inline"><input type="hidden" name="_csrf" value="${e(csrf)}"><button type="submit" class="danger" aria-label="Revoke ${e(t.name)}">Revoke</button></form>` : ''}
-<a href="/console/requests${e(q({ connection: `token:${t.id}` }))}">Requests</a></td></tr>`,
-    )
-    .join('');
-  const clientRows = clients
-    .map((c) => `<tr><td class="wrap" dir="auto">${c.bound ? `<a href="/console/connections/clients/${encodeURIComponent(c.id)}">${e(c.name)}</a>` : e(c.name)}</td><td><code>${e(c.id)}</code></td><td>${c.bound ? 'bound to this team' : 'signs in this team\'s admins'}</td><td>${e(c.liveTokens)}</td><td><a href="/console/requests${e(q({ connection: `client:${c.id}` }))}">Requests</a></td></tr>`)
-    .join('');
-  return `${message ? `<p class="ok" role="status">${e(message)}</p>` : ''}${error ? errorBody(error) : ''}${shown}
-<h2>Issue a provisioning token</h2>
-<form method="post" action="/console/connections/tokens" class="card filters">
-<input type="hidden" name="_csrf" value="${e(csrf)}">
-<div><label for="token-name">Name</label><input id="token-name" name="name" type="text" required maxlength="100" placeholder="Entra ID production"></div>
-<div><label for="token-expiry">Expires in</label><select id="token-expiry" name="expiresIn"><option value="30d">30 days</option><option value="90d">90 days</option><option value="180d" selected>180 days</option><option value="366d">1 year</option></select></div>
-<div><label for="token-scope">For</label><select id="token-scope" name="scope"><option value="provisioning" selected>SCIM provisioning (read write)</option><option value="ssf">a Shared Signals receiver (ssf)</option><option value="both">both (read write ssf)</option></select></div>
-<div><button type="submit" class="primary">Issue token</button></div>
-</form>
-<p class="muted">The token acts for you (your userName appears as its user). A provisioning token has the read and write scopes; a Shared Signals receiver's the ssf scope, with which it manages its SSF streams (transmitter configuration: <code>${e(scimBase.replace(/\/v2\/scim$/, ''))}/.well-known/ssf-configuration</code>). SCIM base URL: <code>${e(scimBase)}</code></p>
-<h2>Provisioning tokens</h2>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">User</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="7" class="muted">No provisioning tokens.</td></tr>'}</tbody></table></div>
-<h2>OAuth clients</h2>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Name</th><th scope="col">client_id</th><th scope="col">Relation</th><th scope="col">Live tokens</th><th scope="col">Log</th></tr></thead>
-<tbody>${clientRows || '<tr><td colspan="5" class="muted">No OAuth client holds tokens for this team.</td></tr>'}</tbody></table></div>`;
-}
-
-export function requestsBody(filters: { status: string; connection: string }, connections: readonly [string, string][], entries: readonly RequestLogEntry[], next: string | null, error?: string): string {
+export function requestsBody(filters: { status: string; connection: string }, connections: readonly [string, string][], entries: readonly RequestLogEntry[], next: string | null, error?: string, now: Date = new Date()): string {
   const statusOptions = [['', 'all'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx']]
     .map(([v, l]) => `<option value="${e(v)}"${v === filters.status ? ' selected' : ''}>${e(l)}</option>`)
     .join('');
   const connectionOptions = [['', 'all'] as [string, string], ...connections].map(([v, l]) => `<option value="${e(v)}"${v === filters.connection ? ' selected' : ''}>${e(l)}</option>`).join('');
-  const rows = entries
-    .map(
-      (r) => `<tr><td>${e(r.at)}</td><td>${e(r.method)}</td><td class="wrap"><code>${e(r.path)}</code></td><td class="status-${e(String(r.status)[0])}">${e(r.status)}</td><td>${e(r.scimType)}</td><td>${e(r.latencyMs)} ms</td><td class="wrap" dir="auto">${e(r.connectionLabel)}</td>
-<td class="wrap">${r.body ? `<details><summary>body</summary><pre tabindex="0">${e(r.body)}</pre></details>` : ''}</td></tr>`,
-    )
-    .join('');
+  const rows = entries.map((r) => [
+    timeHtml(r.at, now),
+    e(r.method),
+    `<code class="wrap">${e(r.path)}</code>`,
+    `<span class="status-${e(String(r.status)[0])}">${e(r.status)}</span>`,
+    e(r.scimType),
+    `${e(r.latencyMs)} ms`,
+    r.connection.startsWith('connection:')
+      ? `<a href="/console/connections/${encodeURIComponent(r.connection.slice('connection:'.length))}" dir="auto">${e(r.connectionLabel)}</a>`
+      : `<span dir="auto">${e(r.connectionLabel)}</span>`,
+    r.body ? `<details><summary>body</summary><pre tabindex="0">${e(r.body)}</pre></details>` : '',
+  ]);
   return `<form method="get" action="/console/requests" class="filters">
 <div><label for="status">Status</label><select id="status" name="status">${statusOptions}</select></div>
 <div><label for="connection">Connection</label><select id="connection" name="connection">${connectionOptions}</select></div>
 <div><button type="submit" class="primary">Filter</button></div>
 </form>
 ${error ? errorBody(error) : ''}
-<p class="muted">The last SCIM requests of this team (7 days, at most 10,000), newest first. Passwords, secrets and tokens in bodies are redacted.</p>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Status</th><th scope="col">scimType</th><th scope="col">Latency</th><th scope="col">Connection</th><th scope="col">Body</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="8" class="muted">No requests.</td></tr>'}</tbody></table></div>
+<p class="muted">The last SCIM requests of this team (7 days, at most 10,000), newest first, each with the connection that made it. Passwords, secrets and tokens in bodies are redacted.</p>
+${dataTable({ headers: ['Time', 'Method', 'Path', 'Status', 'scimType', 'Latency', 'Connection', 'Body'], rows, empty: 'No requests.', caption: 'SCIM requests' })}
 ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/requests${e(q({ status: filters.status, connection: filters.connection, before: next }))}" rel="next">Older requests</a></nav>` : ''}`;
 }
 

@@ -87,7 +87,7 @@ for (const engine of engines) {
       const own = await signedIn(t, 'admin@acme.example', t.team.name);
       const ownPage = await own.get(path);
       const csrf = hiddenFields(ownPage.body, `${path}/secrets`)._csrf!;
-      const otherCsrf = hiddenFields((await other.get('/console/connections')).body, '/console/connections/tokens')._csrf!;
+      const otherCsrf = hiddenFields((await other.get('/console/connections')).body, '/console/connections')._csrf!;
       assert.ok(csrf);
       assert.equal((await other.get(path)).statusCode, 404);
       assert.equal((await other.post(`${path}/secrets`, { _csrf: otherCsrf, name: 'intruder' })).statusCode, 404);

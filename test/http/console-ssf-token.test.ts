@@ -10,6 +10,7 @@ import { createTestApp } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { hiddenFields, PageSession, registerAdmin, scimStatus } from '../support/oauth.ts';
+import { addConnectionInConsole, issueInConsole } from '../support/console-connections.ts';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -21,11 +22,12 @@ for (const engine of engines) {
       t = undefined;
     });
 
+    let path = '';
     const issue = async (page: PageSession, scope: string | undefined) => {
-      const connections = await page.get('/console/connections');
-      assert.match(connections.body, /<select id="token-scope" name="scope">/);
-      const issued = await page.post('/console/connections/tokens', { ...hiddenFields(connections.body, '/console/connections/tokens'), name: `token ${scope ?? 'default'}`, expiresIn: '30d', ...(scope !== undefined ? { scope } : {}) });
-      return { status: issued.statusCode, body: issued.body, token: /<code id="new-token">(rc_at_[A-Za-z0-9_-]+)<\/code>/.exec(issued.body)?.[1] };
+      path ||= await addConnectionInConsole(page, 'SSF receiver');
+      assert.match((await page.get(path)).body, /<select id="token-scope" name="scope">/);
+      const issued = await issueInConsole(page, path, { name: `token ${scope ?? 'default'}`, ...(scope !== undefined ? { scope } : {}) });
+      return { status: issued.shown?.statusCode ?? issued.posted.statusCode, body: issued.shown?.body ?? issued.posted.body, token: issued.token };
     };
     const createStream = (token: string) => t!.app.inject({ method: 'POST', url: '/v2/ssf/stream', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: '{}' });
 

@@ -10,6 +10,7 @@ import { auditEvents, createTeamUser, renameTeam } from '../../src/admin.ts';
 import { createTestApp } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { adminDeps, hiddenFields, PageSession, registerAdmin, scimStatus } from '../support/oauth.ts';
+import { addConnectionInConsole, issueInConsole } from '../support/console-connections.ts';
 
 const PASSWORD = 'correct horse battery staple';
 export const HOSTILE = ['<script>alert(1)</script>@x.example', '"quoted\' name"@x.example', '\u202Eevil\u202C@x.example', '😀emoji@x.example'];
@@ -76,7 +77,7 @@ describe('console (HTTP)', () => {
     const t = await createTestApp();
     try {
       const page = await signedIn(t);
-      const res = await page.post('/console/connections/tokens', { name: 'no csrf', expiresIn: '30d' });
+      const res = await page.post('/console/connections', { name: 'no csrf' });
       assert.equal(res.statusCode, 403);
       const signIn = await new PageSession(t).post('/console/sign-in', { username: 'admin@acme.example', password: PASSWORD });
       assert.equal(signIn.statusCode, 403);
@@ -144,28 +145,37 @@ describe('console (HTTP)', () => {
     }
   });
 
-  it('connections: issue a token (shown once, with the SCIM base URL), use it, revoke it: 401; audited as the console admin', async () => {
+  it("connections: a connection's token is issued with post/redirect/get (shown once, with the SCIM base URL; a reload shows it gone), used, revoked after a confirmation: 401; audited as the console admin", async () => {
     const t = await createTestApp();
     try {
       const page = await signedIn(t);
-      const connections = await page.get('/console/connections');
-      const issued = await page.post('/console/connections/tokens', { ...hiddenFields(connections.body, '/console/connections/tokens'), name: 'Entra <prod>', expiresIn: '90d' });
-      assert.equal(issued.statusCode, 200);
-      const token = /<code id="new-token">(rc_at_[A-Za-z0-9_-]+)<\/code>/.exec(issued.body)?.[1];
+      const path = await addConnectionInConsole(page, 'Entra <prod>');
+      const issued = await issueInConsole(page, path, { name: 'first token' });
+      assert.equal(issued.posted.statusCode, 303);
+      assert.equal(issued.shown?.statusCode, 200);
+      const token = issued.token;
       assert.ok(token, 'the token is shown');
-      assert.match(issued.body, /https:\/\/rollcall\.test\/v2\/scim/);
-      assert.match(issued.body, /Entra &lt;prod&gt;/);
+      assert.match(issued.shown!.body, /https:\/\/rollcall\.test\/v2\/scim/);
+      assert.match(issued.shown!.body, /Entra &lt;prod&gt;/);
       assert.equal(await scimStatus(t, token), 200);
-      const listed = await page.get('/console/connections');
+      const reloaded = await page.get(String(issued.posted.headers.location));
+      assert.equal(reloaded.statusCode, 200);
+      assert.ok(!reloaded.body.includes(token), 'a reload does not show the secret again');
+      assert.match(reloaded.body, /shown once and is gone/);
+      assert.equal((await t.storage.db.selectFrom('provisioning_tokens').select('id').execute()).length, 1, 'a reload issues nothing');
+      const listed = await page.get(path);
       assert.ok(!listed.body.includes(token), 'the secret is shown only once');
-      const action = /action="(\/console\/connections\/tokens\/[A-Z0-9]+\/revoke)"/.exec(listed.body)?.[1];
-      assert.ok(action);
-      const revoked = await page.post(action, hiddenFields(listed.body, action));
+      const confirm = /href="(\/console\/connections\/tokens\/[A-Z0-9]+\/revoke)"/.exec(listed.body)?.[1];
+      assert.ok(confirm);
+      const asked = await page.get(confirm);
+      assert.match(asked.body, /Revoking "first token" of connection &quot;Entra &lt;prod&gt;&quot; ends it at once/);
+      assert.equal(await scimStatus(t, token), 200, 'the confirmation page revokes nothing');
+      const revoked = await page.post(confirm, hiddenFields(asked.body, confirm));
       assert.equal(revoked.statusCode, 303);
       assert.equal(await scimStatus(t, token), 401);
       const events = await auditEvents(adminDeps(t), 'acme', undefined, 100);
-      const tokenEvents = events.filter((e) => e.resourceType === 'Token');
-      assert.deepEqual(tokenEvents.map((e) => [e.action, (e.actor as { via: string }).via]), [['token_issued', 'console'], ['token_revoked', 'console']]);
+      const tokenEvents = events.filter((e) => e.resourceType === 'Token' || e.resourceType === 'Connection');
+      assert.deepEqual(tokenEvents.map((e) => [e.action, (e.actor as { via: string }).via]), [['connection_created', 'console'], ['token_issued', 'console'], ['token_revoked', 'console']]);
     } finally {
       await t.close();
     }

@@ -37,15 +37,15 @@ export async function filteredAuditEvents(ex: Executor, teamId: string, f: Audit
   return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
 }
 
-export async function clientsWithTokens(ex: Executor, teamId: string, now: string): Promise<{ id: string; name: string; bound: boolean; liveTokens: number }[]> {
+export async function clientsWithTokens(ex: Executor, teamId: string, now: string): Promise<{ id: string; name: string; bound: boolean; liveTokens: number; connectionId: string | null }[]> {
   const rows = await ex
     .selectFrom('oauth_clients as c')
     .leftJoin('oauth_tokens as t', (join) => join.onRef('t.client_id', '=', 'c.id').on('t.team_id', '=', teamId).on('t.revoked_at', 'is', null).on('t.expires_at', '>', now))
-    .select(['c.id', 'c.name', 'c.team_id'])
+    .select(['c.id', 'c.name', 'c.team_id', 'c.connection_id'])
     .select((eb) => eb.fn.count<number | string>('t.hash').as('live'))
-    .groupBy(['c.id', 'c.name', 'c.team_id'])
+    .groupBy(['c.id', 'c.name', 'c.team_id', 'c.connection_id'])
     .execute();
   return rows
     .filter((r) => r.team_id === teamId || Number(r.live) > 0)
-    .map((r) => ({ id: r.id, name: r.name, bound: r.team_id === teamId, liveTokens: Number(r.live) }));
+    .map((r) => ({ id: r.id, name: r.name, bound: r.team_id === teamId, liveTokens: Number(r.live), connectionId: r.connection_id ?? null }));
 }

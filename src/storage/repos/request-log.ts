@@ -11,6 +11,7 @@ export type RequestLogRow = RequestLogTable;
 export interface RequestLogListed extends RequestLogRow {
   readonly token_id: string | null;
   readonly token_name: string | null;
+  readonly connection_name: string | null;
 }
 
 export async function insertRequestLog(ex: Executor, rows: readonly RequestLogRow[]): Promise<void> {
@@ -63,8 +64,8 @@ export async function pruneRequestLog(
 export interface RequestLogQuery {
   /** A status class (2, 4, 5: 2xx, 4xx, 5xx) or an exact status. */
   readonly status?: { readonly class: number } | { readonly exact: number };
-  /** `client:<id>` or `token:<provisioning token id>`. */
-  readonly connection?: { readonly clientId: string } | { readonly tokenId: string };
+  /** `client:<id>`, `token:<provisioning token id>` or `connection:<id>` (its tokens and clients). */
+  readonly connection?: { readonly clientId: string } | { readonly tokenId: string } | { readonly connectionId: string };
   /** Rows strictly older than this (at, id): the next page. */
   readonly before?: { readonly at: string; readonly id: string };
   readonly limit: number;
@@ -74,13 +75,15 @@ export async function listRequestLog(ex: Executor, teamId: string, q: RequestLog
   let query = ex
     .selectFrom('request_log as r')
     .leftJoin('provisioning_tokens as p', 'p.token_hash', 'r.token_hash')
+    .leftJoin('connections as c', 'c.id', 'r.connection_id')
     .selectAll('r')
-    .select(['p.id as token_id', 'p.name as token_name'])
+    .select(['p.id as token_id', 'p.name as token_name', 'c.name as connection_name'])
     .where('r.team_id', '=', teamId);
   if (q.status && 'class' in q.status) query = query.where('r.status', '>=', q.status.class * 100).where('r.status', '<', q.status.class * 100 + 100);
   if (q.status && 'exact' in q.status) query = query.where('r.status', '=', q.status.exact);
   if (q.connection && 'clientId' in q.connection) query = query.where('r.client_id', '=', q.connection.clientId);
   if (q.connection && 'tokenId' in q.connection) query = query.where('p.id', '=', q.connection.tokenId);
+  if (q.connection && 'connectionId' in q.connection) query = query.where('r.connection_id', '=', q.connection.connectionId);
   const before = q.before;
   if (before) query = query.where((eb) => eb.or([eb('r.at', '<', before.at), eb.and([eb('r.at', '=', before.at), eb('r.id', '<', before.id)])]));
   return query.orderBy('r.at', 'desc').orderBy('r.id', 'desc').limit(q.limit).execute();
