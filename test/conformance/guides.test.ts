@@ -32,7 +32,7 @@ import { describe, it } from 'node:test';
 import { createTestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { EntraStandIn } from '../support/entra-standin.ts';
-import { clientCommands, matchOutput, runRollcall, sharedEngine, shellWords, substitute } from '../support/guide-replay.ts';
+import { clientCommands, issuesToken, matchOutput, runRollcall, sharedEngine, shellWords, substitute } from '../support/guide-replay.ts';
 import type { CliTarget, Vars } from '../support/guide-replay.ts';
 import { registerClient } from '../support/oauth.ts';
 
@@ -54,12 +54,14 @@ function fences(markdown: string): Fence[] {
   const out: Fence[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w+)\s*$/.exec(lines[i]!);
+    // A fence may be indented (inside a list item); its lines lose that indentation.
+    const open = /^( *)```(\w+)\s*$/.exec(lines[i]!);
     if (!open) continue;
+    const indent = open[1]!.length;
     const start = i;
     const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
-    out.push({ lang: open[1]!, text: body.join('\n'), line: start + 1 });
+    for (i++; i < lines.length && !/^ *```\s*$/.test(lines[i]!); i++) body.push(lines[i]!.slice(Math.min(indent, lines[i]!.length - lines[i]!.trimStart().length)));
+    out.push({ lang: open[2]!, text: body.join('\n'), line: start + 1 });
   }
   return out;
 }
@@ -151,6 +153,9 @@ for (const engine of engines) {
     describe(`docs/integrations/${guide} (${engine.name})`, () => {
       it('replays every request and command the guide shows and gets the answers it shows', async () => {
         const markdown = readFileSync(join(DOCS, guide), 'utf8');
+        // Issue 30: an identity provider's credentials belong to a connection, never to a directory user.
+        assert.doesNotMatch(markdown, /rollcall user create/, `${guide} creates a directory user for a connection`);
+        assert.doesNotMatch(markdown, /rollcall token issue[^\n]*--user-name/, `${guide} issues a token acting as a user`);
         // A guide that tells the operator to show deactivated users is replayed in such a team.
         const visible = /--deactivated-users visible/.test(markdown);
         const t = await createTestApp({ engine: sharedEngine(engine), config: { publicBaseUrl: BASE_URL }, ...(visible ? { deactivatedUsers: 'visible' as const } : {}) });
@@ -192,7 +197,12 @@ for (const engine of engines) {
             } else if (commands.length > 0) {
               assert.equal(pending, undefined, `${where}: the request at ${pending?.where} shows no answer`);
               printed = '';
-              for (const args of commands) printed += await runRollcall(args, vars, target, where);
+              for (const args of commands) {
+                const out = await runRollcall(args, vars, target, where);
+                printed += out;
+                // The connection's token the guide issues is the one its requests carry.
+                if (issuesToken(args) && !markdown.includes('/oauth/token')) vars.token = out.trim();
+              }
               replayed++;
             } else if (isCurl || isRequest) {
               assert.equal(pending, undefined, `${where}: the request at ${pending?.where} shows no answer`);

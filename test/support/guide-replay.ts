@@ -67,17 +67,21 @@ export function substitute(text: string, vars: Vars, where: string): string {
 }
 
 /**
- * The `rollcall client ...` commands of a `sh` fence (one a line, backslash continuations
- * joined, comments left out), as argument lists after `npx rollcall`. Other commands (team,
- * user and token commands, exports) are not run: the replayed app holds the team already.
+ * The `rollcall client ...`, `rollcall connection ...` and `rollcall token issue ...` commands of
+ * a `sh` fence (one a line, backslash continuations joined, comments left out, indented fences
+ * too), as argument lists after `npx rollcall`. Other commands (team commands, exports) are not
+ * run: the replayed app holds the team already.
  */
 export function clientCommands(fence: string): string[][] {
   return fence
     .replace(/\\\n/g, ' ')
     .split('\n')
-    .filter((line) => /^npx rollcall client\s/.test(line.trim()))
+    .filter((line) => /^npx rollcall (client|connection|token issue)\s/.test(line.trim()))
     .map((line) => shellWords(line.trim()).slice(2));
 }
+
+/** Whether the command issues a token (`token issue`): what it prints is the token. */
+export const issuesToken = (args: readonly string[]): boolean => args[0] === 'token' && args[1] === 'issue';
 
 export interface CliTarget {
   /** The database the replayed app uses (a URL another process can open). */
