@@ -205,18 +205,27 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       assert.match(String(await page.getByRole('status').first().textContent()), /Role removed\. 1 group no longer maps to it\./);
     });
 
-    /** A token for the test's own SCIM calls, issued through the console's form (not keyboard-only). */
+    /** A token for the test's own SCIM calls, issued through the console's forms (not keyboard-only), of a connection of its own. */
     async function issueByFetch(): Promise<string> {
       await page.goto(`${rollcall}/console/connections`);
-      await page.getByLabel('Name').fill(`setup ${Date.now()}`);
+      await page.getByLabel('Name', { exact: true }).fill(`setup ${Date.now()}`);
+      await page.getByRole('button', { name: 'Add connection' }).click();
+      await page.getByLabel('Token name').fill('setup token');
       await page.getByRole('button', { name: 'Issue token' }).click();
       return String(await page.locator('#new-token').textContent()).trim();
     }
 
-    it('issues a token with the keyboard only, uses it, reads a failing request in the log, revokes it: 401', async () => {
+    it("adds a connection and issues its token with the keyboard only, uses it, reads a failing request in the log naming the connection, revokes it after a confirmation: 401", async () => {
       await page.goto(`${rollcall}/console/connections`);
-      await tabTo(page, 'token-name');
+      await tabTo(page, 'connection-name');
       await page.keyboard.type('Entra ID <prod> "west"');
+      await page.keyboard.press('Tab');
+      // Past "Provider" (not said) to the button.
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/console\/connections\/[A-Z0-9]{20}/);
+      await tabTo(page, 'token-name');
+      await page.keyboard.type('first token');
       await page.keyboard.press('Tab');
       await page.keyboard.press('ArrowDown');
       // Past "For" (a provisioning token, the default) to the button.
@@ -228,6 +237,9 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       assert.match(token, /^rc_at_/);
       assert.equal(String(await page.locator('#scim-base').textContent()).trim(), `${rollcall}/v2/scim`);
       await shot('token-issued');
+      await page.reload();
+      assert.equal(await page.locator('#new-token').count(), 0, 'a reload shows the token gone');
+      const connectionPage = page.url().replace(/\/tokens\/.*$/, '');
 
       const ok = await fetch(`${rollcall}/v2/scim/Users`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(ok.status, 200);
@@ -246,13 +258,16 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       const row = page.locator('tbody tr', { hasText: 'uniqueness' });
       assert.equal(await row.count(), 1);
       assert.match(String(await row.textContent()), /POST.*\/v2\/scim\/Users.*409.*uniqueness/s);
-      assert.match(String(await row.textContent()), /Entra ID <prod> "west"/);
+      assert.match(String(await row.textContent()), /Entra ID <prod> "west"/, 'the log names the connection');
       assert.doesNotMatch(await page.content(), /never-in-the-log/);
       await shot('requests');
 
-      await page.goto(`${rollcall}/console/connections`);
-      await page.getByRole('button', { name: 'Revoke Entra ID <prod> "west"' }).click();
+      await page.goto(connectionPage);
+      await page.getByRole('link', { name: 'Revoke first token' }).click();
+      await page.getByRole('button', { name: 'Revoke "first token"' }).click();
       assert.match(String(await page.getByRole('status').first().textContent()), /revoked/);
+      await shot('connection');
+      await page.goto(`${rollcall}/console/connections`);
       await shot('connections');
       const refused = await fetch(`${rollcall}/v2/scim/Users`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(refused.status, 401);
