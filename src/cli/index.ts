@@ -421,7 +421,7 @@ function tokenCommands(program: Command): void {
     .addOption(new Option('--ttl <seconds>').hideHelp().argParser(renamedTtl))
     .action(async (options: Common & { team: string; connection?: string; userName?: string; name?: string; scope: Scope[]; expiresIn?: number }) => {
       if ((options.connection === undefined) === (options.userName === undefined)) {
-        throw new InvalidArgumentError('token issue takes exactly one of --connection NAME (a connection\'s token) or --user-name USER (an admin\'s own token)');
+        throw new AdminError('token issue takes exactly one of --connection NAME (a connection\'s token) or --user-name USER (an admin\'s own token)');
       }
       const issued = await withDatabase(options, (deps, config): Promise<IssuedProvisioningToken> => {
         const request = { scope: options.scope, ttlSeconds: options.expiresIn ?? config.accessTokenTtl, ...(options.name !== undefined ? { name: options.name } : {}) };
