@@ -1,8 +1,12 @@
 /**
- * The console's directory pages (DESIGN.md section 9): the overview, the users and groups lists
- * with one user (with its effective access, console/access.ts) or group, and the audit log. A bad
- * filter, sort or cursor is shown above an empty list with status 400 (the SCIM error's own
- * message). Handlers parse the query, call console/directory.ts, and render console/views.ts.
+ * The console's directory pages (DESIGN.md section 9, issue 30 item 2): the overview, the users
+ * and groups lists, one user (with its effective access, console/access.ts) or group, the audit
+ * log, and the directory's changes: create and edit a user, deactivate (after a confirmation) and
+ * reactivate one, add and remove a group's members. A bad filter, sort or cursor is shown above
+ * an empty list with status 400 (the SCIM error's own message); a refused change is shown on its
+ * page with the SCIM error's message and status; a change that succeeds answers 303 to the page
+ * that shows it (post/redirect/get). Handlers parse the request, call console/directory.ts or
+ * console/directory-actions.ts, and render console/directory-views.ts or console/views.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OverBudget } from '../../budgets.ts';
