@@ -34,6 +34,9 @@ export const PAGE_SIZE = 50;
  */
 export const COUNT_CAP = 10_000;
 
+/** A groups list counts each group's members up to this (a page of 50 groups reads at most 50 times this many rows). */
+export const LIST_MEMBER_CAP = 1_000;
+
 export class ConsoleInputError extends Error {}
 
 /** Quotes a value for a SCIM filter (RFC 7644 3.4.2.2: a JSON string). */
@@ -54,7 +57,7 @@ export interface ListPage {
   readonly orderedBy: string;
   /** The 1-based position of the page's first row in the list. */
   readonly first: number;
-  /** Groups only: each listed group's members, counted up to COUNT_CAP (Total.more above it). */
+  /** Groups only: each listed group's members, counted up to LIST_MEMBER_CAP (Total.more above it). */
   readonly memberCounts?: ReadonlyMap<string, Total>;
 }
 
@@ -190,8 +193,8 @@ export async function searchGroups(ctx: ScimContext, query: DirectoryQuery): Pro
   const result = await listGroups(ctx, list);
   const total = await totalOf(ctx, 'Group', list, result, first);
   const ids = result.resources.map((r) => String(r.id));
-  const counted = await memberCountsUpTo(ctx.storage.db, ctx.team.id, ids, hidesDeactivated(ctx), COUNT_CAP);
-  const memberCounts = new Map([...counted].map(([id, n]) => [id, n > COUNT_CAP ? { n: COUNT_CAP, more: true } : { n, more: false }]));
+  const counted = await memberCountsUpTo(ctx.storage.db, ctx.team.id, ids, hidesDeactivated(ctx), LIST_MEMBER_CAP);
+  const memberCounts = new Map([...counted].map(([id, n]) => [id, n > LIST_MEMBER_CAP ? { n: LIST_MEMBER_CAP, more: true } : { n, more: false }]));
   return { resources: result.resources, total, next: result.nextCursor, previous: result.previousCursor, orderedBy, first, memberCounts };
 }
 
