@@ -68,6 +68,15 @@ label.check { font-weight: 400; display: flex; align-items: center; gap: .4rem; 
 label.check input { width: 1.1rem; height: 1.1rem; flex: none; }
 .alert ul { margin: .25rem 0 0; padding-left: 1.25rem; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { .who { margin-left: 0; width: 100%; } th, td { padding: .45rem .5rem; } }
+/* The directory's pages (directory-views.ts): link buttons, values lists, form groups; one column of attributes when narrow. */
+a.button { display: inline-block; padding: .5rem 1rem; border-radius: 8px; border: 1px solid var(--line); text-decoration: none; color: var(--text); background: var(--card); }
+a.button.danger { color: var(--danger); border-color: var(--danger); }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .5rem 0 1rem; }
+ul.values { margin: 0; padding-left: 1.1rem; }
+fieldset.group { border: 1px solid var(--line); border-radius: 8px; margin: .75rem 0; padding: .25rem .75rem .75rem; }
+fieldset.group legend { font-weight: 600; padding: 0 .25rem; }
+.card h3 { margin: 0; font-size: 1rem; }
+@media (max-width: 40rem) { dl.attrs { grid-template-columns: 1fr; gap: 0; } dl.attrs dd { margin-bottom: .4rem; } }
 /* Narrow screens: a stacked table shows each row as a card of label: value lines. */
 @media (max-width: 40rem) {
   table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

@@ -8,15 +8,18 @@
  */
 import type { Actor } from '../audit/events.ts';
 import type { ScimContext } from '../scim/context.ts';
-import { hidesDeactivated } from '../scim/context.ts';
+import { hidesDeactivated, typesOf } from '../scim/context.ts';
+import { countUpTo } from '../scim/counts.ts';
 import { getGroup, listGroups } from '../scim/groups.ts';
 import { parseListQuery, parseProjection } from '../scim/query.ts';
-import type { Resource } from '../scim/representation.ts';
-import { groupResourceType, userResourceType } from '../scim/schema/registry.ts';
+import type { ListQuery } from '../scim/query.ts';
+import type { ListResult, Resource } from '../scim/representation.ts';
+import type { ResourceTypeDef } from '../scim/schema/types.ts';
 import { getUser, listUsers, patchUser } from '../scim/users.ts';
+import { formatCount } from './format.ts';
 import { PATCH_OP } from '../scim/schema/urns.ts';
 import { listClients } from '../storage/repos/clients.ts';
-import { memberChunk } from '../storage/repos/groups.ts';
+import { memberCountsUpTo, memberPage } from '../storage/repos/groups.ts';
 import { lastRequestPerConnection } from '../storage/repos/request-log.ts';
 import { clientsWithTokens, filteredAuditEvents, teamCounts } from '../storage/repos/console.ts';
 import type { AuditFilter } from '../storage/repos/console.ts';
@@ -24,19 +27,52 @@ import { listProvisioningTokens } from '../storage/repos/provisioning-tokens.ts'
 
 export const PAGE_SIZE = 50;
 
+/**
+ * Counts above this are shown as "more than": a filtered list is counted over at most this many
+ * rows plus one (scim/counts.ts), so a count costs what reading that many rows of the list does,
+ * at any size of the team.
+ */
+export const COUNT_CAP = 10_000;
+
+/** A groups list counts each group's members up to this (a page of 50 groups reads at most 50 times this many rows). */
+export const LIST_MEMBER_CAP = 1_000;
+
 export class ConsoleInputError extends Error {}
 
 /** Quotes a value for a SCIM filter (RFC 7644 3.4.2.2: a JSON string). */
 const quoted = (value: string): string => JSON.stringify(value);
 
+/** How many match: `n`, or more than `n` when `more`; undefined when not known. */
+export interface Total {
+  readonly n: number;
+  readonly more: boolean;
+}
+
 export interface ListPage {
   readonly resources: readonly Resource[];
-  readonly total: number | undefined;
+  readonly total: Total | undefined;
   readonly next: string | undefined;
   readonly previous: string | undefined;
   /** The order the page is in: CREATED or a sortBy the console offers (descending as asked). */
   readonly orderedBy: string;
+  /** The 1-based position of the page's first row in the list. */
+  readonly first: number;
+  /** Groups only: each listed group's members, counted up to LIST_MEMBER_CAP (Total.more above it). */
+  readonly memberCounts?: ReadonlyMap<string, Total>;
 }
+
+/**
+ * Which users a list shows: '' as the team's reads show them (a team that hides deactivated
+ * users lists the active ones, one that shows them lists both), or only the active ones, or only
+ * the deactivated ones, in every team mode (DESIGN.md section 4: the console shows an admin what
+ * SCIM clients of a hiding team do not see, so they can be found and reactivated).
+ */
+export type UserStatus = '' | 'active' | 'deactivated';
+
+export const parseStatus = (value: string): UserStatus => {
+  if (value === '' || value === 'active' || value === 'deactivated') return value;
+  throw new ConsoleInputError('status is active or deactivated');
+};
 
 export interface DirectoryQuery {
   /**
@@ -50,12 +86,16 @@ export interface DirectoryQuery {
    * together) takes a SCIM filter.
    */
   readonly q?: string;
-  /** A SCIM filter, for those who know the grammar; wins over `q`. */
+  /** A SCIM filter, for those who know the grammar (the team's extension attributes too); wins over `q`. */
   readonly filter?: string;
   /** CREATED, a sort the console offers, or nothing (the list's default order). */
   readonly sortBy?: string;
   readonly descending?: boolean;
   readonly cursor?: string;
+  /** Users only. */
+  readonly status?: UserStatus;
+  /** The 1-based position of the page's first row, carried by the page links (shown, never trusted for data). */
+  readonly at?: number;
 }
 
 /** The creation order, chosen by name (`sortBy=created`): no SCIM sortBy. */
@@ -89,44 +129,87 @@ export function userWords(q: string): string {
   return [`userName sw ${quoted(q)}`, `name.givenName sw ${quoted(q)}`, `name.familyName sw ${quoted(q)}`, `externalId eq ${quoted(q)}`].join(' or ');
 }
 
-/** One page of a team's users (RFC 9865 cursors: fast at any depth). */
-export async function searchUsers(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const { filter, words } = filterOf(query, userWords);
-  const orderedBy = orderOf(query.sortBy, USER_SORTS, words ? 'userName' : CREATED);
-  const list = parseListQuery(userResourceType, {
+/**
+ * The context a console read sees users in: a team that hides deactivated users reads them as a
+ * team that shows them does (never for a write: the team's own rules decide those).
+ */
+export const seeingDeactivated = (ctx: ScimContext): ScimContext =>
+  hidesDeactivated(ctx) ? { ...ctx, team: { ...ctx.team, deactivated_users: 'visible' } } : ctx;
+
+/** `filter` narrowed to one status (UserStatus), and the context that reads it. */
+function withStatus(ctx: ScimContext, filter: string | undefined, status: UserStatus): { ctx: ScimContext; filter: string | undefined } {
+  const and = (test: string) => (filter === undefined ? test : `(${filter}) and ${test}`);
+  if (status === 'deactivated') return { ctx: seeingDeactivated(ctx), filter: and('active eq false') };
+  if (status === 'active' && !hidesDeactivated(ctx)) return { ctx, filter: and('active eq true') };
+  return { ctx, filter };
+}
+
+const positionOf = (at: number | undefined): number => (at !== undefined && Number.isSafeInteger(at) && at >= 1 ? at : 1);
+
+/**
+ * How many a list holds: the page itself when it is the whole list, else counted up to COUNT_CAP
+ * (the team's counters for an unfiltered list, scim/counts.ts).
+ */
+async function totalOf(ctx: ScimContext, resource: 'User' | 'Group', list: ListQuery, result: ListResult, first: number): Promise<Total> {
+  if (result.totalResults !== undefined) return { n: result.totalResults, more: false };
+  if (first === 1 && result.nextCursor === undefined) return { n: result.resources.length, more: false };
+  const n = await countUpTo(ctx, resource, list, COUNT_CAP);
+  return n > COUNT_CAP ? { n: COUNT_CAP, more: true } : { n, more: false };
+}
+
+/** One page of a team's users (RFC 9865 cursors: fast at any depth), with how many match. */
+export async function searchUsers(base: ScimContext, query: DirectoryQuery): Promise<ListPage> {
+  const words = filterOf(query, userWords);
+  const { ctx, filter } = withStatus(base, words.filter, query.status ?? '');
+  const orderedBy = orderOf(query.sortBy, USER_SORTS, words.words ? 'userName' : CREATED);
+  const list = parseListQuery(typesOf(ctx).User, {
     ...(filter !== undefined ? { filter } : {}),
     ...sortParams(orderedBy, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
-    attributes: 'userName,name,emails,active,externalId,meta',
+    attributes: 'userName,name,displayName,emails,active,externalId,meta',
   });
+  const first = query.cursor ? positionOf(query.at) : 1;
+  // A team with no deactivated user has nothing to list under that filter (its counters say so).
+  if (query.status === 'deactivated' && (await teamCounts(ctx.storage.db, ctx.team.id)).deactivatedUsers === 0) {
+    return { resources: [], total: { n: 0, more: false }, next: undefined, previous: undefined, orderedBy, first };
+  }
   const result = await listUsers(ctx, list);
-  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor, orderedBy };
+  const total = await totalOf(ctx, 'User', list, result, first);
+  return { resources: result.resources, total, next: result.nextCursor, previous: result.previousCursor, orderedBy, first };
 }
 
 export async function searchGroups(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
   const { filter } = filterOf(query, (q) => `displayName sw ${quoted(q)} or externalId eq ${quoted(q)}`);
   const orderedBy = orderOf(query.sortBy, GROUP_SORTS, CREATED);
-  const list = parseListQuery(groupResourceType, {
+  const list = parseListQuery(typesOf(ctx).Group, {
     ...(filter !== undefined ? { filter } : {}),
     ...sortParams(orderedBy, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
     attributes: 'displayName,externalId,meta',
   });
+  const first = query.cursor ? positionOf(query.at) : 1;
   const result = await listGroups(ctx, list);
-  return { resources: result.resources, total: result.totalResults, next: result.nextCursor, previous: result.previousCursor, orderedBy };
+  const total = await totalOf(ctx, 'Group', list, result, first);
+  const ids = result.resources.map((r) => String(r.id));
+  const counted = await memberCountsUpTo(ctx.storage.db, ctx.team.id, ids, hidesDeactivated(ctx), LIST_MEMBER_CAP);
+  const memberCounts = new Map([...counted].map(([id, n]) => [id, n > LIST_MEMBER_CAP ? { n: LIST_MEMBER_CAP, more: true } : { n, more: false }]));
+  return { resources: result.resources, total, next: result.nextCursor, previous: result.previousCursor, orderedBy, first, memberCounts };
 }
 
 export interface UserDetail {
   readonly resource: Resource;
   readonly history: readonly AuditEntry[];
+  /** The team's User resource type (its extensions, for the page's sections). */
+  readonly type: ResourceTypeDef;
 }
 
+/** A user as the console shows it: deactivated ones too, in every team mode. */
 export async function userDetail(ctx: ScimContext, id: string): Promise<UserDetail> {
-  const found = await getUser(ctx, id);
+  const found = await getUser(seeingDeactivated(ctx), id);
   const history = await auditLog(ctx, { resourceId: id, limit: 50 });
-  return { resource: found.resource, history: history.entries };
+  return { resource: found.resource, history: history.entries, type: typesOf(ctx).User };
 }
 
 export interface MemberEntry {
@@ -135,23 +218,46 @@ export interface MemberEntry {
   readonly joined: string;
 }
 
-/** A group (without its members) and one page of members in join order, by seek (fast for 100,000 members). */
-export async function groupDetail(ctx: ScimContext, id: string, after?: string): Promise<{ resource: Resource; members: MemberEntry[]; next: string | undefined; history: readonly AuditEntry[] }> {
-  const found = await getGroup(ctx, id, parseProjection(groupResourceType, { excludedAttributes: 'members' }));
-  let position: { created_at: string; user_id: string } | undefined;
-  if (after !== undefined && after !== '') {
-    const match = /^(\d{4}-\d\d-\d\dT[\d:.]+Z)_([A-Z0-9]{1,40})$/.exec(after);
-    if (!match) throw new ConsoleInputError('the page position is not valid');
-    position = { created_at: match[1]!, user_id: match[2]! };
-  }
-  const rows = await memberChunk(ctx.storage.db, ctx.team.id, id, hidesDeactivated(ctx), PAGE_SIZE + 1, position);
-  const page = rows.slice(0, PAGE_SIZE);
-  const last = page.at(-1);
+export interface GroupDetail {
+  readonly resource: Resource;
+  readonly type: ResourceTypeDef;
+  readonly members: readonly MemberEntry[];
+  /** The member search's words (a prefix of the userName), as given. */
+  readonly memberSearch: string;
+  /** The 1-based page of members shown, and how many members (matching the search) there are. */
+  readonly page: number;
+  readonly total: Total;
+  readonly history: readonly AuditEntry[];
+}
+
+/** Pages of members a group page reaches by number: COUNT_CAP members' worth (a search finds the others). */
+export const MAX_MEMBER_PAGE = COUNT_CAP / PAGE_SIZE;
+
+/**
+ * A group (without its members) and one page of its members in join order, by page number, those
+ * whose userName starts with `search` when given; counted up to COUNT_CAP.
+ */
+export async function groupDetail(ctx: ScimContext, id: string, options: { search?: string; page?: string } = {}): Promise<GroupDetail> {
+  const found = await getGroup(ctx, id, parseProjection(typesOf(ctx).Group, { excludedAttributes: 'members' }));
+  const search = (options.search ?? '').trim();
+  if (search.length > 200) throw new ConsoleInputError('the search is at most 200 characters');
+  const page = options.page === undefined || options.page === '' ? 1 : Number(options.page);
+  if (!Number.isSafeInteger(page) || page < 1 || page > MAX_MEMBER_PAGE) throw new ConsoleInputError(`the page is a number from 1 to ${formatCount(MAX_MEMBER_PAGE)}; search for the members further on`);
+  const { rows, total } = await memberPage(ctx.storage.db, ctx.storage.hooks, ctx.team.id, id, {
+    onlyActive: hidesDeactivated(ctx),
+    ...(search ? { prefix: search.toLowerCase() } : {}),
+    offset: (page - 1) * PAGE_SIZE,
+    limit: PAGE_SIZE,
+    cap: COUNT_CAP,
+  });
   const history = await auditLog(ctx, { resourceId: id, limit: 20 });
   return {
     resource: found.resource,
-    members: page.map((m) => ({ id: m.user_id, userName: m.user_name, joined: m.created_at })),
-    next: rows.length > PAGE_SIZE && last ? `${last.created_at}_${last.user_id}` : undefined,
+    type: typesOf(ctx).Group,
+    members: rows.map((m) => ({ id: m.user_id, userName: m.user_name, joined: m.created_at })),
+    memberSearch: search,
+    page,
+    total: total > COUNT_CAP ? { n: COUNT_CAP, more: true } : { n: total, more: false },
     history: history.entries,
   };
 }

@@ -7,9 +7,7 @@
  */
 import type { BudgetView } from '../budgets.ts';
 import escapeHtml from 'escape-html';
-import type { UserAccess } from './access.ts';
-import { accessSection } from './access-views.ts';
-import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
+import type { AuditEntry, Overview } from './directory.ts';
 import type { EventsHealth, SignalsHealth } from './events.ts';
 import { eventsAlert, eventsTile, signalsFigure } from './events-views.ts';
 import type { RequestLogEntry } from './request-log.ts';
@@ -134,82 +132,11 @@ ${signalsFigure(signals)}
 ${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Connection</th><th scope="col">Last request</th><th scope="col">Requests</th><th scope="col">Failed</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
 }
 
-const SORTS: Record<'users' | 'groups', readonly [string, string][]> = {
-  users: [['created', 'created (fastest)'], ['userName', 'userName'], ['name.familyName', 'family name'], ['meta.lastModified', 'last modified']],
-  groups: [['created', 'created (fastest)'], ['displayName', 'displayName'], ['meta.lastModified', 'last modified']],
-};
-
-/** How a word search's page is ordered, in words (the order the domain chose: directory.ts orderOf). */
-function orderNote(kind: 'users' | 'groups', form: ListForm, result: ListPage): string {
-  if (form.q.trim() === '' || form.filter.trim() !== '') return '';
-  const label = SORTS[kind].find(([v]) => v === result.orderedBy)?.[1].replace(' (fastest)', '') ?? result.orderedBy;
-  const by = result.orderedBy === 'created' ? 'creation' : label;
-  return ` Ordered by ${e(by)}${result.orderedBy !== 'created' && form.descending ? ', descending' : ''}.`;
-}
-
 export interface ListForm {
   readonly q: string;
   readonly filter: string;
   readonly sortBy: string;
   readonly descending: boolean;
-}
-
-function searchForm(kind: 'users' | 'groups', form: ListForm, orderedBy: string): string {
-  const options = SORTS[kind].map(([v, l]) => `<option value="${e(v)}"${v === orderedBy ? ' selected' : ''}>${e(l)}</option>`).join('');
-  return `<form method="get" action="/console/${kind}" class="filters" role="search">
-<div><label for="q">Search</label><input id="q" name="q" type="search" value="${e(form.q)}" placeholder="${kind === 'users' ? 'start of userName or name, or externalId' : 'start of displayName, or externalId'}" aria-describedby="q-hint"><small id="q-hint">${kind === 'users' ? 'Finds users whose userName, given name or family name starts with the words (any case), or whose externalId is exactly them. Emails and other attributes: use a SCIM filter.' : 'Finds groups whose displayName starts with the words (any case), or whose externalId is exactly them.'}</small></div>
-<div><label for="filter">SCIM filter</label><input id="filter" name="filter" type="text" value="${e(form.filter)}" placeholder='${kind === 'users' ? 'userName sw "a" and active eq true' : 'displayName eq "Admins"'}' spellcheck="false"></div>
-<div><label for="sortBy">Sort by</label><select id="sortBy" name="sortBy">${options}</select></div>
-<div><label for="order">Order</label><select id="order" name="order"><option value="asc"${form.descending ? '' : ' selected'}>ascending</option><option value="desc"${form.descending ? ' selected' : ''}>descending</option></select></div>
-<div><button type="submit" class="primary">Search</button></div>
-</form>`;
-}
-
-function pager(base: string, form: ListForm, result: ListPage): string {
-  const params = { q: form.q, filter: form.filter, sortBy: form.sortBy, order: form.descending ? 'desc' : undefined };
-  const links = [
-    result.previous !== undefined ? `<a href="${e(`${base}${q({ ...params, cursor: result.previous })}`)}" rel="prev">Previous page</a>` : '',
-    result.next !== undefined ? `<a href="${e(`${base}${q({ ...params, cursor: result.next })}`)}" rel="next">Next page</a>` : '',
-  ].join('');
-  return links ? `<nav class="pager" aria-label="Pages">${links}</nav>` : '';
-}
-
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-export function usersBody(form: ListForm, result: ListPage, error?: string): string {
-  const rows = result.resources
-    .map((r) => {
-      const name = (r.name ?? {}) as Record<string, unknown>;
-      const emails = Array.isArray(r.emails) ? (r.emails as Record<string, unknown>[]).map((m) => str(m.value)).join(', ') : '';
-      return `<tr><td class="wrap"><a href="/console/users/${encodeURIComponent(str(r.id))}" dir="auto">${e(r.userName)}</a></td><td class="wrap" dir="auto">${e(name.formatted ?? [name.givenName, name.familyName].filter(Boolean).join(' '))}</td><td class="wrap">${e(emails)}</td><td>${r.active === false ? 'deactivated' : 'active'}</td><td class="wrap">${e(r.externalId)}</td></tr>`;
-    })
-    .join('');
-  return `${searchForm('users', form, result.orderedBy)}
-${error ? errorBody(error) : ''}
-<p class="muted">${result.total !== undefined ? `${e(result.total)} users match.` : ''}${orderNote('users', form, result)}</p>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Name</th><th scope="col">Emails</th><th scope="col">Status</th><th scope="col">externalId</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="5" class="muted">No users.</td></tr>'}</tbody></table></div>
-${pager('/console/users', form, result)}`;
-}
-
-export function groupsBody(form: ListForm, result: ListPage, error?: string): string {
-  const rows = result.resources
-    .map((r) => `<tr><td class="wrap"><a href="/console/groups/${encodeURIComponent(str(r.id))}" dir="auto">${e(r.displayName)}</a></td><td class="wrap">${e(r.externalId)}</td><td>${e((r.meta as Record<string, unknown> | undefined)?.lastModified)}</td></tr>`)
-    .join('');
-  return `${searchForm('groups', form, result.orderedBy)}
-${error ? errorBody(error) : ''}
-<p class="muted">${result.total !== undefined ? `${e(result.total)} groups match.` : ''}${orderNote('groups', form, result)}</p>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">displayName</th><th scope="col">externalId</th><th scope="col">Last modified</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="3" class="muted">No groups.</td></tr>'}</tbody></table></div>
-${pager('/console/groups', form, result)}`;
-}
-
-function attributes(resource: Resource): string {
-  const rows = Object.entries(resource)
-    .filter(([k]) => k !== 'schemas' && k !== 'groups' && k !== 'members')
-    .map(([k, v]) => `<dt>${e(k)}</dt><dd dir="auto">${typeof v === 'object' ? `<pre tabindex="0">${e(JSON.stringify(v, null, 2))}</pre>` : e(v)}</dd>`)
-    .join('');
-  return `<div class="card"><dl class="attrs">${rows}</dl></div>`;
 }
 
 export function historyTable(entries: readonly AuditEntry[]): string {
@@ -218,26 +145,6 @@ export function historyTable(entries: readonly AuditEntry[]): string {
     .map((a) => `<tr><td>${e(a.at)}</td><td>${e(a.action)}</td><td class="wrap">${e(a.resourceType)} ${e(a.resourceId)}</td><td class="wrap">${e(a.actor)}</td><td class="wrap"><code>${e(a.detail)}</code></td></tr>`)
     .join('');
   return `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Resource</th><th scope="col">Actor</th><th scope="col">Detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
-}
-
-export function userBody(resource: Resource, history: readonly AuditEntry[], access?: UserAccess): string {
-  const groups = Array.isArray(resource.groups) ? (resource.groups as Record<string, unknown>[]) : [];
-  const groupList = groups.length === 0 ? '<p class="muted">In no group.</p>' : `<ul>${groups.map((g) => `<li><a href="/console/groups/${encodeURIComponent(str(g.value))}" dir="auto">${e(g.display ?? g.value)}</a></li>`).join('')}</ul>`;
-  return `<p><a href="/console/users">All users</a></p>
-<h2>Attributes</h2>${attributes(resource)}
-<h2>Groups</h2>${groupList}
-${access ? accessSection(access) : ''}
-<h2>History</h2>${historyTable(history)}`;
-}
-
-export function groupBody(resource: Resource, members: readonly MemberEntry[], next: string | undefined, history: readonly AuditEntry[]): string {
-  const rows = members.map((m) => `<tr><td class="wrap"><a href="/console/users/${encodeURIComponent(m.id)}" dir="auto">${e(m.userName)}</a></td><td>${e(m.joined)}</td></tr>`).join('');
-  return `<p><a href="/console/groups">All groups</a> · <a href="/console/access/mappings${e(q({ group: str(resource.id) }))}">Roles and entitlements mapped from this group</a></p>
-<h2>Attributes</h2>${attributes(resource)}
-<h2>Members</h2>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Joined</th></tr></thead><tbody>${rows || '<tr><td colspan="2" class="muted">No members.</td></tr>'}</tbody></table></div>
-${next ? `<nav class="pager" aria-label="Pages"><a href="/console/groups/${encodeURIComponent(str(resource.id))}${e(q({ after: next }))}" rel="next">Next members</a></nav>` : ''}
-<h2>History</h2>${historyTable(history)}`;
 }
 
 export function requestsBody(filters: { status: string; connection: string }, connections: readonly [string, string][], entries: readonly RequestLogEntry[], next: string | null, error?: string, now: Date = new Date()): string {

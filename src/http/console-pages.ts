@@ -16,6 +16,7 @@ import { WEBHOOK_SECRETS } from '../events/webhook-secrets.ts';
 import type { OAuthContext } from '../oauth/context.ts';
 import { scimErrorOf } from '../scim/errors.ts';
 import type { ScanGate } from '../scim/scan-gate.ts';
+import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import type { AccessLog } from './access-log.ts';
 import { accessRoutes } from './console/access.ts';
 import { connectionRoutes } from './console/connections.ts';
@@ -41,6 +42,8 @@ export interface ConsoleOptions {
   readonly metrics?: Pick<Metrics, 'budgetRefused'>;
   /** The access log, told the team of each signed-in request. */
   readonly accessLog?: AccessLog;
+  /** Each team's resource types, shared with the SCIM API (the console's context knows the team's extensions). */
+  readonly types?: TeamTypesCache;
 }
 
 export const CONSOLE_COOKIE = 'rollcall_console';
@@ -73,6 +76,7 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
     ...(options.scans ? { scans: options.scans } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.accessLog ? { accessLog: options.accessLog } : {}),
+    ...(options.types ? { types: options.types } : {}),
   });
 
   shell.asset('/console/assets/console.css', 'text/css; charset=utf-8', CONSOLE_CSS);

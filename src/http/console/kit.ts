@@ -14,6 +14,7 @@ import type { OAuthContext } from '../../oauth/context.ts';
 import type { ScimContext } from '../../scim/context.ts';
 import { ScimError } from '../../scim/errors.ts';
 import type { ScanGate } from '../../scim/scan-gate.ts';
+import type { TeamTypesCache } from '../../scim/team-schemas.ts';
 import type { SignedIn } from '../../sessions.ts';
 import { unstorableText } from '../../text.ts';
 import type { AccessLog } from '../access-log.ts';
@@ -53,6 +54,12 @@ export interface KitOptions {
   readonly scans?: ScanGate;
   readonly metrics?: Pick<Metrics, 'budgetRefused'>;
   readonly accessLog?: AccessLog;
+  /**
+   * Each team's resource types (its schema extensions and catalog), shared with the SCIM API, so
+   * that the console's filter box, pages and forms know the team's extensions as the API does.
+   * The core types when absent.
+   */
+  readonly types?: TeamTypesCache;
 }
 
 /** A form or query field's text ('' when absent or repeated). */
@@ -107,6 +114,7 @@ export function consoleKit(options: KitOptions): ConsoleKit {
         requestId: request.id,
         cursorSecret: options.cursorSecret,
         passwords: ctx.passwords,
+        ...(options.types ? { types: await options.types.typesOf(ctx.storage.db, signed.team) } : {}),
         ...(options.scans ? { scans: options.scans } : {}),
       };
       (request as WithSession)[SIGNED] = { ...signed, scim };

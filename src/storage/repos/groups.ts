@@ -336,3 +336,37 @@ export async function clearMembers(ex: Executor, groupId: string, keep: readonly
 }
 
 export type MembershipFilter = Expression<SqlBool>;
+
+/**
+ * How many members each of `groupIds` has, each counted over at most `cap` + 1 membership rows
+ * (a page of groups costs at most that many rows per group, whatever their size). Deactivated
+ * users left out when asked, as the member lists leave them out.
+ */
+export async function memberCountsUpTo(ex: Executor, teamId: string, groupIds: readonly string[], onlyActive: boolean, cap: number): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const groupId of groupIds) {
+    const rows = memberRows(ex, teamId, onlyActive).where('m.group_id', '=', groupId).limit(rowCount(cap + 1));
+    const row = await ex.selectFrom(rows.as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    counts.set(groupId, Number(row.n));
+  }
+  return counts;
+}
+
+/**
+ * One page of a group's members in list order (join time, then user id), from `offset`, those
+ * whose folded userName starts with `prefix` when given (the console's member search), and how
+ * many there are, counted over at most `cap` + 1 rows.
+ */
+export async function memberPage(
+  ex: Executor,
+  hooks: DialectHooks,
+  teamId: string,
+  groupId: string,
+  options: { readonly onlyActive: boolean; readonly prefix?: string; readonly offset: number; readonly limit: number; readonly cap: number },
+): Promise<{ rows: MemberRow[]; total: number }> {
+  let base = memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId);
+  if (options.prefix) base = base.where(hooks.startsWith(sql.ref('u.user_name_key'), options.prefix));
+  const rows = await base.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
+  const counted = await ex.selectFrom(base.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  return { rows, total: Number(counted.n) };
+}

@@ -22,7 +22,7 @@ import { keyPrefixPage } from './list/by-key-prefix.ts';
 import { matchStepsPage } from './list/match-steps.ts';
 import { offsetByBucketsRows } from './list/offset-by-buckets.ts';
 import { offsetByIndexRows } from './list/offset-by-index.ts';
-import { matchCount, plainRows } from './list/plain.ts';
+import { matchCount, matchCountUpTo, plainRows } from './list/plain.ts';
 import { planList } from './list/plan.ts';
 import type { ListPlan } from './list/plan.ts';
 import { resumedRows } from './list/resumed.ts';
@@ -84,4 +84,14 @@ export async function runPlan<R extends ListedRow>(ex: Executor, table: Resource
  */
 export async function listRows<R extends ListedRow>(ex: Executor, table: ResourceTable, teamId: string, window: ListWindow): Promise<ListPage<R>> {
   return runPlan<R>(ex, table, teamId, window, planList({ ...window, table, engine: hooksOf(ex) }));
+}
+
+/**
+ * How many of the team's listed rows `window.where` matches, up to `cap` (more than `cap` when
+ * the answer is `cap` + 1): an unfiltered list from the team's counters, a filtered one counted
+ * over at most `cap` + 1 rows.
+ */
+export async function countRowsUpTo(ex: Executor, table: ResourceTable, teamId: string, window: Pick<ListWindow, 'where' | 'onlyActive'>, cap: number): Promise<number> {
+  if (!window.where) return Math.min(await listedCount(ex, table, teamId, window.onlyActive === true), cap + 1);
+  return matchCountUpTo(ex, table, teamId, { ...window, descending: false, limit: 0 }, cap);
 }

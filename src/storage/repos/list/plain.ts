@@ -106,3 +106,17 @@ export function plainRows(ex: Executor, table: ResourceTable, teamId: string, wi
 export async function matchCount(ex: Executor, table: ResourceTable, teamId: string, window: ListWindow): Promise<number> {
   return Number((await runShaped(ex, table, teamId, window, 'count', undefined, [], countOf))[0]!.n);
 }
+
+/**
+ * How many listed rows the window's filter matches, counted up to `cap` + 1 at most (the
+ * console's "of more than 10,000"): the count reads no more rows than that, whatever the filter
+ * matches. Not shaped: a console page's count, not a hot path.
+ */
+export async function matchCountUpTo(ex: Executor, table: ResourceTable, teamId: string, window: ListWindow, cap: number): Promise<number> {
+  const hooks = hooksOf(ex);
+  const matches = baseOf(ex, hooks, table, window, { teamId, where: window.where, seek: undefined })
+    .select(sql<number>`1`.as('one'))
+    .limit(rowCount(cap + 1));
+  const row = await ex.selectFrom(matches.as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
