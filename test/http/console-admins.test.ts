@@ -221,7 +221,12 @@ for (const engine of engines) {
       void globex;
     });
 
-    it("another team's admin gets 404 and changes nothing; forms need their CSRF token", async () => {
+    it("another team's admin gets 404 and changes nothing; forms need their CSRF token; signed out, the pages send to sign-in", async () => {
+      for (const path of ['/console/admins', '/console/admins/X/remove', '/console/admins/applications/X/revoke']) {
+        const res = await t.app.inject({ method: 'GET', url: path });
+        assert.equal(res.statusCode, 303, path);
+        assert.equal(res.headers.location, '/console/sign-in');
+      }
       await signedIn(t);
       const acmeAdmin = String((await t.storage.db.selectFrom('users').select('id').where('user_name', '=', 'admin@acme.example').executeTakeFirstOrThrow()).id);
       await t.addTeam('globex');
