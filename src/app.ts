@@ -280,7 +280,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const leaseMs = (config.eventLeaseSeconds ?? DEFAULT_DELIVERY.leaseMs / 1000) * 1000;
     const settings = { ...DEFAULT_DELIVERY, leaseMs, timeoutMs: Math.min(DEFAULT_DELIVERY.timeoutMs, leaseMs / 2), ...deps.delivery };
     const webhooks = new WebhookSigner({ db: storage.db, clock, box: keys.box(WEBHOOK_SECRETS), issuer: config.publicBaseUrl });
-    const worker = new DeliveryWorker({ storage, clock, signer, webhooks, issuer: config.publicBaseUrl, log: app.log, settings, receivers, streams: keys.box(STREAM_SECRETS), latency: metrics });
+    const worker = new DeliveryWorker({ storage, clock, signer, webhooks, issuer: config.publicBaseUrl, log: app.log, settings, receivers, streams: keys.box(STREAM_SECRETS), latency: metrics, failures: metrics });
     app.addHook('onReady', async () => worker.start());
     app.addHook('onClose', async () => worker.stop());
   }

@@ -87,7 +87,14 @@ export type AuditAction =
   // A team's provisioning connections (src/oauth/connections.ts).
   | 'connection_created'
   | 'connection_renamed'
-  | 'connection_deleted';
+  | 'connection_deleted'
+  // The console's Admins page (console/admins.ts): admins added and removed, one-time password
+  // links made and used, and every token of an application revoked for the team.
+  | 'admin_added'
+  | 'admin_removed'
+  | 'admin_password_link_issued'
+  | 'admin_password_reset'
+  | 'application_revoked';
 
 /** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
 export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';

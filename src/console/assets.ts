@@ -38,6 +38,7 @@ table { border-collapse: collapse; width: 100%; font-size: .93rem; }
 th, td { text-align: left; padding: .5rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
 td.wrap, td code { overflow-wrap: anywhere; word-break: break-word; }
+.wrap { overflow-wrap: anywhere; }
 tr:last-child td { border-bottom: none; }
 form.filters { display: flex; flex-wrap: wrap; gap: .5rem .75rem; align-items: flex-end; margin-bottom: 1rem; }
 form.filters > div { display: flex; flex-direction: column; min-width: 9rem; flex: 1 1 9rem; }

@@ -8,6 +8,7 @@
 import escapeHtml from 'escape-html';
 import type { ClientSecretView } from '../oauth/client-secret-admin.ts';
 import { DEFAULT_SECRET_DAYS, MAX_LIVE_SECRETS } from '../oauth/client-secrets.ts';
+import { formatCount } from './format.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 
@@ -85,9 +86,10 @@ ${copyable('scim-base', 'SCIM base URL (Tenant URL)', data.scimBase)}
 }
 
 /** The step before a secret is revoked: what it ends, and a form that does it. */
-export function revokeConfirmBody(csrf: string, clientId: string, secret: ClientSecretView): string {
+export function revokeConfirmBody(csrf: string, clientId: string, secret: ClientSecretView, liveTokens: number): string {
+  const tokens = liveTokens === 0 ? 'No live token was issued with it.' : `<strong id="revoke-tokens">${e(formatCount(liveTokens))} live token${liveTokens === 1 ? '' : 's'}</strong> (access and refresh) issued with it end${liveTokens === 1 ? 's' : ''} with it, on every server.`;
   return `<div class="card" role="alert">
-<p>Revoke the secret <strong dir="auto">${e(secret.name)}</strong> (<code>${e(secret.id)}</code>)? It stops working at once, and so does every access and refresh token issued with it, on every server. The client's other secrets keep working.</p>
+<p>Revoke the secret <strong dir="auto">${e(secret.name)}</strong> (<code>${e(secret.id)}</code>)? It stops working at once. ${tokens} The client's other secrets keep working.</p>
 <form method="post" action="${e(`${clientPath(clientId)}/secrets/${encodeURIComponent(secret.id)}/revoke`)}" class="inline">
 <input type="hidden" name="_csrf" value="${e(csrf)}">
 <button type="submit" class="danger">Revoke secret</button>

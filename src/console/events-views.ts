@@ -7,7 +7,8 @@
  * a POST form with the CSRF token.
  */
 import escapeHtml from 'escape-html';
-import type { EventsHealth, FeedEnds, SignalsHealth, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
+import type { EventsHealth, FeedEnds, ReplayPreview, SignalsHealth, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
+import { formatCount } from './format.ts';
 import { EVENT_TYPES } from './events.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
@@ -94,14 +95,15 @@ function actions(csrf: string, s: SubscriptionShown, feed: FeedEnds): string {
   const oldest = feed.firstKept ?? feed.lastSeq + 1;
   return `<h2>Actions</h2>
 ${pauseOrResume}
-<form method="post" action="${base}/replay" class="card">${csrfField(csrf)}
+<form method="get" action="${base}/replay" class="card">
 <label for="replay-from">Replay from seq</label>
 <input id="replay-from" name="from" type="text" inputmode="numeric" pattern="[0-9]*" required maxlength="15" placeholder="${e(oldest)}" aria-describedby="replay-note">
 <p class="note" id="replay-note">Every kept event from this seq on is delivered again, in order, with the same <code>jti</code> (receivers de-duplicate on it). Kept now: ${feed.firstKept === undefined ? 'none' : `${e(feed.firstKept)} to ${e(feed.lastSeq)}`}.</p>
-<p><button type="submit" class="secondary">Replay</button></p></form>
-<form method="post" action="${base}/delete" class="card">${csrfField(csrf)}
-<p>Delete the subscription and its delivery log. The receiver gets nothing more.</p>
-<p><button type="submit" class="danger">Delete subscription</button></p></form>`;
+<p class="note">The next page says how many events that sends, before anything is sent.</p>
+<p><button type="submit" class="secondary">Replay…</button></p></form>
+<form method="get" action="${base}/delete" class="card">
+<p>Delete the subscription and its delivery log. The receiver gets nothing more. The next page says what is lost, before anything is deleted.</p>
+<p><button type="submit" class="danger">Delete subscription…</button></p></form>`;
 }
 
 /** The webhook secret of a subscription just made, shown this once. */
@@ -164,4 +166,32 @@ export function eventsAlert(h: EventsHealth): string {
     .map((p) => `<li><a href="${detailHref(p.id)}">${e(p.url ?? 'poll subscription')}</a> is ${p.state === 'paused' ? 'paused' : 'failing'}: <span dir="auto">${e(p.detail)}</span></li>`)
     .join('');
   return `<div class="alert" role="status">${e(h.problems.length)} event subscription(s) need attention: <ul>${items}</ul></div>`;
+}
+
+/** The step before a replay: how many events it sends again, to whom, and the form that does it. */
+export function replayConfirmBody(csrf: string, p: ReplayPreview): string {
+  const s = p.subscription;
+  const base = detailHref(s.id);
+  const count = `${p.exact ? '' : 'up to '}${formatCount(p.count)} event${p.count === 1 && p.exact ? '' : 's'}`;
+  const range = p.from > p.to ? 'none kept yet: it starts with the next change' : `seq ${formatCount(p.from)} to ${formatCount(p.to)}`;
+  return `<p><a href="${base}">Back to the subscription</a></p>
+<div class="card" role="alert">
+<p id="replay-summary">Re-send <strong>${e(count)}</strong> (${e(range)}) to <span class="wrap">${e(receiver(s))}</span>? They are delivered again in order, with their original <code>jti</code>, ${s.state === 'paused' ? 'once the subscription is resumed' : 'starting now'}; its receiver must de-duplicate on <code>jti</code>.</p>
+<form method="post" action="${base}/replay" class="inline">${csrfField(csrf)}<input type="hidden" name="from" value="${e(p.from)}"><input type="hidden" name="confirmed" value="1">
+<button type="submit" class="danger">Re-send ${e(count)}</button></form>
+<a href="${base}">Cancel</a>
+</div>`;
+}
+
+/** The step before a subscription is deleted: what it ends, and the form that does it. */
+export function deleteConfirmBody(csrf: string, s: SubscriptionShown): string {
+  const base = detailHref(s.id);
+  const pending = s.pending === 0 ? 'Nothing is pending' : `<strong>${e(count(s.pending, s.pendingExact))} pending event${s.pending === 1 ? '' : 's'}</strong> will never be sent`;
+  return `<p><a href="${base}">Back to the subscription</a></p>
+<div class="card" role="alert">
+<p id="delete-summary">Delete the subscription to <span class="wrap">${e(receiver(s))}</span> (${e(formatText(s))})? ${pending}; its delivery log is removed, and its receiver gets nothing more. It cannot be undone: a new subscription starts with the next change.</p>
+<form method="post" action="${base}/delete" class="inline">${csrfField(csrf)}<input type="hidden" name="confirmed" value="1">
+<button type="submit" class="danger">Delete subscription</button></form>
+<a href="${base}">Cancel</a>
+</div>`;
 }

@@ -26,6 +26,7 @@ import type { AttemptView, ChangeOrigin, SubscriptionView } from '../events/subs
 import { feedEnds as readFeedEnds } from '../storage/repos/events.ts';
 import type { FeedEnds } from '../storage/repos/events.ts';
 import { ConsoleInputError } from './directory.ts';
+import { invalidValue, pruned } from '../events/errors.ts';
 import type { SecretBox } from '../keys/sealed.ts';
 import { latencyFigures } from '../events/ssf/latency.ts';
 import type { LatencyFigures } from '../events/ssf/latency.ts';
@@ -155,9 +156,40 @@ export const resumeFromConsole = (ctx: ScimContext, id: string): Promise<Subscri
 
 export const deleteFromConsole = (ctx: ScimContext, id: string): Promise<void> => removeSubscription(deps(ctx), ctx.team.id, id, origin(ctx));
 
-/** Replays from the sequence number typed in the form (digits only). */
-export async function replayFromConsole(ctx: ScimContext, id: string, from: string): Promise<SubscriptionView> {
+/** The sequence number typed in the replay form (digits only, 1 or more). */
+function replayStart(from: string): number {
   const trimmed = from.trim();
   if (!/^\d{1,15}$/.test(trimmed) || Number(trimmed) < 1) throw new ConsoleInputError('replay from a sequence number: a whole number, 1 or more');
-  return replaySubscription(deps(ctx), ctx.team.id, id, Number(trimmed), origin(ctx));
+  return Number(trimmed);
+}
+
+/** Replays from the sequence number typed in the form (digits only). */
+export async function replayFromConsole(ctx: ScimContext, id: string, from: string): Promise<SubscriptionView> {
+  return replaySubscription(deps(ctx), ctx.team.id, id, replayStart(from), origin(ctx));
+}
+
+/** What a replay from `from` would do, for its confirmation page: the events it would send again. */
+export interface ReplayPreview {
+  readonly subscription: SubscriptionShown;
+  readonly from: number;
+  /** The feed's last seq: the replay sends the kept events from `from` to it that the subscription takes. */
+  readonly to: number;
+  /** How many it would send (an upper bound when not `exact`). */
+  readonly count: number;
+  readonly exact: boolean;
+}
+
+/**
+ * Counts what replaying from `from` would send again, with the same refusals as the replay
+ * itself (not a sequence number, past the feed's end, pruned by the retention); changes nothing.
+ */
+export async function replayPreview(ctx: ScimContext, id: string, from: string): Promise<ReplayPreview> {
+  const start = replayStart(from);
+  const { feed, subscription } = await subscriptionDetail(ctx, id);
+  if (start > feed.lastSeq + 1) throw invalidValue(`from ${start} is past the end of the feed (last seq ${feed.lastSeq})`);
+  if (feed.firstKept === undefined ? start <= feed.lastSeq : start < feed.firstKept) {
+    throw pruned(`events before ${feed.firstKept ?? feed.lastSeq + 1} were pruned by the retention; replay from ${feed.firstKept ?? feed.lastSeq + 1} or later`);
+  }
+  const [counted] = await pendingCounts(deps(ctx), ctx.team.id, [{ ...subscription, cursor: start - 1 }], feed);
+  return { subscription, from: start, to: feed.lastSeq, count: counted!.count, exact: counted!.exact };
 }

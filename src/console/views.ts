@@ -31,6 +31,7 @@ export const NAV = [
   ['audit', '/console/audit', 'Audit log'],
   ['events', '/console/events', 'Events'],
   ['settings', '/console/settings', 'Settings'],
+  ['admins', '/console/admins', 'Admins & apps'],
 ] as const;
 
 export type Section = (typeof NAV)[number][0];

@@ -18,7 +18,8 @@
  * (receivers.ts), and the socket connects to a checked address only (`pinnedLookup`).
  *
  * A failure (a refused address, a network error, the timeout, a redirect, which is never
- * followed, or any answer but 2xx) is logged and retried after an exponential backoff with
+ * followed, or any answer but 2xx) is logged (one warning per attempt: subscription, team, seq,
+ * status, reason), counted (`failures`: rollcall_event_delivery_failures_total{reason}), and retried after an exponential backoff with
  * jitter; after 24 hours of failures the subscription pauses with the reason
  * (SubscriptionView.pausedReason). The log keeps a category only (`failureCategory`: refused,
  * tls, timeout, dns, forbidden-address, network, `http <status>`), never the receiver's answer
@@ -108,6 +109,26 @@ export interface DeliveryDeps {
   readonly streams?: SecretBox;
   /** Told each Shared Signal a receiver accepted, with its commit-to-acceptance time. */
   readonly latency?: SignalLatency;
+  /** Told each failed attempt, by reason (http/metrics.ts counts them). */
+  readonly failures?: DeliveryFailures;
+}
+
+/** What counts failed push attempts (the metrics), by `failureReason`. */
+export interface DeliveryFailures {
+  deliveryFailed(reason: string): void;
+}
+
+/**
+ * A failed attempt's reason as a metric label, from the few the log keeps: the category
+ * (refused, tls, timeout, dns, forbidden_address, network, secret), an answer's status class
+ * (`http_4xx`, `http_5xx`, ...), or `set_rejected` for a SET its receiver read and refused (RFC
+ * 8935 2.3: settled, not retried, but the event never arrived).
+ */
+export function failureReason(error: string | null): string {
+  if (error === null) return 'unknown';
+  const http = /^http (\d)\d\d( .+)?$/.exec(error);
+  if (http) return http[2] === undefined ? `http_${http[1]}xx` : 'set_rejected';
+  return error.replace(/-/g, '_');
 }
 
 /** The retry delay after `failures` consecutive failures: exponential, capped, half of it jittered. */
@@ -433,6 +454,7 @@ export class DeliveryWorker {
         continue;
       }
       const { outcome, attempt } = await this.#send(held.sub, row, Math.min(settings.timeoutMs, held.receiverMs));
+      if (outcome.error !== null && outcome.error !== 'stopped') this.#reportFailure(held.sub, row.seq, outcome);
       if (!outcome.delivered) {
         // The attempt and the retry state it leads to, together (one commit; readers never see one without the other).
         const stopping = this.#stop.signal.aborted;
@@ -497,6 +519,14 @@ export class DeliveryWorker {
     }
     const attempt = { id: newId(), subscription_id: sub.id, seq: row.seq, at, status: outcome.status, latency_ms: Math.round(performance.now() - started), error: outcome.error };
     return { outcome, attempt };
+  }
+
+  /** One log line and one count per failed attempt (a shutdown's aborted attempt is no failure). */
+  #reportFailure(sub: SubscriptionRow, seq: number, outcome: Outcome): void {
+    const reason = failureReason(outcome.error);
+    this.#deps.failures?.deliveryFailed(reason);
+    const settled = outcome.delivered ? 'the receiver refused the SET; it is not sent again' : 'will retry after the backoff';
+    this.#deps.log.warn({ subscription: sub.id, team: sub.team_id, seq, status: outcome.status, reason: outcome.error, failures: sub.failures + 1 }, `event delivery attempt failed (${outcome.error ?? 'unknown'}): ${settled}`);
   }
 
   async #failed(ex: Executor, sub: SubscriptionRow, outcome: Outcome): Promise<void> {

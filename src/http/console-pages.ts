@@ -19,6 +19,7 @@ import type { ScanGate } from '../scim/scan-gate.ts';
 import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import type { AccessLog } from './access-log.ts';
 import { accessRoutes } from './console/access.ts';
+import { adminRoutes } from './console/admins.ts';
 import { connectionRoutes } from './console/connections.ts';
 import { clientRoutes } from './console/clients.ts';
 import { directoryRoutes } from './console/directory.ts';
@@ -88,4 +89,5 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   clientRoutes(app, kit);
   await consoleEventRoutes(app, kit);
   settingsRoutes(app, kit);
+  adminRoutes(app, kit, { cursorSecret: options.cursorSecret });
 }

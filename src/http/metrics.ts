@@ -2,7 +2,8 @@
  * Prometheus metrics (GET /metrics, text format): request counts and latency histograms by
  * route template, method and status; token grants by grant type and outcome; the database
  * pool; the password hasher's units and the limiters' keys; Shared Signals' commit-to-acceptance
- * time by delivery method (issue 33, events/ssf/latency.ts); the process's own metrics. Each
+ * time by delivery method (issue 33, events/ssf/latency.ts); failed event deliveries by reason
+ * (events/delivery.ts failureReason); the process's own metrics. Each
  * app has its own registry, so tests can build many. Routes are labelled by their template
  * (`/v2/scim/Users/:id`), never by the raw URL.
  */
@@ -12,8 +13,9 @@ import type { HashingLoad } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
 import { OverBudget } from '../budgets.ts';
 import type { SignalDelivery, SignalLatency } from '../events/ssf/latency.ts';
+import type { DeliveryFailures } from '../events/delivery.ts';
 
-export interface Metrics extends SignalLatency {
+export interface Metrics extends SignalLatency, DeliveryFailures {
   readonly registry: Registry;
   /** Counts one /oauth/token answer: `outcome` is `issued` or the OAuth error code. */
   grant(grantType: string, outcome: string): void;
@@ -73,6 +75,12 @@ export function createMetrics(storage: Storage): Metrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10, 15, 30],
     registers: [registry],
   });
+  const deliveryFailures = new Counter({
+    name: 'rollcall_event_delivery_failures_total',
+    help: 'Failed push attempts of event subscriptions, by reason (refused, tls, timeout, dns, forbidden_address, network, secret, http_4xx, http_5xx, set_rejected, ...)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   const signalMethods: Record<SignalDelivery, ReturnType<typeof signals.labels>> = { push: signals.labels({ method: 'push' }), poll: signals.labels({ method: 'poll' }) };
   // The children of one label set, kept per app: prom-client hashes a label object on every call.
   const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
@@ -80,6 +88,7 @@ export function createMetrics(storage: Storage): Metrics {
     registry,
     budgetRefused: (teamId, budget) => refusals.inc({ team: teamId, budget }),
     signalAccepted: (method, seconds) => signalMethods[method].observe(seconds),
+    deliveryFailed: (reason) => deliveryFailures.inc({ reason }),
     grant: (grantType, outcome) => grants.inc({ grant_type: KNOWN_GRANTS.has(grantType) ? grantType : 'other', outcome }),
     request(request, status, seconds) {
       const route = request.routeOptions.url ?? 'unmatched';

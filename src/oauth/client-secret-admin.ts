@@ -13,7 +13,7 @@ import { newId, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
 import { clientById, updateClientSettings } from '../storage/repos/clients.ts';
 import type { ClientRow } from '../storage/repos/clients.ts';
-import { countLiveSecrets, insertClientSecret, revokeOtherSecrets, revokeSecret, secretById, unrevokedSecrets } from '../storage/repos/client-secrets.ts';
+import { countLiveSecrets, insertClientSecret, liveTokensOfSecret, revokeOtherSecrets, revokeSecret, secretById, unrevokedSecrets } from '../storage/repos/client-secrets.ts';
 import type { ClientSecretRow } from '../storage/repos/client-secrets.ts';
 import { listTeams } from '../storage/repos/teams.ts';
 import { revokeTokensOfClient } from '../storage/repos/tokens.ts';
@@ -149,6 +149,12 @@ export async function listClientSecrets(changer: Omit<ClientChanger, 'actor' | '
   await requireClient(changer, db, clientId);
   const now = changer.clock.now().toISOString();
   return (await unrevokedSecrets(db, clientId)).map((row) => view(row, now));
+}
+
+/** How many live tokens revoking the secret would end (the console's confirmation says it). */
+export async function secretLiveTokens(changer: Omit<ClientChanger, 'actor' | 'requestId'>, clientId: string, secretId: string): Promise<number> {
+  const client = await requireClient(changer, changer.storage.db, clientId);
+  return liveTokensOfSecret(changer.storage.db, client.id, secretId, changer.clock.now().toISOString());
 }
 
 /** Adds a secret to the client: refused when it already holds MAX_LIVE_SECRETS live ones. */

@@ -480,6 +480,19 @@ export interface AsyncRequestStepsTable {
   outcome: string;
 }
 
+/** A one-time link that lets an admin set a new password (migration 030): its SHA-256 only. */
+export interface AdminPasswordLinksTable {
+  id: string;
+  team_id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  /** The actor that made it (audit/events.ts Actor, as JSON). */
+  created_by: string;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -513,6 +526,7 @@ export interface Database {
   access_mappings: AccessMappingsTable;
   async_requests: AsyncRequestsTable;
   async_request_steps: AsyncRequestStepsTable;
+  admin_password_links: AdminPasswordLinksTable;
 }
 
 /** A column of a resource table: what a SCIM attribute's storage mapping and a predicate may name. */

@@ -177,23 +177,29 @@ for (const engine of engines) {
         assert.equal(longReason.statusCode, 400);
         assert.match(longReason.body, /the reason is at most 200 characters/);
 
+        // A replay asks first (issue 30 item 5): its page counts the events, and refusals are shown on the subscription page.
+        const replay = async (from: string) => {
+          const confirm = await page.get(`${path}/replay?from=${encodeURIComponent(from)}`);
+          if (confirm.statusCode !== 200) return confirm;
+          return submit(t, page, `${path}/replay?from=${encodeURIComponent(from)}`, `${path}/replay`, []);
+        };
         for (const [from, status, message] of [
           ['abc', 400, /replay from a sequence number: a whole number/],
           ['0', 400, /a whole number, 1 or more/],
           ['99', 400, /from 99 is past the end of the feed \(last seq 6\)/],
         ] as const) {
-          const res = await submit(t, page, path, `${path}/replay`, [['from', from]]);
+          const res = await replay(from);
           assert.equal(res.statusCode, status, from);
           assert.match(res.body, message);
         }
         const pausedAgain = await submit(t, page, path, `${path}/pause`, []);
         assert.equal(pausedAgain.statusCode, 303);
-        const whilePaused = await submit(t, page, path, `${path}/replay`, [['from', '6']]);
+        const whilePaused = await replay('6');
         assert.equal(whilePaused.headers.location, `${path}?done=replayed-paused`);
         assert.match((await page.get(String(whilePaused.headers.location))).body, /Replay set: .* once the subscription is resumed/);
         assert.equal(json(await t.request('GET', `/v2/events/subscriptions/${id}`)).cursor, 5);
         assert.equal((await submit(t, page, path, `${path}/resume`, [])).statusCode, 303);
-        const replayed = await submit(t, page, path, `${path}/replay`, [['from', '4']]);
+        const replayed = await replay('4');
         assert.equal(replayed.statusCode, 303);
         assert.equal(replayed.headers.location, `${path}?done=replayed`, 'an active subscription: the replay starts now');
         const after = json(await t.request('GET', `/v2/events/subscriptions/${id}`));
@@ -201,7 +207,7 @@ for (const engine of engines) {
         assert.match((await page.get(`${path}?done=replayed`)).body, /Replay started/);
 
         assert.equal(await pruneEvents(t.storage.db, '2999-01-01T00:00:00.000Z', 500), 6);
-        const pruned = await submit(t, page, path, `${path}/replay`, [['from', '3']]);
+        const pruned = await replay('3');
         assert.equal(pruned.statusCode, 410);
         assert.match(pruned.body, /were pruned by the retention/);
 
@@ -214,13 +220,13 @@ for (const engine of engines) {
             method: 'POST',
             url: `${foreignPath}/${action}`,
             headers: { cookie: page.jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
-            payload: new URLSearchParams({ ...hiddenFields((await page.get(path)).body, `${path}/replay`), from: '1' }).toString(),
+            payload: new URLSearchParams({ ...hiddenFields((await page.get(path)).body, `${path}/pause`), from: '1', confirmed: '1' }).toString(),
           });
           assert.equal(forged.statusCode, 404, action);
         }
         assert.equal((await t.request('GET', `/v2/events/subscriptions/${foreign}`, undefined, { authorization: `Bearer ${other.token}` })).json().state, 'active');
 
-        const deleted = await submit(t, page, path, `${path}/delete`, []);
+        const deleted = await submit(t, page, `${path}/delete`, `${path}/delete`, []);
         assert.equal(deleted.statusCode, 303);
         assert.equal(deleted.headers.location, '/console/events?done=deleted');
         assert.match((await page.get('/console/events?done=deleted')).body, /Subscription deleted/);

@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientPageBody, clientPath, revokeConfirmBody } from '../../console/client-views.ts';
 import * as views from '../../console/views.ts';
 import type { NewSecretShown } from '../../console/client-views.ts';
-import { addClientSecret, ClientSecretError, listClientSecrets, parseSecretDays, revokeClientSecret, visibleClient } from '../../oauth/client-secret-admin.ts';
+import { addClientSecret, ClientSecretError, listClientSecrets, parseSecretDays, revokeClientSecret, secretLiveTokens, visibleClient } from '../../oauth/client-secret-admin.ts';
 import type { ClientChanger } from '../../oauth/client-secret-admin.ts';
 import { handOnce, takeOnce } from './handoff.ts';
 import { field } from './kit.ts';
@@ -97,7 +97,8 @@ export function clientRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const client = await visibleClient(who, request.params.id);
       const secret = (await listClientSecrets(who, client.id)).find((s) => s.id === request.params.secretId);
       if (!secret) throw new ClientSecretError('This client has no such secret, or it is already revoked.', true);
-      return show(request, reply, 'connections', `Revoke a secret of ${client.name}`, revokeConfirmBody(reply.generateCsrf(), client.id, secret));
+      const tokens = await secretLiveTokens(who, client.id, secret.id);
+      return show(request, reply, 'connections', `Revoke a secret of ${client.name}`, revokeConfirmBody(reply.generateCsrf(), client.id, secret, tokens));
     }),
   );
 

@@ -9,13 +9,15 @@
  * reload shows it no more and adds nothing. Registered by
  * console-pages.ts with the console kit (kit.ts), so the session, CSRF, headers and error page
  * are those of every console page.
+ * Replay and delete ask first: their confirmation page says how many events are sent again or
+ * lost, and only its form (with `confirmed`) acts.
  * Handlers parse the form, call one function of console/events.ts, and reply; no SQL here.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConsoleInputError } from '../../console/directory.ts';
-import { createFromConsole, deleteFromConsole, eventSubscriptions, pauseFromConsole, replayFromConsole, resumeFromConsole, subscriptionDetail } from '../../console/events.ts';
+import { createFromConsole, deleteFromConsole, eventSubscriptions, pauseFromConsole, replayFromConsole, replayPreview, resumeFromConsole, subscriptionDetail } from '../../console/events.ts';
 import type { SubscriptionForm } from '../../console/events.ts';
-import { eventsBody, subscriptionBody } from '../../console/events-views.ts';
+import { deleteConfirmBody, eventsBody, replayConfirmBody, subscriptionBody } from '../../console/events-views.ts';
 import type { ScimContext } from '../../scim/context.ts';
 import { OverBudget } from '../../budgets.ts';
 import { scimErrorOf } from '../../scim/errors.ts';
@@ -125,6 +127,30 @@ export async function consoleEventRoutes(app: FastifyInstance, kit: ConsoleKit):
   app.get<Params>('/console/events/subscriptions/:id', { preHandler: kit.signedIn }, async (request, reply) => detail(request, reply));
   app.post<Params>('/console/events/subscriptions/:id/pause', post, act('paused', (ctx, id, body) => pauseFromConsole(ctx, id, text(body, 'reason'))));
   app.post<Params>('/console/events/subscriptions/:id/resume', post, act('resumed', resumeFromConsole));
-  app.post<Params>('/console/events/subscriptions/:id/replay', post, act('replayed', (ctx, id, body) => replayFromConsole(ctx, id, text(body, 'from'))));
-  app.post<Params>('/console/events/subscriptions/:id/delete', post, act('deleted', deleteFromConsole));
+
+  // Replay and delete act only from their confirmation page (issue 30, item 5), which says how
+  // many events are sent again or lost; a POST without the page's `confirmed` goes to that page.
+  app.get<Params>('/console/events/subscriptions/:id/replay', { preHandler: kit.signedIn }, async (request, reply) => {
+    let preview;
+    try {
+      preview = await replayPreview(scim(request), request.params.id, text(request.query, 'from'));
+    } catch (error) {
+      const refused = refusal(error);
+      if (!refused) throw error;
+      return detail(request, reply, refused);
+    }
+    return show(request, reply, 'Replay events', replayConfirmBody(csrf(reply), preview));
+  });
+  app.get<Params>('/console/events/subscriptions/:id/delete', { preHandler: kit.signedIn }, async (request, reply) => {
+    const { subscription } = await subscriptionDetail(scim(request), request.params.id);
+    return show(request, reply, 'Delete subscription', deleteConfirmBody(csrf(reply), subscription));
+  });
+  const confirmed = (request: FastifyRequest<Params>, reply: FastifyReply, page: string, then: (request: FastifyRequest<Params>, reply: FastifyReply) => Promise<FastifyReply>) =>
+    text(request.body, 'confirmed') === '1' ? then(request, reply) : seeOther(reply, page);
+  const replay = act('replayed', (ctx, id, body) => replayFromConsole(ctx, id, text(body, 'from')));
+  const remove = act('deleted', deleteFromConsole);
+  app.post<Params>('/console/events/subscriptions/:id/replay', post, async (request, reply) =>
+    confirmed(request, reply, `${detailPath(request.params.id)}/replay?from=${encodeURIComponent(text(request.body, 'from'))}`, replay),
+  );
+  app.post<Params>('/console/events/subscriptions/:id/delete', post, async (request, reply) => confirmed(request, reply, `${detailPath(request.params.id)}/delete`, remove));
 }

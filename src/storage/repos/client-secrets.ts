@@ -90,3 +90,16 @@ export async function touchSecret(ex: Executor, id: string, at: string, since: s
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
     .execute();
 }
+
+/** Live tokens (access and refresh) issued through one secret of a client: what revoking it ends. */
+export async function liveTokensOfSecret(ex: Executor, clientId: string, secretId: string, now: string): Promise<number> {
+  const row = await ex
+    .selectFrom('oauth_tokens')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('client_id', '=', clientId)
+    .where('secret_id', '=', secretId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
