@@ -9,6 +9,7 @@ import type { BudgetView } from '../budgets.ts';
 import escapeHtml from 'escape-html';
 import type { UserAccess } from './access.ts';
 import { accessSection } from './access-views.ts';
+import { exportLink, historyTable } from './audit-views.ts';
 import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
 import type { EventsHealth, SignalsHealth } from './events.ts';
 import { eventsAlert, eventsTile, signalsFigure } from './events-views.ts';
@@ -185,7 +186,7 @@ export function usersBody(form: ListForm, result: ListPage, error?: string): str
     .join('');
   return `${searchForm('users', form, result.orderedBy)}
 ${error ? errorBody(error) : ''}
-<p class="muted">${result.total !== undefined ? `${e(result.total)} users match.` : ''}${orderNote('users', form, result)}</p>
+<p class="muted">${result.total !== undefined ? `${e(result.total)} users match.` : ''}${orderNote('users', form, result)} ${exportLink('users', form)}</p>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">userName</th><th scope="col">Name</th><th scope="col">Emails</th><th scope="col">Status</th><th scope="col">externalId</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5" class="muted">No users.</td></tr>'}</tbody></table></div>
 ${pager('/console/users', form, result)}`;
@@ -197,7 +198,7 @@ export function groupsBody(form: ListForm, result: ListPage, error?: string): st
     .join('');
   return `${searchForm('groups', form, result.orderedBy)}
 ${error ? errorBody(error) : ''}
-<p class="muted">${result.total !== undefined ? `${e(result.total)} groups match.` : ''}${orderNote('groups', form, result)}</p>
+<p class="muted">${result.total !== undefined ? `${e(result.total)} groups match.` : ''}${orderNote('groups', form, result)} ${exportLink('groups', form)}</p>
 <div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">displayName</th><th scope="col">externalId</th><th scope="col">Last modified</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="3" class="muted">No groups.</td></tr>'}</tbody></table></div>
 ${pager('/console/groups', form, result)}`;
@@ -209,14 +210,6 @@ function attributes(resource: Resource): string {
     .map(([k, v]) => `<dt>${e(k)}</dt><dd dir="auto">${typeof v === 'object' ? `<pre tabindex="0">${e(JSON.stringify(v, null, 2))}</pre>` : e(v)}</dd>`)
     .join('');
   return `<div class="card"><dl class="attrs">${rows}</dl></div>`;
-}
-
-export function historyTable(entries: readonly AuditEntry[]): string {
-  if (entries.length === 0) return '<p class="muted">No audit events.</p>';
-  const rows = entries
-    .map((a) => `<tr><td>${e(a.at)}</td><td>${e(a.action)}</td><td class="wrap">${e(a.resourceType)} ${e(a.resourceId)}</td><td class="wrap">${e(a.actor)}</td><td class="wrap"><code>${e(a.detail)}</code></td></tr>`)
-    .join('');
-  return `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Action</th><th scope="col">Resource</th><th scope="col">Actor</th><th scope="col">Detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 export function userBody(resource: Resource, history: readonly AuditEntry[], access?: UserAccess): string {
@@ -323,17 +316,8 @@ ${error ? errorBody(error) : ''}
 ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/requests${e(q({ status: filters.status, connection: filters.connection, before: next }))}" rel="next">Older requests</a></nav>` : ''}`;
 }
 
-export function auditBody(filters: Record<'actor' | 'action' | 'resource' | 'from' | 'to', string>, entries: readonly AuditEntry[], next: string | undefined, error?: string): string {
-  const field = (id: keyof typeof filters, label: string, hint: string) =>
-    `<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="text" value="${e(filters[id])}" placeholder="${e(hint)}" spellcheck="false"></div>`;
-  return `<form method="get" action="/console/audit" class="filters">
-${field('actor', 'Actor', 'cli, console, scim, or an id')}${field('action', 'Action', 'create, patch, token_issued')}${field('resource', 'Resource id', 'a user, group or token id')}${field('from', 'From', '2026-01-31')}${field('to', 'To', '2026-02-28T12:00Z')}
-<div><button type="submit" class="primary">Filter</button></div>
-</form>
-${error ? errorBody(error) : ''}
-${historyTable(entries)}
-${next ? `<nav class="pager" aria-label="Pages"><a href="/console/audit${e(q({ ...filters, before: next }))}" rel="next">Older events</a></nav>` : ''}`;
-}
+/** The audit log's views live in audit-views.ts (issue 30 item 4). */
+export { auditBody, historyTable } from './audit-views.ts';
 
 export function settingsBody(csrf: string, team: { name: string; deactivatedUsers: string; budgets: readonly BudgetView[] }, message?: string, error?: string): string {
   const mode = (v: string, label: string) => `<option value="${v}"${team.deactivatedUsers === v ? ' selected' : ''}>${label}</option>`;

@@ -18,6 +18,7 @@ import { scimErrorOf } from '../scim/errors.ts';
 import type { ScanGate } from '../scim/scan-gate.ts';
 import type { AccessLog } from './access-log.ts';
 import { accessRoutes } from './console/access.ts';
+import { auditRoutes } from './console/audit.ts';
 import { connectionRoutes } from './console/connections.ts';
 import { clientRoutes } from './console/clients.ts';
 import { directoryRoutes } from './console/directory.ts';
@@ -84,4 +85,5 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   clientRoutes(app, kit);
   await consoleEventRoutes(app, kit);
   settingsRoutes(app, kit);
+  auditRoutes(app, kit);
 }

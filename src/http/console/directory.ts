@@ -1,13 +1,13 @@
 /**
  * The console's directory pages (DESIGN.md section 9): the overview, the users and groups lists
- * with one user (with its effective access, console/access.ts) or group, and the audit log. A bad
+ * with one user (with its effective access, console/access.ts) or group (the audit log is console/audit.ts). A bad
  * filter, sort or cursor is shown above an empty list with status 400 (the SCIM error's own
  * message). Handlers parse the query, call console/directory.ts, and render console/views.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { OverBudget } from '../../budgets.ts';
 import { userAccess } from '../../console/access.ts';
-import { auditLog, ConsoleInputError, groupDetail, overview, searchGroups, searchUsers, userDetail } from '../../console/directory.ts';
+import { ConsoleInputError, groupDetail, overview, searchGroups, searchUsers, userDetail } from '../../console/directory.ts';
 import { eventsHealth, signalsHealth } from '../../console/events.ts';
 import type { ListForm } from '../../console/views.ts';
 import * as views from '../../console/views.ts';
@@ -67,15 +67,5 @@ export function directoryRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   app.get<Params>('/console/groups/:id', { preHandler: signedIn }, async (request, reply) => {
     const detail = await groupDetail(signed(request).scim, request.params.id, field(request.query, 'after'));
     return show(request, reply, 'groups', String(detail.resource.displayName), views.groupBody(detail.resource, detail.members, detail.next, detail.history));
-  });
-
-  app.get('/console/audit', { preHandler: signedIn }, async (request, reply) => {
-    const q = request.query;
-    const filters = { actor: field(q, 'actor'), action: field(q, 'action'), resource: field(q, 'resource'), from: field(q, 'from'), to: field(q, 'to') };
-    const { value, error } = await listOrError(
-      () => auditLog(signed(request).scim, { actor: filters.actor, action: filters.action, resourceId: filters.resource, from: filters.from, to: filters.to, before: field(q, 'before') }),
-      { entries: [], next: undefined },
-    );
-    return show(request, reply, 'audit', 'Audit log', views.auditBody(filters, value.entries, value.next, error), error ? 400 : 200);
   });
 }
