@@ -242,6 +242,7 @@ function phraseOf(row: RawAudit, detail: Record<string, unknown>, resource: Name
     case 'sign_in':
       return ['signed in'];
     case 'token_issued':
+      if (str(detail.name) !== undefined && str(detail.connectionId) !== undefined) return ['issued ', ...target, ' for ', connectionNamed(names, detail.connectionId as string)];
       return str(detail.name) !== undefined ? ['issued ', ...target] : ['was issued tokens', ...(str(detail.grantType) ? [` (${detail.grantType as string})`] : [])];
     case 'grant_revoked':
       return ['had a token family revoked', ...(str(detail.reason) ? [`: ${detail.reason as string}`] : [])];
@@ -287,6 +288,8 @@ function detailLines(row: RawAudit, detail: Record<string, unknown>, names: Page
       lines.push({ label: 'Attributes changed', parts: [listText(value.map(briefValue), 20)] });
     } else if (key === 'userId' && typeof value === 'string') {
       lines.push({ label: 'User', parts: [userNamed(names, value)] });
+    } else if (key === 'connectionId' && typeof value === 'string') {
+      lines.push({ label: 'Connection', parts: [connectionNamed(names, value)] });
     } else {
       lines.push({ label: key, parts: [briefValue(value)] });
     }

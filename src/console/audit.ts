@@ -1,11 +1,12 @@
 /**
  * The console's audit log (issue 30 item 4): a team's audit rows newest first, filtered by actor
- * (a userName, an id, or how they came in), action, resource and a date range, paged by (at, id)
+ * (a userName, a connection's name, an id, or how they came in), action, resource and a date range, paged by (at, id)
  * seek, each row told as a story (audit-story.ts). The names a page shows are read for the whole
  * page at once: one query per kind (users, groups, clients, tokens, connections), never one per
  * row, so a page costs the same at any directory size. The same entries make a user's and a
  * group's history and the audit CSV export. No SQL and no HTML here.
  */
+import { connectionByName, connectionNames } from '../oauth/connections.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { clientNamesByIds, groupNamesByIds, tokenNamesByIds, userIdByName, userNamesByIds } from '../storage/repos/audit-names.ts';
 import { filteredAuditEvents } from '../storage/repos/console.ts';
@@ -26,7 +27,7 @@ export const AUDIT_ACTIONS = [
 ] as const;
 
 export interface AuditQuery {
-  /** cli, console, scim, oauth; a user or client id; or a userName. */
+  /** cli, console, scim, oauth; a user, client or connection id; a userName or a connection's name. */
   readonly actor?: string;
   readonly action?: string;
   readonly resourceId?: string;
@@ -75,10 +76,12 @@ async function filterOf(ctx: ScimContext, query: AuditQuery, limit: number): Pro
     if (/^(cli|console|scim|oauth)$/.test(actor)) filter.via = actor;
     else if (/^[A-Z0-9]{1,40}$/.test(actor)) filter.actorId = actor;
     else if (actor.length <= 256) {
-      const id = await userIdByName(ctx.storage.db, ctx.team.id, actor.toLowerCase());
-      if (id === undefined) throw new ConsoleInputError(`actor: no user of this team is named "${actor}" (or give cli, console, scim, oauth, or an id)`);
-      filter.actorId = id;
-    } else throw new ConsoleInputError('actor is a userName, an id, or cli, console, scim or oauth');
+      const userId = await userIdByName(ctx.storage.db, ctx.team.id, actor.toLowerCase());
+      const connection = userId === undefined ? await connectionByName(ctx.storage.db, ctx.team.id, actor) : undefined;
+      if (userId !== undefined) filter.actorId = userId;
+      else if (connection !== undefined) filter.connectionId = connection.id;
+      else throw new ConsoleInputError(`actor: no user or connection of this team is named "${actor}" (or give cli, console, scim, oauth, or an id)`);
+    } else throw new ConsoleInputError('actor is a userName, a connection name, an id, or cli, console, scim or oauth');
   }
   const action = query.action?.trim();
   if (action) {
@@ -109,33 +112,39 @@ export async function pageNames(ctx: ScimContext, rows: readonly RawAudit[]): Pr
   const groups = new Set<string>();
   const clients = new Set<string>();
   const tokens = new Set<string>();
+  const connections = new Set<string>();
   for (const row of rows) {
     const actor = parseJson<ActorJson>(row.actor, {});
     if (typeof actor.userId === 'string') users.add(actor.userId);
     if (typeof actor.clientId === 'string') clients.add(actor.clientId);
+    const through = row.actor_connection_id ?? actor.connectionId;
+    if (typeof through === 'string') connections.add(through);
     if (row.resource_id !== null) {
       if (row.resource_type === 'User') users.add(row.resource_id);
       else if (row.resource_type === 'Group') groups.add(row.resource_id);
       else if (row.resource_type === 'Client') clients.add(row.resource_id);
       else if (row.resource_type === 'Token') tokens.add(row.resource_id);
+      else if (row.resource_type === 'Connection') connections.add(row.resource_id);
     }
     const detail = parseJson<Record<string, unknown>>(row.detail, {});
     for (const id of namedMembersOf(detail)) users.add(id);
     if (typeof detail.userId === 'string') users.add(detail.userId);
+    if (typeof detail.connectionId === 'string') connections.add(detail.connectionId);
   }
   const ex = ctx.storage.db;
-  const [u, g, c, t] = await Promise.all([
+  const [u, g, c, t, named] = await Promise.all([
     userNamesByIds(ex, ctx.team.id, [...users]),
     groupNamesByIds(ex, ctx.team.id, [...groups]),
     clientNamesByIds(ex, [...clients]),
     tokenNamesByIds(ex, ctx.team.id, [...tokens]),
+    connections.size > 0 ? connectionNames(ex, ctx.team.id, [...connections].slice(0, 5000)) : new Map<string, string>(),
   ]);
   return {
     users: new Map(u.map((r) => [r.id, r.user_name])),
     groups: new Map(g.map((r) => [r.id, r.display_name])),
     clients: new Map(c.map((r) => [r.id, { name: r.name, ownTeam: r.team_id === ctx.team.id }])),
     tokens: new Map(t.map((r) => [r.id, r.name])),
-    connections: new Map(),
+    connections: named,
   };
 }
 

@@ -11,6 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createConnection } from '../../src/oauth/connections.ts';
+import { issueProvisioningToken } from '../../src/oauth/provisioning.ts';
 import { issueAccessToken } from '../../src/oauth/tokens.ts';
 import { GROUP_SCHEMA, PATCH_OP, USER_SCHEMA } from '../../src/scim/schema/urns.ts';
 import { createTestApp } from '../support/app.ts';
@@ -172,7 +174,27 @@ for (const engine of engines) {
       assert.ok(rowsOf(mine.body).length > 0);
       const unknown = await page.get(`/console/audit?actor=${encodeURIComponent('nobody@acme.example')}`);
       assert.equal(unknown.statusCode, 400);
-      assert.match(textOf(unknown.body), /no user of this team is named "nobody@acme\.example"/);
+      assert.match(textOf(unknown.body), /no user or connection of this team is named "nobody@acme\.example"/);
+    });
+
+    it('a connection acting is named and linked ("Entra ID production added 3 members to Engineering"), and the actor filter takes its name', async () => {
+      const actor = { via: 'cli' as const, clientId: null, userId: null };
+      const connection = await createConnection(t.storage, t.clock, { teamId: t.team.id, name: 'Entra ID production', provider: 'entra', actor, requestId: null });
+      const { token } = await issueProvisioningToken(t.storage, t.clock, { teamId: t.team.id, connectionId: connection.id, name: 'gallery', scope: ['read', 'write'], ttlSeconds: 3600, actor, requestId: null });
+      const patched = await t.app.inject({
+        method: 'PATCH',
+        url: `/v2/scim/Groups/${groupId}`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+        payload: JSON.stringify({ schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: memberIds.slice(0, 3).map((value) => ({ value })) }] }),
+      });
+      assert.equal(patched.statusCode, 204, patched.body);
+      const log = await page.get(`/console/audit?actor=${encodeURIComponent('entra id PRODUCTION')}`);
+      assert.equal(log.statusCode, 200);
+      assert.equal(rowsOf(log.body).length, 1, 'only what the connection did');
+      assert.match(textOf(log.body), /Entra ID production added 3 members to Engineering/);
+      assert.match(log.body, new RegExp(`<a href="/console/connections/${connection.id}" dir="auto">Entra ID production</a>`));
+      assert.match(textOf((await page.get('/console/audit?action=token_issued')).body), /The operator \(CLI\) issued token “gallery” for Entra ID production/);
+      assert.match(textOf((await page.get('/console/audit?action=connection_created')).body), /The operator \(CLI\) created connection Entra ID production/);
     });
 
     it('hostile names in stories are escaped', async () => {
