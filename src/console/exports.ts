@@ -32,7 +32,7 @@ interface Column {
 
 const text = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
 
-/** A multi-valued complex attribute's elements in one cell: "work: a@x.example; home: b@x.example". */
+/** A multi-valued attribute's values in one cell: "work: a@x.example (primary); home: b@x.example". */
 function elementsText(value: unknown): string {
   if (!Array.isArray(value)) return text(value);
   return value
@@ -58,7 +58,7 @@ function columnsOf(a: AttributeDef, prefix: string, holder: (r: Resource) => Rec
       .filter(exported)
       .map((sub) => ({ header: `${header}.${sub.name}`, cell: (r) => text((holder(r)?.[a.name] as Record<string, unknown> | undefined)?.[sub.name]) }));
   }
-  if (a.multiValued) return [{ header, cell: (r) => (a.type === 'complex' ? elementsText(holder(r)?.[a.name]) : (Array.isArray(holder(r)?.[a.name]) ? (holder(r)![a.name] as unknown[]).map(text).join('; ') : text(holder(r)?.[a.name]))) }];
+  if (a.multiValued) return [{ header, cell: (r) => elementsText(holder(r)?.[a.name]) }];
   return [{ header, cell: (r) => text(holder(r)?.[a.name]) }];
 }
 
@@ -87,8 +87,8 @@ async function audited(ctx: ScimContext, what: string, detail: Record<string, un
 }
 
 /**
- * Checks what an export would run (its filter parses against the team's types) before anything
- * is sent: a bad filter is the admin's 400, not a CSV cut short. Returns the generator to stream.
+ * The directory as CSV, the list's SCIM filter applied. Its first page is read before anything is
+ * sent, so a bad filter is the admin's 400, not a CSV cut short. Returns the generator to stream.
  */
 export async function directoryCsv(ctx: ScimContext, kind: 'users' | 'groups', options: DirectoryExport): Promise<AsyncGenerator<string>> {
   const types = ctx.types ?? (await loadTeamTypes(ctx.storage.db, ctx.team.id));
@@ -97,18 +97,18 @@ export async function directoryCsv(ctx: ScimContext, kind: 'users' | 'groups', o
   const filter = options.filter?.trim() ?? '';
   if (filter.length > 2000) throw new ConsoleInputError('the filter is at most 2,000 characters');
   const params = { ...(filter !== '' ? { filter } : {}), count: String(MAX_COUNT), excludedAttributes: excludedOf(rt) };
-  parseListQuery(rt, { ...params, cursor: '' });
-  await audited(ctx, kind, filter !== '' ? { filter } : {});
   const list = kind === 'users' ? listUsers : listGroups;
+  // The first page is read before the audit row and the first byte: a bad or too costly filter is a 400 page, not a cut CSV.
+  let page = await list(scoped, parseListQuery(rt, { ...params, cursor: '' }));
+  await audited(ctx, kind, filter !== '' ? { filter } : {});
   return (async function* () {
     const columns = csvColumns(rt);
     yield csvRecord(columns.map((c) => c.header));
-    let cursor: string | undefined = '';
-    while (cursor !== undefined) {
-      const page = await list(scoped, parseListQuery(rt, { ...params, cursor }));
+    for (;;) {
       yield page.resources.map((r) => csvRecord(columns.map((c) => c.cell(r)))).join('');
-      cursor = page.nextCursor;
+      if (page.nextCursor === undefined) return;
       await nextTurn();
+      page = await list(scoped, parseListQuery(rt, { ...params, cursor: page.nextCursor }));
     }
   })();
 }
