@@ -86,7 +86,9 @@ table.audit .story { overflow-wrap: anywhere; }
 table.audit td { overflow-wrap: anywhere; }
 table.audit details summary { cursor: pointer; color: var(--accent); }
 table.audit details dl.attrs { margin-top: .35rem; font-size: .88rem; }
-@media (max-width: 40rem) { table.audit details dl.attrs { grid-template-columns: 1fr; } }
+table.audit td:first-child { white-space: nowrap; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+@media (max-width: 40rem) { table.audit details dl.attrs { grid-template-columns: 1fr; } table.stack.audit td { grid-template-columns: 4.5rem 1fr; } }
 `;
 
 /** The copy button: copies the text of the element its data-copy names. */

@@ -132,7 +132,9 @@ function resourceNamed(row: RawAudit, detail: Record<string, unknown>, names: Pa
     }
     case 'Token': {
       const name = names.tokens.get(id) ?? str(detail.name);
-      return name !== undefined ? { text: `token “${name}”`, href: '/console/connections' } : { text: 'a token' };
+      // A connection's token is listed on that connection's page; the others on the Connections page.
+      const href = str(detail.connectionId) !== undefined ? `/console/connections/${encodeURIComponent(detail.connectionId as string)}` : '/console/connections';
+      return name !== undefined ? { text: `token “${name}”`, href } : { text: 'a token' };
     }
     case 'Client':
       return clientNamed(names, id);
@@ -291,7 +293,7 @@ function detailLines(row: RawAudit, detail: Record<string, unknown>, names: Page
     } else if (key === 'connectionId' && typeof value === 'string') {
       lines.push({ label: 'Connection', parts: [connectionNamed(names, value)] });
     } else {
-      lines.push({ label: key, parts: [briefValue(value)] });
+      lines.push({ label: `${key.charAt(0).toUpperCase()}${key.slice(1)}`, parts: [briefValue(value)] });
     }
   }
   if (row.request_id !== null) lines.push({ label: 'Request id', parts: [row.request_id] });
