@@ -49,6 +49,8 @@ export type AuditAction =
   | 'client_federation_removed'
   | 'team_updated'
   | 'password_changed'
+  // A CSV export from the console (console/exports.ts): who exported what, with which filters.
+  | 'exported'
   // Event subscriptions: CLI, API and the console's Events page alike.
   | 'subscription_created'
   | 'subscription_paused'

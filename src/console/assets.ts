@@ -88,6 +88,17 @@ fieldset.group legend { font-weight: 600; padding: 0 .25rem; }
   table.stack td[data-label]::before { content: attr(data-label); color: var(--muted); font-weight: 600; font-size: .85rem; }
   table.stack td[colspan] { display: block; }
 }
+/* The audit log (audit-views.ts): date pickers like the other fields, a story that wraps, folded details. */
+input[type=date], input[type=datetime-local] { width: 100%; padding: .45rem .65rem; font: inherit; color: var(--text); background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
+input[aria-invalid=true] { border-color: var(--danger); }
+.hint { font-weight: 400; color: var(--muted); }
+table.audit .story { overflow-wrap: anywhere; }
+table.audit td { overflow-wrap: anywhere; }
+table.audit details summary { cursor: pointer; color: var(--accent); }
+table.audit details dl.attrs { margin-top: .35rem; font-size: .88rem; }
+table.audit td:first-child { white-space: nowrap; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+@media (max-width: 40rem) { table.audit details dl.attrs { grid-template-columns: 1fr; } table.stack.audit td { grid-template-columns: 4.5rem 1fr; } }
 `;
 
 /** The copy button: copies the text of the element its data-copy names. */

@@ -17,6 +17,7 @@ import { formatCount, positionText, timeHtml } from './format.ts';
 import { dataTable } from './table.ts';
 import type { ListForm } from './views.ts';
 import { errorBody, historyTable } from './views.ts';
+import { exportLink } from './audit-views.ts';
 import type { Resource } from '../scim/representation.ts';
 import type { AttributeDef, ResourceTypeDef } from '../scim/schema/types.ts';
 
@@ -182,7 +183,7 @@ export function usersBody(form: UsersForm, result: ListPage, now: Date, error?: 
   return `${notice(message)}<p><a href="/console/users/new" class="button">Create a user</a></p>
 ${searchForm('users', form, result.orderedBy)}
 ${error ? errorBody(error) : ''}
-<p class="muted" role="status">${e(totalText(result.first, result.resources.length, result.total))}${form.status === 'deactivated' ? ' deactivated users' : ''}.${orderNote('users', form, result)}</p>
+<p class="muted" role="status">${e(totalText(result.first, result.resources.length, result.total))}${form.status === 'deactivated' ? ' deactivated users' : ''}.${orderNote('users', form, result)} ${exportLink('users', form)}</p>
 ${dataTable({ headers: ['userName', 'Name', 'Emails', 'Status', 'Created'], rows, empty: 'No users.', caption: 'Users' })}
 ${pager('/console/users', params, result)}`;
 }
@@ -197,7 +198,7 @@ export function groupsBody(form: ListForm, result: ListPage, now: Date, error?: 
   const params = { q: form.q, filter: form.filter, sortBy: form.sortBy, order: form.descending ? 'desc' : undefined };
   return `${searchForm('groups', form, result.orderedBy)}
 ${error ? errorBody(error) : ''}
-<p class="muted" role="status">${e(totalText(result.first, result.resources.length, result.total))}.${orderNote('groups', form, result)}</p>
+<p class="muted" role="status">${e(totalText(result.first, result.resources.length, result.total))}.${orderNote('groups', form, result)} ${exportLink('groups', form)}</p>
 ${dataTable({ headers: ['displayName', 'Members', 'externalId', 'Last modified'], rows, empty: 'No groups.', caption: 'Groups' })}
 ${pager('/console/groups', params, result)}`;
 }

@@ -20,6 +20,7 @@ import type { TeamTypesCache } from '../scim/team-schemas.ts';
 import type { AccessLog } from './access-log.ts';
 import { accessRoutes } from './console/access.ts';
 import { adminRoutes } from './console/admins.ts';
+import { auditRoutes } from './console/audit.ts';
 import { connectionRoutes } from './console/connections.ts';
 import { clientRoutes } from './console/clients.ts';
 import { directoryRoutes } from './console/directory.ts';
@@ -90,4 +91,5 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   await consoleEventRoutes(app, kit);
   settingsRoutes(app, kit);
   adminRoutes(app, kit, { cursorSecret: options.cursorSecret });
+  auditRoutes(app, kit);
 }

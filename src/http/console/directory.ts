@@ -1,7 +1,7 @@
 /**
  * The console's directory pages (DESIGN.md section 9, issue 30 item 2): the overview, the users
- * and groups lists, one user (with its effective access, console/access.ts) or group, the audit
- * log, and the directory's changes: create and edit a user, deactivate (after a confirmation) and
+ * and groups lists, one user (with its effective access, console/access.ts) or group (the audit
+ * log is console/audit.ts), and the directory's changes: create and edit a user, deactivate (after a confirmation) and
  * reactivate one, add and remove a group's members. A bad filter, sort or cursor is shown above
  * an empty list with status 400 (the SCIM error's own message); a refused change is shown on its
  * page with the SCIM error's message and status; a change that succeeds answers 303 to the page
@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OverBudget } from '../../budgets.ts';
 import { userAccess } from '../../console/access.ts';
-import { auditLog, ConsoleInputError, groupDetail, overview, parseStatus, searchGroups, searchUsers, seeingDeactivated, userDetail } from '../../console/directory.ts';
+import { ConsoleInputError, groupDetail, overview, parseStatus, searchGroups, searchUsers, seeingDeactivated, userDetail } from '../../console/directory.ts';
 import type { ListPage } from '../../console/directory.ts';
 import { addMember, createUserFrom, deactivateUser, extensionFields, formFrom, formOf, reactivateUser, removeMember, updateUserFrom } from '../../console/directory-actions.ts';
 import type { UserForm } from '../../console/directory-actions.ts';
@@ -186,14 +186,4 @@ export function directoryRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       return shell.seeOther(reply, `/console/groups/${encodeURIComponent(request.params.id)}?done=${change === 'add' ? 'added' : 'removed'}#members`);
     });
   }
-
-  app.get('/console/audit', { preHandler: signedIn }, async (request, reply) => {
-    const q = request.query;
-    const filters = { actor: field(q, 'actor'), action: field(q, 'action'), resource: field(q, 'resource'), from: field(q, 'from'), to: field(q, 'to') };
-    const { value, error } = await listOrError(
-      () => auditLog(signed(request).scim, { actor: filters.actor, action: filters.action, resourceId: filters.resource, from: filters.from, to: filters.to, before: field(q, 'before') }),
-      { entries: [], next: undefined },
-    );
-    return show(request, reply, 'audit', 'Audit log', views.auditBody(filters, value.entries, value.next, error), error ? 400 : 200);
-  });
 }

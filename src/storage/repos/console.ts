@@ -15,6 +15,8 @@ export async function teamCounts(ex: Executor, teamId: string): Promise<{ active
 export interface AuditFilter {
   readonly via?: string;
   readonly actorId?: string;
+  /** The connection the actor acted through (migration 027's actor_connection_id). */
+  readonly connectionId?: string;
   readonly action?: string;
   readonly resourceId?: string;
   readonly from?: string;
@@ -27,7 +29,8 @@ export async function filteredAuditEvents(ex: Executor, teamId: string, f: Audit
   let query = ex.selectFrom('audit_events').selectAll().where('team_id', '=', teamId);
   // The actor is stored as JSON text ({"via":..,"clientId":..,"userId":..}): matched as text.
   if (f.via !== undefined) query = query.where('actor', 'like', `{"via":"${f.via}",%`);
-  if (f.actorId !== undefined) query = query.where((eb) => eb.or([eb('actor', 'like', `%"clientId":"${f.actorId}"%`), eb('actor', 'like', `%"userId":"${f.actorId}"%`)]));
+  if (f.actorId !== undefined) query = query.where((eb) => eb.or([eb('actor', 'like', `%"clientId":"${f.actorId}"%`), eb('actor', 'like', `%"userId":"${f.actorId}"%`), eb('actor_connection_id', '=', f.actorId!)]));
+  if (f.connectionId !== undefined) query = query.where('actor_connection_id', '=', f.connectionId);
   if (f.action !== undefined) query = query.where('action', '=', f.action);
   if (f.resourceId !== undefined) query = query.where('resource_id', '=', f.resourceId);
   if (f.from !== undefined) query = query.where('at', '>=', f.from);
