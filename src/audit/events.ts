@@ -16,6 +16,8 @@ export interface Actor {
   readonly via: 'scim' | 'oauth' | 'cli' | 'console';
   readonly clientId: string | null;
   readonly userId: string | null;
+  /** The one-time setup link whose restricted wizard session acted (console/setup-links.ts). */
+  readonly setupLinkId?: string;
 }
 
 export const CLI_ACTOR: Actor = { via: 'cli', clientId: null, userId: null };
@@ -81,7 +83,11 @@ export type AuditAction =
   | 'entitlement_updated'
   | 'entitlement_removed'
   | 'catalog_replaced'
-  | 'catalog_schemas_set';
+  | 'catalog_schemas_set'
+  // One-time setup links of the connection wizard (console/setup-links.ts).
+  | 'setup_link_created'
+  | 'setup_link_used'
+  | 'setup_link_revoked';
 
 /** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
 export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';
@@ -91,7 +97,7 @@ export interface AuditEvent {
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog' | 'SetupLink';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

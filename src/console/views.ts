@@ -32,6 +32,7 @@ export const NAV = [
   ['audit', '/console/audit', 'Audit log'],
   ['events', '/console/events', 'Events'],
   ['settings', '/console/settings', 'Settings'],
+  ['connect', '/console/connect', 'Connect a provider'],
 ] as const;
 
 export type Section = (typeof NAV)[number][0];

@@ -25,6 +25,7 @@ import { consoleEventRoutes } from './console/events.ts';
 import { consoleErrorPage, consoleKit } from './console/kit.ts';
 import { settingsRoutes } from './console/settings.ts';
 import { signInRoutes } from './console/sign-in.ts';
+import { wizardRoutes } from './console/wizard.ts';
 import type { Metrics } from './metrics.ts';
 import { pageShell } from './page-shell.ts';
 
@@ -84,4 +85,5 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   clientRoutes(app, kit);
   await consoleEventRoutes(app, kit);
   settingsRoutes(app, kit);
+  wizardRoutes(app, kit);
 }
