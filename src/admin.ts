@@ -11,6 +11,7 @@ import { iso } from './clock.ts';
 import { newId } from './ids.ts';
 import { redirectUriProblem } from './oauth/clients.ts';
 import { PasswordHasher } from './oauth/passwords.ts';
+import { connectionByName } from './oauth/connections.ts';
 import { issueProvisioningToken, provisioningTokens, ProvisioningTokenError, revokeProvisioningToken } from './oauth/provisioning.ts';
 import type { IssuedProvisioningToken, ProvisioningTokenView } from './oauth/provisioning.ts';
 import type { Scope } from './oauth/tokens.ts';
@@ -42,6 +43,8 @@ export interface AdminDeps {
   readonly storage: Storage;
   readonly clock: Clock;
   readonly baseUrl: string;
+  /** Who acts, for the audit rows of clients and their trust (the CLI when not said: the console's wizard says). */
+  readonly actor?: Actor;
 }
 
 export type DeactivatedUsers = TeamRow['deactivated_users'];
@@ -266,7 +269,7 @@ async function clientView(deps: AdminDeps, row: ClientRow): Promise<ClientView> 
  */
 export async function createClient(
   deps: AdminDeps,
-  options: { name: string; redirectUris: readonly string[]; team?: string; tokenLifetime?: number },
+  options: { name: string; redirectUris: readonly string[]; team?: string; connection?: string; tokenLifetime?: number },
 ): Promise<ClientView & { client_secret: string; secret_id: string; secret_expires_at: string }> {
   const name = options.name.trim();
   if (name === '' || name.length > 100) throw new AdminError('a client name is 1-100 characters');
@@ -280,6 +283,9 @@ export async function createClient(
   }
   const tokenLifetime = options.tokenLifetime === undefined ? null : checkedTokenLifetime(options.tokenLifetime);
   const team = options.team !== undefined ? await requireTeam(deps, options.team) : undefined;
+  if (options.connection !== undefined && team === undefined) throw new AdminError('a client of a connection is a team\'s: pass --team with --connection');
+  const connection = options.connection !== undefined && team !== undefined ? await connectionByName(deps.storage.db, team.id, options.connection, iso(deps.clock)) : undefined;
+  if (options.connection !== undefined && !connection) throw new AdminError(`no connection named "${options.connection}" in team "${team!.name}" (see: rollcall connection list --team "${team!.name}")`);
   const now = iso(deps.clock);
   const row: ClientRow = {
     id: newId(),
@@ -289,12 +295,13 @@ export async function createClient(
     created_at: now,
     updated_at: now,
     token_lifetime: tokenLifetime,
+    connection_id: connection?.id ?? null,
   };
   const { secret, row: secretRow } = newSecretRow(row.id, 'initial', DEFAULT_SECRET_DAYS, deps.clock.now());
   await transact(deps.storage.db, async (trx) => {
     await insertClient(trx, row);
     await insertClientSecret(trx, secretRow);
-    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[], tokenLifetime, secretId: secretRow.id, secretExpiresAt: secretRow.expires_at });
+    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[], tokenLifetime, secretId: secretRow.id, secretExpiresAt: secretRow.expires_at, ...(connection ? { connectionId: connection.id } : {}) });
   });
   return { ...(await clientView(deps, row)), client_secret: secret, secret_id: secretRow.id, secret_expires_at: secretRow.expires_at };
 }
@@ -310,7 +317,7 @@ export async function clients(deps: AdminDeps): Promise<ClientView[]> {
 async function auditClient(deps: AdminDeps, ex: Executor, row: ClientRow, action: AuditAction, detail: Record<string, unknown>): Promise<void> {
   const teamIds = row.team_id !== null ? [row.team_id] : (await listTeams(ex)).map((t) => t.id);
   for (const teamId of teamIds) {
-    await recordEvent(ex, deps.clock, { teamId, actor: CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: row.id, detail });
+    await recordEvent(ex, deps.clock, { teamId, actor: deps.actor ?? CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: row.id, detail });
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The audit trail (DESIGN.md sections 3 and 4; issue: every create, replace, patch, deactivate,
  * activate, delete, membership change, sign-in, token issue and revocation). Each event names
- * the actor (the client and user behind the token, or the CLI), the request id, the resource and
+ * the actor (the client, user or connection behind the token, or the CLI), the request id, the resource and
  * a summary of what changed, and is written with the executor of the change itself, so the
  * event and the change commit or roll back together. Summaries name attributes, never values
  * of secrets.
@@ -16,6 +16,8 @@ export interface Actor {
   readonly via: 'scim' | 'oauth' | 'cli' | 'console';
   readonly clientId: string | null;
   readonly userId: string | null;
+  /** The connection whose token or client acted (oauth/connections.ts), if any. */
+  readonly connectionId?: string | null;
   /** The one-time setup link whose restricted wizard session acted (console/setup-links.ts). */
   readonly setupLinkId?: string;
 }
@@ -84,6 +86,10 @@ export type AuditAction =
   | 'entitlement_removed'
   | 'catalog_replaced'
   | 'catalog_schemas_set'
+  // A team's provisioning connections (src/oauth/connections.ts).
+  | 'connection_created'
+  | 'connection_renamed'
+  | 'connection_deleted'
   // One-time setup links of the connection wizard (console/setup-links.ts).
   | 'setup_link_created'
   | 'setup_link_used'
@@ -97,7 +103,7 @@ export interface AuditEvent {
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog' | 'SetupLink';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog' | 'Connection' | 'SetupLink';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }
@@ -118,6 +124,7 @@ export function auditRow(clock: Clock, event: AuditEvent): AuditRow {
     resource_type: event.resourceType,
     resource_id: event.resourceId,
     detail: JSON.stringify(event.detail),
+    actor_connection_id: event.actor.connectionId ?? null,
   };
 }
 

@@ -118,7 +118,7 @@ async function makeCredential(
   federation: { issuer: string; subject: string } | undefined,
   redirectUri: string | undefined,
 ): Promise<MadeSecret | undefined> {
-  const admin: AdminDeps = { storage: deps.storage, clock: deps.clock, baseUrl: deps.baseUrl };
+  const admin: AdminDeps = { storage: deps.storage, clock: deps.clock, baseUrl: deps.baseUrl, actor: request.actor };
   switch (request.path.credential) {
     case 'token': {
       const issued = await issueProvisioningToken(deps.storage, deps.clock, {
@@ -139,12 +139,11 @@ async function makeCredential(
         name,
         redirectUris: redirectUri !== undefined ? [redirectUri] : [],
         team: request.team.name,
-        connectionId,
+        connection: name,
         ...(request.path.credential === 'client-code' ? {} : { tokenLifetime: GALLERY_TOKEN_LIFETIME }),
-        actor: request.actor,
       });
       if (federation) {
-        await addFederation(admin, client.client_id, { issuer: federation.issuer, subject: federation.subject }, request.actor);
+        await addFederation(admin, client.client_id, { issuer: federation.issuer, subject: federation.subject });
         return undefined;
       }
       return { kind: 'clientSecret', value: client.client_secret, expiresAt: client.secret_expires_at };

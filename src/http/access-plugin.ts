@@ -7,6 +7,7 @@
  * bearer cache and answers as SCIM); errors in RFC 7644 3.12 bodies. Routes parse, call
  * src/access/effective.ts, and reply.
  */
+import { bearerActor } from '../oauth/tokens.ts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accessOfUser, HOLDERS_COUNT_RULE, holdersOf, MAX_HOLDERS } from '../access/effective.ts';
 import type { GrantRef } from '../access/effective.ts';
@@ -78,7 +79,7 @@ export async function accessPlugin(app: FastifyInstance, options: AccessPluginOp
       clock: options.clock,
       baseUrl: options.baseUrl,
       team: bearer.team,
-      actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
+      actor: bearerActor(bearer),
       requestId: request.id,
       cursorSecret: options.cursorSecret,
       passwords: options.passwords,

@@ -14,6 +14,7 @@ import type { Clock } from '../clock.ts';
 import { administersTeam } from '../oauth/administrators.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
+import { bearerActor } from '../oauth/tokens.ts';
 import { ScimError, scimErrorOf } from '../scim/errors.ts';
 import { addSchema, listSchemas, removeSchema, showSchema } from '../scim/team-schemas.ts';
 import { getCatalog, putCatalog } from '../access/catalog.ts';
@@ -89,7 +90,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     if (!bearer.scopes.has(needed)) throw new ScimError(403, `This request needs the "${needed}" scope`);
     teams.set(request, bearer.team);
     options.accessLog?.team(request, bearer.team);
-    actors.set(request, { via: 'scim', clientId: bearer.clientId, userId: bearer.userId });
+    actors.set(request, bearerActor(bearer));
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

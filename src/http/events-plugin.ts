@@ -16,6 +16,7 @@ import type { BearerCache } from '../oauth/bearer-cache.ts';
 import { notAnAdministrator } from '../oauth/administrators.ts';
 import type { Scope } from '../oauth/scopes.ts';
 import type { Bearer } from '../oauth/tokens.ts';
+import { bearerActor } from '../oauth/tokens.ts';
 import { badRequest, ScimError, scimErrorOf } from '../scim/errors.ts';
 import { parsePollRequest, poll, PollError, pollSubscription } from '../events/poll.ts';
 import { createSubscription, getSubscription, listSubscriptions, pauseSubscription, removeSubscription, replaySubscription, resumeSubscription } from '../events/subscriptions.ts';
@@ -163,7 +164,7 @@ export async function eventsPlugin(app: FastifyInstance, options: EventsPluginOp
   };
   /** The audit row's actor: the bearer's client and user, like a SCIM write's. */
   const originOf = (request: FastifyRequest, bearer: Bearer) => ({
-    actor: { via: 'scim' as const, clientId: bearer.clientId, userId: bearer.userId },
+    actor: bearerActor(bearer),
     requestId: request.id,
     credential: { tokenHash: bearer.tokenHash, userId: bearer.userId },
   });

@@ -1,5 +1,5 @@
 /**
- * "Last used" of provisioning tokens, without a write per request: the bearer check
+ * "Last used" of provisioning tokens and connections, without a write per request: the bearer check
  * notes a use in memory (a Map lookup), and a timer writes the tokens used since the last flush
  * in one UPDATE, at most once per token per interval (a minute). The time recorded is the
  * flush's, so it is at most one interval late; an instance that stops flushes what it holds.
@@ -24,6 +24,8 @@ export class LastUsed {
   /** When each token's use was last written (ms), so a busy token costs one write an interval. */
   readonly #written = new Map<string, number>();
   #pending = new Set<string>();
+  /** The connections of the pending uses' tokens (their "last used" is written with them). */
+  #pendingConnections = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -34,21 +36,24 @@ export class LastUsed {
     this.#intervalMs = intervalMs;
   }
 
-  /** Notes a use of the token with this hash; never waits and never writes. */
-  used(hash: string): void {
+  /** Notes a use of the token with this hash (of this connection's, if any); never waits and never writes. */
+  used(hash: string, connectionId: string | null = null): void {
     const now = this.#clock.now().getTime();
     const written = this.#written.get(hash);
     if (written !== undefined && now - written < this.#intervalMs) return;
     if (this.#pending.size >= MAX_PENDING) return;
     this.#pending.add(hash);
+    if (connectionId !== null) this.#pendingConnections.add(connectionId);
     this.#timer ??= setTimeout(() => void this.flush(), Math.min(1000, this.#intervalMs)).unref();
   }
 
-  /** Writes the pending uses (one statement); the next use of each token waits an interval. */
+  /** Writes the pending uses (one statement, and one for their connections); the next use of each token waits an interval. */
   flush(): Promise<void> {
     this.#timer = undefined;
     const hashes = [...this.#pending];
+    const connections = [...this.#pendingConnections];
     this.#pending = new Set();
+    this.#pendingConnections = new Set();
     if (hashes.length === 0) return this.#flushing;
     const now = this.#clock.now();
     for (const hash of hashes) this.#written.set(hash, now.getTime());
@@ -57,7 +62,7 @@ export class LastUsed {
       for (const [hash, at] of this.#written) if (now.getTime() - at >= this.#intervalMs) this.#written.delete(hash);
     }
     this.#flushing = this.#flushing
-      .then(() => recordTokensUsed(this.#storage, hashes, now.toISOString()))
+      .then(() => recordTokensUsed(this.#storage, hashes, now.toISOString(), connections))
       .catch((error: unknown) => this.#log.warn({ err: error }, 'could not record when provisioning tokens were last used'));
     return this.#flushing;
   }

@@ -51,6 +51,8 @@ interface Caller {
   readonly teamId: string;
   readonly clientId: string | null;
   readonly tokenHash: string | null;
+  /** The connection whose token or client made the request (oauth/connections.ts). */
+  readonly connectionId?: string | null;
   /** The team's resource types: their `returned: never` attributes are redacted. */
   readonly types: TeamTypes;
 }
@@ -121,6 +123,7 @@ export class RequestJournal {
       token_hash: caller.clientId === null ? caller.tokenHash : null,
       request_id: request.id,
       body: request.method === 'GET' ? null : redactBody(request.body, secret, MAX_BODY_CHARS),
+      connection_id: caller.connectionId ?? null,
     });
     this.#timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
   }

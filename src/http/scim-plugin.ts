@@ -11,6 +11,7 @@ import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
+import { bearerActor } from '../oauth/tokens.ts';
 import type { TeamTypes } from '../scim/schema/extensions.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { typesOf } from '../scim/context.ts';
@@ -168,9 +169,10 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
         'www-authenticate': 'Bearer realm="rollcall", error="invalid_token"',
       });
     }
-    if (bearer.clientId === null) options.lastUsed?.used(bearer.tokenHash);
+    // A provisioning token's use, or a connection's (through its clients too), is remembered.
+    if (bearer.clientId === null || bearer.connectionId !== null) options.lastUsed?.used(bearer.tokenHash, bearer.connectionId);
     const types = await options.types.typesOf(options.storage.db, bearer.team);
-    options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash, types });
+    options.journal?.authenticated(request, { teamId: bearer.team.id, clientId: bearer.clientId, tokenHash: bearer.tokenHash, connectionId: bearer.connectionId, types });
     options.accessLog?.team(request, bearer.team);
     const reads = request.method === 'GET' || request.method === 'HEAD' || (request.method === 'POST' && route !== undefined && SEARCH.test(route));
     const needed = reads ? 'read' : 'write';
@@ -189,7 +191,7 @@ export async function scimPlugin(app: FastifyInstance, options: ScimPluginOption
     clock: options.clock,
     baseUrl: options.baseUrl,
     team: bearer.team,
-    actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
+    actor: bearerActor(bearer),
     requestId: request.id,
     cursorSecret: options.cursorSecret,
     passwords: options.passwords,

@@ -21,6 +21,7 @@ import type { ChangeOrigin } from '../events/subscriptions.ts';
 import type { SecretBox } from '../keys/sealed.ts';
 import type { BearerCache } from '../oauth/bearer-cache.ts';
 import type { Bearer } from '../oauth/tokens.ts';
+import { bearerActor } from '../oauth/tokens.ts';
 import type { Storage } from '../storage/connect.ts';
 import { unstorableText } from '../text.ts';
 import type { AccessLog } from './access-log.ts';
@@ -120,7 +121,7 @@ export async function ssfPlugin(app: FastifyInstance, options: SsfPluginOptions)
   const streamIdInQuery = (request: FastifyRequest): string => streamIdOf((request.query as Record<string, unknown>).stream_id);
   /** The audit row's actor: the bearer's client and user, like a SCIM write's. */
   const originOf = (request: FastifyRequest, bearer: Bearer): ChangeOrigin => ({
-    actor: { via: 'scim', clientId: bearer.clientId, userId: bearer.userId },
+    actor: bearerActor(bearer),
     requestId: request.id,
     credential: { tokenHash: bearer.tokenHash, userId: bearer.userId },
   });

@@ -3,15 +3,18 @@
  * identity provider (Entra ID, Okta) through `rollcall token issue` or the console. Each has an
  * id, a name and an expiry, can be listed (never with its secret) and revoked by id; issuing and
  * revoking each write an audit row in the same transaction. The token is an ordinary access
- * token bound to a user of the team and to no client (oauth/tokens.ts), so the SCIM bearer check
- * is the same for every token.
+ * token bound to no client (oauth/tokens.ts), so the SCIM bearer check is the same for every
+ * token. It belongs to a connection (oauth/connections.ts: no user, so no person's departure
+ * ends it), or, for an admin's own script token (`token issue --user-name`), to that user.
+ * Token names are unique among the live tokens of their owner.
  */
 import type { Actor } from '../audit/events.ts';
 import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { newId, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
-import { insertProvisioningToken, listProvisioningTokens, provisioningToken, touchProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
+import { insertProvisioningToken, listProvisioningTokens, liveTokenNamed, provisioningToken, touchProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
+import { touchConnections } from '../storage/repos/connections.ts';
 import { revokeToken } from '../storage/repos/tokens.ts';
 import { issueAccessToken } from './tokens.ts';
 import type { Scope } from './tokens.ts';
@@ -34,8 +37,12 @@ export interface IssuedProvisioningToken {
 export interface ProvisioningTokenView {
   readonly id: string;
   readonly name: string;
-  readonly userId: string;
+  /** The user it acts as (an admin's own token), or null for a connection's. */
+  readonly userId: string | null;
   readonly userName: string | null;
+  /** The connection it belongs to, or null for a user's own token. */
+  readonly connectionId: string | null;
+  readonly connectionName: string | null;
   readonly scope: string;
   readonly createdAt: string;
   readonly lastUsedAt: string | null;
@@ -64,27 +71,37 @@ function tokenName(name: string): string {
   return trimmed;
 }
 
+/** Whose token it is: a connection's, or a user's own (exactly one). */
+export type TokenOwner = { readonly connectionId: string; readonly userId?: undefined } | { readonly userId: string; readonly connectionId?: undefined };
+
 export async function issueProvisioningToken(
   storage: Storage,
   clock: Clock,
-  request: { teamId: string; userId: string; name: string; scope: readonly Scope[]; ttlSeconds: number; actor: Actor; requestId: string | null },
+  request: TokenOwner & { teamId: string; name: string; scope: readonly Scope[]; ttlSeconds: number; actor: Actor; requestId: string | null },
 ): Promise<IssuedProvisioningToken> {
   const name = tokenName(request.name);
   if (!(request.ttlSeconds >= 60 && request.ttlSeconds <= MAX_TOKEN_SECONDS)) throw new ProvisioningTokenError('the expiry is out of range');
   const id = newId();
+  const userId = request.userId ?? null;
+  const connectionId = request.connectionId ?? null;
   return transact(storage.db, async (trx) => {
-    const issued = await issueAccessToken(trx, clock, { teamId: request.teamId, userId: request.userId, clientId: null, scope: request.scope, ttlSeconds: request.ttlSeconds });
+    const now = clock.now().toISOString();
+    if (await liveTokenNamed(trx, request.teamId, { userId, connectionId }, name, now)) {
+      throw new ProvisioningTokenError(`a live token named "${name}" already exists for ${connectionId !== null ? 'this connection' : 'this user'}: choose another name, or revoke that one first`);
+    }
+    const issued = await issueAccessToken(trx, clock, { teamId: request.teamId, userId, connectionId, clientId: null, scope: request.scope, ttlSeconds: request.ttlSeconds });
     const issuedBy = request.actor.via === 'console' ? `console:${request.actor.userId ?? ''}` : request.actor.via;
     await insertProvisioningToken(trx, {
       id,
       team_id: request.teamId,
       token_hash: sha256(issued.token),
       name,
-      user_id: request.userId,
+      user_id: userId,
       issued_by: issuedBy,
-      created_at: clock.now().toISOString(),
+      created_at: now,
       expires_at: issued.expiresAt,
       last_used_at: null,
+      connection_id: connectionId,
     });
     await recordEvent(trx, clock, {
       teamId: request.teamId,
@@ -93,19 +110,22 @@ export async function issueProvisioningToken(
       action: 'token_issued',
       resourceType: 'Token',
       resourceId: id,
-      detail: { name, userId: request.userId, scope: request.scope.join(' '), expiresAt: issued.expiresAt },
+      detail: { name, ...(connectionId !== null ? { connectionId } : { userId }), scope: request.scope.join(' '), expiresAt: issued.expiresAt },
     });
     return { id, name, token: issued.token, expiresAt: issued.expiresAt, scope: request.scope.join(' ') };
   });
 }
 
-export async function provisioningTokens(storage: Storage, clock: Clock, teamId: string, limit = 500): Promise<ProvisioningTokenView[]> {
+/** A team's provisioning tokens, newest first; `connectionId`: only that connection's. */
+export async function provisioningTokens(storage: Storage, clock: Clock, teamId: string, limit = 500, connectionId?: string): Promise<ProvisioningTokenView[]> {
   const now = clock.now().toISOString();
-  return (await listProvisioningTokens(storage.db, teamId, limit)).map((r) => ({
+  return (await listProvisioningTokens(storage.db, teamId, limit, connectionId)).map((r) => ({
     id: r.id,
     name: r.name,
     userId: r.user_id,
     userName: r.user_name,
+    connectionId: r.connection_id ?? null,
+    connectionName: r.connection_name,
     scope: r.scope,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
@@ -133,13 +153,17 @@ export async function revokeProvisioningToken(
       action: 'token_revoked',
       resourceType: 'Token',
       resourceId: row.id,
-      detail: { name: row.name, reason: 'revoked by an operator' },
+      detail: { name: row.name, reason: 'revoked by an operator', ...(row.connection_id ? { connectionId: row.connection_id } : {}) },
     });
   });
   return { id: row.id, name: row.name, alreadyRevoked: false };
 }
 
-/** Records that the tokens with these hashes were used at `at` (http/last-used.ts batches the uses), 500 tokens a statement. */
-export async function recordTokensUsed(storage: Storage, hashes: readonly string[], at: string): Promise<void> {
+/**
+ * Records that the tokens with these hashes, and these connections, were used at `at`
+ * (http/last-used.ts batches the uses), 500 a statement.
+ */
+export async function recordTokensUsed(storage: Storage, hashes: readonly string[], at: string, connectionIds: readonly string[] = []): Promise<void> {
   for (let i = 0; i < hashes.length; i += 500) await touchProvisioningTokens(storage.db, hashes.slice(i, i + 500), at);
+  for (let i = 0; i < connectionIds.length; i += 500) await touchConnections(storage.db, connectionIds.slice(i, i + 500), at);
 }

@@ -35,6 +35,8 @@ export interface IssueOptions {
   readonly familyId?: string | null;
   /** The client secret that authenticated the request that issues the token. */
   readonly secretId?: string | null;
+  /** The connection the token belongs to (a connection's token has no user). */
+  readonly connectionId?: string | null;
 }
 
 /** A new token and the row that stores it (only its hash). */
@@ -55,6 +57,7 @@ function tokenRow(clock: Clock, kind: 'access' | 'refresh', options: IssueOption
       expires_at: new Date(now.getTime() + options.ttlSeconds * 1000).toISOString(),
       revoked_at: null,
       secret_id: options.secretId ?? null,
+      connection_id: options.connectionId ?? null,
     },
   };
 }
@@ -84,10 +87,10 @@ export async function issueGrant(
   ex: Executor,
   clock: Clock,
   lifetimes: TokenLifetimes,
-  grant: { teamId: string; userId: string | null; clientId: string; scope: readonly Scope[]; familyId?: string; withRefresh: boolean; secretId?: string | null },
+  grant: { teamId: string; userId: string | null; clientId: string; scope: readonly Scope[]; familyId?: string; withRefresh: boolean; secretId?: string | null; connectionId?: string | null },
 ): Promise<GrantedTokens> {
   const familyId = grant.familyId ?? newId();
-  const base = { teamId: grant.teamId, userId: grant.userId, clientId: grant.clientId, scope: grant.scope, familyId, secretId: grant.secretId ?? null };
+  const base = { teamId: grant.teamId, userId: grant.userId, clientId: grant.clientId, scope: grant.scope, familyId, secretId: grant.secretId ?? null, connectionId: grant.connectionId ?? null };
   const access = tokenRow(clock, 'access', { ...base, ttlSeconds: lifetimes.accessTokenTtl });
   const refresh = grant.withRefresh ? tokenRow(clock, 'refresh', { ...base, ttlSeconds: lifetimes.refreshTokenTtl }) : undefined;
   if (refresh) await insertTokenPair(ex, access.row, refresh.row);
@@ -164,6 +167,11 @@ export interface Bearer {
   readonly team: TeamRow;
   readonly userId: string | null;
   readonly clientId: string | null;
+  /**
+   * The connection the token belongs to (oauth/connections.ts): a principal of its own, never
+   * the operator nor an administrator, whoever created it.
+   */
+  readonly connectionId: string | null;
   readonly scopes: ReadonlySet<string>;
   /** The token's SHA-256 (its row's key): what "last used" and the request log name it by. */
   readonly tokenHash: string;
@@ -188,7 +196,7 @@ export async function accessTokenByHash(ex: Executor, clock: Clock, hash: string
   if (row.kind !== 'access' || row.revoked_at !== null) return undefined;
   if (row.expires_at <= clock.now().toISOString()) return undefined;
   return {
-    bearer: { team, userId: row.user_id, clientId: row.client_id, scopes: new Set(row.scope.split(' ')), tokenHash: row.hash },
+    bearer: { team, userId: row.user_id, clientId: row.client_id, connectionId: row.connection_id ?? null, scopes: new Set(row.scope.split(' ')), tokenHash: row.hash },
     expiresAt: row.expires_at,
     familyId: row.family_id,
   };
@@ -220,3 +228,6 @@ export async function liveToken(ex: Executor, clock: Clock, token: string): Prom
   if (!row || row.revoked_at !== null || row.expires_at <= clock.now().toISOString()) return undefined;
   return row;
 }
+
+/** Who acts with `bearer` on the SCIM side (and its siblings): its client, user and connection. */
+export const bearerActor = (bearer: Bearer): Actor => ({ via: 'scim', clientId: bearer.clientId, userId: bearer.userId, connectionId: bearer.connectionId });

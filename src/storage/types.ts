@@ -101,6 +101,8 @@ export interface OAuthTokensTable {
   revoked_at: string | null;
   /** The client secret that authenticated the request that issued the token (null otherwise). */
   secret_id: string | null;
+  /** The connection the token belongs to (migration 027); its user_id is then null. */
+  connection_id: string | null;
 }
 
 export interface OAuthClientsTable {
@@ -113,6 +115,8 @@ export interface OAuthClientsTable {
   updated_at: string;
   /** Seconds every access token of the client lives; null: the server's ACCESS_TOKEN_TTL. */
   token_lifetime: number | null;
+  /** The connection the client belongs to (migration 027): its tokens are the connection's. */
+  connection_id?: string | null;
 }
 
 /** One of a client's secrets (DESIGN.md section 11), kept only as its SHA-256. */
@@ -169,12 +173,15 @@ export interface ProvisioningTokensTable {
   /** The oauth_tokens row (its SHA-256) this describes. */
   token_hash: string;
   name: string;
-  user_id: string;
+  /** The user it acts as (an admin's own script token); null for a connection's token. */
+  user_id: string | null;
   /** 'cli', or 'console:<user id>'. */
   issued_by: string;
   created_at: string;
   expires_at: string;
   last_used_at: string | null;
+  /** The connection it belongs to (migration 027), or null for a user's own token. */
+  connection_id?: string | null;
 }
 
 /** One SCIM request of a team (migration 008), redacted and bounded. */
@@ -194,6 +201,23 @@ export interface RequestLogTable {
   body: string | null;
   /** The `detail` of a SCIM error answer, bounded (migration 028); null for a success. */
   detail?: string | null;
+  /** The connection whose token or client made the request (migration 027). */
+  connection_id?: string | null;
+}
+
+/** A team's provisioning connection (migration 027): a principal of its own, named uniquely per team. */
+export interface ConnectionsTable {
+  id: string;
+  team_id: string;
+  name: string;
+  /** lower(trim(name)): unique per team. */
+  name_key: string;
+  /** 'entra', 'okta', 'generic', or null. */
+  provider: string | null;
+  created_at: string;
+  /** Who made it: 'cli', 'console:<user id>', 'migration'. */
+  created_by: string;
+  last_used_at: string | null;
 }
 
 /** A one-time setup link (migration 028): only hashes of the link and of the session it opened. */
@@ -238,6 +262,8 @@ export interface AuditEventsTable {
   resource_id: string | null;
   /** JSON: a summary of what changed; never a secret. */
   detail: string;
+  /** The connection that acted (migration 027), or null. */
+  actor_connection_id?: string | null;
 }
 
 export interface EventCountersTable {
@@ -498,6 +524,7 @@ export interface Database {
   ssf_subjects: SsfSubjectsTable;
   provisioning_tokens: ProvisioningTokensTable;
   request_log: RequestLogTable;
+  connections: ConnectionsTable;
   client_keys: ClientKeysTable;
   client_federations: ClientFederationsTable;
   used_assertions: UsedAssertionsTable;

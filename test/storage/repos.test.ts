@@ -187,7 +187,7 @@ for (const engine of engines) {
     it('tokens are stored by hash and revoked per user', async () => {
       const u = userRow(teamId, 'tok@x.example');
       await insertUser(db.storage.db, u);
-      await insertToken(db.storage.db, { hash: 'h'.repeat(64), kind: 'access', family_id: null, client_id: null, user_id: u.id, team_id: teamId, scope: 'read', created_at: T, expires_at: T, revoked_at: null, secret_id: null });
+      await insertToken(db.storage.db, { hash: 'h'.repeat(64), kind: 'access', family_id: null, client_id: null, user_id: u.id, team_id: teamId, scope: 'read', created_at: T, expires_at: T, revoked_at: null, secret_id: null, connection_id: null });
       assert.equal((await tokenByHash(db.storage.db, 'h'.repeat(64)))?.scope, 'read');
       assert.equal(await revokeTokensOfUser(db.storage.db, u.id, T), 1);
       assert.equal((await tokenByHash(db.storage.db, 'h'.repeat(64)))?.revoked_at, T);

@@ -35,10 +35,11 @@ export function required(params: TokenParams, name: string): string {
   return value;
 }
 
-export const actorOf = (request: GrantRequest, userId: string | null): Actor => ({ via: 'oauth', clientId: request.client.id, userId });
+export const actorOf = (request: GrantRequest, userId: string | null): Actor => ({ via: 'oauth', clientId: request.client.id, userId, connectionId: request.client.connection_id ?? null });
 
 /**
  * Mints a grant's tokens and records `token_issued` with the same executor (one transaction).
+ * The tokens of a client that belongs to a connection belong to that connection.
  * The access token lives as long as the client's token lifetime says (the server's default when
  * it has none) and names the secret that authenticated the request.
  */
@@ -50,7 +51,11 @@ export async function issueRecorded(
   grant: Omit<Parameters<typeof issueGrant>[3], 'secretId'>,
 ): Promise<GrantedTokens> {
   const lifetimes = { ...ctx.lifetimes, accessTokenTtl: request.client.token_lifetime ?? ctx.lifetimes.accessTokenTtl };
-  const tokens = await issueGrant(ex, ctx.clock, lifetimes, { ...grant, secretId: request.secretId });
+  // A connection's client mints the connection's tokens: they name no user, so the person who
+  // approved an authorization request (the audit row names them) can leave without ending them.
+  const connectionId = request.client.connection_id ?? null;
+  const owner = connectionId === null ? { userId: grant.userId } : { userId: null, connectionId };
+  const tokens = await issueGrant(ex, ctx.clock, lifetimes, { ...grant, ...owner, secretId: request.secretId });
   await recordEvent(ex, ctx.clock, {
     teamId: grant.teamId,
     actor: actorOf(request, grant.userId),

@@ -34,6 +34,7 @@ import { migration023 } from './023_roles_entitlements.ts';
 import { migration024 } from './024_async_requests.ts';
 import { migration025 } from './025_shared_signals.ts';
 import { migration026 } from './026_delta_query.ts';
+import { migration027 } from './027_connections.ts';
 import { migration028 } from './028_setup_links.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
@@ -64,6 +65,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '024_async_requests': migration024(),
     '025_shared_signals': migration025(),
     '026_delta_query': migration026(),
+    '027_connections': migration027(storage.hooks.name),
     '028_setup_links': migration028(),
   };
 }

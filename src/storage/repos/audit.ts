@@ -9,7 +9,7 @@ import type { AuditEventsTable, Database, Db, Executor } from '../types.ts';
 export type AuditRow = AuditEventsTable;
 
 /** An audit row's columns, in the order its insert binds them. */
-export const AUDIT_COLUMNS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail'] as const;
+export const AUDIT_COLUMNS = ['id', 'team_id', 'at', 'actor', 'request_id', 'action', 'resource_type', 'resource_id', 'detail', 'actor_connection_id'] as const;
 
 /** The insert of one audit row, whatever runs it: insertAuditEvent, or a chain's step (its values may read an earlier step's row). */
 export const auditInsert = (db: Db, row: InsertObject<Database, 'audit_events'>) => db.insertInto('audit_events').values(row);
@@ -17,7 +17,7 @@ export const auditInsert = (db: Db, row: InsertObject<Database, 'audit_events'>)
 const INSERT_AUDIT_EVENT = defineWrite<AuditRow>('insertAuditEvent', AUDIT_COLUMNS, auditInsert);
 
 export async function insertAuditEvent(ex: Executor, row: AuditRow): Promise<void> {
-  await hot(ex).write(ex, INSERT_AUDIT_EVENT, row);
+  await hot(ex).write(ex, INSERT_AUDIT_EVENT, { ...row, actor_connection_id: row.actor_connection_id ?? null });
 }
 
 /**

@@ -11,6 +11,7 @@ export interface ProvisioningTokenListed extends ProvisioningTokenRow {
   readonly revoked_at: string | null;
   readonly scope: string;
   readonly user_name: string | null;
+  readonly connection_name: string | null;
 }
 
 export async function insertProvisioningToken(ex: Executor, row: ProvisioningTokenRow): Promise<void> {
@@ -23,13 +24,26 @@ const listed = (ex: Executor, teamId: string) =>
     .selectFrom('provisioning_tokens as p')
     .innerJoin('oauth_tokens as t', 't.hash', 'p.token_hash')
     .leftJoin('users as u', 'u.id', 'p.user_id')
+    .leftJoin('connections as c', 'c.id', 'p.connection_id')
     .selectAll('p')
-    .select(['t.revoked_at', 't.scope', 'u.user_name'])
+    .select(['t.revoked_at', 't.scope', 'u.user_name', 'c.name as connection_name'])
     .where('p.team_id', '=', teamId);
 
 /** A team's provisioning tokens, newest first (revoked and expired ones too: the list says so). */
-export async function listProvisioningTokens(ex: Executor, teamId: string, limit: number): Promise<ProvisioningTokenListed[]> {
-  return listed(ex, teamId).orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(limit).execute();
+export async function listProvisioningTokens(ex: Executor, teamId: string, limit: number, connectionId?: string): Promise<ProvisioningTokenListed[]> {
+  let query = listed(ex, teamId);
+  if (connectionId !== undefined) query = query.where('p.connection_id', '=', connectionId);
+  return query.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(limit).execute();
+}
+
+/** Whether the owner (a connection, or a user) already holds a live token of this name, whatever its case. */
+export async function liveTokenNamed(ex: Executor, teamId: string, owner: { userId: string | null; connectionId: string | null }, name: string, now: string): Promise<boolean> {
+  let query = listed(ex, teamId)
+    .where('t.revoked_at', 'is', null)
+    .where('t.expires_at', '>', now)
+    .where((eb) => eb(eb.fn('lower', ['p.name']), '=', name.toLowerCase()));
+  query = owner.connectionId !== null ? query.where('p.connection_id', '=', owner.connectionId) : query.where('p.user_id', '=', owner.userId ?? '').where('p.connection_id', 'is', null);
+  return (await query.executeTakeFirst()) !== undefined;
 }
 
 export async function provisioningToken(ex: Executor, teamId: string, id: string): Promise<ProvisioningTokenListed | undefined> {

@@ -31,7 +31,7 @@ const TOKEN_WITH_TEAM = defineLookup<{ hash: string }, TokenTeamRow>('tokenWithT
     .where('t.hash', '=', p.hash),
 );
 
-const TOKEN_COLUMNS = ['hash', 'kind', 'family_id', 'client_id', 'user_id', 'team_id', 'scope', 'created_at', 'expires_at', 'revoked_at', 'secret_id'] as const;
+const TOKEN_COLUMNS = ['hash', 'kind', 'family_id', 'client_id', 'user_id', 'team_id', 'scope', 'created_at', 'expires_at', 'revoked_at', 'secret_id', 'connection_id'] as const;
 
 const INSERT_TOKEN = defineWrite<TokenRow>('insertToken', TOKEN_COLUMNS, (db, row) => db.insertInto('oauth_tokens').values(row));
 
