@@ -63,7 +63,7 @@ async function checked(page: Page, what: string): Promise<void> {
   assert.ok(scroll <= client, `${what} scrolls sideways at ${WIDTH} px (${scroll} > ${client})`);
 }
 
-describe(`connection wizard in Chromium at ${WIDTH} px`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+for (const engine of engines) describe(`connection wizard in Chromium at ${WIDTH} px, on ${engine.name}`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
   let database: TestDatabase;
   let browser: Browser;
   let context: BrowserContext;
@@ -75,7 +75,7 @@ describe(`connection wizard in Chromium at ${WIDTH} px`, { skip: missing ? `${CH
   const clock = new MovableClock();
 
   before(async () => {
-    database = await engines[0]!.open();
+    database = await engine.open();
     const probe = createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
     const port = (probe.address() as AddressInfo).port;
@@ -111,7 +111,7 @@ describe(`connection wizard in Chromium at ${WIDTH} px`, { skip: missing ? `${CH
   async function follow(on: Page, base: string, method: string, fill: Record<string, string>, prepare?: () => Promise<void>): Promise<Record<string, string>> {
     await on.goto(`${rollcall}${base}`);
     await checked(on, 'the wizard\'s start');
-    await on.getByRole('link', { name: method }).click();
+    await on.getByRole('link', { name: method, exact: true }).click();
     await checked(on, `the form of ${method}`);
     await prepare?.();
     for (const [label, value] of Object.entries(fill)) await on.getByLabel(label, { exact: true }).fill(value);
