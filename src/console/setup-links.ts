@@ -132,6 +132,12 @@ export async function setupLinks(storage: Storage, clock: Clock, teamId: string,
   return (await listSetupLinks(storage.db, teamId, limit)).map((row) => view(row, now));
 }
 
+/** A team's link by id (never its secret), if it has one. */
+export async function setupLinkOf(storage: Storage, clock: Clock, teamId: string, id: string): Promise<SetupLinkView | undefined> {
+  const row = await setupLinkById(storage.db, teamId, id);
+  return row ? view(row, clock.now().toISOString()) : undefined;
+}
+
 /** Revokes a team's link: an unused one can no longer be used, a used one's session ends. Audited. */
 export async function revokeSetupLink(storage: Storage, clock: Clock, request: { teamId: string; id: string; actor: Actor; requestId: string | null }): Promise<void> {
   await transact(storage.db, async (trx) => {

@@ -120,12 +120,12 @@ export function connectionSetupBody(place: WizardPlace, setup: ConnectionSetup, 
 <ol class="steps">${steps.map((s) => `<li>${s}</li>`).join('')}</ol>
 <div class="card"><dl class="attrs">${values.map(pasteRow).join('')}</dl></div>
 <h2>4. Test</h2>
-<div id="test-state" class="test-state" aria-live="polite" data-poll="${e(testUrl)}">${testFragment(setup, test, now)}</div>
+<div id="test-state" class="test-state" aria-live="polite" data-poll="${e(testUrl)}">${testFragment(setup, test, now, !place.setup)}</div>
 <p class="muted"><a href="${e(`${place.base}/connections/${encodeURIComponent(setup.id)}`)}">Check again</a> (the page checks by itself every second while it is open).</p>`;
 }
 
 /** The Test state: waiting, green with the request, or red with its reason. */
-export function testFragment(setup: ConnectionSetup, test: TestState, now: Date): string {
+export function testFragment(setup: ConnectionSetup, test: TestState, now: Date, logLink = true): string {
   const r = test.request;
   if (!r) {
     return `<p class="pending" data-state="waiting"><strong>Waiting for the first request</strong> from ${e(setup.name)}. ${e(setup.path.provider === 'okta' ? 'In Okta, select Test Connector Configuration (or Test API Credentials).' : setup.path.provider === 'entra' ? 'In Entra, select Test Connection.' : 'Send a SCIM request with the token, e.g. GET /Users.')}</p>`;
@@ -133,7 +133,7 @@ export function testFragment(setup: ConnectionSetup, test: TestState, now: Date)
   const line = `<code>${e(r.method)} ${e(r.path)}</code> answered <strong>${e(r.status)}</strong> ${timeHtml(r.at, now)}`;
   if (test.state === 'ok') return `<div class="ok" data-state="ok"><strong>Connected.</strong> The request from ${e(setup.name)} arrived: ${line}. ${e(test.count)} request${test.count === 1 ? '' : 's'} so far.</div>`;
   const reason = [r.scimType, r.detail].filter((x): x is string => Boolean(x)).join(': ') || 'the request log gives no more detail';
-  return `<div class="alert" data-state="failed"><strong>The last request failed.</strong> ${line}. Reason: ${e(reason)}. <a href="/console/requests">The request log</a> shows more to an admin.</div>`;
+  return `<div class="alert" data-state="failed"><strong>The last request failed.</strong> ${line}. Reason: ${e(reason)}.${logLink ? ' <a href="/console/requests?status=4xx">The request log</a> shows more.' : ''}</div>`;
 }
 
 /** A setup link's page: the landing before the link is used, or the restricted wizard. No navigation. */

@@ -14,6 +14,7 @@
  */
 import type { AdminDeps } from '../admin.ts';
 import { AdminError, createClient } from '../admin.ts';
+import { OverBudget } from '../budgets.ts';
 import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { addFederation, trustUrlProblem } from '../oauth/client-trust.ts';
@@ -105,7 +106,7 @@ export async function setUpConnection(
     return { connectionId: made.id, ...(secret ? { secret } : {}) };
   } catch (error) {
     await deleteConnection(deps.storage, deps.clock, { teamId: team.id, id: made.id, actor: request.actor, requestId: request.requestId });
-    if (error instanceof AdminError || error instanceof ProvisioningTokenError) throw new WizardInputError(error.message);
+    if (error instanceof AdminError || error instanceof ProvisioningTokenError || error instanceof OverBudget) throw new WizardInputError(error.message);
     throw error;
   }
 }

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { auditEvents } from '../../src/admin.ts';
+import { auditEvents, updateTeamLimits } from '../../src/admin.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
@@ -144,6 +144,18 @@ for (const engine of engines) {
       const tenant = '72f988bf-86f1-41af-91ab-2d7cd011db47';
       const { values } = await make('entra-gallery-federation', { name: 'Entra', tenantId: tenant, subject: 'd3c7a1f0-0000-4000-8000-000000000001' });
       assert.equal(values.issuer, `https://login.microsoftonline.com/${tenant}/v2.0`);
+    });
+
+    it('a credential refused after the connection was made (the team\'s client.credentials budget) leaves no connection and no client behind', async () => {
+      await updateTeamLimits(adminDeps(t), t.team.name, [{ name: 'client.credentials', value: 0 }]);
+      const form = await page.get('/console/connect/entra-gallery-federation');
+      const res = await page.post('/console/connect/entra-gallery-federation', { ...hiddenFields(form.body, '/console/connect/entra-gallery-federation'), name: 'Entra', tenantId: '72f988bf-86f1-41af-91ab-2d7cd011db47', subject: 'abc' });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.match(res.body, /client\.credentials/);
+      assert.equal(await connectionCount(t), 0);
+      assert.equal((await t.storage.db.selectFrom('oauth_clients').selectAll().execute()).length, 0);
+      const audit = await auditEvents(adminDeps(t), t.team.name, undefined, 50);
+      assert.deepEqual(audit.filter((a) => a.action.startsWith('connection_') || a.action.startsWith('client_')).map((a) => a.action), ['connection_created', 'client_created', 'connection_deleted']);
     });
 
     it('okta-code: a client for Okta\'s redirect URI; the authorization code flow then SCIM turn Test green', async () => {

@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../audit/events.ts';
-import { makeSetupLink, parseLinkHours, resumeSetupSession, revokeSetupLink, SESSION_SECONDS, SetupLinkError, setupActor, setupLinks, inspectSetupLink, useSetupLink } from '../../console/setup-links.ts';
+import { makeSetupLink, parseLinkHours, resumeSetupSession, revokeSetupLink, SESSION_SECONDS, SetupLinkError, setupActor, setupLinkOf, setupLinks, inspectSetupLink, useSetupLink } from '../../console/setup-links.ts';
 import { connectionSetup, ConnectionError, pasteSteps, pasteValues, setUpConnection, testState, WizardInputError } from '../../console/wizard.ts';
 import type { MadeSecret } from '../../console/wizard.ts';
 import { pathById } from '../../console/wizard-paths.ts';
@@ -172,7 +172,8 @@ export function wizardRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   async function test(request: IdRequest, reply: FastifyReply) {
     const found = await visible(request);
     if (!found) return shell.html(reply, 404, '<p>There is no such connection.</p>');
-    return shell.html(reply, 200, wv.testFragment(found, await testState(deps, runnerOf(request).team.id, found), ctx.clock.now()));
+    const runner = runnerOf(request);
+    return shell.html(reply, 200, wv.testFragment(found, await testState(deps, runner.team.id, found), ctx.clock.now(), runner.setupLinkId === undefined));
   }
 
   // --- an admin's wizard and setup links ---
@@ -206,7 +207,10 @@ export function wizardRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     }
   });
 
-  const linkOf = async (request: IdRequest) => (await setupLinks(ctx.storage, ctx.clock, runnerOf(request).team.id, 500)).find((l) => l.id === request.params.id && (l.state === 'waiting' || l.state === 'used'));
+  const linkOf = async (request: IdRequest) => {
+    const link = await setupLinkOf(ctx.storage, ctx.clock, runnerOf(request).team.id, request.params.id);
+    return link && (link.state === 'waiting' || link.state === 'used') ? link : undefined;
+  };
   app.get<{ Params: { id: string } }>(`${ADMIN_BASE}/links/:id/revoke`, admin, async (request, reply) => {
     const runner = runnerOf(request);
     const link = await linkOf(request);
