@@ -232,6 +232,8 @@ for (const engine of engines) {
 
       it('is made and shown once, audited; its landing changes nothing; used once it opens only the wizard of its team', async () => {
         const path = await makeLink();
+        const secret = path.split('/').pop()!;
+        assert.doesNotMatch(JSON.stringify(await t.storage.db.selectFrom('setup_links').selectAll().execute()), new RegExp(secret), 'kept only as a hash');
         const viewer = new PageSession(t);
         assert.equal((await viewer.get(path)).statusCode, 200);
         assert.equal((await viewer.get(path)).statusCode, 200, 'a GET (a mail scanner) does not use the link');
