@@ -256,11 +256,13 @@ export interface ClientView {
   readonly created_at: string;
   /** Seconds its access tokens live; null: the server's ACCESS_TOKEN_TTL. */
   readonly token_lifetime: number | null;
+  /** The connection it belongs to (oauth/connections.ts), if any. */
+  readonly connection_id: string | null;
 }
 
 async function clientView(deps: AdminDeps, row: ClientRow): Promise<ClientView> {
   const team = row.team_id ? (await listTeams(deps.storage.db)).find((t) => t.id === row.team_id) : undefined;
-  return { client_id: row.id, name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[], team: team?.name ?? null, created_at: row.created_at, token_lifetime: row.token_lifetime };
+  return { client_id: row.id, name: row.name, redirect_uris: JSON.parse(row.redirect_uris) as string[], team: team?.name ?? null, created_at: row.created_at, token_lifetime: row.token_lifetime, connection_id: row.connection_id ?? null };
 }
 
 /**

@@ -14,6 +14,9 @@ import { REFRESH_SECONDS } from '../keys/store.ts';
 import { registerClientTrustCommands } from './client-trust.ts';
 import { registerEventCommands } from './events.ts';
 import { registerSsfCommands } from './ssf.ts';
+import { registerConnectionCommands } from './connections.ts';
+import { issueConnectionToken } from '../admin-connections.ts';
+import type { IssuedProvisioningToken } from '../oauth/provisioning.ts';
 import type { Common } from './helpers.ts';
 import { registerSchemaCommands } from './schema.ts';
 import { registerMappingCommands } from './mappings.ts';
@@ -337,6 +340,7 @@ function clientCommands(program: Command): void {
     .requiredOption('--name <name>', 'name shown on the consent page')
     .option('--redirect-uri <uri>', 'registered redirect URI (https, or http on loopback); repeat for several; not needed with --team for client_credentials only', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--team <name>', 'bind the client to one team (allows client_credentials; only that team may sign in)')
+    .option('--connection <name>', "the team's connection the client belongs to (its tokens, secrets and federated credentials are the connection's); needs --team")
     .option('--token-lifetime <seconds>', "seconds every access token of the client lives, 300 to 86400 (default: the server's ACCESS_TOKEN_TTL)", (v: string) => {
       try {
         return parseTokenLifetime(v);
@@ -344,12 +348,13 @@ function clientCommands(program: Command): void {
         throw new InvalidArgumentError((error as Error).message);
       }
     })
-    .action(async (options: Common & { name: string; redirectUri: string[]; team?: string; tokenLifetime?: number }) => {
+    .action(async (options: Common & { name: string; redirectUri: string[]; team?: string; connection?: string; tokenLifetime?: number }) => {
       const created = await withDatabase(options, (deps) =>
         createClient(deps, {
           name: options.name,
           redirectUris: options.redirectUri,
           ...(options.team !== undefined ? { team: options.team } : {}),
+          ...(options.connection !== undefined ? { connection: options.connection } : {}),
           ...(options.tokenLifetime !== undefined ? { tokenLifetime: options.tokenLifetime } : {}),
         }),
       );
@@ -406,21 +411,22 @@ function auditCommands(program: Command): void {
 /** The commands token issue, list, revoke. */
 function tokenCommands(program: Command): void {
   const token = program.command('token').description('provisioning tokens: access tokens for an identity provider or a script');
-  withCommon(token.command('issue').description('issue a named access token for a user of a team; prints it once'))
+  withCommon(token.command('issue').description("issue a named access token for a connection (an identity provider's), or for an admin's own script; prints it once"))
     .requiredOption('--team <name>', 'team name')
-    .requiredOption('--user-name <userName>', 'the user the token acts for')
+    .option('--connection <name>', 'the connection the token belongs to (see connection list); it outlives every person')
+    .option('--user-name <userName>', "the admin the token acts for (an admin's own script token; it ends when the admin is deactivated)")
     .option('--name <name>', 'a name to recognise the token by in `token list` and the console')
     .option('--scope <scopes>', 'space-separated scopes', parseScope, ['read', 'write'] as Scope[])
     .option('--expires-in <time>', 'lifetime: seconds, or 30m, 12h, 90d (at most 366d; default ACCESS_TOKEN_TTL)', parseExpiresIn)
     .addOption(new Option('--ttl <seconds>').hideHelp().argParser(renamedTtl))
-    .action(async (options: Common & { team: string; userName: string; name?: string; scope: Scope[]; expiresIn?: number }) => {
-      const issued = await withDatabase(options, (deps, config) =>
-        issueToken(deps, options.team, options.userName, {
-          scope: options.scope,
-          ttlSeconds: options.expiresIn ?? config.accessTokenTtl,
-          ...(options.name !== undefined ? { name: options.name } : {}),
-        }),
-      );
+    .action(async (options: Common & { team: string; connection?: string; userName?: string; name?: string; scope: Scope[]; expiresIn?: number }) => {
+      if ((options.connection === undefined) === (options.userName === undefined)) {
+        throw new InvalidArgumentError('token issue takes exactly one of --connection NAME (a connection\'s token) or --user-name USER (an admin\'s own token)');
+      }
+      const issued = await withDatabase(options, (deps, config): Promise<IssuedProvisioningToken> => {
+        const request = { scope: options.scope, ttlSeconds: options.expiresIn ?? config.accessTokenTtl, ...(options.name !== undefined ? { name: options.name } : {}) };
+        return options.connection !== undefined ? issueConnectionToken(deps, options.team, options.connection, request) : issueToken(deps, options.team, options.userName!, request);
+      });
       print(options.json, { id: issued.id, name: issued.name, accessToken: issued.token, tokenType: 'bearer', expiresAt: issued.expiresAt, scope: issued.scope }, issued.token);
     });
   withCommon(token.command('list').description("list a team's provisioning tokens (never their secrets)"))
@@ -428,7 +434,7 @@ function tokenCommands(program: Command): void {
     .action(async (options: Common & { team: string }) => {
       const rows = await withDatabase(options, (deps) => tokens(deps, options.team));
       const line = (t: (typeof rows)[number]) =>
-        `${t.id}  ${t.name}  user ${t.userName ?? t.userId}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  expires ${t.expiresAt}  ${t.state}`;
+        `${t.id}  ${t.name}  ${t.connectionId !== null ? `connection ${t.connectionName ?? t.connectionId}` : `user ${t.userName ?? t.userId}`}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  expires ${t.expiresAt}  ${t.state}`;
       print(options.json, rows, rows.length === 0 ? 'no tokens' : rows.map(line).join('\n'));
     });
   withCommon(token.command('revoke').description('revoke a provisioning token by its id (see token list)'))
@@ -508,6 +514,7 @@ export function buildProgram(): Command {
   registerSchemaCommands(program, { withCommon, withDatabase, print });
   registerEventCommands(program, { withCommon, withDatabase, print });
   registerSsfCommands(program, { withCommon, withDatabase, print });
+  registerConnectionCommands(program, { withCommon, withDatabase, print });
   registerCatalogCommands(program, { withCommon, withDatabase, print });
   registerImportCommand(program, { withCommon, withDatabase, print });
   // `role map | unmap | mappings` join the catalog's `role` command when it is already registered.
