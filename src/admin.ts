@@ -43,6 +43,8 @@ export interface AdminDeps {
   readonly storage: Storage;
   readonly clock: Clock;
   readonly baseUrl: string;
+  /** Who acts, for the audit rows of clients and their trust (the CLI when not said: the console's wizard says). */
+  readonly actor?: Actor;
 }
 
 export type DeactivatedUsers = TeamRow['deactivated_users'];
@@ -317,7 +319,7 @@ export async function clients(deps: AdminDeps): Promise<ClientView[]> {
 async function auditClient(deps: AdminDeps, ex: Executor, row: ClientRow, action: AuditAction, detail: Record<string, unknown>): Promise<void> {
   const teamIds = row.team_id !== null ? [row.team_id] : (await listTeams(ex)).map((t) => t.id);
   for (const teamId of teamIds) {
-    await recordEvent(ex, deps.clock, { teamId, actor: CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: row.id, detail });
+    await recordEvent(ex, deps.clock, { teamId, actor: deps.actor ?? CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: row.id, detail });
   }
 }
 

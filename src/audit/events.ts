@@ -18,6 +18,8 @@ export interface Actor {
   readonly userId: string | null;
   /** The connection whose token or client acted (oauth/connections.ts), if any. */
   readonly connectionId?: string | null;
+  /** The one-time setup link whose restricted wizard session acted (console/setup-links.ts). */
+  readonly setupLinkId?: string;
 }
 
 export const CLI_ACTOR: Actor = { via: 'cli', clientId: null, userId: null };
@@ -96,7 +98,11 @@ export type AuditAction =
   | 'admin_removed'
   | 'admin_password_link_issued'
   | 'admin_password_reset'
-  | 'application_revoked';
+  | 'application_revoked'
+  // One-time setup links of the connection wizard (console/setup-links.ts).
+  | 'setup_link_created'
+  | 'setup_link_used'
+  | 'setup_link_revoked';
 
 /** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
 export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';
@@ -106,7 +112,7 @@ export interface AuditEvent {
   readonly actor: Actor;
   readonly requestId: string | null;
   readonly action: AuditAction;
-  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog' | 'Connection';
+  readonly resourceType: 'User' | 'Group' | 'Token' | 'Client' | 'Team' | 'Subscription' | 'Schema' | CatalogResourceType | 'Catalog' | 'Connection' | 'SetupLink';
   readonly resourceId: string | null;
   readonly detail: Readonly<Record<string, unknown>>;
 }

@@ -68,6 +68,13 @@ fieldset.checks legend { font-weight: 600; font-size: .9rem; padding: 0 .25rem; 
 label.check { font-weight: 400; display: flex; align-items: center; gap: .4rem; margin: .35rem 0; }
 label.check input { width: 1.1rem; height: 1.1rem; flex: none; }
 .alert ul { margin: .25rem 0 0; padding-left: 1.25rem; overflow-wrap: anywhere; }
+/* The connection wizard (wizard-views.ts). */
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+ul.paths { list-style: none; margin: 0; padding: 0; display: grid; gap: .75rem; }
+ol.steps { padding-left: 1.25rem; }
+ol.steps li { margin: .25rem 0; }
+.test-state .pending { background: var(--card); border: 1px dashed var(--line); border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1rem; }
+details summary { cursor: pointer; margin: .5rem 0; }
 @media (max-width: 40rem) { .who { margin-left: 0; width: 100%; } th, td { padding: .45rem .5rem; } }
 /* The directory's pages (directory-views.ts): link buttons, values lists, form groups; one column of attributes when narrow. */
 a.button { display: inline-block; padding: .5rem 1rem; border-radius: 8px; border: 1px solid var(--line); text-decoration: none; color: var(--text); background: var(--card); }
@@ -101,7 +108,11 @@ table.audit td:first-child { white-space: nowrap; }
 @media (max-width: 40rem) { table.audit details dl.attrs { grid-template-columns: 1fr; } table.stack.audit td { grid-template-columns: 4.5rem 1fr; } }
 `;
 
-/** The copy button: copies the text of the element its data-copy names. */
+/**
+ * The copy button: copies the text of the element its data-copy names. A live region with
+ * data-poll (the wizard's Test state) is refreshed from that URL every second until it shows
+ * data-state="ok" (for at most 15 minutes); without the script, the page's own link reloads it.
+ */
 export const CONSOLE_JS = `document.addEventListener('click', function (event) {
   var button = event.target.closest && event.target.closest('button[data-copy]');
   if (!button) return;
@@ -112,4 +123,20 @@ export const CONSOLE_JS = `document.addEventListener('click', function (event) {
     if (status) status.textContent = 'Copied';
   });
 });
+(function () {
+  var box = document.querySelector('[data-poll]');
+  if (!box || !window.fetch) return;
+  var url = box.getAttribute('data-poll');
+  var left = 900;
+  function tick() {
+    if (box.querySelector('[data-state="ok"]') || --left < 0) return;
+    fetch(url, { credentials: 'same-origin', headers: { accept: 'text/html' } }).then(function (response) {
+      return response.ok ? response.text() : null;
+    }).then(function (html) {
+      if (html !== null && html !== box.innerHTML) box.innerHTML = html;
+      setTimeout(tick, 1000);
+    }, function () { setTimeout(tick, 3000); });
+  }
+  setTimeout(tick, 1000);
+})();
 `;

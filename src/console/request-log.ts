@@ -49,6 +49,8 @@ export interface RequestLogEntry {
   readonly connectionLabel: string;
   readonly requestId: string | null;
   readonly body: string | null;
+  /** Why an error answer said it failed (its SCIM `detail`), when it said. */
+  readonly detail: string | null;
 }
 
 export interface RequestLogFilters {
@@ -106,6 +108,7 @@ export async function requestLogEntries(storage: Storage, teamId: string, filter
       connectionLabel: r.connection_name !== null ? r.connection_name : r.client_id !== null ? `client ${r.client_id}` : r.token_name !== null ? `token "${r.token_name}"` : 'a token',
       requestId: r.request_id,
       body: r.body,
+      detail: r.detail ?? null,
     })),
     next: rows.length > limit && last ? `${last.at}_${last.id}` : null,
   };

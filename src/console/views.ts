@@ -32,6 +32,7 @@ export const NAV = [
   ['events', '/console/events', 'Events'],
   ['settings', '/console/settings', 'Settings'],
   ['admins', '/console/admins', 'Admins & apps'],
+  ['connect', '/console/connect', 'Connect a provider'],
 ] as const;
 
 export type Section = (typeof NAV)[number][0];

@@ -28,6 +28,7 @@ import { consoleEventRoutes } from './console/events.ts';
 import { consoleErrorPage, consoleKit } from './console/kit.ts';
 import { settingsRoutes } from './console/settings.ts';
 import { signInRoutes } from './console/sign-in.ts';
+import { wizardRoutes } from './console/wizard.ts';
 import type { Metrics } from './metrics.ts';
 import { pageShell } from './page-shell.ts';
 
@@ -92,4 +93,5 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   settingsRoutes(app, kit);
   adminRoutes(app, kit, { cursorSecret: options.cursorSecret });
   auditRoutes(app, kit);
+  wizardRoutes(app, kit);
 }

@@ -119,6 +119,8 @@ export async function pageShell(app: FastifyInstance, options: ShellOptions): Pr
         defaultSrc: ["'none'"],
         styleSrc: ["'self'"],
         ...(own ? { scriptSrc: ["'self'"] } : {}),
+        // The console script reads small fragments of its own pages (the wizard's Test state).
+        ...(own ? { connectSrc: ["'self'"] } : {}),
         imgSrc: ["'self'"],
         ...(own ? { formAction: ["'self'"] } : {}),
         baseUri: ["'none'"],

@@ -30,14 +30,20 @@ const BATCH_ROWS = 200;
 const FLUSH_MS = 1000;
 const PRUNE_EVERY_MS = 60_000;
 
-/** scimType of an error body (small: error bodies are a few hundred bytes). */
-function scimTypeOf(payload: unknown): string | null {
-  if (!Buffer.isBuffer(payload) || payload.length > 8192) return null;
+/** The `detail` of an error answer is kept to this many characters. */
+export const MAX_DETAIL_CHARS = 300;
+
+/** scimType and detail of an error body (small: error bodies are a few hundred bytes). */
+function errorOf(payload: unknown): { scimType: string | null; detail: string | null } {
+  if (!Buffer.isBuffer(payload) || payload.length > 8192) return { scimType: null, detail: null };
   try {
-    const parsed = JSON.parse(payload.toString('utf8')) as { scimType?: unknown };
-    return typeof parsed.scimType === 'string' ? parsed.scimType.slice(0, 40) : null;
+    const parsed = JSON.parse(payload.toString('utf8')) as { scimType?: unknown; detail?: unknown };
+    return {
+      scimType: typeof parsed.scimType === 'string' ? parsed.scimType.slice(0, 40) : null,
+      detail: typeof parsed.detail === 'string' ? parsed.detail.slice(0, MAX_DETAIL_CHARS) : null,
+    };
   } catch {
-    return null;
+    return { scimType: null, detail: null };
   }
 }
 
@@ -56,7 +62,7 @@ export class RequestJournal {
   readonly #clock: Clock;
   readonly #log: FastifyBaseLogger;
   readonly #callers = new WeakMap<FastifyRequest, Caller>();
-  readonly #scimTypes = new WeakMap<FastifyRequest, string>();
+  readonly #errors = new WeakMap<FastifyRequest, { scimType: string | null; detail: string | null }>();
   readonly #prunedAt = new Map<string, number>();
   readonly #secrets = new WeakMap<TeamTypes, SecretName>();
   #pending: RequestLogRow[] = [];
@@ -84,8 +90,7 @@ export class RequestJournal {
   register(app: FastifyInstance): void {
     app.addHook('onSend', (request, reply, payload, done) => {
       if (reply.statusCode >= 400 && this.#callers.has(request)) {
-        const scimType = scimTypeOf(payload);
-        if (scimType) this.#scimTypes.set(request, scimType);
+        this.#errors.set(request, errorOf(payload));
       }
       done(null, payload);
     });
@@ -111,7 +116,8 @@ export class RequestJournal {
       method: request.method.slice(0, 10),
       path: redactUrlFilter(redactUrl(request.url), secret).slice(0, 1024),
       status: reply.statusCode,
-      scim_type: this.#scimTypes.get(request) ?? null,
+      scim_type: this.#errors.get(request)?.scimType ?? null,
+      detail: this.#errors.get(request)?.detail ?? null,
       latency_ms: Math.round(reply.elapsedTime),
       client_id: caller.clientId,
       token_hash: caller.clientId === null ? caller.tokenHash : null,

@@ -173,7 +173,7 @@ async function requireClient(deps: AdminDeps, id: string): Promise<ClientRow> {
 async function audit(deps: AdminDeps, ex: Executor, client: ClientRow, action: AuditAction, detail: Record<string, unknown>): Promise<void> {
   const teamIds = client.team_id !== null ? [client.team_id] : (await listTeams(ex)).map((t) => t.id);
   for (const teamId of teamIds) {
-    await recordEvent(ex, deps.clock, { teamId, actor: CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: client.id, detail });
+    await recordEvent(ex, deps.clock, { teamId, actor: deps.actor ?? CLI_ACTOR, requestId: null, action, resourceType: 'Client', resourceId: client.id, detail });
   }
 }
 

@@ -81,7 +81,7 @@ function providerOf(provider: string | null | undefined): ConnectionProvider | n
 
 /** Who did it, as a connection's `created_by` says it. */
 export const actorDescription = (actor: Actor): string =>
-  actor.via === 'console' ? `console:${actor.userId ?? ''}` : actor.via === 'cli' ? 'cli' : `${actor.via}:${actor.userId ?? actor.clientId ?? actor.connectionId ?? ''}`;
+  actor.setupLinkId !== undefined ? `setup:${actor.setupLinkId}` : actor.via === 'console' ? `console:${actor.userId ?? ''}` : actor.via === 'cli' ? 'cli' : `${actor.via}:${actor.userId ?? actor.clientId ?? actor.connectionId ?? ''}`;
 
 const view = (row: ConnectionRow, counts: { live_tokens: number; clients: number }): ConnectionView => ({
   id: row.id,

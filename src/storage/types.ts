@@ -199,6 +199,8 @@ export interface RequestLogTable {
   token_hash: string | null;
   request_id: string | null;
   body: string | null;
+  /** The `detail` of a SCIM error answer, bounded (migration 028); null for a success. */
+  detail?: string | null;
   /** The connection whose token or client made the request (migration 027). */
   connection_id?: string | null;
 }
@@ -216,6 +218,25 @@ export interface ConnectionsTable {
   /** Who made it: 'cli', 'console:<user id>', 'migration'. */
   created_by: string;
   last_used_at: string | null;
+}
+
+/** A one-time setup link (migration 028): only hashes of the link and of the session it opened. */
+export interface SetupLinksTable {
+  id: string;
+  team_id: string;
+  link_hash: string;
+  /** Whom the admin made it for, as they wrote it (an email address or a name). */
+  recipient: string;
+  /** The admin who made it: `console:<user id>`. */
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+  revoked_at: string | null;
+  session_hash: string | null;
+  session_expires_at: string | null;
+  /** The connection made through the link's session, once made. */
+  connection_id: string | null;
 }
 
 export interface KeysTable {
@@ -527,6 +548,7 @@ export interface Database {
   async_requests: AsyncRequestsTable;
   async_request_steps: AsyncRequestStepsTable;
   admin_password_links: AdminPasswordLinksTable;
+  setup_links: SetupLinksTable;
 }
 
 /** A column of a resource table: what a SCIM attribute's storage mapping and a predicate may name. */

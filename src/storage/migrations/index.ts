@@ -36,6 +36,7 @@ import { migration025 } from './025_shared_signals.ts';
 import { migration026 } from './026_delta_query.ts';
 import { migration027 } from './027_connections.ts';
 import { migration030 } from './030_admin_password_links.ts';
+import { migration028 } from './028_setup_links.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -67,6 +68,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '026_delta_query': migration026(),
     '027_connections': migration027(storage.hooks.name),
     '030_admin_password_links': migration030(),
+    '028_setup_links': migration028(),
   };
 }
 
