@@ -81,7 +81,15 @@ export type AuditAction =
   | 'entitlement_updated'
   | 'entitlement_removed'
   | 'catalog_replaced'
-  | 'catalog_schemas_set';
+  | 'catalog_schemas_set'
+  // An admin's second factors (src/oauth/factors.ts, src/oauth/passkeys.ts).
+  | 'passkey_added'
+  | 'passkey_removed'
+  | 'totp_enabled'
+  | 'totp_removed'
+  | 'recovery_codes_generated'
+  | 'recovery_code_used'
+  | 'second_factor_failed';
 
 /** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
 export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';

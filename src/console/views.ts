@@ -12,6 +12,7 @@ import { accessSection } from './access-views.ts';
 import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
 import type { EventsHealth, SignalsHealth } from './events.ts';
 import { eventsAlert, eventsTile, signalsFigure } from './events-views.ts';
+import { PASSKEY_SCRIPT, passkeySignInForm } from './factors-views.ts';
 import type { RequestLogEntry } from './request-log.ts';
 import type { ProvisioningTokenView } from '../oauth/provisioning.ts';
 import type { Resource } from '../scim/representation.ts';
@@ -32,6 +33,7 @@ export const NAV = [
   ['audit', '/console/audit', 'Audit log'],
   ['events', '/console/events', 'Events'],
   ['settings', '/console/settings', 'Settings'],
+  ['security', '/console/security', 'Security'],
 ] as const;
 
 export type Section = (typeof NAV)[number][0];
@@ -86,6 +88,7 @@ export function signInPage(csrf: string, error?: string, userName?: string, team
 <meta name="robots" content="noindex">
 <title>Sign in · Rollcall console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+${PASSKEY_SCRIPT}
 </head>
 <body>
 <main class="card signin" aria-labelledby="title">
@@ -102,6 +105,7 @@ ${teamChoice}
 <input id="password" name="password" type="password" autocomplete="current-password" required${userName ? ' autofocus' : ''}>
 <p><button type="submit" class="primary">Sign in</button></p>
 </form>
+${passkeySignInForm(csrf)}
 </main>
 </body>
 </html>

@@ -52,6 +52,8 @@ export interface ShellOptions {
    * form-action of 'self' would block.
    */
   readonly scriptsAndOwnForms: boolean;
+  /** Whether the pages run Rollcall's own scripts though their forms may post elsewhere (the authorization pages' passkey sign-in). */
+  readonly ownScripts?: boolean;
   /** Where an unexpected error is said to have happened, in the log. */
   readonly place: string;
   /** The status of the family's own errors that are the request's fault, if `error` is one. */
@@ -118,7 +120,7 @@ export async function pageShell(app: FastifyInstance, options: ShellOptions): Pr
       directives: {
         defaultSrc: ["'none'"],
         styleSrc: ["'self'"],
-        ...(own ? { scriptSrc: ["'self'"] } : {}),
+        ...(own || options.ownScripts === true ? { scriptSrc: ["'self'"] } : {}),
         imgSrc: ["'self'"],
         ...(own ? { formAction: ["'self'"] } : {}),
         baseUri: ["'none'"],
