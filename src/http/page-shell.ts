@@ -120,7 +120,8 @@ export async function pageShell(app: FastifyInstance, options: ShellOptions): Pr
       directives: {
         defaultSrc: ["'none'"],
         styleSrc: ["'self'"],
-        ...(own || options.ownScripts === true ? { scriptSrc: ["'self'"] } : {}),
+        // The scripts fetch only from this site (the passkey script's ceremony options).
+        ...(own || options.ownScripts === true ? { scriptSrc: ["'self'"], connectSrc: ["'self'"] } : {}),
         imgSrc: ["'self'"],
         ...(own ? { formAction: ["'self'"] } : {}),
         baseUri: ["'none'"],
