@@ -15,11 +15,11 @@ const csrfField = (csrf: string): string => `<input type="hidden" name="_csrf" v
 
 export const PASSKEY_SCRIPT = '<script src="/console/assets/passkeys.js" defer></script>';
 
-/** "Sign in with a passkey" under the password form: a discoverable credential, no name typed. */
+/** "Use a passkey" under the password form: a discoverable credential, no name typed. */
 export function passkeySignInForm(csrf: string): string {
   return `<form method="post" action="/console/sign-in/passkey" data-passkey="get" data-options="/console/sign-in/passkey/options" class="passkey" hidden>
 ${csrfField(csrf)}<input type="hidden" name="credential" value="">
-<p><button type="submit" class="secondary">Sign in with a passkey</button></p>
+<p><button type="submit" class="secondary">Use a passkey</button></p>
 <p class="note" role="status" data-passkey-status></p>
 </form>`;
 }
@@ -160,6 +160,6 @@ export function requirementSection(csrf: string, required: boolean): string {
 ${csrfField(csrf)}
 <label class="check"><input type="checkbox" name="required" value="1"${required ? ' checked' : ''}> Require a passkey or an authenticator app of every admin of this team</label>
 <p class="note">An admin without one is sent to set one up when they next sign in. Turn this on after setting one up yourself (Security).</p>
-<p><button type="submit" class="primary">Save</button></p>
+<p><button type="submit" class="primary">Apply the second-factor rule</button></p>
 </form>`;
 }

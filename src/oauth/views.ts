@@ -90,7 +90,7 @@ ${teamChoice(view.teams, view.askTeam === true, view.team)}<label for="username"
 <input id="password" name="password" type="password" autocomplete="current-password" required${view.username ? ' autofocus' : ''}>
 <button type="submit" class="primary">Sign in</button>
 </form>
-${passkeyForm(view.params, view.csrf, 'Sign in with a passkey', false)}`,
+${passkeyForm(view.params, view.csrf, 'Use a passkey', false)}`,
   );
 }
 

@@ -70,7 +70,7 @@ function base32Decode(text: string): Buffer {
   return Buffer.from(out);
 }
 
-describe('second factors in Chromium', { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+for (const engine of engines) describe(`second factors in Chromium (${engine.name})`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
   let database: TestDatabase;
   let browser: Browser;
   let rollcall: string;
@@ -81,7 +81,7 @@ describe('second factors in Chromium', { skip: missing ? `${CHROMIUM} is not ins
   let authenticator: string;
 
   before(async () => {
-    database = await engines[0]!.open();
+    database = await engine.open();
     const probe = createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
     const port = (probe.address() as AddressInfo).port;
@@ -141,7 +141,7 @@ describe('second factors in Chromium', { skip: missing ? `${CHROMIUM} is not ins
     await page.goto(`${rollcall}/console`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${rollcall}/console/sign-in`);
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL(`${rollcall}/console`);
     assert.equal(await page.locator('h1').textContent(), 'Overview');
     assert.match(String(await page.locator('.who').textContent()), /admin@acme\.example/);
@@ -151,7 +151,7 @@ describe('second factors in Chromium', { skip: missing ? `${CHROMIUM} is not ins
     const state = 'xyz';
     await page.goto(`${rollcall}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: `${rollcall}/callback`, state }).toString()}`);
     assert.deepEqual(await accessibility(page), [], 'axe on the OAuth sign-in page');
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('button', { name: 'Allow' }).waitFor();
     assert.match(String(await page.locator('h1').textContent()), /Allow Acme Sync/);
     const callback = page.waitForRequest((r) => r.url().startsWith(`${rollcall}/callback`));

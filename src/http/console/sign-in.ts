@@ -5,7 +5,7 @@
  * form again with a team choice. After the password, the second-factor rule (oauth/factors.ts):
  * an admin with a factor gets the second step (a code, a recovery code or a passkey) behind a
  * pending sign-in (second-factor.ts); an admin whose team requires a factor they lack is signed
- * in but sent to the Security page (kit.ts). "Sign in with a passkey" signs in with a
+ * in but sent to the Security page (kit.ts). "Use a passkey" signs in with a
  * discoverable credential, no password (oauth/passkeys.ts). The session and its cookie are
  * page-shell.ts's.
  */
