@@ -41,8 +41,8 @@ const credentialOf = (user: Pick<UserRow, 'password_hash'>): string => sha256(`s
 /** Session ids are 256 random bits, base64url (43 characters). */
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-/** Opens a session for `user`; returns the id to put in the cookie (shown only now). */
-export async function openSession(ctx: SessionContext, kind: string, user: SessionUser): Promise<string> {
+/** Opens a session for `user` (for `ttlSeconds`, 30 minutes unless told); returns the id to put in the cookie (shown only now). */
+export async function openSession(ctx: SessionContext, kind: string, user: SessionUser, ttlSeconds = SESSION_TTL_SECONDS): Promise<string> {
   const id = randomBytes(32).toString('base64url');
   const now = ctx.clock.now();
   await deleteExpiredSessions(ctx.storage.db, now.toISOString());
@@ -53,7 +53,7 @@ export async function openSession(ctx: SessionContext, kind: string, user: Sessi
     team_id: user.team_id,
     credential: credentialOf(user),
     created_at: now.toISOString(),
-    expires_at: new Date(now.getTime() + SESSION_TTL_SECONDS * 1000).toISOString(),
+    expires_at: new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
   });
   return id;
 }

@@ -102,7 +102,15 @@ export type AuditAction =
   // One-time setup links of the connection wizard (console/setup-links.ts).
   | 'setup_link_created'
   | 'setup_link_used'
-  | 'setup_link_revoked';
+  | 'setup_link_revoked'
+  // An admin's second factors (src/oauth/factors.ts, src/oauth/passkeys.ts).
+  | 'passkey_added'
+  | 'passkey_removed'
+  | 'totp_enabled'
+  | 'totp_removed'
+  | 'recovery_codes_generated'
+  | 'recovery_code_used'
+  | 'second_factor_failed';
 
 /** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
 export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';

@@ -10,6 +10,7 @@ import escapeHtml from 'escape-html';
 import type { Overview } from './directory.ts';
 import type { EventsHealth, SignalsHealth } from './events.ts';
 import { eventsAlert, eventsTile, signalsFigure } from './events-views.ts';
+import { PASSKEY_SCRIPT, passkeySignInForm } from './factors-views.ts';
 import type { RequestLogEntry } from './request-log.ts';
 import type { Resource } from '../scim/representation.ts';
 import { dataTable } from './table.ts';
@@ -33,6 +34,7 @@ export const NAV = [
   ['settings', '/console/settings', 'Settings'],
   ['admins', '/console/admins', 'Admins & apps'],
   ['connect', '/console/connect', 'Connect a provider'],
+  ['security', '/console/security', 'Security'],
 ] as const;
 
 export type Section = (typeof NAV)[number][0];
@@ -87,6 +89,7 @@ export function signInPage(csrf: string, error?: string, userName?: string, team
 <meta name="robots" content="noindex">
 <title>Sign in · Rollcall console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+${PASSKEY_SCRIPT}
 </head>
 <body>
 <main class="card signin" aria-labelledby="title">
@@ -103,6 +106,7 @@ ${teamChoice}
 <input id="password" name="password" type="password" autocomplete="current-password" required${userName ? ' autofocus' : ''}>
 <p><button type="submit" class="primary">Sign in</button></p>
 </form>
+${passkeySignInForm(csrf)}
 </main>
 </body>
 </html>

@@ -29,6 +29,12 @@ import { consoleErrorPage, consoleKit } from './console/kit.ts';
 import { settingsRoutes } from './console/settings.ts';
 import { signInRoutes } from './console/sign-in.ts';
 import { wizardRoutes } from './console/wizard.ts';
+import type { ConsoleFactors } from './console/sign-in.ts';
+import { securityRoutes } from './console/security.ts';
+import { PASSKEY_JS } from '../console/passkey-script.ts';
+import { TOTP_SECRETS } from '../oauth/factors.ts';
+import { relyingPartyOf } from '../oauth/passkeys.ts';
+import { factorCookies } from './second-factor.ts';
 import type { Metrics } from './metrics.ts';
 import { pageShell } from './page-shell.ts';
 
@@ -84,7 +90,14 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
 
   shell.asset('/console/assets/console.css', 'text/css; charset=utf-8', CONSOLE_CSS);
   shell.asset('/console/assets/console.js', 'text/javascript; charset=utf-8', CONSOLE_JS);
-  signInRoutes(app, kit);
+  const factors: ConsoleFactors = {
+    factors: { storage: ctx.storage, clock: ctx.clock, box: options.keys.box(TOTP_SECRETS), limits: ctx.limits },
+    rp: relyingPartyOf(options.baseUrl),
+    cookies: factorCookies({ sessions: ctx, kind: 'console', path: '/console', pendingCookie: 'rollcall_console_pending', challengeCookie: 'rollcall_console_webauthn', secure: options.baseUrl.startsWith('https:') }),
+  };
+  shell.asset('/console/assets/passkeys.js', 'text/javascript; charset=utf-8', PASSKEY_JS);
+  signInRoutes(app, kit, factors);
+  securityRoutes(app, kit, factors);
   directoryRoutes(app, kit);
   accessRoutes(app, kit);
   connectionRoutes(app, kit);

@@ -8,7 +8,12 @@
  * HTML pages, and a redirect happens only to a URI the client registered. The session is
  * server-side (sessions.ts: the cookie holds only its random id); sign-in names are per team, so a
  * name whose password is right in several teams gets the form again with a team choice
- * (accounts.ts). Cookies, CSRF, headers, the error page and the session are page-shell.ts's; the
+ * (accounts.ts). After the password, the second-factor rule (oauth/factors.ts): an admin with a
+ * factor passes it on POST /oauth/authorize/verify (a code) or /oauth/authorize/passkey, behind
+ * a pending sign-in (second-factor.ts); an admin whose team requires a factor they lack is refused
+ * and told to set one up in the console. A passkey also signs in alone (POST
+ * /oauth/authorize/passkey, options from /oauth/authorize/passkey/options), for the client's team
+ * only. Cookies, CSRF, headers, the error page and the session are page-shell.ts's; the
  * handlers here check the request (oauth/authorize.ts), call one domain function, and reply.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,7 +23,14 @@ import { checkAuthorizationRequest, issueCode, redirectTo, userMayAuthorize } fr
 import type { AuthorizationRequest } from '../oauth/authorize.ts';
 import type { OAuthContext } from '../oauth/context.ts';
 import { OAuthError } from '../oauth/errors.ts';
-import { consentPage, errorPage, signInPage, STYLESHEET } from '../oauth/views.ts';
+import { consentPage, errorPage, signInPage, STYLESHEET, verifyPage } from '../oauth/views.ts';
+import { PASSKEY_JS } from '../console/passkey-script.ts';
+import { factorsOf, FactorError, passCode, secondFactorStep, TOTP_SECRETS } from '../oauth/factors.ts';
+import type { FactorContext } from '../oauth/factors.ts';
+import { passkeySignIn, relyingPartyOf, signInOptions } from '../oauth/passkeys.ts';
+import type { RelyingParty } from '../oauth/passkeys.ts';
+import { factorCookies, sendOptions } from './second-factor.ts';
+import type { FactorCookies } from './second-factor.ts';
 import type { SignedIn } from '../sessions.ts';
 import type { KeyStore } from '../keys/store.ts';
 import { unstorableText } from '../text.ts';
@@ -40,6 +52,9 @@ export const SESSION_COOKIE = 'rollcall_session';
 interface Pages {
   readonly ctx: OAuthContext;
   readonly shell: PageShell;
+  readonly factors: FactorContext;
+  readonly rp: RelyingParty;
+  readonly cookies: FactorCookies;
 }
 
 const authorizeUrl = (params: Readonly<Record<string, string>>): string => `/oauth/authorize?${new URLSearchParams(params).toString()}`;
@@ -47,7 +62,7 @@ const authorizeUrl = (params: Readonly<Record<string, string>>): string => `/oau
 /** The authorization request's parameters inside a form body (everything but the form's own fields). */
 function requestFields(body: unknown): Form {
   const fields: Form = { ...((body ?? {}) as Form) };
-  for (const own of ['_csrf', 'username', 'password', 'decision', 'team']) delete fields[own];
+  for (const own of ['_csrf', 'username', 'password', 'decision', 'team', 'code', 'credential', 'step']) delete fields[own];
   return fields;
 }
 
@@ -74,10 +89,17 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
     csrfCookie: 'rollcall_csrf',
     sessionKind: 'oauth',
     scriptsAndOwnForms: false,
+    ownScripts: true,
     place: 'on the authorization pages',
     errorPage: (_request, _reply, failure) => failurePage(failure),
   });
-  const pages: Pages = { ctx, shell };
+  const pages: Pages = {
+    ctx,
+    shell,
+    factors: { storage: ctx.storage, clock: ctx.clock, box: options.keys.box(TOTP_SECRETS), limits: ctx.limits },
+    rp: relyingPartyOf(ctx.issuer),
+    cookies: factorCookies({ sessions: ctx, kind: 'oauth', path: '/oauth', pendingCookie: 'rollcall_pending', challengeCookie: 'rollcall_webauthn', secure: ctx.issuer.startsWith('https:') }),
+  };
 
   // Text the database cannot store is refused before any lookup (see text.ts).
   app.addHook('preHandler', async (request, reply) => {
@@ -87,10 +109,19 @@ export async function oauthPages(app: FastifyInstance, options: PagesOptions): P
   });
 
   shell.asset('/oauth/assets/rollcall.css', 'text/css; charset=utf-8', STYLESHEET);
+  shell.asset('/oauth/assets/passkeys.js', 'text/javascript; charset=utf-8', PASSKEY_JS);
   app.get('/oauth/authorize', async (request, reply) => authorizePage(pages, request, reply));
   // Sign-in posts are counted per source address before the body or the CSRF token is read.
   const signinPerAddress = async (request: FastifyRequest) => ctx.limits.attempt('signinPerAddress', request.ip);
   app.post('/oauth/authorize', { onRequest: signinPerAddress, preHandler: app.csrfProtection }, async (request, reply) => signInPost(pages, request, reply));
+  app.post('/oauth/authorize/verify', { onRequest: signinPerAddress, preHandler: app.csrfProtection }, async (request, reply) => verifyPost(pages, request, reply));
+  app.post('/oauth/authorize/passkey/options', { onRequest: signinPerAddress, preHandler: app.csrfProtection }, async (request, reply) => {
+    const pending = text(request.body, 'step') === 'second' ? await pages.cookies.resumePending(request) : undefined;
+    const ceremony = await signInOptions(pages.factors, pages.rp, pending?.user);
+    pages.cookies.setChallenge(reply, ceremony.challenge);
+    return sendOptions(reply, ceremony.options);
+  });
+  app.post('/oauth/authorize/passkey', { onRequest: signinPerAddress, preHandler: app.csrfProtection }, async (request, reply) => passkeyPost(pages, request, reply));
   app.post('/oauth/authorize/decision', { preHandler: app.csrfProtection }, async (request, reply) => decisionPost(pages, request, reply));
   app.post('/oauth/signout', { preHandler: app.csrfProtection }, async (request, reply) => {
     await shell.end(request, reply);
@@ -166,8 +197,51 @@ async function signInPost(pages: Pages, request: FastifyRequest, reply: FastifyR
   if (result.kind === 'choose') return showSignIn(pages, reply, authorization, { username, teams: result.teams });
   // Never true (signIn only looks in the client's team); kept so a session never serves another team.
   if (!userMayAuthorize(authorization, result.user)) return showSignIn(pages, reply, authorization, { status: 401, error: WRONG_CREDENTIALS, username });
+  const step = await secondFactorStep(pages.ctx.storage.db, result.user);
+  if (step === 'enroll') {
+    return showSignIn(pages, reply, authorization, { status: 403, error: 'Your team requires a second factor for its admins. Set up a passkey or an authenticator app in the console (Security), then sign in here again.', username });
+  }
+  if (step === 'verify') {
+    await pages.cookies.openPending(reply, result.user);
+    return showVerify(pages, reply, authorization, result.user);
+  }
   await pages.shell.open(reply, result.user);
   return pages.shell.seeOther(reply, authorizeUrl(authorization.params));
+}
+
+async function showVerify(pages: Pages, reply: FastifyReply, request: AuthorizationRequest, user: SignedIn['user'], error?: string, status = 200): Promise<FastifyReply> {
+  const has = await factorsOf(pages.ctx.storage.db, user.id);
+  const page = verifyPage({ clientName: request.client.name, userName: user.user_name, params: request.params, csrf: reply.generateCsrf(), totp: has.totp === 'on', passkeys: has.passkeys.length > 0, ...(error ? { error } : {}) });
+  return pages.shell.html(reply, status, page);
+}
+
+/** POST /oauth/authorize/verify: the second step with a code; then back to the authorization request. */
+async function verifyPost(pages: Pages, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const authorization = await checked(pages, requestFields(request.body), reply);
+  if (!authorization) return reply;
+  const pending = await pages.cookies.resumePending(request);
+  if (!pending || !userMayAuthorize(authorization, pending.user)) return showSignIn(pages, reply, authorization, { status: 401, error: 'Your sign-in took too long; sign in again.' });
+  const passed = await passCode(pages.factors, pending.user, text(request.body, 'code'), { address: request.ip, requestId: request.id, clientId: authorization.client.id });
+  if (!passed) return showVerify(pages, reply, authorization, pending.user, 'That code is not right, or was used already.', 401);
+  await pages.cookies.endPending(request, reply);
+  await pages.shell.open(reply, pending.user);
+  return pages.shell.seeOther(reply, authorizeUrl(authorization.params));
+}
+
+/** POST /oauth/authorize/passkey: a passkey alone, or as the second step; only an admin of the client's team. */
+async function passkeyPost(pages: Pages, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const authorization = await checked(pages, requestFields(request.body), reply);
+  if (!authorization) return reply;
+  const challenge = pages.cookies.takeChallenge(request, reply);
+  try {
+    const user = await passkeySignIn(pages.factors, pages.rp, { challenge, response: text(request.body, 'credential'), requestId: request.id, clientId: authorization.client.id, clientTeamId: authorization.client.team_id });
+    await pages.cookies.endPending(request, reply);
+    await pages.shell.open(reply, user);
+    return pages.shell.seeOther(reply, authorizeUrl(authorization.params));
+  } catch (error) {
+    if (error instanceof FactorError) return showSignIn(pages, reply, authorization, { status: error.status, error: error.message });
+    throw error;
+  }
 }
 
 /** POST /oauth/authorize/decision: a code (approve) or access_denied, by a redirect to the registered URI. */

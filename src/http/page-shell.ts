@@ -52,6 +52,8 @@ export interface ShellOptions {
    * form-action of 'self' would block.
    */
   readonly scriptsAndOwnForms: boolean;
+  /** Whether the pages run Rollcall's own scripts though their forms may post elsewhere (the authorization pages' passkey sign-in). */
+  readonly ownScripts?: boolean;
   /** Where an unexpected error is said to have happened, in the log. */
   readonly place: string;
   /** The status of the family's own errors that are the request's fault, if `error` is one. */
@@ -118,9 +120,8 @@ export async function pageShell(app: FastifyInstance, options: ShellOptions): Pr
       directives: {
         defaultSrc: ["'none'"],
         styleSrc: ["'self'"],
-        ...(own ? { scriptSrc: ["'self'"] } : {}),
-        // The console script reads small fragments of its own pages (the wizard's Test state).
-        ...(own ? { connectSrc: ["'self'"] } : {}),
+        // The scripts fetch only from this site (the wizard's Test state, the passkey script's ceremony options).
+        ...(own || options.ownScripts === true ? { scriptSrc: ["'self'"], connectSrc: ["'self'"] } : {}),
         imgSrc: ["'self'"],
         ...(own ? { formAction: ["'self'"] } : {}),
         baseUri: ["'none'"],

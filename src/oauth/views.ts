@@ -1,8 +1,8 @@
 /**
  * The authorization server's pages (sign-in, consent, error) as server-rendered HTML, and their
  * one stylesheet. Every interpolated value goes through escape-html; forms carry the CSRF token
- * and the authorization request as hidden fields. No scripts: the pages work with any browser
- * and the Content-Security-Policy forbids them.
+ * and the authorization request as hidden fields. The only script is Rollcall's passkey script
+ * (console/passkey-script.ts), served from this site; every page works without it.
  */
 import escapeHtml from 'escape-html';
 import type { Scope } from './scopes.ts';
@@ -22,6 +22,7 @@ export function layout(title: string, body: string): string {
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)} · Rollcall</title>
 <link rel="stylesheet" href="/oauth/assets/rollcall.css">
+<script src="/oauth/assets/passkeys.js" defer></script>
 </head>
 <body>
 <main class="card" aria-labelledby="title">
@@ -88,6 +89,43 @@ ${teamChoice(view.teams, view.askTeam === true, view.team)}<label for="username"
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${view.username ? ' autofocus' : ''}>
 <button type="submit" class="primary">Sign in</button>
+</form>
+${passkeyForm(view.params, view.csrf, 'Use a passkey', false)}`,
+  );
+}
+
+/** A passkey button (shown by the passkey script where the browser has WebAuthn): the first factor, or the second step. */
+function passkeyForm(params: Readonly<Record<string, string>>, csrf: string, label: string, second: boolean): string {
+  return `<form method="post" action="/oauth/authorize/passkey" data-passkey="get" data-options="/oauth/authorize/passkey/options" class="passkey" hidden>
+${hidden({ ...params, _csrf: csrf, ...(second ? { step: 'second' } : {}), credential: '' })}
+<button type="submit" class="secondary">${escapeHtml(label)}</button>
+<p class="note" role="status" data-passkey-status></p>
+</form>`;
+}
+
+export interface VerifyView {
+  readonly clientName: string;
+  readonly userName: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly csrf: string;
+  readonly totp: boolean;
+  readonly passkeys: boolean;
+  readonly error?: string;
+}
+
+/** The second step of a sign-in: a code from the authenticator app or a recovery code, or a passkey. */
+export function verifyPage(view: VerifyView): string {
+  return layout(
+    'Confirm it is you',
+    `<h1 id="title">Confirm it is you</h1>
+<p class="lead">Signing in as <strong>${escapeHtml(view.userName)}</strong> for <strong>${escapeHtml(view.clientName)}</strong>. Your account has a second factor.</p>
+${view.error ? `<div class="alert" role="alert">${escapeHtml(view.error)}</div>` : ''}
+${view.passkeys ? passkeyForm(view.params, view.csrf, 'Use your passkey', true) : ''}
+<form method="post" action="/oauth/authorize/verify" novalidate>
+${hidden({ ...view.params, _csrf: view.csrf })}
+<label for="code">${view.totp ? 'Code from your authenticator app, or a recovery code' : 'A recovery code'}</label>
+<input id="code" name="code" type="text" inputmode="${view.totp ? 'numeric' : 'text'}" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus>
+<button type="submit" class="primary">Continue</button>
 </form>`,
   );
 }
@@ -173,4 +211,6 @@ input:focus-visible, button:focus-visible { outline: 3px solid var(--focus); out
 .note { color: var(--muted); font-size: .9rem; }
 .hint { color: var(--muted); font-weight: 400; font-size: .9rem; }
 .fineprint { color: var(--muted); font-size: .8rem; margin-top: 1.5rem; }
+form.passkey { margin-top: 1rem; }
+form.passkey > button { width: 100%; }
 `;

@@ -17,6 +17,8 @@ export interface TeamsTable {
   limits?: string | null;
   /** Which schemas discovery shows for the team's catalog (migration 023): Okta's (default) or the IETF draft's. */
   catalog_schemas?: 'okta' | 'ietf';
+  /** 1 when every admin of the team must pass a second factor to sign in (migration 029). */
+  require_second_factor?: number;
 }
 
 /** A team's extension schema (migration 009). */
@@ -549,6 +551,53 @@ export interface Database {
   async_request_steps: AsyncRequestStepsTable;
   admin_password_links: AdminPasswordLinksTable;
   setup_links: SetupLinksTable;
+  passkeys: PasskeysTable;
+  totp_factors: TotpFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  webauthn_challenges: WebauthnChallengesTable;
+}
+
+/** An admin's WebAuthn credential (migration 029): id and COSE public key in base64url. */
+export interface PasskeysTable {
+  id: string;
+  team_id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: string;
+  counter: number | string;
+  /** The transports the browser reported at registration, a JSON array; NULL when none. */
+  transports: string | null;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** An admin's authenticator-app secret (RFC 6238), sealed (keys/sealed.ts); unconfirmed until a code proves it. */
+export interface TotpFactorsTable {
+  user_id: string;
+  team_id: string;
+  secret: string;
+  created_at: string;
+  confirmed_at: string | null;
+  /** The last time step a code was accepted for: a code of that step or an earlier one is refused. */
+  last_step: number | string | null;
+}
+
+/** A single-use recovery code, by its SHA-256 digest. */
+export interface RecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+  team_id: string;
+  created_at: string;
+  used_at: string | null;
+}
+
+/** A WebAuthn ceremony's challenge, by digest: one purpose, one user when known, consumed once. */
+export interface WebauthnChallengesTable {
+  challenge_hash: string;
+  purpose: 'register' | 'sign_in';
+  user_id: string | null;
+  expires_at: string;
 }
 
 /** A column of a resource table: what a SCIM attribute's storage mapping and a predicate may name. */

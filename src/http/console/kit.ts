@@ -11,6 +11,7 @@ import * as views from '../../console/views.ts';
 import type { ReceiverPolicy } from '../../events/receivers.ts';
 import type { SecretBox } from '../../keys/sealed.ts';
 import type { OAuthContext } from '../../oauth/context.ts';
+import { mustEnroll } from '../../oauth/factors.ts';
 import type { ScimContext } from '../../scim/context.ts';
 import { ScimError } from '../../scim/errors.ts';
 import type { ScanGate } from '../../scim/scan-gate.ts';
@@ -104,6 +105,8 @@ export function consoleKit(options: KitOptions): ConsoleKit {
       if (!signed) return shell.seeOther(reply, '/console/sign-in');
       // An id no database can store names nothing (PostgreSQL would refuse the query with a 500).
       if (unstorableText(request.params) !== undefined) throw new ScimError(404, 'There is no such page.');
+      // A team that requires a second factor sends an admin without one to set one up first.
+      if (!request.url.startsWith('/console/security') && (await mustEnroll(ctx.storage.db, signed.team, signed.user.id))) return shell.seeOther(reply, '/console/security');
       options.accessLog?.team(request, signed.team);
       const scim: ScimContext = {
         storage: ctx.storage,

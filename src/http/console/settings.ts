@@ -1,13 +1,15 @@
 /**
  * The console's settings (DESIGN.md section 9): the team's settings (what a deactivated user
  * looks like to SCIM clients; the name only the operator changes) and the admin's own password,
- * whose change ends every session of theirs, this one included. Handlers parse the form, call one
+ * whose change ends every session of theirs, this one included; whether the team requires a
+ * second factor of its admins (its switch posts to security.ts). Handlers parse the form, call one
  * function of admin.ts or console/directory.ts, and reply.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError, parseDeactivatedUsers, updateTeam } from '../../admin.ts';
 import { budgetViews } from '../../budgets.ts';
 import { changeOwnPassword } from '../../console/directory.ts';
+import { requirementSection } from '../../console/factors-views.ts';
 import * as views from '../../console/views.ts';
 import { signIn } from '../../oauth/accounts.ts';
 import { OAuthError } from '../../oauth/errors.ts';
@@ -21,7 +23,8 @@ export function settingsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   const settings = (request: FastifyRequest, reply: FastifyReply, message?: string, error?: string, status = 200) => {
     const { team } = signed(request);
-    return show(request, reply, 'settings', 'Settings', views.settingsBody(reply.generateCsrf(), { name: team.name, deactivatedUsers: team.deactivated_users, budgets: budgetViews(team) }, message, error), status);
+    const body = views.settingsBody(reply.generateCsrf(), { name: team.name, deactivatedUsers: team.deactivated_users, budgets: budgetViews(team) }, message, error);
+    return show(request, reply, 'settings', 'Settings', body + requirementSection(reply.generateCsrf(), team.require_second_factor === 1), status);
   };
 
   app.get('/console/settings', { preHandler: signedIn }, async (request, reply) => settings(request, reply, field(request.query, 'saved') ? 'Saved.' : undefined));

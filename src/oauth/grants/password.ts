@@ -6,8 +6,10 @@
  * Sign-in names are per team: with a client bound to no team, a name whose password is right in
  * several teams needs the optional `team` parameter (the team's name) to say which; without it
  * the answer is invalid_grant saying so (only someone who proved those passwords reads that).
+ * An admin with a second factor (or whose team requires one) is refused: the grant takes no factor.
  */
 import { signIn, WRONG_CREDENTIALS } from '../accounts.ts';
+import { secondFactorStep } from '../factors.ts';
 import { invalidGrant, OAuthError } from '../errors.ts';
 import { parseScope } from '../scopes.ts';
 import type { GrantHandler } from './types.ts';
@@ -34,6 +36,8 @@ export const passwordGrant: GrantHandler = async (ctx, request) => {
   }
   const user = signedIn.user;
   if (client.team_id !== null && client.team_id !== user.team_id) throw invalidGrant(WRONG_CREDENTIALS);
+  // A password alone is not enough for an admin with a second factor, or whose team requires one.
+  if ((await secondFactorStep(ctx.storage.db, user)) !== 'none') throw invalidGrant('This account signs in with a second factor: use the authorization code flow (the sign-in page)');
   return transact(ctx.storage.db, (trx) => issueRecorded(trx, ctx, request, 'password', {
     teamId: user.team_id,
     userId: user.id,

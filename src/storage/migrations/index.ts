@@ -37,6 +37,7 @@ import { migration026 } from './026_delta_query.ts';
 import { migration027 } from './027_connections.ts';
 import { migration030 } from './030_admin_password_links.ts';
 import { migration028 } from './028_setup_links.ts';
+import { migration029 } from './029_second_factors.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -69,6 +70,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '027_connections': migration027(storage.hooks.name),
     '030_admin_password_links': migration030(),
     '028_setup_links': migration028(),
+    '029_second_factors': migration029(),
   };
 }
 
