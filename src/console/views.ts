@@ -12,6 +12,8 @@ import { accessSection } from './access-views.ts';
 import type { AuditEntry, ListPage, MemberEntry, Overview } from './directory.ts';
 import type { EventsHealth, SignalsHealth } from './events.ts';
 import { eventsAlert, eventsTile, signalsFigure } from './events-views.ts';
+import { timeHtml } from './format.ts';
+import { dataTable } from './table.ts';
 import type { RequestLogEntry } from './request-log.ts';
 import type { ProvisioningTokenView } from '../oauth/provisioning.ts';
 import type { Resource } from '../scim/representation.ts';
@@ -54,6 +56,7 @@ export function page(frame: Frame, body: string): string {
 <meta name="robots" content="noindex">
 <title>${e(frame.title)} · ${e(frame.teamName)} · Rollcall console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
 <script src="/console/assets/console.js" defer></script>
 </head>
 <body>
@@ -86,6 +89,7 @@ export function signInPage(csrf: string, error?: string, userName?: string, team
 <meta name="robots" content="noindex">
 <title>Sign in · Rollcall console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <main class="card signin" aria-labelledby="title">
@@ -112,7 +116,7 @@ export function errorBody(message: string): string {
   return `<div class="alert" role="alert">${e(message)}</div>`;
 }
 
-export function overviewBody(o: Overview, events: EventsHealth, signals?: SignalsHealth): string {
+export function overviewBody(o: Overview, events: EventsHealth, signals?: SignalsHealth, now: Date = new Date()): string {
   const tiles = [
     [o.activeUsers, 'active users'],
     [o.deactivatedUsers, 'deactivated users'],
@@ -123,14 +127,15 @@ export function overviewBody(o: Overview, events: EventsHealth, signals?: Signal
     .map(([n, l]) => `<div class="tile"><span class="n">${e(n)}</span><span class="l">${e(l)}</span></div>`)
     .join('');
   const failing = o.activity.filter((a) => a.failures > 0);
-  const rows = o.activity
-    .map((a) => `<tr><td class="wrap" dir="auto">${e(a.label)}</td><td>${e(a.lastAt)}</td><td>${e(a.total)}</td><td class="${a.failures > 0 ? 'status-4' : ''}">${e(a.failures)}</td></tr>`)
-    .join('');
+  const activity = dataTable({
+    headers: ['Connection', 'Last request', 'Requests', 'Failed'],
+    rows: o.activity.map((a) => [`<span class="wrap" dir="auto">${e(a.label)}</span>`, timeHtml(a.lastAt, now), e(a.total), a.failures > 0 ? `<span class="status-4">${e(a.failures)}</span>` : e(a.failures)]),
+  });
   return `<section class="tiles" aria-label="Counts">${tiles}</section>
 ${failing.length > 0 ? `<div class="alert" role="status">${e(failing.length)} connection(s) had failing requests in the last 24 hours: see the <a href="/console/requests?status=4xx">request log</a>.</div>` : ''}${eventsAlert(events)}${failing.length === 0 && events.problems.length === 0 ? '<p class="ok" role="status">Nothing failing in the last 24 hours, and no event subscription paused or failing.</p>' : ''}
 ${signalsFigure(signals)}
 <h2>Provisioning in the last 24 hours</h2>
-${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Connection</th><th scope="col">Last request</th><th scope="col">Requests</th><th scope="col">Failed</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
+${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : activity}`;
 }
 
 const SORTS: Record<'users' | 'groups', readonly [string, string][]> = {
@@ -300,17 +305,25 @@ export function connectionsBody(
 <tbody>${clientRows || '<tr><td colspan="5" class="muted">No OAuth client holds tokens for this team.</td></tr>'}</tbody></table></div>`;
 }
 
-export function requestsBody(filters: { status: string; connection: string }, connections: readonly [string, string][], entries: readonly RequestLogEntry[], next: string | null, error?: string): string {
+export function requestsBody(filters: { status: string; connection: string }, connections: readonly [string, string][], entries: readonly RequestLogEntry[], next: string | null, error?: string, now: Date = new Date()): string {
   const statusOptions = [['', 'all'], ['2xx', '2xx'], ['4xx', '4xx'], ['5xx', '5xx']]
     .map(([v, l]) => `<option value="${e(v)}"${v === filters.status ? ' selected' : ''}>${e(l)}</option>`)
     .join('');
   const connectionOptions = [['', 'all'] as [string, string], ...connections].map(([v, l]) => `<option value="${e(v)}"${v === filters.connection ? ' selected' : ''}>${e(l)}</option>`).join('');
-  const rows = entries
-    .map(
-      (r) => `<tr><td>${e(r.at)}</td><td>${e(r.method)}</td><td class="wrap"><code>${e(r.path)}</code></td><td class="status-${e(String(r.status)[0])}">${e(r.status)}</td><td>${e(r.scimType)}</td><td>${e(r.latencyMs)} ms</td><td class="wrap" dir="auto">${e(r.connectionLabel)}</td>
-<td class="wrap">${r.body ? `<details><summary>body</summary><pre tabindex="0">${e(r.body)}</pre></details>` : ''}</td></tr>`,
-    )
-    .join('');
+  const table = dataTable({
+    headers: ['Time', 'Method', 'Path', 'Status', 'scimType', 'Latency', 'Connection', 'Body'],
+    rows: entries.map((r) => [
+      timeHtml(r.at, now),
+      e(r.method),
+      `<code>${e(r.path)}</code>`,
+      `<span class="status-${e(String(r.status)[0])}">${e(r.status)}</span>`,
+      e(r.scimType),
+      `${e(r.latencyMs)} ms`,
+      `<span class="wrap" dir="auto">${e(r.connectionLabel)}</span>`,
+      r.body ? `<details><summary>body</summary><pre tabindex="0">${e(r.body)}</pre></details>` : '',
+    ]),
+    empty: 'No requests.',
+  });
   return `<form method="get" action="/console/requests" class="filters">
 <div><label for="status">Status</label><select id="status" name="status">${statusOptions}</select></div>
 <div><label for="connection">Connection</label><select id="connection" name="connection">${connectionOptions}</select></div>
@@ -318,8 +331,7 @@ export function requestsBody(filters: { status: string; connection: string }, co
 </form>
 ${error ? errorBody(error) : ''}
 <p class="muted">The last SCIM requests of this team (7 days, at most 10,000), newest first. Passwords, secrets and tokens in bodies are redacted.</p>
-<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Status</th><th scope="col">scimType</th><th scope="col">Latency</th><th scope="col">Connection</th><th scope="col">Body</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="8" class="muted">No requests.</td></tr>'}</tbody></table></div>
+${table}
 ${next ? `<nav class="pager" aria-label="Pages"><a href="/console/requests${e(q({ status: filters.status, connection: filters.connection, before: next }))}" rel="next">Older requests</a></nav>` : ''}`;
 }
 
@@ -356,10 +368,12 @@ export function settingsBody(csrf: string, team: { name: string; deactivatedUser
 </form>
 <h2>Limits</h2>
 <p class="muted">What this team may use of the shared server. The operator changes them with <code>rollcall team update --limit NAME=VALUE</code>.</p>
-<div class="table-wrap" tabindex="0"><table>
-<thead><tr><th scope="col">Limit</th><th scope="col">Value</th><th scope="col">Meaning</th></tr></thead>
-<tbody>${team.budgets
-    .map((b) => `<tr><td><code>${e(b.name)}</code></td><td>${e(b.value.toLocaleString('en'))} ${e(b.unit)}${b.overridden ? ` <span class="note">(set for this team; default ${e(b.default.toLocaleString('en'))})</span>` : ''}</td><td>${e(b.meaning)}</td></tr>`)
-    .join('')}</tbody>
-</table></div>`;
+${dataTable({
+    headers: ['Limit', 'Value', 'Meaning'],
+    rows: team.budgets.map((b) => [
+      `<code>${e(b.name)}</code>`,
+      `${e(b.value.toLocaleString('en'))} ${e(b.unit)}${b.overridden ? ` <span class="note">(set for this team; default ${e(b.default.toLocaleString('en'))})</span>` : ''}`,
+      e(b.meaning),
+    ]),
+  })}`;
 }
