@@ -13,6 +13,8 @@ import escapeHtml from 'escape-html';
 import type { CatalogView, EntryView, TypeView } from '../access/catalog.ts';
 import { entryChoice } from './access.ts';
 import type { EntryRef, HoldersPage, MappingView, UserAccess } from './access.ts';
+import { timeHtml } from './format.ts';
+import { dataTable } from './table.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 const csrfField = (csrf: string): string => `<input type="hidden" name="_csrf" value="${e(csrf)}">`;
@@ -70,14 +72,16 @@ function removeButton(csrf: string, action: string, fields: Record<string, strin
 const holdersHref = (entry: EntryRef): string => `/console/access/holders?entry=${encodeURIComponent(entryChoice(entry))}`;
 
 function entryRows(entries: readonly EntryView[], ref: (entry: EntryView) => EntryRef, remove: (entry: EntryView) => string, empty: string): string {
-  const rows = entries
-    .map(
-      (r) =>
-        `<tr><td class="wrap" data-label="Value"><code>${e(r.value)}</code></td><td class="wrap" data-label="Display name" dir="auto">${e(r.displayName)}</td><td class="wrap" data-label="Description" dir="auto">${e(r.description)}</td><td data-label="Actions"><a href="${e(holdersHref(ref(r)))}" aria-label="${e(`Holders of ${r.value}`)}">Holders</a> ${remove(r)}</td></tr>`,
-    )
-    .join('');
-  return `<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Value (SCIM id)</th><th scope="col">Display name</th><th scope="col">Description</th><th scope="col">Actions</th></tr></thead>
-<tbody>${rows || `<tr><td colspan="4" class="muted">${empty}</td></tr>`}</tbody></table></div>`;
+  return dataTable({
+    headers: ['Value (SCIM id)', 'Display name', 'Description', 'Actions'],
+    rows: entries.map((r) => [
+      `<code>${e(r.value)}</code>`,
+      `<span class="wrap" dir="auto">${e(r.displayName)}</span>`,
+      `<span class="wrap" dir="auto">${e(r.description)}</span>`,
+      `<a href="${e(holdersHref(ref(r)))}" aria-label="${e(`Holders of ${r.value}`)}">Holders</a> ${remove(r)}`,
+    ]),
+    empty,
+  });
 }
 
 function typeSection(csrf: string, t: TypeView, index: number): string {
@@ -181,22 +185,30 @@ function entryOptions(catalog: CatalogView, selected: string): string {
 const mappingRef = (m: MappingView): EntryRef => (m.kind === 'role' ? { kind: 'role', value: m.value } : { kind: 'entitlement', type: m.type ?? '', value: m.value });
 
 /** The group mappings page: the list (all, or one group's), with remove buttons, and the add form. */
-export function mappingsBody(csrf: string, catalog: CatalogView, mappings: readonly MappingView[], group: { id: string; name: string } | undefined, form: { group: string; entry: string }, shown: Notice = {}): string {
-  const rows = mappings
-    .map((m) => {
+export function mappingsBody(csrf: string, catalog: CatalogView, mappings: readonly MappingView[], group: { id: string; name: string } | undefined, form: { group: string; entry: string }, shown: Notice = {}, now: Date = new Date()): string {
+  const table = dataTable({
+    headers: ['Group', 'Kind', 'Value', 'Display name', 'Mapped', 'Actions'],
+    rows: mappings.map((m) => {
       const what = m.kind === 'role' ? 'role' : `entitlement (${m.type ?? ''})`;
       const label = `Unmap ${m.group.displayName} from ${m.kind} ${m.value}`;
-      return `<tr><td class="wrap" data-label="Group"><a href="${groupHref(m.group.id)}" dir="auto">${e(m.group.displayName)}</a></td><td data-label="Kind">${e(what)}</td><td class="wrap" data-label="Value"><code>${e(m.value)}</code></td><td class="wrap" data-label="Display name" dir="auto">${e(m.display)}</td><td data-label="Mapped">${e(m.created)}</td><td data-label="Actions">${removeButton(csrf, '/console/access/mappings/remove', { group: m.group.id, entry: entryChoice(mappingRef(m)) }, label, 'Unmap')}</td></tr>`;
-    })
-    .join('');
+      return [
+        `<a href="${groupHref(m.group.id)}" class="wrap" dir="auto">${e(m.group.displayName)}</a>`,
+        e(what),
+        `<code>${e(m.value)}</code>`,
+        `<span dir="auto">${e(m.display)}</span>`,
+        timeHtml(m.created, now),
+        removeButton(csrf, '/console/access/mappings/remove', { group: m.group.id, entry: entryChoice(mappingRef(m)) }, label, 'Unmap'),
+      ];
+    }),
+    empty: 'No group is mapped to a role or an entitlement.',
+  });
   const options = entryOptions(catalog, form.entry);
   const scope = group ? `<p>Only the mappings of group <a href="${groupHref(group.id)}" dir="auto">${e(group.name)}</a>. <a href="/console/access/mappings">All mappings</a></p>` : '';
   return `${subNav('mappings')}
 ${notice(csrf, shown)}
 <p>The members of a mapped group hold what it is mapped to, besides what the identity provider assigned them directly: their effective access, which the application reads at <code>/v2/access</code> (a user's page shows it too). A user's SCIM <code>roles</code> and <code>entitlements</code> keep only what the identity provider wrote. Also managed with <code>rollcall role map</code> and the admin API (<code>/v2/admin/Catalog/mappings</code>).</p>
 ${scope}
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Group</th><th scope="col">Kind</th><th scope="col">Value</th><th scope="col">Display name</th><th scope="col">Mapped</th><th scope="col">Actions</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="6" class="muted">No group is mapped to a role or an entitlement.</td></tr>'}</tbody></table></div>
+${table}
 <h2>Map a group</h2>
 ${
   options === ''
@@ -219,31 +231,36 @@ function sourcesText(sources: UserAccess['roles'][number]['sources']): string {
 /** The user page's effective access: roles and entitlements, each with its sources. */
 export function accessSection(access: UserAccess): string {
   if (!access.active) return '<h2>Access</h2><p class="muted">A deactivated user holds no roles and no entitlements.</p>';
-  const roles = access.roles.map((r) => `<tr><td class="wrap" data-label="Role"><code>${e(r.value)}</code></td><td class="wrap" data-label="Display name" dir="auto">${e(r.display)}</td><td class="wrap" data-label="Sources">${sourcesText(r.sources)}</td></tr>`).join('');
-  const entitlements = access.entitlements
-    .map((x) => `<tr><td class="wrap" data-label="Type" dir="auto">${e(x.type)}</td><td class="wrap" data-label="Entitlement"><code>${e(x.value)}</code></td><td class="wrap" data-label="Display name" dir="auto">${e(x.display)}</td><td class="wrap" data-label="Sources">${sourcesText(x.sources)}</td></tr>`)
-    .join('');
+  const roles = dataTable({
+    headers: ['Role', 'Display name', 'Sources'],
+    rows: access.roles.map((r) => [`<code>${e(r.value)}</code>`, `<span dir="auto">${e(r.display)}</span>`, sourcesText(r.sources)]),
+    empty: 'No roles.',
+  });
+  const entitlements = dataTable({
+    headers: ['Type', 'Entitlement', 'Display name', 'Sources'],
+    rows: access.entitlements.map((x) => [`<span dir="auto">${e(x.type)}</span>`, `<code>${e(x.value)}</code>`, `<span dir="auto">${e(x.display)}</span>`, sourcesText(x.sources)]),
+    empty: 'No entitlements.',
+  });
   return `<h2>Access</h2>
 <p class="muted">What the user may do: what the identity provider assigned directly, and what its groups are mapped to (<a href="/console/access/mappings">group mappings</a>), as <code>GET /v2/access/users/{id}</code> answers.</p>
 <h3>Roles</h3>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Role</th><th scope="col">Display name</th><th scope="col">Sources</th></tr></thead>
-<tbody>${roles || '<tr><td colspan="3" class="muted">No roles.</td></tr>'}</tbody></table></div>
+${roles}
 <h3>Entitlements</h3>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Type</th><th scope="col">Entitlement</th><th scope="col">Display name</th><th scope="col">Sources</th></tr></thead>
-<tbody>${entitlements || '<tr><td colspan="4" class="muted">No entitlements.</td></tr>'}</tbody></table></div>`;
+${entitlements}`;
 }
 
 /** Who holds an entry: one page of active users, each with its sources, and the link to the next. */
 export function holdersBody(entry: EntryRef, display: string | undefined, page: HoldersPage, error?: string): string {
   const what = entry.kind === 'role' ? `role <code>${e(entry.value)}</code>` : `entitlement <code>${e(entry.value)}</code> of type <span dir="auto">${e(entry.type)}</span>`;
-  const rows = page.users
-    .map((u) => `<tr><td class="wrap" data-label="userName"><a href="/console/users/${encodeURIComponent(u.id)}" dir="auto">${e(u.userName)}</a></td><td class="wrap" data-label="Sources">${sourcesText(u.sources)}</td></tr>`)
-    .join('');
+  const table = dataTable({
+    headers: ['userName', 'Sources'],
+    rows: page.users.map((u) => [`<a href="/console/users/${encodeURIComponent(u.id)}" class="wrap" dir="auto">${e(u.userName)}</a>`, sourcesText(u.sources)]),
+    empty: 'Nobody holds it.',
+  });
   const next = page.nextCursor ? `<nav class="pager" aria-label="Pages"><a href="${e(`${holdersHref(entry)}&cursor=${encodeURIComponent(page.nextCursor)}`)}" rel="next">Next holders</a></nav>` : '';
   return `<p><a href="/console/access">Catalog</a> · <a href="/console/access/mappings">Group mappings</a></p>
 ${error ? `<div class="alert" role="alert">${e(error)}</div>` : ''}
 <p>The active users who hold the ${what}${display ? ` (<span dir="auto">${e(display)}</span>)` : ''}: assigned directly, or through a group mapped to it; by user id, as <code>GET /v2/access/${entry.kind === 'role' ? 'roles/{value}' : 'entitlements/{type}/{value}'}/users</code> answers.</p>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">userName</th><th scope="col">Sources</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="2" class="muted">Nobody holds it.</td></tr>'}</tbody></table></div>
+${table}
 ${next}`;
 }

@@ -9,6 +9,8 @@ import escapeHtml from 'escape-html';
 import type { ClientSecretView } from '../oauth/client-secret-admin.ts';
 import { DEFAULT_SECRET_DAYS, MAX_LIVE_SECRETS } from '../oauth/client-secrets.ts';
 import { formatCount } from './format.ts';
+import { timeHtml } from './format.ts';
+import { dataTable } from './table.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 
@@ -46,6 +48,7 @@ function expiryNote(secret: ClientSecretView, now: string): string {
 
 export function clientPageBody(csrf: string, data: ClientPageData, shown?: NewSecretShown, message?: string, error?: string): string {
   const { client, secrets, now } = data;
+  const at = new Date(now);
   const warned = secrets.filter((s) => !s.live || Date.parse(s.expiresAt) - Date.parse(now) < EXPIRY_WARNING_DAYS * 86_400_000);
   const alert = warned.length > 0
     ? `<div class="alert" role="alert" id="expiry-warning">${warned.length === 1 ? 'One secret' : `${e(warned.length)} secrets`} of this client ${warned.every((s) => !s.live) ? 'expired' : `expire${warned.length === 1 ? 's' : ''} within ${EXPIRY_WARNING_DAYS} days or expired`}: add a new secret, give it to the identity provider, then revoke the old one.</div>`
@@ -53,16 +56,25 @@ export function clientPageBody(csrf: string, data: ClientPageData, shown?: NewSe
   const newSecret = shown
     ? `<div class="card" role="status" aria-labelledby="new-secret-title">
 <h2 id="new-secret-title">Secret "${e(shown.name)}" added</h2>
-<p>Copy it now: it is shown only once. It expires ${e(shown.expiresAt)}.</p>
+<p>Copy it now: it is shown only once. It expires ${timeHtml(shown.expiresAt, at)}.</p>
 <p class="secret"><code id="new-secret">${e(shown.secret)}</code> <button type="button" class="secondary" data-copy="new-secret">Copy secret</button> <span id="new-secret-status" aria-live="polite"></span></p>
 </div>`
     : '';
-  const rows = secrets
-    .map(
-      (s) => `<tr data-secret-id="${e(s.id)}"><td class="wrap" dir="auto">${e(s.name)}</td><td><code>${e(s.id)}</code></td><td>${e(s.createdAt)}</td><td>${e(s.expiresAt)} ${expiryNote(s, now)}</td><td>${e(s.lastUsedAt ?? 'never')}</td>
-<td><a href="${e(`${clientPath(client.id)}/secrets/${encodeURIComponent(s.id)}/revoke`)}" aria-label="Revoke ${e(s.name)}">Revoke…</a></td></tr>`,
-    )
-    .join('');
+  const table = dataTable({
+    headers: ['Name', 'Id', 'Created', 'Expires', 'Last used', 'Actions'],
+    rows: secrets.map((s) => ({
+      attributes: { 'data-secret-id': s.id },
+      cells: [
+        `<span class="wrap" dir="auto">${e(s.name)}</span>`,
+        `<code>${e(s.id)}</code>`,
+        timeHtml(s.createdAt, at),
+        `${timeHtml(s.expiresAt, at)} ${expiryNote(s, now)}`,
+        timeHtml(s.lastUsedAt, at),
+        `<a href="${e(`${clientPath(client.id)}/secrets/${encodeURIComponent(s.id)}/revoke`)}" aria-label="Revoke ${e(s.name)}">Revoke…</a>`,
+      ],
+    })),
+    empty: 'No secret: the client cannot authenticate with a secret.',
+  });
   const live = secrets.filter((s) => s.live).length;
   return `${message ? `<p class="ok" role="status">${e(message)}</p>` : ''}${error ? `<div class="alert" role="alert">${e(error)}</div>` : ''}${alert}${newSecret}
 <h2>For the identity provider</h2>
@@ -74,8 +86,7 @@ ${copyable('scim-base', 'SCIM base URL (Tenant URL)', data.scimBase)}
 </dl></div>
 <h2>Secrets</h2>
 <p class="muted">Any live secret authenticates the client; up to ${MAX_LIVE_SECRETS} may be live at once, so a secret can be replaced without downtime. ${e(live)} live now.</p>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="6" class="muted">No secret: the client cannot authenticate with a secret.</td></tr>'}</tbody></table></div>
+${table}
 <h2>Add a secret</h2>
 <form method="post" action="${e(`${clientPath(client.id)}/secrets`)}" class="card filters">
 <input type="hidden" name="_csrf" value="${e(csrf)}">

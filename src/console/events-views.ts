@@ -10,6 +10,8 @@ import escapeHtml from 'escape-html';
 import type { EventsHealth, FeedEnds, ReplayPreview, SignalsHealth, SubscriptionDetail, SubscriptionForm, SubscriptionShown } from './events.ts';
 import { formatCount } from './format.ts';
 import { EVENT_TYPES } from './events.ts';
+import { timeHtml } from './format.ts';
+import { dataTable } from './table.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 const csrfField = (csrf: string): string => `<input type="hidden" name="_csrf" value="${e(csrf)}">`;
@@ -17,9 +19,9 @@ const detailHref = (id: string): string => `/console/events/subscriptions/${enco
 const count = (n: number, exact: boolean): string => `${exact ? '' : 'up to '}${n.toLocaleString('en')}`;
 const receiver = (s: { method: string; url: string | null }): string => (s.method === 'poll' ? '(poll: the receiver fetches)' : (s.url ?? ''));
 
-function stateText(s: SubscriptionShown): string {
+function stateText(s: SubscriptionShown, now: Date): string {
   if (s.state === 'paused') return `<span class="status-4">paused</span>${s.pausedReason ? `: <span dir="auto">${e(s.pausedReason)}</span>` : ''}`;
-  if (s.failures > 0) return `<span class="status-4">failing</span> since ${e(s.failingSince)} (${e(s.failures)} attempts); next attempt ${e(s.nextAttemptAt)}`;
+  if (s.failures > 0) return `<span class="status-4">failing</span> since ${timeHtml(s.failingSince, now)} (${e(s.failures)} attempts); next attempt ${timeHtml(s.nextAttemptAt, now)}`;
   return 'active';
 }
 
@@ -57,19 +59,25 @@ ${csrfField(csrf)}
 const notice = (message?: string, error?: string): string =>
   `${message ? `<p class="ok" role="status">${e(message)}</p>` : ''}${error ? `<div class="alert" role="alert">${e(error)}</div>` : ''}`;
 
-export function eventsBody(csrf: string, feed: FeedEnds, subscriptions: readonly SubscriptionShown[], form?: SubscriptionForm, message?: string, error?: string): string {
-  const rows = subscriptions
-    .map(
-      (s) =>
-        `<tr><td class="wrap" data-label="Receiver"><a href="${detailHref(s.id)}">${e(receiver(s))}</a></td><td data-label="Format">${e(formatText(s))}</td><td data-label="Events">${e(eventsText(s))}</td><td data-label="Variant">${s.full ? 'full' : 'notice'}</td><td data-label="State"><span>${stateText(s)}</span></td><td data-label="Last delivered seq">${e(s.cursor)}</td><td data-label="Pending">${e(count(s.pending, s.pendingExact))}</td></tr>`,
-    )
-    .join('');
+export function eventsBody(csrf: string, feed: FeedEnds, subscriptions: readonly SubscriptionShown[], form?: SubscriptionForm, message?: string, error?: string, now: Date = new Date()): string {
+  const table = dataTable({
+    headers: ['Receiver', 'Format', 'Events', 'Variant', 'State', 'Last delivered seq', 'Pending'],
+    rows: subscriptions.map((s) => [
+      `<a href="${detailHref(s.id)}" class="wrap">${e(receiver(s))}</a>`,
+      e(formatText(s)),
+      e(eventsText(s)),
+      s.full ? 'full' : 'notice',
+      `<span>${stateText(s, now)}</span>`,
+      e(s.cursor),
+      e(count(s.pending, s.pendingExact)),
+    ]),
+    empty: 'No subscriptions yet: add one below, or with rollcall events subscribe.',
+  });
   return `${notice(message, error)}
 <p>Subscriptions send your applications a signed notice of every change to this team's users and groups (RFC 9967 events). See the delivery log of one to find out why it fails; pause, resume, replay and delete it there.</p>
 ${feedNote(feed)}
 <h2>Subscriptions</h2>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Receiver</th><th scope="col">Format</th><th scope="col">Events</th><th scope="col">Variant</th><th scope="col">State</th><th scope="col">Last delivered seq</th><th scope="col">Pending</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="7" class="muted">No subscriptions yet: add one below, or with <code>rollcall events subscribe</code>.</td></tr>'}</tbody></table></div>
+${table}
 ${createForm(csrf, form)}`;
 }
 
@@ -110,7 +118,7 @@ ${pauseOrResume}
 const secretNotice = (secret: string): string =>
   `<div class="card" role="status"><p><strong>Webhook secret</strong> (shown only now: copy it to the receiver, which verifies <code>webhook-signature</code> with it):</p><p><code class="wrap">${e(secret)}</code></p></div>`;
 
-export function subscriptionBody(csrf: string, detail: SubscriptionDetail, message?: string, error?: string, secret?: string): string {
+export function subscriptionBody(csrf: string, detail: SubscriptionDetail, message?: string, error?: string, secret?: string, now: Date = new Date()): string {
   const s = detail.subscription;
   const facts: [string, string][] = [
     ['Receiver', `<span class="wrap">${e(receiver(s))}</span>`],
@@ -118,18 +126,23 @@ export function subscriptionBody(csrf: string, detail: SubscriptionDetail, messa
     ['Format', e(formatText(s))],
     ['Events', e(eventsText(s))],
     ['Variant', s.full ? 'full' : 'notice'],
-    ['State', stateText(s)],
+    ['State', stateText(s, now)],
     ['Last delivered seq', e(s.cursor)],
     ['Pending', e(count(s.pending, s.pendingExact))],
-    ['Created', e(s.createdAt)],
+    ['Created', timeHtml(s.createdAt, now)],
     ['Id', `<code>${e(s.id)}</code>`],
   ];
-  const rows = detail.attempts
-    .map(
-      (a) =>
-        `<tr><td data-label="Time">${e(a.at)}</td><td data-label="Seq">${e(a.seq)}</td><td data-label="Status" class="${a.status === null || a.status >= 300 ? 'status-4' : ''}">${e(a.status ?? 'no answer')}</td><td data-label="Latency">${e(a.latencyMs)} ms</td><td data-label="Error" class="wrap">${a.error ? `<code>${e(a.error)}</code>` : ''}</td></tr>`,
-    )
-    .join('');
+  const attempts = dataTable({
+    headers: ['Time', 'Seq', 'Status', 'Latency', 'Error'],
+    rows: detail.attempts.map((a) => [
+      timeHtml(a.at, now),
+      e(a.seq),
+      a.status === null || a.status >= 300 ? `<span class="status-4">${e(a.status ?? 'no answer')}</span>` : e(a.status),
+      `${e(a.latencyMs)} ms`,
+      a.error ? `<code>${e(a.error)}</code>` : '',
+    ]),
+    empty: 'No delivery attempts.',
+  });
   const next = detail.next ? `<nav class="pager" aria-label="Pages"><a href="${detailHref(s.id)}?before=${encodeURIComponent(detail.next)}" rel="next">Older attempts</a></nav>` : '';
   return `<p><a href="/console/events">All subscriptions</a></p>
 ${notice(message, error)}
@@ -137,8 +150,7 @@ ${secret === undefined ? '' : secretNotice(secret)}
 <div class="card"><dl class="attrs">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl></div>
 <h2>Delivery log</h2>
 <p class="muted">Every push attempt, newest first (kept 7 days). Errors are categories: refused (connection refused), tls, timeout, dns, forbidden-address (an address the operator does not allow), network, http and the status.</p>
-<div class="table-wrap" tabindex="0"><table class="stack"><thead><tr><th scope="col">Time</th><th scope="col">Seq</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Error</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="5" class="muted">No delivery attempts.</td></tr>'}</tbody></table></div>
+${attempts}
 ${next}
 ${actions(csrf, s, detail.feed)}`;
 }

@@ -57,6 +57,7 @@ export function page(frame: Frame, body: string): string {
 <meta name="robots" content="noindex">
 <title>${e(frame.title)} · ${e(frame.teamName)} · Rollcall console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
 <script src="/console/assets/console.js" defer></script>
 </head>
 <body>
@@ -90,6 +91,7 @@ export function signInPage(csrf: string, error?: string, userName?: string, team
 <title>Sign in · Rollcall console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
 ${PASSKEY_SCRIPT}
+<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <main class="card signin" aria-labelledby="title">
@@ -117,7 +119,7 @@ export function errorBody(message: string): string {
   return `<div class="alert" role="alert">${e(message)}</div>`;
 }
 
-export function overviewBody(o: Overview, events: EventsHealth, signals?: SignalsHealth): string {
+export function overviewBody(o: Overview, events: EventsHealth, signals?: SignalsHealth, now: Date = new Date()): string {
   const tiles = [
     [o.activeUsers, 'active users'],
     [o.deactivatedUsers, 'deactivated users'],
@@ -128,14 +130,15 @@ export function overviewBody(o: Overview, events: EventsHealth, signals?: Signal
     .map(([n, l]) => `<div class="tile"><span class="n">${e(n)}</span><span class="l">${e(l)}</span></div>`)
     .join('');
   const failing = o.activity.filter((a) => a.failures > 0);
-  const rows = o.activity
-    .map((a) => `<tr><td class="wrap" dir="auto">${e(a.label)}</td><td>${e(a.lastAt)}</td><td>${e(a.total)}</td><td class="${a.failures > 0 ? 'status-4' : ''}">${e(a.failures)}</td></tr>`)
-    .join('');
+  const activity = dataTable({
+    headers: ['Connection', 'Last request', 'Requests', 'Failed'],
+    rows: o.activity.map((a) => [`<span class="wrap" dir="auto">${e(a.label)}</span>`, timeHtml(a.lastAt, now), e(a.total), a.failures > 0 ? `<span class="status-4">${e(a.failures)}</span>` : e(a.failures)]),
+  });
   return `<section class="tiles" aria-label="Counts">${tiles}</section>
 ${failing.length > 0 ? `<div class="alert" role="status">${e(failing.length)} connection(s) had failing requests in the last 24 hours: see the <a href="/console/requests?status=4xx">request log</a>.</div>` : ''}${eventsAlert(events)}${failing.length === 0 && events.problems.length === 0 ? '<p class="ok" role="status">Nothing failing in the last 24 hours, and no event subscription paused or failing.</p>' : ''}
 ${signalsFigure(signals)}
 <h2>Provisioning in the last 24 hours</h2>
-${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : `<div class="table-wrap" tabindex="0"><table><thead><tr><th scope="col">Connection</th><th scope="col">Last request</th><th scope="col">Requests</th><th scope="col">Failed</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
+${o.activity.length === 0 ? '<p class="muted">No SCIM requests in the last 24 hours.</p>' : activity}`;
 }
 
 export interface ListForm {
@@ -197,10 +200,12 @@ export function settingsBody(csrf: string, team: { name: string; deactivatedUser
 </form>
 <h2>Limits</h2>
 <p class="muted">What this team may use of the shared server. The operator changes them with <code>rollcall team update --limit NAME=VALUE</code>.</p>
-<div class="table-wrap" tabindex="0"><table>
-<thead><tr><th scope="col">Limit</th><th scope="col">Value</th><th scope="col">Meaning</th></tr></thead>
-<tbody>${team.budgets
-    .map((b) => `<tr><td><code>${e(b.name)}</code></td><td>${e(b.value.toLocaleString('en'))} ${e(b.unit)}${b.overridden ? ` <span class="note">(set for this team; default ${e(b.default.toLocaleString('en'))})</span>` : ''}</td><td>${e(b.meaning)}</td></tr>`)
-    .join('')}</tbody>
-</table></div>`;
+${dataTable({
+    headers: ['Limit', 'Value', 'Meaning'],
+    rows: team.budgets.map((b) => [
+      `<code>${e(b.name)}</code>`,
+      `${e(b.value.toLocaleString('en'))} ${e(b.unit)}${b.overridden ? ` <span class="note">(set for this team; default ${e(b.default.toLocaleString('en'))})</span>` : ''}`,
+      e(b.meaning),
+    ]),
+  })}`;
 }

@@ -8,7 +8,7 @@
  * domain (console/*.ts, oauth/provisioning.ts, admin.ts) and render console/views.ts. No SQL here.
  */
 import type { FastifyInstance } from 'fastify';
-import { CONSOLE_CSS, CONSOLE_JS } from '../console/assets.ts';
+import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from '../console/assets.ts';
 import { ConsoleInputError } from '../console/directory.ts';
 import type { ReceiverPolicy } from '../events/receivers.ts';
 import type { KeyStore } from '../keys/store.ts';
@@ -98,6 +98,9 @@ export async function consolePages(app: FastifyInstance, options: ConsoleOptions
   shell.asset('/console/assets/passkeys.js', 'text/javascript; charset=utf-8', PASSKEY_JS);
   signInRoutes(app, kit, factors);
   securityRoutes(app, kit, factors);
+  // The pages link the icon; browsers also ask for /favicon.ico on their own (any page of the site).
+  shell.asset('/console/assets/favicon.svg', 'image/svg+xml', CONSOLE_ICON);
+  shell.asset('/favicon.ico', 'image/svg+xml', CONSOLE_ICON);
   directoryRoutes(app, kit);
   accessRoutes(app, kit);
   connectionRoutes(app, kit);

@@ -5,18 +5,16 @@
  * the 401, subscribe a local receiver to the team's events, see a delivery in its log, pause it
  * with a reason and find it on the overview, change a setting, build a catalog of roles and
  * entitlements, map the group to a role, read a member's access and the role's holders;
- * axe-core run inside every page (no serious or critical violation);
- * a screenshot of every page, saved to docs/console/ when UPDATE_SCREENSHOTS=1 (the README shows
- * them), otherwise to a temporary directory removed afterwards, so that the suite leaves the tree
- * as it found it. REQUIRE_BROWSER=1 makes a missing browser a failure; elsewhere the tests are
- * reported as skipped, with the reason, when /usr/bin/chromium is absent.
+ * axe-core run inside every page (no violation of any impact); a screenshot of each state only
+ * these flows reach (a token just issued, a member's access, a removal to confirm), saved to
+ * docs/console/ when UPDATE_SCREENSHOTS=1 (the README shows them), otherwise to a temporary
+ * directory removed afterwards, so that the suite leaves the tree as it found it (pages.test.ts
+ * saves every page's). REQUIRE_BROWSER=1 makes a missing browser a failure; elsewhere the tests
+ * are reported as skipped, with the reason, when /usr/bin/chromium is absent.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -25,32 +23,16 @@ import { buildApp } from '../../src/app.ts';
 import { createTeam, createTeamUser } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { axeViolations, browserMissing, CHROMIUM, CHROMIUM_FLAGS, describeViolations, screenshotPlace } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 import { startReceiver } from '../support/receiver.ts';
 import type { Receiver } from '../support/receiver.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-/** The README's screenshots are rewritten only when asked: `UPDATE_SCREENSHOTS=1 node --test test/browser/console.test.ts`. */
-const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
-const DOCS_SHOTS = join(import.meta.dirname, '../../docs/console');
 const PASSWORD = 'browser console password';
 const HOSTILE = ['<script>alert(1)</script>@x.example', '"quoted\' o\'hara"@x.example', '\u202Eevil\u202C@x.example', '😀emoji@x.example'];
-
-/** axe-core inside the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
-async function accessibility(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.count})`);
-}
+/** The states only these flows reach; pages.test.ts saves the screenshot of every page as it is first shown. */
+const FLOW_SHOTS = new Set(['token-issued', 'user-access', 'access-confirm']);
 
 /** Presses Tab until the element with `id` has the focus (a keyboard user's way there). */
 async function tabTo(page: Page, id: string): Promise<void> {
@@ -62,7 +44,7 @@ async function tabTo(page: Page, id: string): Promise<void> {
 }
 
 for (const [width, height] of [[1280, 800], [390, 844]] as const) {
-  describe(`console in Chromium at ${width} px`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+  describe(`console in Chromium at ${width} px`, { skip: browserMissing }, () => {
     let database: TestDatabase;
     let browser: Browser;
     let rollcall: string;
@@ -88,7 +70,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       for (const name of ['ada.lovelace@acme.example', 'grace.hopper@acme.example', ...HOSTILE]) ids.push(String((await createTeamUser(deps, 'acme', name, {})).id));
       const admin = await fetch(`${rollcall}/v2/scim/Users?filter=userName%20eq%20%22x%22`); // unauthenticated: not logged
       assert.equal(admin.status, 401);
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
       const context = await browser.newContext({ viewport: { width, height } });
       page = await context.newPage();
       groupId = '';
@@ -100,16 +82,16 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await close?.();
       await database?.dispose();
       await receiver?.close();
-      if (!UPDATE_SCREENSHOTS) rmSync(shots, { recursive: true, force: true });
+      shots?.done();
     });
 
-    let shots = DOCS_SHOTS;
+    let shots: ReturnType<typeof screenshotPlace> | undefined;
     before(() => {
-      if (!UPDATE_SCREENSHOTS) shots = mkdtempSync(join(tmpdir(), 'rollcall-screenshots-'));
+      shots = screenshotPlace();
     });
     const shot = async (name: string) => {
-      await page.screenshot({ path: join(shots, `${name}-${width}.png`) });
-      assert.deepEqual(await accessibility(page), [], `axe on ${name} at ${width} px`);
+      if (FLOW_SHOTS.has(name)) await page.screenshot({ path: join(shots!.dir, `${name}-${width}.png`) });
+      assert.deepEqual(describeViolations(await axeViolations(page)), [], `axe on ${name} at ${width} px`);
     };
 
     it('signs in with the keyboard only', async () => {

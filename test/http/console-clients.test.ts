@@ -63,7 +63,7 @@ for (const engine of engines) {
       assert.ok(!again.body.includes(secret!) && !again.body.includes('id="new-secret"'), 'shown only once');
       assert.equal(await secretCount(t, clientId), 2);
 
-      const secretId = /data-secret-id="([A-Z0-9]{20})"><td class="wrap" dir="auto">second</.exec(again.body)?.[1];
+      const secretId = /data-secret-id="([A-Z0-9]{20})"><td data-label="Name"><span class="wrap" dir="auto">second</.exec(again.body)?.[1];
       assert.ok(secretId);
       const confirm = await page.get(`${path}/secrets/${secretId}/revoke`);
       assert.equal(confirm.statusCode, 200);

@@ -167,7 +167,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const only = field(request.query, 'group');
     const [catalog, mappings] = await Promise.all([teamCatalog(ctx), teamMappings(ctx, only)]);
     const group = only === '' ? undefined : { id: only, name: String((await getGroup(ctx, only)).resource.displayName) };
-    return kit.show(request, reply, 'access', 'Group mappings', mappingsBody(reply.generateCsrf(), catalog, mappings, group, form, shown), status);
+    return kit.show(request, reply, 'access', 'Group mappings', mappingsBody(reply.generateCsrf(), catalog, mappings, group, form, shown, kit.ctx.clock.now()), status);
   };
 
   app.get('/console/access', { preHandler: kit.signedIn }, async (request, reply) => catalogPage(request, reply));

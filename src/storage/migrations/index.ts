@@ -35,9 +35,9 @@ import { migration024 } from './024_async_requests.ts';
 import { migration025 } from './025_shared_signals.ts';
 import { migration026 } from './026_delta_query.ts';
 import { migration027 } from './027_connections.ts';
-import { migration030 } from './030_admin_password_links.ts';
 import { migration028 } from './028_setup_links.ts';
 import { migration029 } from './029_second_factors.ts';
+import { migration030 } from './030_admin_password_links.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -68,9 +68,9 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '025_shared_signals': migration025(),
     '026_delta_query': migration026(),
     '027_connections': migration027(storage.hooks.name),
-    '030_admin_password_links': migration030(),
     '028_setup_links': migration028(),
     '029_second_factors': migration029(),
+    '030_admin_password_links': migration030(),
   };
 }
 
