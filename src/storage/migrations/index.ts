@@ -34,6 +34,7 @@ import { migration023 } from './023_roles_entitlements.ts';
 import { migration024 } from './024_async_requests.ts';
 import { migration025 } from './025_shared_signals.ts';
 import { migration026 } from './026_delta_query.ts';
+import { migration032 } from './032_accent_folded_search.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -63,6 +64,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '024_async_requests': migration024(),
     '025_shared_signals': migration025(),
     '026_delta_query': migration026(),
+    '032_accent_folded_search': migration032(storage.hooks.name),
   };
 }
 
