@@ -16,7 +16,9 @@ import type { ListQuery } from '../scim/query.ts';
 import type { ListResult, Resource } from '../scim/representation.ts';
 import type { ResourceTypeDef } from '../scim/schema/types.ts';
 import { getUser, listUsers, patchUser } from '../scim/users.ts';
+import { groupWordSearch, USER_SEARCH_ORDER, userWordSearch, withWords } from '../scim/word-search.ts';
 import { formatCount } from './format.ts';
+import { searchFold } from '../text.ts';
 import { PATCH_OP } from '../scim/schema/urns.ts';
 import { listClients } from '../storage/repos/clients.ts';
 import { memberCountsUpTo, memberPage } from '../storage/repos/groups.ts';
@@ -79,10 +81,11 @@ export const parseStatus = (value: string): UserStatus => {
 
 export interface DirectoryQuery {
   /**
-   * Plain words (case-insensitive): a user whose userName, given name or family name starts with
-   * them, or whose externalId is exactly them. Groups: displayName starts with them, or
-   * externalId is them. Every branch is an index range at any size (migration 012). A user
-   * search lists by userName unless another order is chosen: its page is then the first entries
+   * Plain words, ignoring case and accents ("jose" finds José; text.ts searchFold): a user whose
+   * userName, given name or family name starts with them, or whose externalId is exactly them.
+   * Groups: displayName starts with them, or externalId is them. Every branch is an index range
+   * at any size (migration 032's accent-folded columns; scim/word-search.ts). A user search
+   * lists by the accent-folded userName unless another order is chosen: its page is then the first entries
    * of the userName range merged with the few name matches, or a short walk of the userName
    * order when names match many (repos/list/by-key-prefix.ts), where creation order would have to sort
    * every match of a common prefix. Anything else (emails, `co`, a given and a family name
@@ -118,16 +121,20 @@ const orderOf = (sortBy: string | undefined, allowed: ReadonlySet<string>, byDef
 const sortParams = (orderedBy: string, descending: boolean | undefined): { sortBy?: string; sortOrder?: string } =>
   orderedBy === CREATED ? {} : { sortBy: orderedBy, sortOrder: descending ? 'descending' : 'ascending' };
 
-/** The filter of a query, and whether it comes from plain words (`q`) rather than a SCIM filter. */
-function filterOf(query: DirectoryQuery, words: (q: string) => string): { filter?: string; words: boolean } {
-  if (query.filter !== undefined && query.filter.trim() !== '') return { filter: query.filter.trim(), words: false };
+/** A query's SCIM filter, or else its plain words (`q`): at most one of them. */
+function filterOf(query: DirectoryQuery): { filter?: string; words?: string } {
+  if (query.filter !== undefined && query.filter.trim() !== '') return { filter: query.filter.trim() };
   const q = query.q?.trim();
-  if (!q) return { words: false };
+  if (!q) return {};
   if (q.length > 200) throw new ConsoleInputError('the search is at most 200 characters');
-  return { filter: words(q), words: true };
+  return { words: q };
 }
 
-/** The SCIM filter of a plain-word user search (DirectoryQuery.q). */
+/**
+ * A plain-word user search as a SCIM filter would write it, case-insensitive but accent-sensitive
+ * (RFC 7644): the shape of the console's search (scim/word-search.ts userWordSearch, which also
+ * ignores accents) that a SCIM client can send, as the list planner's tests and benchmarks send it.
+ */
 export function userWords(q: string): string {
   return [`userName sw ${quoted(q)}`, `name.givenName sw ${quoted(q)}`, `name.familyName sw ${quoted(q)}`, `externalId eq ${quoted(q)}`].join(' or ');
 }
@@ -162,16 +169,19 @@ async function totalOf(ctx: ScimContext, resource: 'User' | 'Group', list: ListQ
 
 /** One page of a team's users (RFC 9865 cursors: fast at any depth), with how many match. */
 export async function searchUsers(base: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const words = filterOf(query, userWords);
+  const words = filterOf(query);
   const { ctx, filter } = withStatus(base, words.filter, query.status ?? '');
-  const orderedBy = orderOf(query.sortBy, USER_SORTS, words.words ? 'userName' : CREATED);
-  const list = parseListQuery(typesOf(ctx).User, {
+  const orderedBy = orderOf(query.sortBy, USER_SORTS, words.words !== undefined ? 'userName' : CREATED);
+  const parsed = parseListQuery(typesOf(ctx).User, {
     ...(filter !== undefined ? { filter } : {}),
     ...sortParams(orderedBy, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
     attributes: 'userName,name,displayName,emails,active,externalId,meta',
   });
+  // Listed by userName: by the accent-folded one, so that José stands beside Jose and the
+  // search's prefix is one range of the order (scim/word-search.ts).
+  const list = words.words === undefined ? parsed : withWords(parsed, words.words, userWordSearch(words.words), orderedBy === 'userName' ? USER_SEARCH_ORDER : undefined);
   const first = query.cursor ? positionOf(query.at) : 1;
   // A team with no deactivated user has nothing to list under that filter (its counters say so).
   if (query.status === 'deactivated' && (await teamCounts(ctx.storage.db, ctx.team.id)).deactivatedUsers === 0) {
@@ -183,15 +193,16 @@ export async function searchUsers(base: ScimContext, query: DirectoryQuery): Pro
 }
 
 export async function searchGroups(ctx: ScimContext, query: DirectoryQuery): Promise<ListPage> {
-  const { filter } = filterOf(query, (q) => `displayName sw ${quoted(q)} or externalId eq ${quoted(q)}`);
+  const { filter, words } = filterOf(query);
   const orderedBy = orderOf(query.sortBy, GROUP_SORTS, CREATED);
-  const list = parseListQuery(typesOf(ctx).Group, {
+  const parsed = parseListQuery(typesOf(ctx).Group, {
     ...(filter !== undefined ? { filter } : {}),
     ...sortParams(orderedBy, query.descending),
     cursor: query.cursor ?? '',
     count: String(PAGE_SIZE),
     attributes: 'displayName,externalId,meta',
   });
+  const list = words === undefined ? parsed : withWords(parsed, words, groupWordSearch(words));
   const first = query.cursor ? positionOf(query.at) : 1;
   const result = await listGroups(ctx, list);
   const total = await totalOf(ctx, 'Group', list, result, first);
@@ -238,7 +249,7 @@ export const MAX_MEMBER_PAGE = COUNT_CAP / PAGE_SIZE;
 
 /**
  * A group (without its members) and one page of its members in join order, by page number, those
- * whose userName starts with `search` when given; counted up to COUNT_CAP.
+ * whose userName starts with `search` when given (case and accents ignored); counted up to COUNT_CAP.
  */
 export async function groupDetail(ctx: ScimContext, id: string, options: { search?: string; page?: string } = {}): Promise<GroupDetail> {
   const found = await getGroup(ctx, id, parseProjection(typesOf(ctx).Group, { excludedAttributes: 'members' }));
@@ -248,7 +259,7 @@ export async function groupDetail(ctx: ScimContext, id: string, options: { searc
   if (!Number.isSafeInteger(page) || page < 1 || page > MAX_MEMBER_PAGE) throw new ConsoleInputError(`the page is a number from 1 to ${formatCount(MAX_MEMBER_PAGE)}; search for the members further on`);
   const { rows, total } = await memberPage(ctx.storage.db, ctx.storage.hooks, ctx.team.id, id, {
     onlyActive: hidesDeactivated(ctx),
-    ...(search ? { prefix: search.toLowerCase() } : {}),
+    ...(search ? { prefix: searchFold(search) } : {}),
     offset: (page - 1) * PAGE_SIZE,
     limit: PAGE_SIZE,
     cap: COUNT_CAP,

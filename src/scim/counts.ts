@@ -6,16 +6,16 @@
  * never costs more than reading cap rows of the list. No SQL here (repos/paging.ts countRowsUpTo).
  */
 import { countRowsUpTo } from '../storage/repos/paging.ts';
-import { hidesDeactivated, lowering } from './context.ts';
+import { hidesDeactivated } from './context.ts';
 import type { ScimContext } from './context.ts';
-import { lowerFilter } from './filter/lower.ts';
 import type { ListQuery } from './query.ts';
+import { whereOf } from './query.ts';
 import { scanning } from './scans.ts';
 
-/** The matches of `query.filter` among the team's users or groups, up to `cap` (`cap` + 1 means more). */
-export async function countUpTo(ctx: ScimContext, resource: 'User' | 'Group', query: Pick<ListQuery, 'filter'>, cap: number): Promise<number> {
+/** The matches of `query`'s filter (and its `access` and words) among the team's users or groups, up to `cap` (`cap` + 1 means more). */
+export async function countUpTo(ctx: ScimContext, resource: 'User' | 'Group', query: Pick<ListQuery, 'filter' | 'holds' | 'words'>, cap: number): Promise<number> {
   const table = resource === 'User' ? 'users' : 'groups';
-  const where = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
+  const where = whereOf(ctx, query);
   const onlyActive = resource === 'User' && hidesDeactivated(ctx);
   return scanning(ctx, [{ table, ...(where ? { where } : {}), onlyActive }], (read) =>
     read((ex, guard) => {

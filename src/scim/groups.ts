@@ -55,6 +55,8 @@ import { claimExtensionValues, releaseExtensionValues } from './unique.ts';
 import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
+import { searchFold } from '../text.ts';
+import { whereOf } from './query.ts';
 
 const parseData = (ctx: ScimContext, row: GroupRow): Record<string, unknown> => ctx.storage.hooks.parseJson(row.data);
 
@@ -82,6 +84,7 @@ function rowFor(ctx: ScimContext, base: Pick<GroupRow, 'id' | 'team_id' | 'creat
     team_id: base.team_id,
     display_name: String(columns.display_name),
     display_name_key: String(columns.display_name_key),
+    display_name_search: searchFold(String(columns.display_name)),
     external_id: columns.external_id as string | null,
     active: Number(columns.active),
     data: ctx.storage.hooks.toJson(document),
@@ -213,8 +216,8 @@ export async function listGroups(ctx: ScimContext, query: ListQuery): Promise<Li
   const rt = typesOf(ctx).Group;
   const window = pageWindow(ctx, rt, query);
   // Members a hidden-deactivation team cannot see do not count in filters either (lowering).
-  const where = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
-  const sort = query.sortBy ? lowerSort(query.sortBy) : undefined;
+  const where = whereOf(ctx, query);
+  const sort = query.words?.sort ?? (query.sortBy ? lowerSort(query.sortBy) : undefined);
   const options = { ...(sort ? { sort } : {}), descending: query.descending };
   // Read and shaped slice by slice within the page's byte budget (paging.ts budgetedPage), under
   // the filter's cost, the team's scans and the statements' deadline (scans.ts).

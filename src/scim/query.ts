@@ -14,7 +14,10 @@ import { parseAttrPath, parseAttributeList } from './path.ts';
 import { checkProjection } from './project.ts';
 import type { Projection } from './project.ts';
 import type { ResourceTypeDef } from './schema/types.ts';
-import type { Predicate } from '../storage/predicate.ts';
+import type { OrderKey, Predicate } from '../storage/predicate.ts';
+import type { ScimContext } from './context.ts';
+import { lowering } from './context.ts';
+import { lowerFilter } from './filter/lower.ts';
 
 export const DEFAULT_COUNT = 100;
 export const MAX_COUNT = 1000;
@@ -40,6 +43,11 @@ export interface ListQuery {
   readonly cursorBinding: string;
   /** The `access` parameter of user lists, lowered (scim/access-filter.ts): ANDed with the filter. */
   readonly holds?: Predicate;
+  /**
+   * The console's word search (scim/word-search.ts), never a request parameter: ANDed with the
+   * filter; its `sort`, when given, lists the page instead of sortBy's key.
+   */
+  readonly words?: { readonly where: Predicate; readonly sort?: OrderKey };
 }
 
 /** Raw parameters, from a query string or a SearchRequest body. */
@@ -125,3 +133,10 @@ export function parseListQuery(rt: ResourceTypeDef, raw: RawListParams): ListQue
     cursorBinding: JSON.stringify([filterText ?? null, sortText ?? null, descending]),
   };
 }
+
+const and = (left: Predicate | undefined, right: Predicate | undefined): Predicate | undefined =>
+  left && right ? { kind: 'and', left, right } : (left ?? right);
+
+/** Storage's test of a list query: its filter lowered, ANDed with its `access` (`holds`) and its words. */
+export const whereOf = (ctx: ScimContext, query: Pick<ListQuery, 'filter' | 'holds' | 'words'>): Predicate | undefined =>
+  and(and(query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined, query.holds), query.words?.where);

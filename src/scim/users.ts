@@ -47,6 +47,8 @@ import { claimExtensionValues } from './unique.ts';
 import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
+import { searchColumnsOfUser } from './word-search.ts';
+import { whereOf } from './query.ts';
 
 export interface Versioned {
   readonly resource: Resource;
@@ -128,6 +130,7 @@ export function userRowOf(
     display_name: columns.display_name as string | null,
     given_name: columns.given_name as string | null,
     family_name: columns.family_name as string | null,
+    ...searchColumnsOfUser(String(columns.user_name), columns.given_name as string | null, columns.family_name as string | null),
     password_hash: passwordHash,
     data: hooks.toJson(document),
     version,
@@ -234,10 +237,9 @@ export async function getUser(ctx: ScimContext, id: string, projection: Projecti
 export async function listUsers(ctx: ScimContext, query: ListQuery): Promise<ListResult> {
   const rt = typesOf(ctx).User;
   const window = pageWindow(ctx, rt, query);
-  const filtered = query.filter ? lowerFilter(query.filter, lowering(ctx)) : undefined;
-  // The `access` parameter (access-filter.ts), ANDed with the filter.
-  const where: Predicate | undefined = filtered && query.holds ? { kind: 'and', left: filtered, right: query.holds } : (filtered ?? query.holds);
-  const sort = query.sortBy ? lowerSort(query.sortBy) : undefined;
+  // The `access` parameter (access-filter.ts) and the console's words (word-search.ts), ANDed with the filter.
+  const where = whereOf(ctx, query);
+  const sort = query.words?.sort ?? (query.sortBy ? lowerSort(query.sortBy) : undefined);
   const onlyActive = hidesDeactivated(ctx);
   // The filter's cost, the team's scans and the statements' deadline (scans.ts).
   const { page, resources, serialized } = await scanning(ctx, [{ table: 'users', ...(where ? { where } : {}), ...(sort ? { sort } : {}), onlyActive }], (read) =>

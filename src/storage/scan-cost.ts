@@ -28,8 +28,8 @@ import { PROBE_ROWS } from './repos/list/plan.ts';
 import { listedCount } from './repos/paging.ts';
 import type { Executor } from './types.ts';
 
-/** The folded key whose index orders by code point on both engines, as ranges compare (migration 014). */
-const ORDERED_KEYS: Record<ResourceTable, string | undefined> = { users: 'user_name_key', groups: undefined };
+/** The folded keys whose indexes order by code point on both engines, as ranges compare (migrations 014 and 032). */
+const ORDERED_KEYS: Record<ResourceTable, ReadonlySet<string>> = { users: new Set(['user_name_key', 'user_name_search']), groups: new Set() };
 
 /** The rows an element or membership test reads per resource row, as the estimate takes it. */
 export const NESTED_ROWS = 4;
@@ -63,7 +63,7 @@ function indexAnswers(p: Predicate & { kind: 'text' }, table: ResourceTable, hoo
   const compared = p.folded ? p.scalar.folded : p.scalar.column;
   if (p.op === 'eq') return compared !== undefined && KEY_COLUMNS[table].has(compared);
   // A range of the folded userName: its code-point ordered index (migration 014).
-  if (p.op === 'gt' || p.op === 'ge' || p.op === 'lt' || p.op === 'le') return compared !== undefined && ORDERED_KEYS[table] === compared;
+  if (p.op === 'gt' || p.op === 'ge' || p.op === 'lt' || p.op === 'le') return compared !== undefined && ORDERED_KEYS[table].has(compared);
   if (!PREFIX_INDEXED[table].has(p.scalar.column)) return false;
   if (p.op === 'sw') return true;
   if (p.op === 'ew') return hooks.substringIndexed || SUFFIX_INDEXED[table].has(p.scalar.column);
@@ -153,7 +153,7 @@ export function costOf(terms: FilterTerms, listed: number): FilterCost {
  */
 export function sortScans(sort: OrderKey, table: ResourceTable): boolean {
   if (sort.kind !== 'scalar' || sort.scalar.at !== 'column' || !sort.folded) return true;
-  return sort.scalar.folded === undefined || sort.scalar.folded !== ORDERED_KEYS[table];
+  return sort.scalar.folded === undefined || !ORDERED_KEYS[table].has(sort.scalar.folded);
 }
 
 /**

@@ -61,6 +61,14 @@ export interface UsersTable {
   display_name: string | null;
   given_name: string | null;
   family_name: string | null;
+  /**
+   * The userName, given and family name as the console's search box compares them
+   * (text.ts searchFold: case and accents ignored), indexed after the team (migration 032).
+   * Never read by a SCIM filter.
+   */
+  user_name_search: string;
+  given_name_search: string | null;
+  family_name_search: string | null;
   password_hash: string | null;
   data: string;
   version: number;
@@ -75,6 +83,8 @@ export interface GroupsTable {
   team_id: string;
   display_name: string;
   display_name_key: string;
+  /** The displayName as the console's search box compares it (text.ts searchFold), indexed after the team (migration 032). */
+  display_name_search: string;
   external_id: string | null;
   active: number;
   data: string;

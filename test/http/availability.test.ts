@@ -200,7 +200,7 @@ describe('one tenant cannot starve the others (issue 13 item 3)', () => {
           const userName = `m${i}@everyone.example`;
           rows.push({
             id, team_id: t.team.id, user_name: userName, user_name_key: userName, external_id: null, active: 1, user_type: null,
-            display_name: null, given_name: null, family_name: null, password_hash: null, data: JSON.stringify({ userName, active: true }),
+            display_name: null, given_name: null, family_name: null, user_name_search: userName, given_name_search: null, family_name_search: null, password_hash: null, data: JSON.stringify({ userName, active: true }),
             version: 1, created_at: at, updated_at: at,
           });
         }

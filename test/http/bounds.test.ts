@@ -108,7 +108,7 @@ for (const engine of engines) {
       const at = new Date().toISOString();
       await t.storage.db.insertInto('users').values(ids.map((uid, i) => ({
         id: uid, team_id: t.team.id, user_name: `row${i}@acme.example`, user_name_key: `row${i}@acme.example`, external_id: null, active: 1, user_type: null,
-        display_name: null, given_name: null, family_name: null, password_hash: null, data: JSON.stringify({ userName: `row${i}@acme.example`, active: true }),
+        display_name: null, given_name: null, family_name: null, user_name_search: `row${i}@acme.example`, given_name_search: null, family_name_search: null, password_hash: null, data: JSON.stringify({ userName: `row${i}@acme.example`, active: true }),
         version: 1, created_at: at, updated_at: at,
       }))).execute();
       const res = await t.request('PATCH', `/v2/scim/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: ids.map((v) => ({ value: v })) }] });

@@ -109,7 +109,7 @@ describe('SQLite maintenance', () => {
       await first.db.transaction().execute(async (trx) => {
         for (let i = 0; i < 5000; i++) {
           const userName = `u${i}@x.example`;
-          await trx.insertInto('users').values({ id: newId(), team_id: teamId, user_name: userName, user_name_key: userName, external_id: `ext-${i}`, active: 1, user_type: null, display_name: null, given_name: null, family_name: null, password_hash: null, data: '{}', version: 1, created_at: T, updated_at: T }).execute();
+          await trx.insertInto('users').values({ id: newId(), team_id: teamId, user_name: userName, user_name_key: userName, external_id: `ext-${i}`, active: 1, user_type: null, display_name: null, given_name: null, family_name: null, user_name_search: userName, given_name_search: null, family_name_search: null, password_hash: null, data: '{}', version: 1, created_at: T, updated_at: T }).execute();
         }
       });
     } finally {

@@ -10,6 +10,7 @@
  * module; tests and `bench/` do, and tests never import `bench/`.
  */
 import { newId } from '../../src/ids.ts';
+import { searchFold } from '../../src/text.ts';
 import { userRowOf } from '../../src/scim/users.ts';
 import { userResourceType } from '../../src/scim/schema/registry.ts';
 import { ENTERPRISE_USER_SCHEMA, USER_SCHEMA } from '../../src/scim/schema/urns.ts';
@@ -43,6 +44,9 @@ export function userRow(teamId: string, userName: string, extra: Partial<UserRow
     display_name: null,
     given_name: null,
     family_name: null,
+    user_name_search: searchFold(userName),
+    given_name_search: null,
+    family_name_search: null,
     password_hash: null,
     data: JSON.stringify({ userName, active: active === 1 }),
     version: 1,
@@ -60,6 +64,7 @@ export function groupRow(teamId: string, displayName: string, extra: Partial<Gro
     team_id: teamId,
     display_name: displayName,
     display_name_key: displayName.toLowerCase(),
+    display_name_search: searchFold(displayName),
     external_id: null,
     active: 1,
     data: JSON.stringify({ displayName, active: true }),

@@ -38,6 +38,7 @@ import { migration027 } from './027_connections.ts';
 import { migration028 } from './028_setup_links.ts';
 import { migration029 } from './029_second_factors.ts';
 import { migration030 } from './030_admin_password_links.ts';
+import { migration032 } from './032_accent_folded_search.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -71,6 +72,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '028_setup_links': migration028(),
     '029_second_factors': migration029(),
     '030_admin_password_links': migration030(),
+    '032_accent_folded_search': migration032(storage.hooks.name),
   };
 }
 

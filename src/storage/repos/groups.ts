@@ -23,7 +23,7 @@ export type GroupRow = GroupsTable;
 export type MemberRow = Readonly<Pick<GroupMembersTable, 'group_id' | 'user_id' | 'created_at'> & Pick<UsersTable, 'user_name'>>;
 
 const GROUP_COLUMNS = [
-  'id', 'team_id', 'display_name', 'display_name_key', 'external_id', 'active', 'data', 'version', 'created_at', 'updated_at',
+  'id', 'team_id', 'display_name', 'display_name_key', 'display_name_search', 'external_id', 'active', 'data', 'version', 'created_at', 'updated_at',
 ] as const satisfies readonly (keyof GroupRow)[];
 
 // The statements of every group request, compiled once (statements.ts).
@@ -354,7 +354,8 @@ export async function memberCountsUpTo(ex: Executor, teamId: string, groupIds: r
 
 /**
  * One page of a group's members in list order (join time, then user id), from `offset`, those
- * whose folded userName starts with `prefix` when given (the console's member search), and how
+ * whose accent-folded userName (migration 032) starts with `prefix` when given (the console's
+ * member search; `prefix` folded by text.ts searchFold), and how
  * many there are, counted over at most `cap` + 1 rows.
  */
 export async function memberPage(
@@ -365,7 +366,7 @@ export async function memberPage(
   options: { readonly onlyActive: boolean; readonly prefix?: string; readonly offset: number; readonly limit: number; readonly cap: number },
 ): Promise<{ rows: MemberRow[]; total: number }> {
   let base = memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId);
-  if (options.prefix) base = base.where(hooks.startsWith(sql.ref('u.user_name_key'), options.prefix));
+  if (options.prefix) base = base.where(hooks.startsWith(sql.ref('u.user_name_search'), options.prefix));
   const rows = await base.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
   const counted = await ex.selectFrom(base.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
   return { rows, total: Number(counted.n) };

@@ -19,7 +19,7 @@ export type UserRow = UsersTable;
 
 const USER_COLUMNS = [
   'id', 'team_id', 'user_name', 'user_name_key', 'user_name_claim', 'external_id', 'active', 'user_type', 'display_name',
-  'given_name', 'family_name', 'password_hash', 'data', 'version', 'created_at', 'updated_at', 'deleted_at',
+  'given_name', 'family_name', 'user_name_search', 'given_name_search', 'family_name_search', 'password_hash', 'data', 'version', 'created_at', 'updated_at', 'deleted_at',
 ] as const satisfies readonly (keyof UserRow)[];
 
 const INSERT_USER = defineWrite<UserRow>('insertUser', USER_COLUMNS, (db, row) => db.insertInto('users').values(row));

@@ -9,7 +9,8 @@ import type { ResourceTable } from '../../predicate-sql.ts';
 
 /**
  * The text columns an index answers a prefix test on, on both engines (migrations 006 and 012:
- * the folded userName and displayName, the folded given and family names), and among them those
+ * the folded userName and displayName, the folded given and family names; 032: their
+ * accent-folded copies, which the console's word search compares), and among them those
  * whose suffix and substring tests are indexed on both (on SQLite the reversed folded keys for a
  * suffix, a scan of the folded keys' index for a substring; trigrams serve every one of them on
  * PostgreSQL).
@@ -34,12 +35,17 @@ export const KEY_COLUMNS: Record<ResourceTable, ReadonlySet<string>> = {
 /**
  * The sort keys an index reads in order on both engines, by their column and its folded twin:
  * the folded userName, `(team_id, user_name_key)` on SQLite (binary order, code points) and
- * `(team_id, user_name_key collate "C")` on PostgreSQL (migration 014). Each is NOT NULL, so its
+ * `(team_id, user_name_key collate "C")` on PostgreSQL (migration 014), and so the accent-folded
+ * one, `user_name_search` (migration 032). Each is NOT NULL, so its
  * ranges are read in plain ascending or descending order, whatever NULLS FIRST/LAST the list's
  * order names (no row has a NULL key).
  */
 export const ORDER_INDEXED: Record<ResourceTable, readonly { readonly column: string; readonly folded: string }[]> = {
-  users: [{ column: 'user_name', folded: 'user_name_key' }],
+  users: [
+    { column: 'user_name', folded: 'user_name_key' },
+    // The accent-folded userName the console's word search lists by (migration 032, scim/word-search.ts).
+    { column: 'user_name', folded: 'user_name_search' },
+  ],
   groups: [],
 };
 
