@@ -6,14 +6,13 @@
  * token bound to no client (oauth/tokens.ts), so the SCIM bearer check is the same for every
  * token. It belongs to a connection (oauth/connections.ts: no user, so no person's departure
  * ends it), or, for an admin's own script token (`token issue --user-name`), to that user.
- * Token names are unique among the live tokens of their owner.
  */
 import type { Actor } from '../audit/events.ts';
 import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { newId, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
-import { insertProvisioningToken, listProvisioningTokens, liveTokenNamed, provisioningToken, touchProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
+import { insertProvisioningToken, listProvisioningTokens, provisioningToken, touchProvisioningTokens } from '../storage/repos/provisioning-tokens.ts';
 import { touchConnections } from '../storage/repos/connections.ts';
 import { revokeToken } from '../storage/repos/tokens.ts';
 import { issueAccessToken } from './tokens.ts';
@@ -86,9 +85,6 @@ export async function issueProvisioningToken(
   const connectionId = request.connectionId ?? null;
   return transact(storage.db, async (trx) => {
     const now = clock.now().toISOString();
-    if (await liveTokenNamed(trx, request.teamId, { userId, connectionId }, name, now)) {
-      throw new ProvisioningTokenError(`a live token named "${name}" already exists for ${connectionId !== null ? 'this connection' : 'this user'}: choose another name, or revoke that one first`);
-    }
     const issued = await issueAccessToken(trx, clock, { teamId: request.teamId, userId, connectionId, clientId: null, scope: request.scope, ttlSeconds: request.ttlSeconds });
     const issuedBy = request.actor.via === 'console' ? `console:${request.actor.userId ?? ''}` : request.actor.via;
     await insertProvisioningToken(trx, {

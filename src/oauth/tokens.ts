@@ -230,4 +230,4 @@ export async function liveToken(ex: Executor, clock: Clock, token: string): Prom
 }
 
 /** Who acts with `bearer` on the SCIM side (and its siblings): its client, user and connection. */
-export const bearerActor = (bearer: Bearer): Actor => ({ via: 'scim', clientId: bearer.clientId, userId: bearer.userId, connectionId: bearer.connectionId });
+export const bearerActor = (bearer: Bearer): Actor => ({ via: 'scim', clientId: bearer.clientId, userId: bearer.userId, ...(bearer.connectionId !== null ? { connectionId: bearer.connectionId } : {}) });

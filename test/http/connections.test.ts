@@ -94,7 +94,7 @@ for (const engine of engines) {
       }
     });
 
-    it('names are unique per team whatever their case; rename and delete are audited; delete ends its tokens and clients', async () => {
+    it('connection names are unique per team whatever their case; rename and delete are audited; delete ends its tokens and clients', async () => {
       const t = await createTestApp({ engine });
       try {
         const deps = adminDeps(t);
@@ -111,7 +111,6 @@ for (const engine of engines) {
         const renamed = await renameConnectionNamed(deps, 'acme', 'okta', 'Okta production');
         assert.equal(renamed.name, 'Okta production');
         const token = (await issueConnectionToken(deps, 'acme', 'OKTA PRODUCTION', { scope: ['read', 'write'], ttlSeconds: 3600, name: 'one' })).token;
-        await assert.rejects(issueConnectionToken(deps, 'acme', 'Okta production', { scope: ['read'], ttlSeconds: 3600, name: 'ONE' }), /a live token named "ONE" already exists/);
         const client = await createClient(deps, { name: 'Okta OAuth', redirectUris: [], team: 'acme', connection: 'Okta production' });
         const minted = await postForm(t, '/oauth/token', { grant_type: 'client_credentials', scope: 'read' }, { client: { id: client.client_id, secret: client.client_secret } });
         assert.equal(minted.statusCode, 200, minted.body);

@@ -35,7 +35,12 @@ export function required(params: TokenParams, name: string): string {
   return value;
 }
 
-export const actorOf = (request: GrantRequest, userId: string | null): Actor => ({ via: 'oauth', clientId: request.client.id, userId, connectionId: request.client.connection_id ?? null });
+export const actorOf = (request: GrantRequest, userId: string | null): Actor => ({
+  via: 'oauth',
+  clientId: request.client.id,
+  userId,
+  ...(request.client.connection_id ? { connectionId: request.client.connection_id } : {}),
+});
 
 /**
  * Mints a grant's tokens and records `token_issued` with the same executor (one transaction).

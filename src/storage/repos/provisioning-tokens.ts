@@ -36,16 +36,6 @@ export async function listProvisioningTokens(ex: Executor, teamId: string, limit
   return query.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(limit).execute();
 }
 
-/** Whether the owner (a connection, or a user) already holds a live token of this name, whatever its case. */
-export async function liveTokenNamed(ex: Executor, teamId: string, owner: { userId: string | null; connectionId: string | null }, name: string, now: string): Promise<boolean> {
-  let query = listed(ex, teamId)
-    .where('t.revoked_at', 'is', null)
-    .where('t.expires_at', '>', now)
-    .where((eb) => eb(eb.fn('lower', ['p.name']), '=', name.toLowerCase()));
-  query = owner.connectionId !== null ? query.where('p.connection_id', '=', owner.connectionId) : query.where('p.user_id', '=', owner.userId ?? '').where('p.connection_id', 'is', null);
-  return (await query.executeTakeFirst()) !== undefined;
-}
-
 export async function provisioningToken(ex: Executor, teamId: string, id: string): Promise<ProvisioningTokenListed | undefined> {
   return listed(ex, teamId).where('p.id', '=', id).executeTakeFirst();
 }
