@@ -54,7 +54,7 @@ function applicationRow(app: ApplicationListed): string[] {
     `<code class="wrap">${e(app.id)}</code>`,
     app.bound ? 'provisioning client of this team' : 'application authorized by users of this team',
     e(formatCount(app.liveTokens)),
-    `<a href="${e(`${applicationPath(app.id)}/revoke`)}" aria-label="Revoke the tokens of ${e(app.name)}">Revoke tokens…</a>`,
+    `<a href="${e(`${applicationPath(app.id)}/revoke`)}" aria-label="Revoke tokens of ${e(app.name)}">Revoke tokens…</a>`,
   ];
 }
 
