@@ -195,7 +195,8 @@ export interface SecondFactorMeta {
 /**
  * The second step of a sign-in with a typed code: six digits are an authenticator app's code,
  * anything else a recovery code. Counted like a password (429 while the user is locked out from
- * this address); a failure is audited. Whether it passed.
+ * this address); a failure is audited (`second_factor_failed`), a pass is the sign-in's `sign_in`
+ * row (the password step writes none for an admin with a factor: accounts.ts). Whether it passed.
  */
 export async function passCode(ctx: FactorContext, user: Pick<UserRow, 'id' | 'team_id' | 'user_name'>, typed: string, meta: SecondFactorMeta): Promise<boolean> {
   const code = typed.trim();
@@ -211,11 +212,17 @@ export async function passCode(ctx: FactorContext, user: Pick<UserRow, 'id' | 't
         const row = await totpOf(trx, user.id);
         if (!row || row.confirmed_at === null) return false;
         const key = ctx.box.open(sealContext(user.id), row.secret);
-        for (const step of matchingSteps(key, digits, now.getTime())) if (await consumeTotpStep(trx, user.id, step)) return true;
+        for (const step of matchingSteps(key, digits, now.getTime())) {
+          if (await consumeTotpStep(trx, user.id, step)) {
+            await audit(trx, ctx.clock, change, 'sign_in', { method: 'form', secondFactor: 'totp' });
+            return true;
+          }
+        }
         return false;
       }
       if (!(await consumeRecoveryCode(trx, user.id, sha256(`recovery:${normalCode(code)}`), now.toISOString()))) return false;
       await audit(trx, ctx.clock, change, 'recovery_code_used', { left: await recoveryCodesLeft(trx, user.id) });
+      await audit(trx, ctx.clock, change, 'sign_in', { method: 'form', secondFactor: 'recovery code' });
       return true;
     });
   } catch (error) {

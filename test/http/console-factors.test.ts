@@ -121,6 +121,29 @@ for (const engine of engines) {
       }
     });
 
+    it('the audit says what happened: the password alone writes no sign_in, a wrong code second_factor_failed, the sign-in completed by the code sign_in', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        await registerAdmin(t, ADMIN, PASSWORD);
+        const page = await signedIn(t);
+        const key = await setUpTotp(t, page);
+        const since = t.clock.now().toISOString();
+        t.clock.advance(60_000);
+        const after = async () => (await auditEvents(adminDeps(t), t.team.name, since, 1000)).filter((a) => a.at > since).map((a) => a.action);
+        const { page: next, location } = await passwordStep(t);
+        assert.equal(location, '/console/sign-in/verify');
+        assert.deepEqual(await after(), [], 'the password was right, but the sign-in is not complete');
+        assert.equal((await verifyWith(next, codeNow(t, key, 3))).statusCode, 401);
+        assert.deepEqual(await after(), ['second_factor_failed']);
+        assert.equal((await verifyWith(next, codeNow(t, key))).statusCode, 303);
+        const rows = (await auditEvents(adminDeps(t), t.team.name, since, 1000)).filter((a) => a.at > since);
+        assert.deepEqual(rows.map((a) => a.action), ['second_factor_failed', 'sign_in']);
+        assert.deepEqual(rows[1]!.detail, { method: 'form', secondFactor: 'totp' });
+      } finally {
+        await t.close();
+      }
+    });
+
     it('wrong codes are limited like passwords: the sixth in a row is a 429', async () => {
       const t = await createTestApp({ engine });
       try {
