@@ -110,7 +110,9 @@ export type AuditAction =
   | 'totp_removed'
   | 'recovery_codes_generated'
   | 'recovery_code_used'
-  | 'second_factor_failed';
+  | 'second_factor_failed'
+  // Every second factor of an admin removed by another admin or the operator (factors.ts resetSecondFactors).
+  | 'second_factors_reset';
 
 /** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
 export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';

@@ -23,6 +23,7 @@ import type { SecretBox } from '../keys/sealed.ts';
 import {
   consumeRecoveryCode,
   consumeTotpStep,
+  deletePasskey,
   deleteTotp,
   hasSecondFactor,
   passkeysOf,
@@ -32,6 +33,8 @@ import {
   setRequireSecondFactor,
   totpOf,
 } from '../storage/repos/factors.ts';
+import { deleteSessionsOfUser } from '../storage/repos/sessions.ts';
+import { transact } from '../storage/statements.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { UserRow } from '../storage/repos/users.ts';
@@ -249,4 +252,48 @@ export async function setTeamRequirement(ctx: FactorContext, change: FactorChang
     await setRequireSecondFactor(trx, team.id, required);
     await recordEvent(trx, ctx.clock, { teamId: team.id, actor: change.actor, requestId: change.requestId, action: 'team_updated', resourceType: 'Team', resourceId: team.id, detail: { requireSecondFactor: required } });
   });
+}
+
+/** What an operator's reset of an admin's second factors removed. */
+export interface FactorsReset {
+  readonly passkeys: number;
+  /** An authenticator app, set up or only begun. */
+  readonly totp: boolean;
+  /** Unused recovery codes. */
+  readonly recoveryCodes: number;
+  /** Sessions ended (console and authorization pages, pending sign-ins too). */
+  readonly sessionsEnded: number;
+}
+
+/**
+ * The way back in for an admin who lost every factor and every recovery code: another admin (the
+ * console's Admins page) or the operator (`rollcall user reset-factors`) removes their passkeys,
+ * their authenticator app and their recovery codes and ends their sessions, in one transaction
+ * with its audit row. Their password still works; should their team require a second factor,
+ * their next sign-in sends them to set one up (`secondFactorStep`: 'enroll').
+ */
+export async function resetSecondFactors(storage: { readonly db: Db }, clock: Clock, change: FactorChange): Promise<FactorsReset> {
+  return transact(storage.db, async (trx) => {
+    const userId = change.user.id;
+    const passkeys = await passkeysOf(trx, userId);
+    for (const passkey of passkeys) await deletePasskey(trx, userId, passkey.id);
+    const totp = await deleteTotp(trx, userId);
+    const recoveryCodes = await recoveryCodesLeft(trx, userId);
+    await replaceRecoveryCodes(trx, [], userId);
+    const sessionsEnded = await deleteSessionsOfUser(trx, userId);
+    const removed: FactorsReset = { passkeys: passkeys.length, totp, recoveryCodes, sessionsEnded };
+    await audit(trx, clock, change, 'second_factors_reset', { userName: change.user.user_name, ...removed });
+    return removed;
+  });
+}
+
+/** "2 passkeys, the authenticator app and 8 recovery codes", or "nothing" (the CLI's and the console's words). */
+export function factorsText(f: Pick<FactorsReset, 'passkeys' | 'totp' | 'recoveryCodes'>): string {
+  const parts = [
+    ...(f.passkeys > 0 ? [`${f.passkeys} ${f.passkeys === 1 ? 'passkey' : 'passkeys'}`] : []),
+    ...(f.totp ? ['the authenticator app'] : []),
+    ...(f.recoveryCodes > 0 ? [`${f.recoveryCodes} unused recovery ${f.recoveryCodes === 1 ? 'code' : 'codes'}`] : []),
+  ];
+  if (parts.length === 0) return 'no second factor';
+  return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
 }
