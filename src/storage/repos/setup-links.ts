@@ -64,3 +64,9 @@ export async function revokeSetupLink(ex: Executor, teamId: string, id: string, 
   const result = await ex.updateTable('setup_links').set({ revoked_at: at }).where('team_id', '=', teamId).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** The recipients of some of a team's links by id (the audit log names a link by whom it was sent to). */
+export async function setupLinkRecipients(ex: Executor, teamId: string, ids: readonly string[]): Promise<{ id: string; recipient: string }[]> {
+  if (ids.length === 0) return [];
+  return ex.selectFrom('setup_links').select(['id', 'recipient']).where('team_id', '=', teamId).where('id', 'in', [...ids]).execute();
+}
