@@ -2,10 +2,13 @@
  * `npm run bench:console -- --database sqlite:./scale.db`: the console's pages on the scale data
  * set (the target: each page under 100 ms with 1,000,000 users and a 100,000-member group). Takes a
  * database loaded by `npm run bench:scale -- --keep` (team `scale`), adds a bench admin with a
- * password, serves Rollcall in this process, signs in through the console's own form (CSRF and
- * cookies as a browser sends them), then requests every page `--rounds` times one after another
- * and prints p50 / p99 / max per page against the 100 ms target. Exits 1 on any answer but 200 or
- * a p50 over the target.
+ * password and what the pages need at scale (console-seed.ts: a connection with tokens, an
+ * application with a grant, deactivated users, 49 more groups, 100,000 audit rows), serves Rollcall
+ * in this process, signs in through the console's own form (CSRF and cookies as a browser sends
+ * them), then requests every page `--rounds` times one after another and prints p50 / p99 / max
+ * per page against the 100 ms target. Every GET route the app registered under /console is
+ * requested, or listed in EXCLUDED with the reason: a new page fails the run until it is measured.
+ * Exits 1 on any answer but 200 or a p50 over the target.
  */
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';

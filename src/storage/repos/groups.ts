@@ -341,49 +341,50 @@ export type MembershipFilter = Expression<SqlBool>;
 /** Up to this many users of the team with a member search's prefix, the search starts from them. */
 const FEW_PREFIXED_USERS = 2_000;
 
-/** Up to this many hidden users (deleted, or deactivated in a team that hides them), a groups list finds them first. */
+/** Up to this many hidden users (deleted, or deactivated in a team that hides them), a group's pages find them first. */
 const FEW_HIDDEN_USERS = 10_000;
+/** Up to this many hidden members, a group's member page leaves them out by id while it walks the membership index. */
+const FEW_HIDDEN_MEMBERS = 500;
+
+/**
+ * The hidden members of each of `groupIds` (deleted users, and deactivated ones when `onlyActive`),
+ * when the team's counters say its hidden users are few: found from the users' side (migration
+ * 033's indexes), so that a group's members are counted and paged in the membership index without
+ * reading each member's user row. Undefined when the team hides too many for that.
+ */
+async function hiddenMembers(ex: Executor, teamId: string, groupIds: readonly string[], onlyActive: boolean): Promise<Map<string, string[]> | undefined> {
+  const counters = await teamCounts(ex, teamId);
+  if (counters.usersDeleted + (onlyActive ? counters.usersDeactivated : 0) > FEW_HIDDEN_USERS) return undefined;
+  const hidden = new Map<string, string[]>();
+  const kinds = [...(counters.usersDeleted > 0 ? ['deleted' as const] : []), ...(onlyActive && counters.usersDeactivated > 0 ? ['deactivated' as const] : [])];
+  for (const kind of kinds) {
+    let query = ex.selectFrom('users as u').innerJoin('group_members as m', 'm.user_id', 'u.id').select(['m.group_id', 'm.user_id']).where('u.team_id', '=', teamId).where('m.group_id', 'in', groupIds);
+    query = kind === 'deleted' ? query.where('u.deleted_at', 'is not', null) : query.where('u.active', '=', 0).where('u.deleted_at', 'is', null);
+    for (const row of await query.execute()) hidden.set(row.group_id, [...(hidden.get(row.group_id) ?? []), row.user_id]);
+  }
+  return hidden;
+}
+
+/** A group's membership rows, read from its index alone. */
+const membershipRows = (ex: Executor, teamId: string, groupId: string) =>
+  ex.selectFrom('group_members as m').select(['m.user_id', 'm.created_at']).where('m.group_id', '=', groupId).where('m.team_id', '=', teamId);
 
 /**
  * How many members each of `groupIds` has, each counted over at most `cap` + 1 membership rows
  * (a page of groups costs at most that many rows per group, whatever their size). Deactivated
- * users left out when asked, as the member lists leave them out. When the team's counters say
- * its hidden users are few, they are found first (from the users' side, per group), and each
- * group's membership rows are counted in its own index without reading a user: the visible
- * members are the rows less the hidden ones, and counting up to `cap` + 1 + the hidden ones
- * still says "more than `cap`" exactly when it is so.
+ * users left out when asked, as the member lists leave them out. When the team's hidden users are
+ * few (hiddenMembers), each group's membership rows are counted in its own index without reading
+ * a user: the visible members are the rows less the hidden ones, and counting up to `cap` + 1 +
+ * the hidden ones still says "more than `cap`" exactly when it is so.
  */
 export async function memberCountsUpTo(ex: Executor, teamId: string, groupIds: readonly string[], onlyActive: boolean, cap: number): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   if (groupIds.length === 0) return counts;
-  const counters = await teamCounts(ex, teamId);
-  const hiddenUsers = counters.usersDeleted + (onlyActive ? counters.usersDeactivated : 0);
-  if (hiddenUsers > FEW_HIDDEN_USERS) {
-    for (const groupId of groupIds) {
-      const rows = memberRows(ex, teamId, onlyActive).where('m.group_id', '=', groupId).limit(rowCount(cap + 1));
-      const row = await ex.selectFrom(rows.as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-      counts.set(groupId, Number(row.n));
-    }
-    return counts;
-  }
-  const hidden = new Map<string, number>();
-  // Deleted users, then (when hidden) deactivated ones: each found by its own index (migration 033).
-  const kinds = [...(counters.usersDeleted > 0 ? ['deleted' as const] : []), ...(onlyActive && counters.usersDeactivated > 0 ? ['deactivated' as const] : [])];
-  for (const kind of kinds) {
-    let query = ex
-      .selectFrom('users as u')
-      .innerJoin('group_members as m', 'm.user_id', 'u.id')
-      .select('m.group_id')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('u.team_id', '=', teamId)
-      .where('m.group_id', 'in', groupIds);
-    query = kind === 'deleted' ? query.where('u.deleted_at', 'is not', null) : query.where('u.active', '=', 0).where('u.deleted_at', 'is', null);
-    for (const row of await query.groupBy('m.group_id').execute()) hidden.set(row.group_id, (hidden.get(row.group_id) ?? 0) + Number(row.n));
-  }
+  const hidden = await hiddenMembers(ex, teamId, groupIds, onlyActive);
   for (const groupId of groupIds) {
-    const less = hidden.get(groupId) ?? 0;
-    const rows = ex.selectFrom('group_members').select('user_id').where('group_id', '=', groupId).where('team_id', '=', teamId).limit(rowCount(cap + 1 + less));
-    const row = await ex.selectFrom(rows.as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    const less = hidden === undefined ? 0 : (hidden.get(groupId)?.length ?? 0);
+    const rows = hidden === undefined ? memberRows(ex, teamId, onlyActive).where('m.group_id', '=', groupId) : membershipRows(ex, teamId, groupId);
+    const row = await ex.selectFrom(rows.limit(rowCount(cap + 1 + less)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
     counts.set(groupId, Number(row.n) - less);
   }
   return counts;
@@ -426,6 +427,20 @@ export async function memberPage(
         .where('m.team_id', '=', teamId);
       if (options.onlyActive) fromUsers = fromUsers.where('u.active', '=', 1);
       base = fromUsers;
+    }
+  }
+  if (!options.prefix) {
+    // Few hidden members: the page and the count walk the membership index leaving them out by
+    // id, and read the user rows of the page's members only.
+    const found = await hiddenMembers(ex, teamId, [groupId], options.onlyActive);
+    const hidden = found?.get(groupId) ?? [];
+    if (found !== undefined && hidden.length <= FEW_HIDDEN_MEMBERS) {
+      let visible = membershipRows(ex, teamId, groupId);
+      if (hidden.length > 0) visible = visible.where('m.user_id', 'not in', hidden);
+      const ids = await visible.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
+      const rows = ids.length === 0 ? [] : await memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId).where('m.user_id', 'in', ids.map((r) => r.user_id)).orderBy('m.created_at').orderBy('m.user_id').execute();
+      const counted = await ex.selectFrom(visible.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+      return { rows, total: Number(counted.n) };
     }
   }
   const rows = await base.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
