@@ -30,6 +30,12 @@ export function migration033(engine: EngineName): Migration {
       }
       await db.schema.createIndex('users_team_active_created').on('users').columns(['team_id', 'active', 'created_at', 'id']).execute();
       await sql`create index users_team_deleted on users (team_id, id) where deleted_at is not null`.execute(db);
+      // The planners' statistics for the new indexes: SQLite's planner, holding statistics for
+      // the older indexes only, would take a new one for any (team_id = ?) read (sorting the
+      // team's audit trail to show its newest page). A bounded sample on SQLite (analysis_limit).
+      if (engine === 'sqlite') await sql`PRAGMA analysis_limit = 400`.execute(db);
+      await sql`analyze audit_events`.execute(db);
+      await sql`analyze users`.execute(db);
     },
   };
 }
