@@ -4,7 +4,7 @@
  * action, by the connection that acted, and by the user or client that acted (expressions over
  * the actor's JSON text, as repos/console.ts reads them). Each is a walk of (team, value, at, id)
  * newest first, so a page reads its 50 rows however rare the value is in the trail. And the
- * users a console hides or lists apart: the deactivated ones by (team, active, created_at, id)
+ * users a console hides or lists apart: the deactivated ones by a partial (team, created_at, id)
  * (the "deactivated" filter of the users list, in creation order, when a few of a million are),
  * the deleted ones by a partial index; a groups list finds them to leave them out of its member
  * counts without reading each member (repos/groups.ts memberCountsUpTo).
@@ -28,7 +28,9 @@ export function migration033(engine: EngineName): Migration {
       for (const [name, key] of [['audit_events_team_actor_user', 'userId'], ['audit_events_team_actor_client', 'clientId']] as const) {
         await sql.raw(`create index ${name} on audit_events (team_id, ${actorIdSql(engine, key)}, at, id)`).execute(db);
       }
-      await db.schema.createIndex('users_team_active_created').on('users').columns(['team_id', 'active', 'created_at', 'id']).execute();
+      // Partial: a plain (team_id, active, ...) index would look selective to SQLite's planner for
+      // every `active = 1` read of a team (all of its users).
+      await sql`create index users_team_deactivated on users (team_id, created_at, id) where active = 0`.execute(db);
       await sql`create index users_team_deleted on users (team_id, id) where deleted_at is not null`.execute(db);
       // The planners' statistics for the new indexes: SQLite's planner, holding statistics for
       // the older indexes only, would take a new one for any (team_id = ?) read (sorting the
