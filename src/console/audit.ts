@@ -158,7 +158,7 @@ export async function pageNames(ctx: ScimContext, rows: readonly RawAudit[]): Pr
 /** One page of the audit log, newest first, told as stories. */
 export async function auditLog(ctx: ScimContext, query: AuditQuery): Promise<AuditPage> {
   const limit = Math.min(Math.max(query.limit ?? AUDIT_PAGE_SIZE, 1), 200);
-  const rows = await filteredAuditEvents(ctx.storage.db, ctx.team.id, await filterOf(ctx, query, limit + 1));
+  const rows = await filteredAuditEvents(ctx.storage.db, ctx.storage.hooks.name, ctx.team.id, await filterOf(ctx, query, limit + 1));
   const page = rows.slice(0, limit);
   const names = await pageNames(ctx, page);
   const last = page.at(-1);

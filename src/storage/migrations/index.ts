@@ -39,6 +39,7 @@ import { migration028 } from './028_setup_links.ts';
 import { migration029 } from './029_second_factors.ts';
 import { migration030 } from './030_admin_password_links.ts';
 import { migration032 } from './032_accent_folded_search.ts';
+import { migration033 } from './033_console_indexes.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -73,6 +74,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '029_second_factors': migration029(),
     '030_admin_password_links': migration030(),
     '032_accent_folded_search': migration032(storage.hooks.name),
+    '033_console_indexes': migration033(storage.hooks.name),
   };
 }
 

@@ -13,6 +13,7 @@ import type { Db, EventsTable, Executor, GroupMembersTable, GroupsTable, Tx, Use
 import { AUDIT_COLUMNS, auditInsert } from './audit.ts';
 import type { AuditRow } from './audit.ts';
 import { eventInsert } from './events.ts';
+import { teamCounts } from './counters.ts';
 import { rowCount } from './list-order.ts';
 import { listRows } from './paging.ts';
 import type { ListPage, ListWindow } from './list/window.ts';
@@ -337,17 +338,54 @@ export async function clearMembers(ex: Executor, groupId: string, keep: readonly
 
 export type MembershipFilter = Expression<SqlBool>;
 
+/** Up to this many users of the team with a member search's prefix, the search starts from them. */
+const FEW_PREFIXED_USERS = 2_000;
+
+/** Up to this many hidden users (deleted, or deactivated in a team that hides them), a group's pages find them first. */
+const FEW_HIDDEN_USERS = 10_000;
+/** Up to this many hidden members, a group's member page leaves them out by id while it walks the membership index. */
+const FEW_HIDDEN_MEMBERS = 500;
+
+/**
+ * The hidden members of each of `groupIds` (deleted users, and deactivated ones when `onlyActive`),
+ * when the team's counters say its hidden users are few: found from the users' side (migration
+ * 033's indexes), so that a group's members are counted and paged in the membership index without
+ * reading each member's user row. Undefined when the team hides too many for that.
+ */
+async function hiddenMembers(ex: Executor, teamId: string, groupIds: readonly string[], onlyActive: boolean): Promise<Map<string, string[]> | undefined> {
+  const counters = await teamCounts(ex, teamId);
+  if (counters.usersDeleted + (onlyActive ? counters.usersDeactivated : 0) > FEW_HIDDEN_USERS) return undefined;
+  const hidden = new Map<string, string[]>();
+  const kinds = [...(counters.usersDeleted > 0 ? ['deleted' as const] : []), ...(onlyActive && counters.usersDeactivated > 0 ? ['deactivated' as const] : [])];
+  for (const kind of kinds) {
+    let query = ex.selectFrom('users as u').innerJoin('group_members as m', 'm.user_id', 'u.id').select(['m.group_id', 'm.user_id']).where('u.team_id', '=', teamId).where('m.group_id', 'in', groupIds);
+    query = kind === 'deleted' ? query.where('u.deleted_at', 'is not', null) : query.where('u.active', '=', 0).where('u.deleted_at', 'is', null);
+    for (const row of await query.execute()) hidden.set(row.group_id, [...(hidden.get(row.group_id) ?? []), row.user_id]);
+  }
+  return hidden;
+}
+
+/** A group's membership rows, read from its index alone. */
+const membershipRows = (ex: Executor, teamId: string, groupId: string) =>
+  ex.selectFrom('group_members as m').select(['m.user_id', 'm.created_at']).where('m.group_id', '=', groupId).where('m.team_id', '=', teamId);
+
 /**
  * How many members each of `groupIds` has, each counted over at most `cap` + 1 membership rows
  * (a page of groups costs at most that many rows per group, whatever their size). Deactivated
- * users left out when asked, as the member lists leave them out.
+ * users left out when asked, as the member lists leave them out. When the team's hidden users are
+ * few (hiddenMembers), each group's membership rows are counted in its own index without reading
+ * a user: the visible members are the rows less the hidden ones, and counting up to `cap` + 1 +
+ * the hidden ones still says "more than `cap`" exactly when it is so.
  */
 export async function memberCountsUpTo(ex: Executor, teamId: string, groupIds: readonly string[], onlyActive: boolean, cap: number): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
+  if (groupIds.length === 0) return counts;
+  const hidden = await hiddenMembers(ex, teamId, groupIds, onlyActive);
   for (const groupId of groupIds) {
-    const rows = memberRows(ex, teamId, onlyActive).where('m.group_id', '=', groupId).limit(rowCount(cap + 1));
-    const row = await ex.selectFrom(rows.as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-    counts.set(groupId, Number(row.n));
+    const less = hidden === undefined ? 0 : (hidden.get(groupId)?.length ?? 0);
+    const rows = hidden === undefined ? memberRows(ex, teamId, onlyActive).where('m.group_id', '=', groupId) : membershipRows(ex, teamId, groupId);
+    const row = await ex.selectFrom(rows.limit(rowCount(cap + 1 + less)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    counts.set(groupId, Number(row.n) - less);
   }
   return counts;
 }
@@ -366,7 +404,45 @@ export async function memberPage(
   options: { readonly onlyActive: boolean; readonly prefix?: string; readonly offset: number; readonly limit: number; readonly cap: number },
 ): Promise<{ rows: MemberRow[]; total: number }> {
   let base = memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId);
-  if (options.prefix) base = base.where(hooks.startsWith(sql.ref('u.user_name_search'), options.prefix));
+  if (options.prefix) {
+    const prefix = options.prefix;
+    base = base.where(hooks.startsWith(sql.ref('u.user_name_search'), prefix));
+    // Few users of the team have the prefix: start from them (a range of the folded userName's
+    // index) and keep the group's (its primary key), instead of reading every member of a large
+    // group to test its userName. CROSS JOIN keeps that order on SQLite.
+    const few = await ex
+      .selectFrom(ex.selectFrom('users').select('id').where('team_id', '=', teamId).where(hooks.startsWith(sql.ref('user_name_search'), prefix)).limit(FEW_PREFIXED_USERS + 1).as('p'))
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow();
+    if (Number(few.n) <= FEW_PREFIXED_USERS) {
+      let fromUsers = ex
+        .selectFrom('users as u')
+        .crossJoin('group_members as m')
+        .select(['m.group_id', 'm.user_id', 'u.user_name', 'm.created_at'])
+        .where('u.team_id', '=', teamId)
+        .where(hooks.startsWith(sql.ref('u.user_name_search'), prefix))
+        .where('u.deleted_at', 'is', null)
+        .where('m.group_id', '=', groupId)
+        .whereRef('m.user_id', '=', 'u.id')
+        .where('m.team_id', '=', teamId);
+      if (options.onlyActive) fromUsers = fromUsers.where('u.active', '=', 1);
+      base = fromUsers;
+    }
+  }
+  if (!options.prefix) {
+    // Few hidden members: the page and the count walk the membership index leaving them out by
+    // id, and read the user rows of the page's members only.
+    const found = await hiddenMembers(ex, teamId, [groupId], options.onlyActive);
+    const hidden = found?.get(groupId) ?? [];
+    if (found !== undefined && hidden.length <= FEW_HIDDEN_MEMBERS) {
+      let visible = membershipRows(ex, teamId, groupId);
+      if (hidden.length > 0) visible = visible.where('m.user_id', 'not in', hidden);
+      const ids = await visible.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
+      const rows = ids.length === 0 ? [] : await memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId).where('m.user_id', 'in', ids.map((r) => r.user_id)).orderBy('m.created_at').orderBy('m.user_id').execute();
+      const counted = await ex.selectFrom(visible.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+      return { rows, total: Number(counted.n) };
+    }
+  }
   const rows = await base.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
   const counted = await ex.selectFrom(base.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
   return { rows, total: Number(counted.n) };
