@@ -64,3 +64,22 @@ export async function revokeSetupLink(ex: Executor, teamId: string, id: string, 
   const result = await ex.updateTable('setup_links').set({ revoked_at: at }).where('team_id', '=', teamId).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** How a link records the admin who made it (`created_by`). */
+export const setupLinkCreator = (userId: string): string => `console:${userId}`;
+
+/**
+ * Revokes the links `userId` made that could still act at `at`: unused and unexpired, or with a
+ * session still open. Links used up or expired stay as they were. Answers how many were revoked.
+ */
+export async function revokeSetupLinksOfCreator(ex: Executor, teamId: string, userId: string, at: string): Promise<number> {
+  const result = await ex
+    .updateTable('setup_links')
+    .set({ revoked_at: at })
+    .where('team_id', '=', teamId)
+    .where('created_by', '=', setupLinkCreator(userId))
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb.and([eb('used_at', 'is', null), eb('expires_at', '>', at)]), eb('session_expires_at', '>', at)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
