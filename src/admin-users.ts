@@ -1,6 +1,6 @@
 /**
  * Operator actions on a team's users: `rollcall user list`, `user deactivate`,
- * `user set-password`. Each goes through the SCIM Users service (scim/users.ts) with the CLI as
+ * `user set-password`, `user reset-factors` (oauth/factors.ts resetSecondFactors). Each goes through the SCIM Users service (scim/users.ts) with the CLI as
  * the actor, so the rules, the audit row and the end of sessions on a password change are the
  * API's own. No SQL here.
  */
@@ -12,6 +12,9 @@ import { parseListQuery } from './scim/query.ts';
 import { userResourceType } from './scim/schema/registry.ts';
 import { listUsers, patchUser } from './scim/users.ts';
 import type { ScimContext } from './scim/context.ts';
+import { CLI_ACTOR } from './audit/events.ts';
+import { resetSecondFactors } from './oauth/factors.ts';
+import type { FactorsReset } from './oauth/factors.ts';
 
 export interface UserListed {
   readonly id: string;
@@ -65,4 +68,16 @@ export async function setUserPassword(deps: AdminDeps, teamName: string, userNam
   const id = await userIdByName(ctx, userName);
   await patchUser(ctx, id, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'password', value: password }] });
   return { id, userName };
+}
+
+/**
+ * Removes a user's second factors (passkeys, authenticator app, recovery codes) and ends their
+ * sessions, audited: the operator's way back in for an admin who lost them all.
+ */
+export async function resetUserFactors(deps: AdminDeps, teamName: string, userName: string, actor?: Actor): Promise<FactorsReset & { id: string; userName: string }> {
+  const team = await requireTeam(deps, teamName);
+  const ctx = await contextFor(deps, team);
+  const id = await userIdByName(ctx, userName);
+  const removed = await resetSecondFactors(deps.storage, deps.clock, { user: { id, team_id: team.id, user_name: userName }, actor: actor ?? CLI_ACTOR, requestId: null });
+  return { id, userName, ...removed };
 }

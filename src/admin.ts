@@ -288,24 +288,45 @@ export async function createClient(
   if (options.connection !== undefined && team === undefined) throw new AdminError('a client of a connection is a team\'s: pass --team with --connection');
   const connection = options.connection !== undefined && team !== undefined ? await connectionByName(deps.storage.db, team.id, options.connection, iso(deps.clock)) : undefined;
   if (options.connection !== undefined && !connection) throw new AdminError(`no connection named "${options.connection}" in team "${team!.name}" (see: rollcall connection list --team "${team!.name}")`);
+  const made = await transact(deps.storage.db, (trx) =>
+    createClientIn(trx, deps, { name, redirectUris: options.redirectUris, teamId: team?.id ?? null, connectionId: connection?.id ?? null, tokenLifetime }),
+  );
+  return { ...(await clientView(deps, made.row)), client_secret: made.secret, secret_id: made.secretId, secret_expires_at: made.secretExpiresAt };
+}
+
+/**
+ * Writes a client checked by the caller (name, redirect URIs, lifetime, team and connection ids)
+ * with its first secret and audit row in the caller's transaction `trx` (createClient's, or the
+ * connection wizard's, which makes the connection and its client in one).
+ */
+export async function createClientIn(
+  trx: Executor,
+  deps: AdminDeps,
+  options: { name: string; redirectUris: readonly string[]; teamId: string | null; connectionId: string | null; tokenLifetime: number | null },
+): Promise<{ row: ClientRow; secret: string; secretId: string; secretExpiresAt: string }> {
   const now = iso(deps.clock);
   const row: ClientRow = {
     id: newId(),
-    name,
+    name: options.name,
     redirect_uris: JSON.stringify([...new Set(options.redirectUris)]),
-    team_id: team?.id ?? null,
+    team_id: options.teamId,
     created_at: now,
     updated_at: now,
-    token_lifetime: tokenLifetime,
-    connection_id: connection?.id ?? null,
+    token_lifetime: options.tokenLifetime,
+    connection_id: options.connectionId,
   };
   const { secret, row: secretRow } = newSecretRow(row.id, 'initial', DEFAULT_SECRET_DAYS, deps.clock.now());
-  await transact(deps.storage.db, async (trx) => {
-    await insertClient(trx, row);
-    await insertClientSecret(trx, secretRow);
-    await auditClient(deps, trx, row, 'client_created', { name, redirectUris: JSON.parse(row.redirect_uris) as string[], tokenLifetime, secretId: secretRow.id, secretExpiresAt: secretRow.expires_at, ...(connection ? { connectionId: connection.id } : {}) });
+  await insertClient(trx, row);
+  await insertClientSecret(trx, secretRow);
+  await auditClient(deps, trx, row, 'client_created', {
+    name: options.name,
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    tokenLifetime: options.tokenLifetime,
+    secretId: secretRow.id,
+    secretExpiresAt: secretRow.expires_at,
+    ...(options.connectionId !== null ? { connectionId: options.connectionId } : {}),
   });
-  return { ...(await clientView(deps, row)), client_secret: secret, secret_id: secretRow.id, secret_expires_at: secretRow.expires_at };
+  return { row, secret, secretId: secretRow.id, secretExpiresAt: secretRow.expires_at };
 }
 
 export async function clients(deps: AdminDeps): Promise<ClientView[]> {
@@ -352,7 +373,7 @@ export async function rotateClientSecret(deps: AdminDeps, id: string): Promise<{
 }
 
 /** A client's token lifetime as the CLI gives it: refused outside 300..86400 seconds. */
-function checkedTokenLifetime(seconds: number): number {
+export function checkedTokenLifetime(seconds: number): number {
   try {
     return parseTokenLifetime(String(seconds));
   } catch (error) {

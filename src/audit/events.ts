@@ -24,93 +24,99 @@ export interface Actor {
 
 export const CLI_ACTOR: Actor = { via: 'cli', clientId: null, userId: null };
 
-export type AuditAction =
-  | 'create'
-  | 'replace'
-  | 'patch'
-  | 'deactivate'
-  | 'activate'
-  | 'delete'
-  | 'members'
-  | 'sign_in'
-  | 'sign_in_failed'
-  | 'token_issued'
-  | 'token_revoked'
-  | 'grant_revoked'
+/** Every action an audit row may record (the audit story has a sentence for each: console/audit-story.ts). */
+export const AUDIT_ACTIONS = [
+  'create',
+  'replace',
+  'patch',
+  'deactivate',
+  'activate',
+  'delete',
+  'members',
+  'sign_in',
+  'sign_in_failed',
+  'token_issued',
+  'token_revoked',
+  'grant_revoked',
   // Operator actions: credentials and settings changed by the CLI or console.
-  | 'client_created'
-  | 'client_secret_rotated'
-  | 'client_secret_added'
-  | 'client_secret_revoked'
-  | 'client_updated'
-  | 'client_deleted'
+  'client_created',
+  'client_secret_rotated',
+  'client_secret_added',
+  'client_secret_revoked',
+  'client_updated',
+  'client_deleted',
   // RFC 7523 trust of a client: its own keys (private_key_jwt), its federated credentials.
-  | 'client_key_added'
-  | 'client_key_removed'
-  | 'client_federation_added'
-  | 'client_federation_removed'
-  | 'team_updated'
-  | 'password_changed'
+  'client_key_added',
+  'client_key_removed',
+  'client_federation_added',
+  'client_federation_removed',
+  'team_updated',
+  'password_changed',
   // A CSV export from the console (console/exports.ts): who exported what, with which filters.
-  | 'exported'
+  'exported',
   // Event subscriptions: CLI, API and the console's Events page alike.
-  | 'subscription_created'
-  | 'subscription_paused'
-  | 'subscription_resumed'
-  | 'subscription_replayed'
-  | 'subscription_deleted'
-  | 'subscription_secret_rotated'
+  'subscription_created',
+  'subscription_paused',
+  'subscription_resumed',
+  'subscription_replayed',
+  'subscription_deleted',
+  'subscription_secret_rotated',
   // SSF streams (events/ssf/streams.ts): changes by their receivers through the SSF API.
-  | 'stream_created'
-  | 'stream_updated'
-  | 'stream_replaced'
-  | 'stream_deleted'
-  | 'stream_status_changed'
-  | 'stream_subject_added'
-  | 'stream_subject_removed'
-  | 'stream_verification_requested'
+  'stream_created',
+  'stream_updated',
+  'stream_replaced',
+  'stream_deleted',
+  'stream_status_changed',
+  'stream_subject_added',
+  'stream_subject_removed',
+  'stream_verification_requested',
   // A team's schema extensions registered, replaced or removed (rollcall schema, /v2/admin/Schemas).
-  | 'schema_added'
-  | 'schema_removed'
+  'schema_added',
+  'schema_removed',
   // A group mapped to, or unmapped from, a role or an entitlement (src/access/mappings.ts).
-  | 'access_mapped'
-  | 'access_unmapped'
+  'access_mapped',
+  'access_unmapped',
   // A team's catalog of roles and entitlements (src/access/catalog.ts): each entry or type added,
   // changed or removed; a whole-catalog PUT's summary; the discovery schemas setting.
-  | 'role_added'
-  | 'role_updated'
-  | 'role_removed'
-  | 'entitlement_type_added'
-  | 'entitlement_type_updated'
-  | 'entitlement_type_removed'
-  | 'entitlement_added'
-  | 'entitlement_updated'
-  | 'entitlement_removed'
-  | 'catalog_replaced'
-  | 'catalog_schemas_set'
+  'role_added',
+  'role_updated',
+  'role_removed',
+  'entitlement_type_added',
+  'entitlement_type_updated',
+  'entitlement_type_removed',
+  'entitlement_added',
+  'entitlement_updated',
+  'entitlement_removed',
+  'catalog_replaced',
+  'catalog_schemas_set',
   // A team's provisioning connections (src/oauth/connections.ts).
-  | 'connection_created'
-  | 'connection_renamed'
-  | 'connection_deleted'
+  'connection_created',
+  'connection_renamed',
+  'connection_deleted',
   // The console's Admins page (console/admins.ts): admins added and removed, one-time password
   // links made and used, and every token of an application revoked for the team.
-  | 'admin_added'
-  | 'admin_removed'
-  | 'admin_password_link_issued'
-  | 'admin_password_reset'
-  | 'application_revoked'
+  'admin_added',
+  'admin_removed',
+  'admin_password_link_issued',
+  'admin_password_reset',
+  'application_revoked',
   // One-time setup links of the connection wizard (console/setup-links.ts).
-  | 'setup_link_created'
-  | 'setup_link_used'
-  | 'setup_link_revoked'
+  'setup_link_created',
+  'setup_link_used',
+  'setup_link_revoked',
   // An admin's second factors (src/oauth/factors.ts, src/oauth/passkeys.ts).
-  | 'passkey_added'
-  | 'passkey_removed'
-  | 'totp_enabled'
-  | 'totp_removed'
-  | 'recovery_codes_generated'
-  | 'recovery_code_used'
-  | 'second_factor_failed';
+  'passkey_added',
+  'passkey_removed',
+  'totp_enabled',
+  'totp_removed',
+  'recovery_codes_generated',
+  'recovery_code_used',
+  'second_factor_failed',
+  // Every second factor of an admin removed by another admin or the operator (factors.ts resetSecondFactors).
+  'second_factors_reset',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** The catalog's resources (DESIGN.md section 12): a role, an entitlement, an entitlement type. */
 export type CatalogResourceType = 'Role' | 'Entitlement' | 'ResourceType';

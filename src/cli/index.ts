@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { deactivateUser, setUserPassword, teamUsers } from '../admin-users.ts';
+import { deactivateUser, resetUserFactors, setUserPassword, teamUsers } from '../admin-users.ts';
+import { factorsText } from '../oauth/factors.ts';
 import { BUDGET_NAMES, BudgetError, budgetsOf, budgetViews, parseLimit } from '../budgets.ts';
 import { AdminError, auditEvents, clients, createClient, createTeam, createTeamUser, deleteClient, firstRun, firstRunPending, issueToken, parseDeactivatedUsers, rotateClientSecret, renameTeam, requireTeam, revokeToken, rotateKeysNow, teams, tokens, updateTeam, updateTeamLimits } from '../admin.ts';
 import { REFRESH_SECONDS } from '../keys/store.ts';
@@ -276,7 +277,7 @@ function teamCommands(program: Command): void {
     });
 }
 
-/** The commands user create, list, deactivate, set-password. */
+/** The commands user create, list, deactivate, set-password, reset-factors. */
 function userCommands(program: Command): void {
   const user = program.command('user').description('manage users');
   withCommon(user.command('create').description('create a user in a team'))
@@ -329,6 +330,17 @@ function userCommands(program: Command): void {
       if (password === undefined) throw new AdminError('give the new password in ROLLCALL_PASSWORD or --password');
       const done = await withDatabase(options, (deps) => setUserPassword(deps, options.team, options.userName, password));
       print(options.json, done, `password of "${done.userName}" changed; its sessions ended`);
+    });
+  withCommon(user.command('reset-factors').description("remove an admin's passkeys, authenticator app and recovery codes and end their sessions (audited), when they lost them all"))
+    .requiredOption('--team <name>', 'team name')
+    .requiredOption('--user-name <userName>', 'the admin')
+    .action(async (options: Common & { team: string; userName: string }) => {
+      const done = await withDatabase(options, (deps) => resetUserFactors(deps, options.team, options.userName));
+      print(
+        options.json,
+        done,
+        `second factors of "${done.userName}" reset: removed ${factorsText(done)}; ${done.sessionsEnded} session(s) ended. They sign in with their password (and set up a factor first if team "${options.team}" requires one).`,
+      );
     });
 }
 

@@ -1,6 +1,6 @@
 /**
  * The console's Admins page (issue 30, item 3) as server-rendered HTML: the team's admins with
- * their actions (a password link, remove), the form that adds one, a password link shown once,
+ * their actions (a password link, remove, reset second factors), the form that adds one, a password link shown once,
  * the confirmation pages of removing an admin and revoking an application's tokens (each says
  * what will happen and how much), the applications holding tokens for the team, and the page a
  * password link opens (outside the signed-in frame: its reader has no session). Every value is
@@ -44,7 +44,8 @@ function adminRow(csrf: string, a: AdminListed, now: Date): string[] {
   const actions = a.you
     ? '<span class="muted">you (change your password in Settings)</span>'
     : `<form method="post" action="${e(`${adminPath(a.id)}/password-link`)}" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Make a password link for ${e(a.userName)}">Password link</button></form>
-<a href="${e(`${adminPath(a.id)}/remove`)}" aria-label="Remove ${e(a.userName)} as admin">Remove…</a>`;
+<a href="${e(`${adminPath(a.id)}/remove`)}" aria-label="Remove ${e(a.userName)} as admin">Remove…</a>
+<a href="${e(`${adminPath(a.id)}/reset-factors`)}" aria-label="Reset the second factors of ${e(a.userName)}">Reset second factors…</a>`;
   return [`<span class="wrap" dir="auto">${e(a.userName)}</span>${a.you ? ' <span class="muted">(you)</span>' : ''}`, status, timeHtml(a.createdAt, now), actions];
 }
 
@@ -54,7 +55,7 @@ function applicationRow(app: ApplicationListed): string[] {
     `<code class="wrap">${e(app.id)}</code>`,
     app.bound ? 'provisioning client of this team' : 'application authorized by users of this team',
     e(formatCount(app.liveTokens)),
-    `<a href="${e(`${applicationPath(app.id)}/revoke`)}" aria-label="Revoke the tokens of ${e(app.name)}">Revoke tokens…</a>`,
+    `<a href="${e(`${applicationPath(app.id)}/revoke`)}" aria-label="Revoke tokens of ${e(app.name)}">Revoke tokens…</a>`,
   ];
 }
 
@@ -150,4 +151,15 @@ ${body}
 </body>
 </html>
 `;
+}
+
+/** The step before another admin's second factors are reset: what is removed, what follows, and the form that does it. */
+export function resetFactorsConfirmBody(csrf: string, admin: { id: string; userName: string }, removes: string, required: boolean): string {
+  return `<p><a href="${ADMINS_PATH}">All admins</a></p>
+<div class="card" role="alert">
+<p>Reset the second factors of <strong dir="auto">${e(admin.userName)}</strong>? This removes <strong>${e(removes)}</strong>, and signs them out of the console and the authorization pages everywhere. Use it when they lost every factor and every recovery code.</p>
+<p>They sign in again with their password alone${required ? ', and, since this team requires a second factor, are sent to set one up before anything else' : ''}. The reset is recorded in the audit log.</p>
+<form method="post" action="${e(`${adminPath(admin.id)}/reset-factors`)}" class="inline">${csrfField(csrf)}<button type="submit" class="danger">Reset second factors</button></form>
+<a href="${ADMINS_PATH}">Cancel</a>
+</div>`;
 }

@@ -3,8 +3,9 @@
  * of one team: the team's admins (users whose userType is admin: oauth/accounts.ts signsIn),
  * an admin added (an existing user made one, or a new user), an admin removed (never oneself,
  * never the last admin who can sign in), a one-time link with which an admin sets a new
- * password, and the applications (OAuth clients) holding live tokens for the team, each of
- * which can have every such token revoked.
+ * password, another admin's second factors reset (when they lost them all), and the
+ * applications (OAuth clients) holding live tokens for the team, each of which can have every
+ * such token revoked.
  *
  * Users change through the SCIM Users service (scim/users.ts), so the rules, the audit row, the
  * event and the end of the user's sessions and tokens on a userType or password change are the
@@ -18,6 +19,8 @@ import type { Actor, AuditAction } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { newId, newToken, sha256 } from '../ids.ts';
 import { signsIn } from '../oauth/accounts.ts';
+import { factorsOf, resetSecondFactors } from '../oauth/factors.ts';
+import type { FactorsReset, FactorsView } from '../oauth/factors.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { parseListQuery } from '../scim/query.ts';
@@ -179,6 +182,24 @@ export async function removeAdmin(ctx: ScimContext, selfId: string, userId: stri
     { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: 'userType' }] },
   );
   return { userName: row };
+}
+
+/** What resetting the second factors of the admin `userId` would remove; refused for oneself (the Security page is theirs). */
+export async function factorResetOf(ctx: ScimContext, selfId: string, userId: string): Promise<{ userName: string; factors: FactorsView; required: boolean }> {
+  const row = await requireAdmin(ctx, userId);
+  if (row.id === selfId) throw new AdminConsoleError(409, 'You cannot reset your own second factors: change them on your Security page, or ask another admin.');
+  return { userName: row.user_name, factors: await factorsOf(ctx.storage.db, row.id), required: ctx.team.require_second_factor === 1 };
+}
+
+/**
+ * Removes every second factor of another admin (passkeys, authenticator app, recovery codes) and
+ * ends their sessions, audited (oauth/factors.ts resetSecondFactors): the way back in for an
+ * admin who lost them all.
+ */
+export async function resetAdminFactors(ctx: ScimContext, selfId: string, userId: string): Promise<FactorsReset & { userName: string }> {
+  const { userName } = await factorResetOf(ctx, selfId, userId);
+  const removed = await resetSecondFactors(ctx.storage, ctx.clock, { user: { id: userId, team_id: ctx.team.id, user_name: userName }, actor: ctx.actor, requestId: ctx.requestId });
+  return { ...removed, userName };
 }
 
 /** A new password link for the admin `userId` (their earlier unused links end), audited. */

@@ -123,7 +123,19 @@ table.audit td { overflow-wrap: anywhere; }
 table.audit details summary { cursor: pointer; color: var(--accent); }
 table.audit details dl.attrs { margin-top: .35rem; font-size: .88rem; }
 table.audit td:first-child { white-space: nowrap; }
-@media (max-width: 40rem) { table.audit details dl.attrs { grid-template-columns: 1fr; } table.stack.audit td { grid-template-columns: 4.5rem 1fr; } }
+@media (max-width: 40rem) {
+  table.audit details dl.attrs { grid-template-columns: 1fr; }
+  /* Stacked, the audit table's labels (When, Event, Details) are short: a narrower label column, and the time may wrap. */
+  table.stack.audit td { padding-left: 5.75rem; }
+  table.stack.audit td[data-label]::before { width: 4.5rem; margin-left: -5rem; }
+  table.stack.audit td:first-child { white-space: normal; }
+}
+/* The header's twelve sections on a narrow screen: a compact grid of equal cells, not six ragged rows of links. */
+@media (max-width: 40rem) {
+  nav.main { width: 100%; }
+  nav.main ul { display: grid; grid-template-columns: repeat(auto-fill, minmax(6.75rem, 1fr)); gap: .2rem; }
+  nav.main a { padding: .3rem .45rem; font-size: .88rem; line-height: 1.3; }
+}
 `;
 
 /**

@@ -38,6 +38,8 @@ export interface AuditEntry {
   readonly resource?: Named;
   /** The whole sentence, the actor first. */
   readonly story: readonly StoryPart[];
+  /** Set when the action has no sentence of its own and is told by its raw name (every known action has one). */
+  readonly raw?: true;
   readonly details: readonly DetailLine[];
 }
 
@@ -48,6 +50,8 @@ export interface PageNames {
   readonly clients: ReadonlyMap<string, { name: string; ownTeam: boolean }>;
   readonly tokens: ReadonlyMap<string, string>;
   readonly connections: ReadonlyMap<string, string>;
+  /** Setup links by id: to whom each was sent. */
+  readonly setupLinks?: ReadonlyMap<string, string>;
 }
 
 /** The stored row, as audit.ts hands it over (actor and detail still JSON text). */
@@ -68,6 +72,7 @@ export interface ActorJson {
   readonly clientId?: string | null;
   readonly userId?: string | null;
   readonly connectionId?: string | null;
+  readonly setupLinkId?: string;
 }
 
 /** How many members of a change are named in its details; the rest are counted. */
@@ -113,10 +118,21 @@ const userNamed = (names: PageNames, id: string, fallback?: string): Named => {
 
 const connectionNamed = (names: PageNames, id: string): Named => ({ text: names.connections.get(id) ?? `connection ${id}`, href: `/console/connections/${encodeURIComponent(id)}` });
 
+/** A setup link, by whom it was sent to; its list is on the wizard's page. */
+const setupLinkNamed = (names: PageNames, id: string, recipient?: string): Named => {
+  const to = names.setupLinks?.get(id) ?? recipient;
+  return { text: to !== undefined ? `the setup link for ${to}` : 'a setup link', href: '/console/connect' };
+};
+
 const clientNamed = (names: PageNames, id: string): Named => {
   const client = names.clients.get(id);
   if (!client) return { text: `client ${id}` };
   return client.ownTeam ? { text: client.name, href: `/console/connections/clients/${encodeURIComponent(id)}` } : { text: client.name };
+};
+
+const groupNamed = (names: PageNames, id: string): Named => {
+  const name = names.groups.get(id);
+  return name !== undefined ? { text: name, href: `/console/groups/${encodeURIComponent(id)}` } : { text: `group ${id}` };
 };
 
 /** The resource of a row, named from the page's names or, for one gone since, from the row's own detail. */
@@ -144,6 +160,14 @@ function resourceNamed(row: RawAudit, detail: Record<string, unknown>, names: Pa
       return { text: `subscription ${id}`, href: `/console/events/subscriptions/${encodeURIComponent(id)}` };
     case 'Team':
       return { text: 'the team' };
+    case 'SetupLink':
+      return setupLinkNamed(names, id, str(detail.recipient));
+    case 'Role':
+      return { text: `role ${id}` };
+    case 'Entitlement':
+      return { text: `entitlement ${str(detail.type) !== undefined ? `${detail.type as string} ` : ''}${id}` };
+    case 'ResourceType':
+      return { text: `entitlement type ${id}` };
     default:
       return { text: `${row.resource_type.toLowerCase()} ${id}` };
   }
@@ -151,6 +175,8 @@ function resourceNamed(row: RawAudit, detail: Record<string, unknown>, names: Pa
 
 /** Who acted, and through what (a connection, a client, the console or the CLI). */
 function actorOf(actor: ActorJson, connectionId: string | null, names: PageNames): { who: Named; through: StoryPart[]; connection?: Named } {
+  // A colleague without an account, in the restricted wizard a one-time setup link opened.
+  if (str(actor.setupLinkId) !== undefined) return { who: { text: 'A colleague' }, through: [' through ', setupLinkNamed(names, actor.setupLinkId!)] };
   const connection = connectionId !== null ? connectionNamed(names, connectionId) : undefined;
   const client = str(actor.clientId) !== undefined ? clientNamed(names, actor.clientId!) : undefined;
   const userId = str(actor.userId);
@@ -206,7 +232,28 @@ const VERBS: Readonly<Record<string, string>> = {
   connection_created: 'created connection',
   connection_renamed: 'renamed connection',
   connection_deleted: 'deleted connection',
+  role_added: 'added',
+  role_updated: 'changed',
+  role_removed: 'removed',
+  entitlement_type_added: 'added',
+  entitlement_type_updated: 'changed',
+  entitlement_type_removed: 'removed',
+  entitlement_added: 'added',
+  entitlement_updated: 'changed',
+  entitlement_removed: 'removed',
+  admin_password_link_issued: 'made a one-time password link for',
+  admin_password_reset: 'set a new password with a password link for',
+  application_revoked: 'revoked every token for this team of application',
+  setup_link_created: 'made',
+  setup_link_used: 'opened',
+  setup_link_revoked: 'withdrew',
+  totp_enabled: 'set up an authenticator app for',
+  totp_removed: 'removed the authenticator app of',
+  second_factors_reset: 'reset the second factors (passkeys, authenticator app, recovery codes) of',
 };
+
+/** Phrases told by phraseOf's default branch: the raw action name, which no known action should need. */
+const RAW = new WeakSet<readonly StoryPart[]>();
 
 /** The kind word before a User or Group resource ("deleted user ada"). */
 const kindWord = (row: RawAudit): string => (row.resource_type === 'User' ? 'user ' : row.resource_type === 'Group' ? 'group ' : '');
@@ -242,7 +289,33 @@ function phraseOf(row: RawAudit, detail: Record<string, unknown>, resource: Name
       return changed.length > 0 ? ['changed ', listText(changed), ' of ', ...target] : ['changed ', ...target];
     }
     case 'sign_in':
+      if (detail.method === 'passkey') return ['signed in with a passkey'];
+      if (detail.secondFactor === 'totp') return ['signed in with a password and an authenticator app code'];
+      if (detail.secondFactor === 'recovery code') return ['signed in with a password and a recovery code'];
       return ['signed in'];
+    case 'members':
+      return ['changed who belongs to ', ...target];
+    case 'access_mapped':
+    case 'access_unmapped': {
+      const group: StoryPart = str(detail.group) !== undefined ? groupNamed(names, detail.group as string) : 'a group';
+      return action === 'access_mapped' ? ['gave ', ...target, ' to the members of group ', group] : ['took ', ...target, ' from the members of group ', group];
+    }
+    case 'catalog_replaced':
+      return ['replaced the catalog of roles and entitlements'];
+    case 'catalog_schemas_set':
+      return ['changed which schemas describe the catalog'];
+    case 'admin_added':
+      return detail.created === true ? ['added ', ...target, ' as a new admin'] : ['made ', ...target, ' an admin'];
+    case 'admin_removed':
+      return ['removed ', ...target, ' as admin'];
+    case 'passkey_added':
+      return ['added a passkey', str(detail.name) !== undefined ? ` “${detail.name as string}”` : '', ' for ', ...target];
+    case 'passkey_removed':
+      return ['removed the passkey', str(detail.name) !== undefined ? ` “${detail.name as string}”` : '', ' of ', ...target];
+    case 'recovery_codes_generated':
+      return ['made ', typeof detail.count === 'number' ? plural(detail.count, 'new recovery code') : 'new recovery codes', ' for ', ...target];
+    case 'recovery_code_used':
+      return ['used a recovery code', typeof detail.left === 'number' ? ` (${plural(detail.left, 'code')} left)` : ''];
     case 'token_issued':
       if (str(detail.name) !== undefined && str(detail.connectionId) !== undefined) return ['issued ', ...target, ' for ', connectionNamed(names, detail.connectionId as string)];
       return str(detail.name) !== undefined ? ['issued ', ...target] : ['was issued tokens', ...(str(detail.grantType) ? [` (${detail.grantType as string})`] : [])];
@@ -255,7 +328,9 @@ function phraseOf(row: RawAudit, detail: Record<string, unknown>, resource: Name
     default: {
       const verb = VERBS[action];
       if (verb !== undefined) return [`${verb} `, ...target];
-      return [action.replace(/_/g, ' '), ...(target.length > 0 ? [' ', ...target] : [])];
+      const raw: StoryPart[] = [action.replace(/_/g, ' '), ...(target.length > 0 ? [' ', ...target] : [])];
+      RAW.add(raw);
+      return raw;
     }
   }
 }
@@ -308,8 +383,15 @@ export function storyOf(row: RawAudit, names: PageNames): AuditEntry {
   const connectionId = row.actor_connection_id ?? str(actor.connectionId) ?? null;
   const { who, through, connection } = actorOf(actor, connectionId, names);
   const resource = resourceNamed(row, detail, names);
+  const phrase = row.action === 'sign_in_failed' || row.action === 'second_factor_failed' ? [] : phraseOf(row, detail, resource, names);
+  // Opening a setup link is the link's own act: "A colleague opened the setup link for ...", no "through" again.
+  const by = row.action === 'setup_link_used' ? [] : through;
   const story: StoryPart[] =
-    row.action === 'sign_in_failed' ? ['A sign-in as ', resource ?? who, ' failed', ...through] : [who, ' ', ...phraseOf(row, detail, resource, names), ...through];
+    row.action === 'sign_in_failed'
+      ? ['A sign-in as ', resource ?? who, ' failed', ...through]
+      : row.action === 'second_factor_failed'
+        ? ['A second-factor check of ', resource ?? who, ' failed', detail.method === 'passkey' ? ' (a passkey)' : detail.method === 'code' ? ' (a code)' : '', ...through]
+        : [who, ' ', ...phrase, ...by];
   return {
     id: row.id,
     at: row.at,
@@ -322,6 +404,7 @@ export function storyOf(row: RawAudit, names: PageNames): AuditEntry {
     ...(connection ? { connection } : {}),
     ...(resource ? { resource } : {}),
     story: story.filter((p) => p !== ''),
+    ...(RAW.has(phrase) ? { raw: true as const } : {}),
     details: detailLines(row, detail, names),
   };
 }

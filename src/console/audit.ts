@@ -2,10 +2,11 @@
  * The console's audit log (issue 30 item 4): a team's audit rows newest first, filtered by actor
  * (a userName, a connection's name, an id, or how they came in), action, resource and a date range, paged by (at, id)
  * seek, each row told as a story (audit-story.ts). The names a page shows are read for the whole
- * page at once: one query per kind (users, groups, clients, tokens, connections), never one per
+ * page at once: one query per kind (users, groups, clients, tokens, connections, setup links), never one per
  * row, so a page costs the same at any directory size. The same entries make a user's and a
  * group's history and the audit CSV export. No SQL and no HTML here.
  */
+import { setupLinkRecipients } from '../storage/repos/setup-links.ts';
 import { connectionByName, connectionNames } from '../oauth/connections.ts';
 import type { ScimContext } from '../scim/context.ts';
 import { clientNamesByIds, groupNamesByIds, tokenNamesByIds, userIdByName, userNamesByIds } from '../storage/repos/audit-names.ts';
@@ -103,7 +104,7 @@ async function filterOf(ctx: ScimContext, query: AuditQuery, limit: number): Pro
   return filter;
 }
 
-const EMPTY_NAMES: PageNames = { users: new Map(), groups: new Map(), clients: new Map(), tokens: new Map(), connections: new Map() };
+const EMPTY_NAMES: PageNames = { users: new Map(), groups: new Map(), clients: new Map(), tokens: new Map(), connections: new Map(), setupLinks: new Map() };
 
 /** The names a page of rows points at: one query per kind, for the whole page. */
 export async function pageNames(ctx: ScimContext, rows: readonly RawAudit[]): Promise<PageNames> {
@@ -113,8 +114,11 @@ export async function pageNames(ctx: ScimContext, rows: readonly RawAudit[]): Pr
   const clients = new Set<string>();
   const tokens = new Set<string>();
   const connections = new Set<string>();
+  const links = new Set<string>();
   for (const row of rows) {
     const actor = parseJson<ActorJson>(row.actor, {});
+    if (typeof actor.setupLinkId === 'string') links.add(actor.setupLinkId);
+    if (row.resource_type === 'SetupLink' && row.resource_id !== null) links.add(row.resource_id);
     if (typeof actor.userId === 'string') users.add(actor.userId);
     if (typeof actor.clientId === 'string') clients.add(actor.clientId);
     const through = row.actor_connection_id ?? actor.connectionId;
@@ -130,14 +134,16 @@ export async function pageNames(ctx: ScimContext, rows: readonly RawAudit[]): Pr
     for (const id of namedMembersOf(detail)) users.add(id);
     if (typeof detail.userId === 'string') users.add(detail.userId);
     if (typeof detail.connectionId === 'string') connections.add(detail.connectionId);
+    if ((row.action === 'access_mapped' || row.action === 'access_unmapped') && typeof detail.group === 'string') groups.add(detail.group);
   }
   const ex = ctx.storage.db;
-  const [u, g, c, t, named] = await Promise.all([
+  const [u, g, c, t, named, l] = await Promise.all([
     userNamesByIds(ex, ctx.team.id, [...users]),
     groupNamesByIds(ex, ctx.team.id, [...groups]),
     clientNamesByIds(ex, [...clients]),
     tokenNamesByIds(ex, ctx.team.id, [...tokens]),
     connections.size > 0 ? connectionNames(ex, ctx.team.id, [...connections].slice(0, 5000)) : new Map<string, string>(),
+    setupLinkRecipients(ex, ctx.team.id, [...links].slice(0, 5000)),
   ]);
   return {
     users: new Map(u.map((r) => [r.id, r.user_name])),
@@ -145,6 +151,7 @@ export async function pageNames(ctx: ScimContext, rows: readonly RawAudit[]): Pr
     clients: new Map(c.map((r) => [r.id, { name: r.name, ownTeam: r.team_id === ctx.team.id }])),
     tokens: new Map(t.map((r) => [r.id, r.name])),
     connections: named,
+    setupLinks: new Map(l.map((r) => [r.id, r.recipient])),
   };
 }
 

@@ -325,7 +325,7 @@ export function groupBody(detail: GroupDetail, now: Date, csrf: string, candidat
   return `${notice(message)}${error ? errorBody(error) : ''}<p><a href="/console/groups">All groups</a> · <a href="/console/access/mappings${e(q({ group: groupId }))}">Roles and entitlements mapped from this group</a></p>
 <h2>Attributes</h2>${resourceSections(detail.type, detail.resource, now)}
 <h2 id="members">Members</h2>
-<form method="get" action="/console/groups/${gid}#members" class="filters" role="search">
+<form method="get" action="/console/groups/${gid}#members" class="filters" role="search" aria-label="Group members">
 <div><label for="mq">Search members</label><input id="mq" name="mq" type="search" value="${e(detail.memberSearch)}" placeholder="start of userName"></div>
 <div><button type="submit" class="secondary">Search</button></div>
 </form>
@@ -333,7 +333,7 @@ export function groupBody(detail: GroupDetail, now: Date, csrf: string, candidat
 ${dataTable({ headers: ['userName', 'Joined', 'Remove'], rows, empty: 'No members.', caption: 'Members' })}
 ${memberPager(groupId, detail)}
 <h3>Add members</h3>
-<form method="get" action="/console/groups/${gid}" class="filters" role="search">
+<form method="get" action="/console/groups/${gid}" class="filters" role="search" aria-label="Users to add">
 <div><label for="add">Find users to add</label><input id="add" name="add" type="search" value="${e(candidates?.query)}" placeholder="start of userName or name" aria-describedby="add-hint"><small id="add-hint">Search by userName, given or family name, then choose Add.</small></div>
 <div><button type="submit" class="secondary">Find</button></div>
 </form>

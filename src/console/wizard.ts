@@ -3,24 +3,24 @@
  * connection (oauth/connections.ts) and what it needs: a bearer token of the connection, an
  * OAuth client of the connection with a secret, such a client trusting a federated credential,
  * or one registered for Okta's authorization code flow. Every input is checked before anything
- * is written; the connection and its credential are then each written in a transaction with its
- * audit row, and should the credential be refused after all (a budget, a race), the connection is
- * deleted again (audited too), so no half-made connection stays. A setup link's session may make
- * one connection (setup-links.ts).
+ * is written; then the connection, its credential, their audit rows and (from a setup link's
+ * session, which may make one connection: setup-links.ts) the link's claim are written in one
+ * transaction, so a credential refused after all (a budget, a race) or a failure between the
+ * steps leaves nothing behind.
  *
  * It also says what the provider's screens ask for (the values with the secret only when just
  * made) and the Test state: the connection's newest SCIM request since it was made, from the
  * request log (which http/request-journal.ts writes within a second or so).
  */
 import type { AdminDeps } from '../admin.ts';
-import { AdminError, createClient } from '../admin.ts';
+import { AdminError, checkedTokenLifetime, createClientIn } from '../admin.ts';
 import { OverBudget } from '../budgets.ts';
 import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
-import { addFederation, trustUrlProblem } from '../oauth/client-trust.ts';
+import { addFederationIn, trustUrlProblem } from '../oauth/client-trust.ts';
 import { redirectUriProblem, redirectUrisOf } from '../oauth/clients.ts';
-import { connectionById, ConnectionError, createConnection, deleteConnection } from '../oauth/connections.ts';
-import { issueProvisioningToken, ProvisioningTokenError } from '../oauth/provisioning.ts';
+import { connectionById, ConnectionError, createConnectionIn, nameTaken } from '../oauth/connections.ts';
+import { issueProvisioningTokenIn, ProvisioningTokenError } from '../oauth/provisioning.ts';
 import type { Storage } from '../storage/connect.ts';
 import { clientById } from '../storage/repos/clients.ts';
 import { federationsOf } from '../storage/repos/client-trust.ts';
@@ -30,6 +30,7 @@ import { claimConnectionForLink, SetupLinkError } from './setup-links.ts';
 import { entraIssuer, GALLERY_TOKEN_LIFETIME, OKTA_SCOPES, pathById, PATHS, WIZARD_TOKEN_DAYS } from './wizard-paths.ts';
 import type { WizardPath } from './wizard-paths.ts';
 import { transact } from '../storage/statements.ts';
+import type { Executor } from '../storage/types.ts';
 
 /** A wizard input the person must correct (shown on the form, 400). */
 export class WizardInputError extends Error {}
@@ -86,32 +87,34 @@ function redirectInput(inputs: WizardInputs): string {
 
 /**
  * Makes the connection of `path` with what it needs, for the team `team`, as `actor`; with
- * `setupLinkId`, records it as that link's one connection.
+ * `setupLinkId`, records it as that link's one connection. One transaction: the connection, its
+ * credential, their audit rows and the link's claim commit together, or nothing is written.
  */
 export async function setUpConnection(
   deps: WizardDeps,
   request: { team: { id: string; name: string }; path: WizardPath; inputs: WizardInputs; actor: Actor; requestId: string | null; setupLinkId?: string },
 ): Promise<MadeConnection> {
   const { path, team } = request;
-  // Every input first: nothing is written for a form that must be corrected.
+  // Every input first: a form that must be corrected opens no transaction.
   const federation = path.credential === 'client-federation' ? federationInputs(request.inputs) : undefined;
   const redirectUri = path.credential === 'client-code' ? redirectInput(request.inputs) : undefined;
-  const made = await createConnection(deps.storage, deps.clock, { teamId: team.id, name: request.inputs.name, provider: path.provider, actor: request.actor, requestId: request.requestId });
   try {
-    const secret = await makeCredential(deps, request, made.id, made.name, federation, redirectUri);
-    if (request.setupLinkId !== undefined) {
-      const linkId = request.setupLinkId;
-      await transact(deps.storage.db, (trx) => claimConnectionForLink(trx, linkId, made.id));
-    }
-    return { connectionId: made.id, ...(secret ? { secret } : {}) };
+    return await transact(deps.storage.db, async (trx) => {
+      const made = await createConnectionIn(trx, deps.clock, { teamId: team.id, name: request.inputs.name, provider: path.provider, actor: request.actor, requestId: request.requestId });
+      const secret = await makeCredential(trx, deps, request, made.id, made.name, federation, redirectUri);
+      if (request.setupLinkId !== undefined) await claimConnectionForLink(trx, request.setupLinkId, made.id);
+      return { connectionId: made.id, ...(secret ? { secret } : {}) };
+    });
   } catch (error) {
-    await deleteConnection(deps.storage, deps.clock, { teamId: team.id, id: made.id, actor: request.actor, requestId: request.requestId });
     if (error instanceof AdminError || error instanceof ProvisioningTokenError || error instanceof OverBudget) throw new WizardInputError(error.message);
+    // A concurrent connection of the same name, committed first (or a concurrent claim of the link's one connection).
+    if (!(error instanceof ConnectionError) && !(error instanceof SetupLinkError) && deps.storage.hooks.isUniqueViolation(error)) throw nameTaken(request.inputs.name);
     throw error;
   }
 }
 
 async function makeCredential(
+  trx: Executor,
   deps: WizardDeps,
   request: { team: { id: string; name: string }; path: WizardPath; actor: Actor; requestId: string | null },
   connectionId: string,
@@ -122,7 +125,7 @@ async function makeCredential(
   const admin: AdminDeps = { storage: deps.storage, clock: deps.clock, baseUrl: deps.baseUrl, actor: request.actor };
   switch (request.path.credential) {
     case 'token': {
-      const issued = await issueProvisioningToken(deps.storage, deps.clock, {
+      const issued = await issueProvisioningTokenIn(trx, deps.clock, {
         teamId: request.team.id,
         connectionId,
         name: `${name} token`.slice(0, 100),
@@ -136,18 +139,18 @@ async function makeCredential(
     case 'client-secret':
     case 'client-federation':
     case 'client-code': {
-      const client = await createClient(admin, {
+      const client = await createClientIn(trx, admin, {
         name,
         redirectUris: redirectUri !== undefined ? [redirectUri] : [],
-        team: request.team.name,
-        connection: name,
-        ...(request.path.credential === 'client-code' ? {} : { tokenLifetime: GALLERY_TOKEN_LIFETIME }),
+        teamId: request.team.id,
+        connectionId,
+        tokenLifetime: request.path.credential === 'client-code' ? null : checkedTokenLifetime(GALLERY_TOKEN_LIFETIME),
       });
       if (federation) {
-        await addFederation(admin, client.client_id, { issuer: federation.issuer, subject: federation.subject });
+        await addFederationIn(trx, admin, client.row, { issuer: federation.issuer, subject: federation.subject });
         return undefined;
       }
-      return { kind: 'clientSecret', value: client.client_secret, expiresAt: client.secret_expires_at };
+      return { kind: 'clientSecret', value: client.secret, expiresAt: client.secretExpiresAt };
     }
   }
 }

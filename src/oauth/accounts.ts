@@ -19,6 +19,7 @@
  *   counted, looked up or hashed. The account is the name within the team the sign-in is
  *   confined to, so guesses through one team's client never count against another team's name.
  */
+import { hasSecondFactor } from '../storage/repos/factors.ts';
 import { recordEvent } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { teamById, teamByName } from '../storage/repos/teams.ts';
@@ -158,6 +159,8 @@ export async function signIn(ctx: SignInContext, username: string, password: str
     return { kind: 'choose', teams: teams.flatMap((t) => (t ? [t.name] : [])) };
   }
   const user = matched[0]!;
-  await record(user, 'sign_in');
+  // An admin with a second factor has not signed in yet: passing the factor completes the sign-in
+  // and writes its row (factors.ts passCode, passkeys.ts passkeySignIn); a failed one is audited there.
+  if (!(await hasSecondFactor(ex, user.id))) await record(user, 'sign_in');
   return { kind: 'user', user };
 }

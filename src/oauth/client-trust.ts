@@ -236,6 +236,26 @@ export async function addFederation(
   options: { readonly issuer: string; readonly subject: string; readonly audience?: string; readonly jwksUri?: string },
 ): Promise<FederationView> {
   const client = await requireClient(deps, clientId);
+  try {
+    return await transact(deps.storage.db, (trx) => addFederationIn(trx, deps, client, options));
+  } catch (error) {
+    if (deps.storage.hooks.isUniqueViolation(error)) throw new AdminError(`client ${client.id} already trusts that issuer for that subject`);
+    throw error;
+  }
+}
+
+/**
+ * Adds a federated credential to `client` with its audit row in the caller's transaction `trx`
+ * (addFederation's, or the connection wizard's, which makes a connection, its client and the
+ * client's federated credential in one). Refused over the team's budget (OverBudget) or for bad
+ * input (AdminError).
+ */
+export async function addFederationIn(
+  trx: Executor,
+  deps: AdminDeps,
+  client: ClientRow,
+  options: { readonly issuer: string; readonly subject: string; readonly audience?: string; readonly jwksUri?: string },
+): Promise<FederationView> {
   if (client.team_id === null) throw new AdminError(`client ${client.id} is bound to no team; federated credentials are for clients created with --team (client_credentials)`);
   const issuerProblem = trustUrlProblem(options.issuer);
   if (issuerProblem) throw new AdminError(`--issuer: ${issuerProblem}`);
@@ -253,16 +273,9 @@ export async function addFederation(
     jwks_uri: options.jwksUri ?? null,
     created_at: iso(deps.clock),
   };
-  try {
-    await transact(deps.storage.db, async (trx) => {
-      await assertWithinBudget(trx, client);
-      await insertFederation(trx, row);
-      await audit(deps, trx, client, 'client_federation_added', { federationId: row.id, issuer: row.issuer, subject: row.subject, audience: row.audience, jwksUri: row.jwks_uri });
-    });
-  } catch (error) {
-    if (deps.storage.hooks.isUniqueViolation(error)) throw new AdminError(`client ${client.id} already trusts that issuer for that subject`);
-    throw error;
-  }
+  await assertWithinBudget(trx, client);
+  await insertFederation(trx, row);
+  await audit(deps, trx, client, 'client_federation_added', { federationId: row.id, issuer: row.issuer, subject: row.subject, audience: row.audience, jwksUri: row.jwks_uri });
   return federationView(row);
 }
 

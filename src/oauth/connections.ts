@@ -106,13 +106,27 @@ async function named<T>(storage: Storage, name: string, work: (trx: Executor) =>
   try {
     return await transact(storage.db, work);
   } catch (error) {
-    if (storage.hooks.isUniqueViolation(error)) throw new ConnectionError(409, `a connection named "${name}" already exists in this team`);
+    if (storage.hooks.isUniqueViolation(error)) throw nameTaken(name);
     throw error;
   }
 }
 
 export async function createConnection(
   storage: Storage,
+  clock: Clock,
+  request: { teamId: string; name: string; provider?: string | null; actor: Actor; requestId: string | null },
+): Promise<ConnectionView> {
+  const name = connectionName(request.name);
+  return named(storage, name, (trx) => createConnectionIn(trx, clock, request));
+}
+
+/**
+ * Creates a connection with its audit row in the caller's transaction `trx` (the connection
+ * wizard writes the connection and its credential in one). A concurrent one of the same name
+ * surfaces as a unique violation of the transaction: `isNameTaken` tells it apart.
+ */
+export async function createConnectionIn(
+  trx: Executor,
   clock: Clock,
   request: { teamId: string; name: string; provider?: string | null; actor: Actor; requestId: string | null },
 ): Promise<ConnectionView> {
@@ -128,21 +142,22 @@ export async function createConnection(
     created_by: actorDescription(request.actor),
     last_used_at: null,
   };
-  return named(storage, name, async (trx) => {
-    await refuseTakenName(trx, request.teamId, name);
-    await insertConnection(trx, row);
-    await recordEvent(trx, clock, {
-      teamId: request.teamId,
-      actor: request.actor,
-      requestId: request.requestId,
-      action: 'connection_created',
-      resourceType: 'Connection',
-      resourceId: row.id,
-      detail: { name, ...(provider ? { provider } : {}) },
-    });
-    return view(row, { live_tokens: 0, clients: 0 });
+  await refuseTakenName(trx, request.teamId, name);
+  await insertConnection(trx, row);
+  await recordEvent(trx, clock, {
+    teamId: request.teamId,
+    actor: request.actor,
+    requestId: request.requestId,
+    action: 'connection_created',
+    resourceType: 'Connection',
+    resourceId: row.id,
+    detail: { name, ...(provider ? { provider } : {}) },
   });
+  return view(row, { live_tokens: 0, clients: 0 });
 }
+
+/** The refusal of a name a concurrent write took first (a unique violation around a transaction that made a connection). */
+export const nameTaken = (name: string): ConnectionError => new ConnectionError(409, `a connection named "${name.trim()}" already exists in this team`);
 
 /** A team's connections by name, each with its live tokens and clients counted. */
 export async function listConnections(storage: Storage, teamId: string, now: string = new Date().toISOString()): Promise<ConnectionView[]> {

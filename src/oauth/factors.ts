@@ -23,6 +23,7 @@ import type { SecretBox } from '../keys/sealed.ts';
 import {
   consumeRecoveryCode,
   consumeTotpStep,
+  deletePasskey,
   deleteTotp,
   hasSecondFactor,
   passkeysOf,
@@ -32,6 +33,8 @@ import {
   setRequireSecondFactor,
   totpOf,
 } from '../storage/repos/factors.ts';
+import { deleteSessionsOfUser } from '../storage/repos/sessions.ts';
+import { transact } from '../storage/statements.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { UserRow } from '../storage/repos/users.ts';
@@ -195,7 +198,8 @@ export interface SecondFactorMeta {
 /**
  * The second step of a sign-in with a typed code: six digits are an authenticator app's code,
  * anything else a recovery code. Counted like a password (429 while the user is locked out from
- * this address); a failure is audited. Whether it passed.
+ * this address); a failure is audited (`second_factor_failed`), a pass is the sign-in's `sign_in`
+ * row (the password step writes none for an admin with a factor: accounts.ts). Whether it passed.
  */
 export async function passCode(ctx: FactorContext, user: Pick<UserRow, 'id' | 'team_id' | 'user_name'>, typed: string, meta: SecondFactorMeta): Promise<boolean> {
   const code = typed.trim();
@@ -211,11 +215,17 @@ export async function passCode(ctx: FactorContext, user: Pick<UserRow, 'id' | 't
         const row = await totpOf(trx, user.id);
         if (!row || row.confirmed_at === null) return false;
         const key = ctx.box.open(sealContext(user.id), row.secret);
-        for (const step of matchingSteps(key, digits, now.getTime())) if (await consumeTotpStep(trx, user.id, step)) return true;
+        for (const step of matchingSteps(key, digits, now.getTime())) {
+          if (await consumeTotpStep(trx, user.id, step)) {
+            await audit(trx, ctx.clock, change, 'sign_in', { method: 'form', secondFactor: 'totp' });
+            return true;
+          }
+        }
         return false;
       }
       if (!(await consumeRecoveryCode(trx, user.id, sha256(`recovery:${normalCode(code)}`), now.toISOString()))) return false;
       await audit(trx, ctx.clock, change, 'recovery_code_used', { left: await recoveryCodesLeft(trx, user.id) });
+      await audit(trx, ctx.clock, change, 'sign_in', { method: 'form', secondFactor: 'recovery code' });
       return true;
     });
   } catch (error) {
@@ -242,4 +252,48 @@ export async function setTeamRequirement(ctx: FactorContext, change: FactorChang
     await setRequireSecondFactor(trx, team.id, required);
     await recordEvent(trx, ctx.clock, { teamId: team.id, actor: change.actor, requestId: change.requestId, action: 'team_updated', resourceType: 'Team', resourceId: team.id, detail: { requireSecondFactor: required } });
   });
+}
+
+/** What an operator's reset of an admin's second factors removed. */
+export interface FactorsReset {
+  readonly passkeys: number;
+  /** An authenticator app, set up or only begun. */
+  readonly totp: boolean;
+  /** Unused recovery codes. */
+  readonly recoveryCodes: number;
+  /** Sessions ended (console and authorization pages, pending sign-ins too). */
+  readonly sessionsEnded: number;
+}
+
+/**
+ * The way back in for an admin who lost every factor and every recovery code: another admin (the
+ * console's Admins page) or the operator (`rollcall user reset-factors`) removes their passkeys,
+ * their authenticator app and their recovery codes and ends their sessions, in one transaction
+ * with its audit row. Their password still works; should their team require a second factor,
+ * their next sign-in sends them to set one up (`secondFactorStep`: 'enroll').
+ */
+export async function resetSecondFactors(storage: { readonly db: Db }, clock: Clock, change: FactorChange): Promise<FactorsReset> {
+  return transact(storage.db, async (trx) => {
+    const userId = change.user.id;
+    const passkeys = await passkeysOf(trx, userId);
+    for (const passkey of passkeys) await deletePasskey(trx, userId, passkey.id);
+    const totp = await deleteTotp(trx, userId);
+    const recoveryCodes = await recoveryCodesLeft(trx, userId);
+    await replaceRecoveryCodes(trx, [], userId);
+    const sessionsEnded = await deleteSessionsOfUser(trx, userId);
+    const removed: FactorsReset = { passkeys: passkeys.length, totp, recoveryCodes, sessionsEnded };
+    await audit(trx, clock, change, 'second_factors_reset', { userName: change.user.user_name, ...removed });
+    return removed;
+  });
+}
+
+/** "2 passkeys, the authenticator app and 8 recovery codes", or "nothing" (the CLI's and the console's words). */
+export function factorsText(f: Pick<FactorsReset, 'passkeys' | 'totp' | 'recoveryCodes'>): string {
+  const parts = [
+    ...(f.passkeys > 0 ? [`${f.passkeys} ${f.passkeys === 1 ? 'passkey' : 'passkeys'}`] : []),
+    ...(f.totp ? ['the authenticator app'] : []),
+    ...(f.recoveryCodes > 0 ? [`${f.recoveryCodes} unused recovery ${f.recoveryCodes === 1 ? 'code' : 'codes'}`] : []),
+  ];
+  if (parts.length === 0) return 'no second factor';
+  return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
 }

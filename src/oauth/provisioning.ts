@@ -18,6 +18,7 @@ import { revokeToken } from '../storage/repos/tokens.ts';
 import { issueAccessToken } from './tokens.ts';
 import type { Scope } from './tokens.ts';
 import { transact } from '../storage/statements.ts';
+import type { Executor } from '../storage/types.ts';
 
 /** Longest lifetime an operator may give a token: a year (then it is issued again). */
 export const MAX_TOKEN_SECONDS = 366 * 86_400;
@@ -78,38 +79,45 @@ export async function issueProvisioningToken(
   clock: Clock,
   request: TokenOwner & { teamId: string; name: string; scope: readonly Scope[]; ttlSeconds: number; actor: Actor; requestId: string | null },
 ): Promise<IssuedProvisioningToken> {
+  return transact(storage.db, (trx) => issueProvisioningTokenIn(trx, clock, request));
+}
+
+/** Issues a provisioning token with its audit row in the caller's transaction `trx` (the connection wizard's). */
+export async function issueProvisioningTokenIn(
+  trx: Executor,
+  clock: Clock,
+  request: TokenOwner & { teamId: string; name: string; scope: readonly Scope[]; ttlSeconds: number; actor: Actor; requestId: string | null },
+): Promise<IssuedProvisioningToken> {
   const name = tokenName(request.name);
   if (!(request.ttlSeconds >= 60 && request.ttlSeconds <= MAX_TOKEN_SECONDS)) throw new ProvisioningTokenError('the expiry is out of range');
   const id = newId();
   const userId = request.userId ?? null;
   const connectionId = request.connectionId ?? null;
-  return transact(storage.db, async (trx) => {
-    const now = clock.now().toISOString();
-    const issued = await issueAccessToken(trx, clock, { teamId: request.teamId, userId, connectionId, clientId: null, scope: request.scope, ttlSeconds: request.ttlSeconds });
-    const issuedBy = request.actor.via === 'console' ? `console:${request.actor.userId ?? ''}` : request.actor.via;
-    await insertProvisioningToken(trx, {
-      id,
-      team_id: request.teamId,
-      token_hash: sha256(issued.token),
-      name,
-      user_id: userId,
-      issued_by: issuedBy,
-      created_at: now,
-      expires_at: issued.expiresAt,
-      last_used_at: null,
-      connection_id: connectionId,
-    });
-    await recordEvent(trx, clock, {
-      teamId: request.teamId,
-      actor: request.actor,
-      requestId: request.requestId,
-      action: 'token_issued',
-      resourceType: 'Token',
-      resourceId: id,
-      detail: { name, ...(connectionId !== null ? { connectionId } : { userId }), scope: request.scope.join(' '), expiresAt: issued.expiresAt },
-    });
-    return { id, name, token: issued.token, expiresAt: issued.expiresAt, scope: request.scope.join(' ') };
+  const now = clock.now().toISOString();
+  const issued = await issueAccessToken(trx, clock, { teamId: request.teamId, userId, connectionId, clientId: null, scope: request.scope, ttlSeconds: request.ttlSeconds });
+  const issuedBy = request.actor.via === 'console' ? `console:${request.actor.userId ?? ''}` : request.actor.via;
+  await insertProvisioningToken(trx, {
+    id,
+    team_id: request.teamId,
+    token_hash: sha256(issued.token),
+    name,
+    user_id: userId,
+    issued_by: issuedBy,
+    created_at: now,
+    expires_at: issued.expiresAt,
+    last_used_at: null,
+    connection_id: connectionId,
   });
+  await recordEvent(trx, clock, {
+    teamId: request.teamId,
+    actor: request.actor,
+    requestId: request.requestId,
+    action: 'token_issued',
+    resourceType: 'Token',
+    resourceId: id,
+    detail: { name, ...(connectionId !== null ? { connectionId } : { userId }), scope: request.scope.join(' '), expiresAt: issued.expiresAt },
+  });
+  return { id, name, token: issued.token, expiresAt: issued.expiresAt, scope: request.scope.join(' ') };
 }
 
 /** A team's provisioning tokens, newest first; `connectionId`: only that connection's. */

@@ -29,7 +29,7 @@ export function layout(title: string, body: string): string {
 <p class="brand"><span class="mark" aria-hidden="true">R</span>Rollcall</p>
 ${body}
 </main>
-<p class="fineprint">Rollcall identity provisioning</p>
+<footer><p class="fineprint">Rollcall identity provisioning</p></footer>
 </body>
 </html>
 `;

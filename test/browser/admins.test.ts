@@ -148,7 +148,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       const status = async () => (await fetch(`${rollcall}/v2/scim/Users?count=1`, { headers: { authorization: `Bearer ${token}` } })).status;
       assert.equal(await status(), 200);
       await page.goto(`${rollcall}/console/admins`);
-      await page.getByRole('link', { name: 'Revoke the tokens of Payroll <app>' }).click();
+      await page.getByRole('link', { name: 'Revoke tokens of Payroll <app>' }).click();
       assert.match(String(await page.getByRole('alert').textContent()), /This ends 1 live token/);
       await check(page, 'revoke an application', width);
       await page.getByRole('button', { name: 'Revoke 1 token' }).click();

@@ -4,20 +4,25 @@
  * listening on 127.0.0.1, which exchanges the code and calls the SCIM API with the token; a
  * second run denies; a third uses an unregistered redirect URI and must stay on the error page.
  * CI installs Chromium (.ci/run) and sets REQUIRE_BROWSER=1, which makes a missing browser a
- * failure; elsewhere these tests are skipped when /usr/bin/chromium is absent.
+ * failure; elsewhere these tests are skipped when /usr/bin/chromium is absent. The sign-in page
+ * (with its passkey button) and the consent page pass the console's page checks at 390 and
+ * 1280 px: no axe-core violation of any impact, no sideways scrolling, no failed request or
+ * console error; their screenshots go to docs/console/ only with UPDATE_SCREENSHOTS=1.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createClient, createTeam, createTeamUser } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { axeViolations, describeViolations, overflowOf, screenshotPlace } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
@@ -38,8 +43,10 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
   let client: { client_id: string; client_secret: string };
   let close: () => Promise<void>;
   const password = 'browser test password';
+  let shots: ReturnType<typeof screenshotPlace> | undefined;
 
   before(async () => {
+    shots = screenshotPlace();
     database = await engines[0]!.open();
     // The client application: exchanges the code it receives and lists users with the token.
     clientApp = createServer((req, res) => {
@@ -88,6 +95,7 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
     await close?.();
     await new Promise((r) => clientApp?.close(r));
     await database?.dispose();
+    shots?.done();
   });
 
   const authorizeUrl = (redirectUri: string, state: string) =>
@@ -133,4 +141,35 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
     assert.equal(await page.getByLabel('Password').count(), 0);
     await page.close();
   });
+
+  /** The page checks of the console (pages.test.ts) on the page as it is now; failed requests and console errors as `problems` collected. */
+  async function pageProblems(page: Page, name: string, width: number, problems: string[]): Promise<string[]> {
+    await page.screenshot({ path: join(shots!.dir, `${name}-${width}.png`), fullPage: true });
+    const found = [...problems, ...describeViolations(await axeViolations(page)).map((v) => `axe: ${v}`)];
+    const overflow = await overflowOf(page);
+    if (overflow.scrollWidth > overflow.viewport) found.push(`scrolls sideways: ${overflow.scrollWidth} px in ${overflow.viewport}; ${overflow.wide.join('; ')}`);
+    return found;
+  }
+
+  for (const [width, height] of [[390, 844], [1280, 800]] as const) {
+    it(`the sign-in page (with its passkey button) and the consent page pass axe and do not scroll sideways at ${width} px`, async () => {
+      const context = await browser.newContext({ viewport: { width, height } });
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => void (m.type() === 'error' && problems.push(`console error: ${m.text()}`)));
+      page.on('response', (r) => void (r.status() >= 400 && problems.push(`${r.status()} for ${r.url()}`)));
+      try {
+        await page.goto(authorizeUrl(`${clientUrl}/callback`, `state-${width}`));
+        assert.equal(await page.getByRole('button', { name: 'Use a passkey' }).count(), 1, 'the sign-in page offers a passkey');
+        assert.deepEqual(await pageProblems(page, 'oauth-sign-in', width, problems), [], `the OAuth sign-in page at ${width} px`);
+        await page.getByLabel('User name').fill('admin@acme.example');
+        await page.getByLabel('Password').fill(password);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Allow' }).waitFor();
+        assert.deepEqual(await pageProblems(page, 'oauth-consent', width, problems), [], `the consent page at ${width} px`);
+      } finally {
+        await context.close();
+      }
+    });
+  }
 });

@@ -5,7 +5,11 @@
  * from the seeded data (users, a group with members, a token, a client with a secret, a
  * subscription with a delivery, a catalog with a group mapping, audit rows, logged requests); a
  * route that cannot be visited as a page is in SKIP with the reason; a route that is neither
- * visited nor skipped fails the test. For each page: answered 200, no failed request and no
+ * visited nor skipped fails the test. Some routes are visited more than once, in the states worth
+ * seeing (visitsOf): a filter, each wizard path and the connection it made, a secret shown once
+ * after its form's post/redirect/get, a setup link's landing page and restricted session, a fresh
+ * password link, the sign-in's second step, the wizard's polled Test state. Each visit must end on
+ * its own path (a redirect elsewhere, such as to sign-in, is a failure). For each page: answered 200, no failed request and no
  * console error (a CSP refusal is one), no axe-core violation of any impact, no sideways
  * scrolling of the page, and at 390 px every table stacked (table.ts) with none scrolling
  * sideways inside its box. Screenshots go to docs/console/<page>-<width>.png only with
@@ -24,7 +28,13 @@ import { buildApp } from '../../src/app.ts';
 import { createClient, createTeam, createTeamUser, issueToken, requireTeam, updateTeam } from '../../src/admin.ts';
 import { CLI_ACTOR } from '../../src/audit/events.ts';
 import { systemClock } from '../../src/clock.ts';
+import { makeSetupLink } from '../../src/console/setup-links.ts';
+import { setUpConnection } from '../../src/console/wizard.ts';
+import { PATHS } from '../../src/console/wizard-paths.ts';
 import { addClientSecret } from '../../src/oauth/client-secret-admin.ts';
+import { createConnection } from '../../src/oauth/connections.ts';
+import { issueProvisioningToken } from '../../src/oauth/provisioning.ts';
+import { hotp, timeStep } from '../../src/oauth/totp.ts';
 import { ReceiverPolicy } from '../../src/events/receivers.ts';
 import { createSubscription } from '../../src/events/subscriptions.ts';
 import { LOOPBACK_RECEIVERS, TEST_CONFIG } from '../support/app.ts';
@@ -42,17 +52,13 @@ const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 
 /** GET routes under /console that are not pages to visit, and why. */
-const SKIP: readonly (readonly [RegExp, string])[] = [[/^\/console\/assets\//, 'a static asset (stylesheet, script, icon), not a page']];
-
-/**
- * Pages whose tables other work of issue 30 rewrites with dataTable (the directory pages, the
- * audit log, the connections page): until it lands their tables scroll sideways inside their own
- * box at 390 px (the page itself must not). Every other check applies to them.
- */
-const TABLES_REWRITTEN_ELSEWHERE = new Set(['/console/users', '/console/users/:id', '/console/groups', '/console/groups/:id', '/console/audit', '/console/connections']);
+const SKIP: readonly (readonly [RegExp, string])[] = [
+  [/^\/console\/assets\//, 'a static asset (stylesheet, script, icon), not a page'],
+  [/^\/console\/(users|groups|audit)\.csv$/, 'a CSV download (test/http/console-exports.test.ts and test/browser/audit.test.ts read it), not a page'],
+];
 
 /** Routes visited signed out. */
-const SIGNED_OUT = new Set(['/console/sign-in']);
+const SIGNED_OUT = new Set(['/console/sign-in', '/console/password', '/console/setup/:link']);
 
 /** The file names of the screenshots (README.md links some); any other page is named after its path. */
 const NAMES: Readonly<Record<string, string>> = {
@@ -60,19 +66,48 @@ const NAMES: Readonly<Record<string, string>> = {
   '/console/users/:id': 'user',
   '/console/groups/:id': 'group',
   '/console/events/subscriptions/:id': 'subscription',
+  '/console/connections/:id': 'connection',
   '/console/connections/clients/:id': 'client',
   '/console/connections/clients/:id/secrets/:secretId/revoke': 'client-secret-revoke',
+  '/console/connections/tokens/:id/revoke': 'token-revoke',
+  '/console/connections/:id/delete': 'connection-delete',
   '/console/access/mappings': 'mappings',
   '/console/access/holders': 'holders',
+  '/console/admins/:id/remove': 'admin-remove',
+  '/console/admins/applications/:id/revoke': 'application-revoke',
+  '/console/connect/links/:id/revoke': 'connect-link-withdraw',
+  '/console/setup/:link': 'setup-link',
+  '/console/setup/wizard': 'setup-wizard',
+  '/console/password': 'password-link',
+  '/console/sign-in/verify': 'sign-in-verify',
+  '/console/events/subscriptions/:id/replay': 'subscription-replay',
+  '/console/events/subscriptions/:id/delete': 'subscription-delete',
+  '/console/users/new': 'user-new',
+  '/console/users/:id/edit': 'user-edit',
+  '/console/users/:id/deactivate': 'user-deactivate',
 };
 
 /** The query a page needs to show something. */
 const QUERIES: Readonly<Record<string, string>> = {
   '/console/access/holders': '?entry=role%3Aadmin',
+  '/console/events/subscriptions/:id/replay': '?from=1',
 };
 
 /** The seeded ids, by the path segment before a route's parameter (`/users/:id` takes the user's). */
 type Seeded = Record<string, string>;
+
+/**
+ * One visit of a route. By default its path is the route's, parameters filled from the seeded
+ * ids; `arrive` instead gets the page there itself (a form posted and redirected, a sign-in that
+ * stops at its second step) and returns the path it must end on.
+ */
+interface Visit {
+  readonly name: string;
+  readonly path?: string;
+  readonly arrive?: (page: Page) => Promise<string>;
+  /** The browser context: the admin's (default), none, or a setup link's restricted session. */
+  readonly as?: 'admin' | 'out' | 'setup';
+}
 
 const nameOf = (url: string): string => NAMES[url] ?? url.replace(/^\/console\/?/, '').replace(/:/g, '').replace(/\//g, '-');
 
@@ -94,6 +129,23 @@ function consoleRoutes(app: FastifyInstance): { url: string; skip?: string }[] {
   });
 }
 
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+/** An authenticator app's secret as the Security page shows it (RFC 4648 base32), to compute its codes. */
+function base32Decode(text: string): Buffer {
+  let bits = 0;
+  let value = 0;
+  const out: number[] = [];
+  for (const ch of text) {
+    value = (value << 5) | BASE32.indexOf(ch);
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 255);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
 async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
@@ -107,7 +159,12 @@ async function seed(database: TestDatabase, rollcall: string, receiver: Receiver
   const deps = { storage: database.storage, clock: systemClock, baseUrl: rollcall };
   await createTeam(deps, 'acme');
   await createTeamUser(deps, 'acme', 'admin@acme.example', { password: PASSWORD, admin: true });
-  const token = (await issueToken(deps, 'acme', 'admin@acme.example', { scope: ['read', 'write'], ttlSeconds: 86_400, name: 'Entra ID production' })).token;
+  const secondAdmin = String((await createTeamUser(deps, 'acme', 'second.admin@acme.example', { password: PASSWORD, admin: true })).id);
+  await createTeamUser(deps, 'acme', 'totp.admin@acme.example', { password: PASSWORD, admin: true });
+  const team0 = await requireTeam(deps, 'acme');
+  const connection = await createConnection(database.storage, systemClock, { teamId: team0.id, name: 'Entra ID production', provider: 'entra', actor: CLI_ACTOR, requestId: null });
+  const issued = await issueProvisioningToken(database.storage, systemClock, { teamId: team0.id, connectionId: connection.id, name: 'Entra ID 2026', scope: ['read', 'write'], ttlSeconds: 86_400, actor: CLI_ACTOR, requestId: null });
+  const token = issued.token;
   const call = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
     const res = await fetch(`${rollcall}${path}`, {
       method,
@@ -154,14 +211,42 @@ async function seed(database: TestDatabase, rollcall: string, receiver: Receiver
     roles: [{ value: 'admin', displayName: 'Administrator', description: 'Manages the application and its users' }, { value: 'reader', displayName: 'Reader' }],
     types: [{ name: 'License', endpoint: '/Licenses', multiValued: false, entitlements: [{ value: 'e5', displayName: 'Office 365 E5', description: 'The full suite' }] }],
   });
+  // The team administration API takes an administrator's token, not a connection's.
+  const adminToken = (await issueToken(deps, 'acme', 'admin@acme.example', { scope: ['read', 'write'], ttlSeconds: 3600, name: 'admin catalog' })).token;
   const mapped = await fetch(`${rollcall}/v2/admin/Catalog/mappings`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({ group, kind: 'role', value: 'admin' }),
   });
   assert.equal(mapped.status, 201, await mapped.text());
 
-  const client = await createClient(deps, { name: 'Entra ID gallery app', redirectUris: [], team: 'acme', tokenLifetime: 3600 });
+  const client = await createClient(deps, { name: 'Entra ID gallery app', redirectUris: [], team: 'acme', connection: 'Entra ID production', tokenLifetime: 3600 });
+  // An application holding a token for the team (the Admins page's revoke).
+  const application = await createClient(deps, { name: 'Payroll <app>', redirectUris: [], team: 'acme' });
+  const granted = await fetch(`${rollcall}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${application.client_id}:${application.client_secret}`).toString('base64')}` },
+    body: 'grant_type=client_credentials',
+  });
+  assert.equal(granted.status, 200, await granted.clone().text());
+
+  // A connection made by each path of the wizard; the generic one has made a request (Test is green), Entra's token a refused one.
+  const wizard: Record<string, string> = {};
+  const wizardInputs = { tenantId: '72f988bf-86f1-41af-91ab-2d7cd011db47', subject: '3c9e2f4a-8b1d-4e6f-a5c7-0d2b9e8f1a46', redirectUri: 'https://system-admin.okta.com/admin/app/cpc/rollcall/oauth/callback' };
+  for (const path of PATHS) {
+    const made = await setUpConnection(deps, { team: { id: team0.id, name: 'acme' }, path, inputs: { name: `${path.providerLabel}: ${path.method}`.slice(0, 100), ...wizardInputs }, actor: CLI_ACTOR, requestId: null });
+    wizard[`wizard:${path.id}`] = made.connectionId;
+    if (made.secret?.kind === 'token' && (path.id === 'generic-token' || path.id === 'entra-token')) {
+      const res = await fetch(`${rollcall}/v2/scim/Users${path.id === 'generic-token' ? '?count=1' : ''}`, {
+        method: path.id === 'generic-token' ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${made.secret.value}`, 'content-type': 'application/scim+json' },
+        ...(path.id === 'generic-token' ? {} : { body: JSON.stringify({ schemas: [USER_SCHEMA], userName: 'ada.lovelace@acme.example' }) }),
+      });
+      assert.equal(res.status, path.id === 'generic-token' ? 200 : 409, await res.text());
+    }
+  }
+  // A setup link waiting to be used: its landing page, and its withdrawal's confirmation.
+  const link = await makeSetupLink(database.storage, systemClock, { teamId: team0.id, userId: 'seed', recipient: 'it.colleague@acme.example', hours: 72, actor: CLI_ACTOR, requestId: null });
   const secret = await addClientSecret({ storage: database.storage, clock: systemClock, actor: CLI_ACTOR, requestId: null }, client.client_id, { name: 'Entra ID 2027', days: 20 });
 
   // Event subscriptions are an administrator's (the operator's here); a provisioning token may not make one.
@@ -171,7 +256,21 @@ async function seed(database: TestDatabase, rollcall: string, receiver: Receiver
   await updateTeam(deps, 'acme', 'visible');
   // The request log and the delivery log are written off the request path, within a second.
   await new Promise((r) => setTimeout(r, 1500));
-  return { users: users[0]!, groups: group, clients: client.client_id, secrets: secret.id, subscriptions: subscriptionId };
+  return {
+    users: users[0]!,
+    deactivated: leaver,
+    groups: group,
+    clients: client.client_id,
+    secrets: secret.id,
+    subscriptions: subscriptionId,
+    connections: connection.id,
+    tokens: issued.id,
+    admins: secondAdmin,
+    applications: application.client_id,
+    links: link.id,
+    setup: link.token,
+    ...wizard,
+  };
 }
 
 for (const engine of engines) {
@@ -203,13 +302,13 @@ for (const engine of engines) {
       shots?.done();
     });
 
-    /** A browser context at `width`, signed in as the team's admin when `signedIn`. */
-    async function contextAt(width: number, height: number, signedIn: boolean): Promise<BrowserContext> {
+    /** A browser context at `width`, signed in as `who` (an admin of the team) unless undefined. */
+    async function contextAt(width: number, height: number, who?: string): Promise<BrowserContext> {
       const context = await browser.newContext({ viewport: { width, height }, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
-      if (signedIn) {
+      if (who !== undefined) {
         const page = await context.newPage();
         await page.goto(`${rollcall}/console/sign-in`);
-        await page.getByLabel('User name').fill('admin@acme.example');
+        await page.getByLabel('User name').fill(who);
         await page.getByLabel('Password').fill(PASSWORD);
         await page.getByRole('button', { name: 'Sign in' }).click();
         await page.waitForURL(`${rollcall}/console`);
@@ -218,22 +317,174 @@ for (const engine of engines) {
       return context;
     }
 
-    /** Visits `path` and checks it; returns the problems found. */
-    async function check(page: Page, path: string, name: string, width: number, tablesStack: boolean): Promise<string[]> {
+    /** A browser context holding the restricted session of a new setup link (its landing page's button pressed). */
+    async function setupContextAt(width: number, height: number): Promise<BrowserContext> {
+      const team = await requireTeam({ storage: database.storage, clock: systemClock, baseUrl: rollcall }, 'acme');
+      const link = await makeSetupLink(database.storage, systemClock, { teamId: team.id, userId: 'test', recipient: `colleague.${width}@acme.example`, hours: 24, actor: CLI_ACTOR, requestId: null });
+      const context = await contextAt(width, height);
+      const page = await context.newPage();
+      await page.goto(`${rollcall}/console/setup/${link.token}`);
+      await page.getByRole('button', { name: 'Start the connection wizard' }).click();
+      await page.waitForURL(`${rollcall}/console/setup/wizard`);
+      await page.close();
+      return context;
+    }
+
+    /** The second factor the verify page asks for: an authenticator app of totp.admin, set up once. */
+    async function totpAdmin(): Promise<void> {
+      if (totpReady) return;
+      const context = await contextAt(1280, 800, 'totp.admin@acme.example');
+      try {
+        const page = await context.newPage();
+        await page.goto(`${rollcall}/console/security`);
+        await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+        const secret = String(await page.locator('#totp-secret').textContent());
+        await page.getByLabel('Code the app shows now').fill(hotp(base32Decode(secret), timeStep(Date.now())));
+        await page.getByRole('button', { name: 'Confirm' }).click();
+        await page.waitForURL(`${rollcall}/console/security?done=totp-on`);
+        totpReady = true;
+      } finally {
+        await context.close();
+      }
+    }
+    let totpReady = false;
+
+    /** Posts a form on a page reached from `from` and returns the path the redirect lands on. */
+    async function posted(page: Page, from: string, fill: Record<string, string>, button: string, lands: RegExp): Promise<string> {
+      await page.goto(`${rollcall}${from}`);
+      for (const [label, value] of Object.entries(fill)) await page.getByLabel(label, { exact: true }).fill(value);
+      await page.getByRole('button', { name: button }).click();
+      await page.waitForURL(lands);
+      return new URL(page.url()).pathname;
+    }
+
+    /** A password link for second.admin, made on the Admins page as the admin would. */
+    async function passwordLink(context: BrowserContext): Promise<string> {
+      const page = await context.newPage();
+      try {
+        await page.goto(`${rollcall}/console/admins`);
+        await page.getByRole('button', { name: 'Make a password link for second.admin@acme.example' }).click();
+        const url = new URL(String(await page.locator('#password-link').textContent()));
+        return `${url.pathname}${url.search}`;
+      } finally {
+        await page.close();
+      }
+    }
+
+    /**
+     * The visits of a route: its seeded page, and the states of it worth seeing (a filter, a
+     * secret shown once, each wizard path); undefined when the seeded data cannot fill it.
+     */
+    function visitsOf(url: string, width: number, state: { setupConnection?: string }): Visit[] | undefined {
+      const today = new Date().toISOString().slice(0, 10);
+      const wizardPaths = (base: string, setup: boolean) => PATHS.filter((p) => !setup || p.forSetupLinks).map((p): Visit => ({ name: `${setup ? 'setup-wizard' : 'connect'}-${p.id}`, path: `${base}/${p.id}`, ...(setup ? { as: 'setup' as const } : {}) }));
+      // The Test state is a fragment the connection page polls until it is green (the seeded generic connection's page shows green).
+      const polled = (page: Page, path: string) => async () => {
+        const poll = page.waitForResponse((r) => r.url() === `${rollcall}${path}/test`);
+        await page.goto(`${rollcall}${path}`);
+        assert.equal((await poll).status(), 200, 'the Test state is polled');
+        await page.waitForTimeout(200);
+        return path;
+      };
+      const special: Record<string, (page?: Page) => Visit[]> = {
+        '/console/users': () => [{ name: 'users' }, { name: 'users-deactivated', path: '/console/users?status=deactivated' }],
+        '/console/users/:id': () => [{ name: 'user' }, { name: 'user-deactivated', path: `/console/users/${seeded.deactivated}` }],
+        '/console/groups/:id': () => [{ name: 'group' }, { name: 'group-member-search', path: `/console/groups/${seeded.groups}?mq=ada&add=grace` }],
+        '/console/audit': () => [{ name: 'audit' }, { name: 'audit-filtered', path: `/console/audit?action=create&from=${today}` }],
+        '/console/admins': () => [
+          { name: 'admins' },
+          { name: 'admins-password-link', arrive: async (page) => posted(page, '/console/admins', {}, 'Make a password link for second.admin@acme.example', /\/console\/admins$/) },
+        ],
+        '/console/security': () => [
+          { name: 'security' },
+          {
+            name: 'security-totp-pending',
+            arrive: async (page) => {
+              await page.goto(`${rollcall}/console/security`);
+              const start = page.getByRole('button', { name: 'Set up an authenticator app' });
+              if ((await start.count()) > 0) await start.click();
+              await page.locator('#totp-secret').waitFor();
+              return '/console/security';
+            },
+          },
+        ],
+        '/console/connect': () => [
+          { name: 'connect' },
+          { name: 'connect-link-made', arrive: async (page) => posted(page, '/console/connect', { 'For (email or name)': `it.${width}@acme.example` }, 'Make setup link', /\/console\/connect$/) },
+        ],
+        '/console/connect/:path': () => wizardPaths('/console/connect', false),
+        '/console/connect/connections/:id': () => [
+          ...PATHS.map((p): Visit => ({ name: `connect-${p.id}-connection`, path: `/console/connect/connections/${seeded[`wizard:${p.id}`]}` })),
+          { name: 'connect-secret-shown', arrive: async (page) => posted(page, '/console/connect/generic-token', { 'Connection name': `Scripts at ${width} px` }, 'Create the connection', /\/console\/connect\/connections\/[^/]+$/) },
+        ],
+        '/console/connect/connections/:id/test': () => [
+          { name: 'connect-test-red', arrive: async (page) => polled(page, `/console/connect/connections/${seeded['wizard:entra-token']}`)() },
+        ],
+        '/console/setup/wizard': () => [{ name: 'setup-wizard', path: '/console/setup/wizard', as: 'setup' }],
+        '/console/setup/wizard/:path': () => wizardPaths('/console/setup/wizard', true),
+        '/console/setup/wizard/connections/:id': () => [
+          {
+            name: 'setup-wizard-connection',
+            as: 'setup',
+            arrive: async (page) => {
+              state.setupConnection = await posted(page, '/console/setup/wizard/generic-token', { 'Connection name': `Set up by a colleague at ${width} px` }, 'Create the connection', /\/console\/setup\/wizard\/connections\/[^/]+$/);
+              return state.setupConnection;
+            },
+          },
+        ],
+        '/console/setup/wizard/connections/:id/test': () => (state.setupConnection ? [{ name: 'setup-wizard-test', as: 'setup', arrive: async (page) => polled(page, state.setupConnection!)() }] : []),
+        '/console/connections/:id/tokens/:tokenId/issued': () => [
+          {
+            name: 'connection-token-issued',
+            arrive: async (page) => posted(page, `/console/connections/${seeded.connections}`, { 'Token name': `Token at ${width} px` }, 'Issue token', /\/issued$/),
+          },
+        ],
+        '/console/password': () => [{ name: 'password-link', as: 'out' }],
+        '/console/sign-in/verify': () => [
+          {
+            name: 'sign-in-verify',
+            as: 'out',
+            arrive: async (page) => {
+              await totpAdmin();
+              await page.goto(`${rollcall}/console/sign-in`);
+              await page.getByLabel('User name').fill('totp.admin@acme.example');
+              await page.getByLabel('Password').fill(PASSWORD);
+              await page.getByRole('button', { name: 'Sign in' }).click();
+              await page.waitForURL(`${rollcall}/console/sign-in/verify`);
+              return '/console/sign-in/verify';
+            },
+          },
+        ],
+      };
+      const path = pathOf(url, seeded);
+      const visits = special[url]?.() ?? (path === undefined ? undefined : [{ name: nameOf(url) }]);
+      // A visit without a path of its own or a way there takes the route's seeded path.
+      return visits?.map((v) => ({ ...(v.path === undefined && v.arrive === undefined ? { path } : {}), ...v, ...(v.as === undefined && SIGNED_OUT.has(url) ? { as: 'out' as const } : {}) }));
+    }
+
+    /** Visits a page and checks it; returns the problems found. */
+    async function check(page: Page, visit: Visit, width: number): Promise<string[]> {
       const problems: string[] = [];
       const onConsole = (message: { type(): string; text(): string }) => void (message.type() === 'error' && problems.push(`console error: ${message.text()}`));
       const onResponse = (response: { status(): number; url(): string }) => void (response.status() >= 400 && problems.push(`${response.status()} for ${response.url()}`));
       page.on('console', onConsole);
       page.on('response', onResponse);
       try {
-        const response = await page.goto(`${rollcall}${path}`, { waitUntil: 'load' });
-        if (response?.status() !== 200) problems.push(`answered ${response?.status()}`);
-        if (new URL(page.url()).pathname === '/console/sign-in' && !path.startsWith('/console/sign-in')) problems.push('sent to sign-in');
-        await page.screenshot({ path: join(shots!.dir, `${name}-${width}.png`), fullPage: true });
+        let expected: string;
+        if (visit.arrive) {
+          expected = await visit.arrive(page);
+        } else {
+          const response = await page.goto(`${rollcall}${visit.path}`, { waitUntil: 'load' });
+          if (response?.status() !== 200) problems.push(`answered ${response?.status()}`);
+          expected = new URL(`${rollcall}${visit.path}`).pathname;
+        }
+        const at = new URL(page.url()).pathname;
+        if (decodeURIComponent(at) !== decodeURIComponent(expected)) problems.push(`ended on ${at}, not ${expected}`);
+        await page.screenshot({ path: join(shots!.dir, `${visit.name}-${width}.png`), fullPage: true });
         problems.push(...describeViolations(await axeViolations(page)).map((v) => `axe: ${v}`));
         const overflow = await overflowOf(page);
         if (overflow.scrollWidth > overflow.viewport) problems.push(`scrolls sideways: ${overflow.scrollWidth} px wide in ${overflow.viewport}; ${overflow.wide.join('; ')}`);
-        if (width <= 640 && tablesStack) {
+        if (width <= 640) {
           if (overflow.scrollingTables.length > 0) problems.push(`tables scroll sideways: ${overflow.scrollingTables.join('; ')}`);
           if (overflow.unstackedTables > 0) problems.push(`${overflow.unstackedTables} table(s) not rendered by dataTable (table.ts): they do not stack`);
         }
@@ -247,33 +498,43 @@ for (const engine of engines) {
     for (const [width, height] of WIDTHS) {
       it(`every GET route under /console is a page that passes at ${width} px, or is skipped with a reason`, async (t) => {
         const routes = consoleRoutes(app);
-        assert.ok(routes.length >= 15, `the app registers the console's routes (${routes.length})`);
-        const signedIn = await contextAt(width, height, true);
-        const signedOut = await contextAt(width, height, false);
+        assert.ok(routes.length >= 40, `the app registers the console's routes (${routes.length})`);
+        const contexts = {
+          admin: await contextAt(width, height, 'admin@acme.example'),
+          out: await contextAt(width, height),
+          setup: await setupContextAt(width, height),
+        };
         const unvisitable: string[] = [];
+        const state: { setupConnection?: string } = {};
+        const names = new Set<string>();
         try {
           for (const route of routes) {
             if (route.skip !== undefined) {
               t.diagnostic(`skipped ${route.url}: ${route.skip}`);
               continue;
             }
-            const path = pathOf(route.url, seeded);
-            if (path === undefined) {
+            const visits = visitsOf(route.url, width, state);
+            if (visits === undefined || visits.length === 0) {
               unvisitable.push(route.url);
               continue;
             }
-            await t.test(`${route.url} (${path})`, async () => {
-              const page = await (SIGNED_OUT.has(route.url) ? signedOut : signedIn).newPage();
-              try {
-                assert.deepEqual(await check(page, path, nameOf(route.url), width, !TABLES_REWRITTEN_ELSEWHERE.has(route.url)), [], `${path} at ${width} px`);
-              } finally {
-                await page.close();
-              }
-            });
+            for (const visit of visits) {
+              assert.ok(!names.has(visit.name), `one screenshot name per visit: ${visit.name}`);
+              names.add(visit.name);
+              // A password link is made fresh for each visit (it is single use).
+              const resolved = route.url === '/console/password' ? { ...visit, path: await passwordLink(contexts.admin) } : visit;
+              await t.test(`${route.url} as ${visit.name} (${resolved.path ?? 'reached through its form'})`, async () => {
+                const page = await contexts[visit.as ?? 'admin'].newPage();
+                try {
+                  assert.deepEqual(await check(page, resolved, width), [], `${visit.name} at ${width} px`);
+                } finally {
+                  await page.close();
+                }
+              });
+            }
           }
         } finally {
-          await signedIn.close();
-          await signedOut.close();
+          for (const context of Object.values(contexts)) await context.close();
         }
         assert.deepEqual(unvisitable, [], 'routes with a parameter the seeded data has no id for: seed one (seed, Seeded) or add the route to SKIP with the reason');
       });
@@ -293,7 +554,7 @@ for (const engine of engines) {
     });
 
     it("shows every timestamp in the reader's local time after its relative text", async () => {
-      const context = await contextAt(1280, 800, true);
+      const context = await contextAt(1280, 800, 'admin@acme.example');
       try {
         const page = await context.newPage();
         await page.goto(`${rollcall}/console/events/subscriptions/${encodeURIComponent(seeded.subscriptions!)}`);

@@ -121,6 +121,79 @@ for (const engine of engines) {
       }
     });
 
+    it('the audit says what happened: the password alone writes no sign_in, a wrong code second_factor_failed, the sign-in completed by the code sign_in', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        await registerAdmin(t, ADMIN, PASSWORD);
+        const page = await signedIn(t);
+        const key = await setUpTotp(t, page);
+        const since = t.clock.now().toISOString();
+        t.clock.advance(60_000);
+        const after = async () => (await auditEvents(adminDeps(t), t.team.name, since, 1000)).filter((a) => a.at > since).map((a) => a.action);
+        const { page: next, location } = await passwordStep(t);
+        assert.equal(location, '/console/sign-in/verify');
+        assert.deepEqual(await after(), [], 'the password was right, but the sign-in is not complete');
+        assert.equal((await verifyWith(next, codeNow(t, key, 3))).statusCode, 401);
+        assert.deepEqual(await after(), ['second_factor_failed']);
+        assert.equal((await verifyWith(next, codeNow(t, key))).statusCode, 303);
+        const rows = (await auditEvents(adminDeps(t), t.team.name, since, 1000)).filter((a) => a.at > since);
+        assert.deepEqual(rows.map((a) => a.action), ['second_factor_failed', 'sign_in']);
+        assert.deepEqual(rows[1]!.detail, { method: 'form', secondFactor: 'totp' });
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('an admin who lost every factor: another admin resets them from the Admins page after a confirmation saying what goes; signed out, they set one up at their next sign-in; audited', async () => {
+      const t = await createTestApp({ engine });
+      try {
+        const OTHER = 'other@acme.example';
+        await registerAdmin(t, ADMIN, PASSWORD);
+        await createTeamUser(adminDeps(t), t.team.name, OTHER, { password: PASSWORD, admin: true });
+        const page = await signedIn(t);
+        await setUpTotp(t, page);
+        const on = await page.post('/console/settings/second-factor', { ...hiddenFields((await page.get('/console/settings')).body, '/console/settings/second-factor'), required: '1' });
+        assert.equal(on.statusCode, 303);
+        const other = await signedIn(t, OTHER);
+        await setUpTotp(t, other);
+        const codes = await other.post('/console/security/recovery-codes', hiddenFields((await other.get('/console/security')).body, '/console/security/recovery-codes'));
+        assert.equal(codes.statusCode, 303);
+        assert.equal((await other.get('/console/users')).statusCode, 200);
+
+        const admins = await page.get('/console/admins');
+        const reset = new RegExp(`href="(/console/admins/[A-Z0-9]{20}/reset-factors)" aria-label="Reset the second factors of ${OTHER}"`).exec(admins.body)?.[1];
+        assert.ok(reset, admins.body);
+        const self = /href="(\/console\/admins\/[A-Z0-9]{20})\/reset-factors"/g;
+        assert.equal([...admins.body.matchAll(self)].length, 1, 'no reset link for oneself');
+        const confirm = await page.get(reset);
+        assert.equal(confirm.statusCode, 200, confirm.body);
+        assert.match(confirm.body, /This removes <strong>the authenticator app and 10 unused recovery codes<\/strong>/);
+        assert.match(confirm.body, /this team requires a second factor, are sent to set one up/);
+        assert.equal((await other.get('/console/users')).statusCode, 200, 'the confirmation page changes nothing');
+        const done = await page.post(reset, hiddenFields(confirm.body, reset));
+        assert.equal(done.statusCode, 303, done.body);
+        assert.equal(done.headers.location, '/console/admins?done=factors-reset');
+        assert.match((await page.get('/console/admins?done=factors-reset')).body, /Second factors reset/);
+
+        assert.equal((await other.get('/console/users')).headers.location, '/console/sign-in', 'signed out everywhere');
+        const { page: back, location } = await passwordStep(t, OTHER);
+        assert.equal(location, '/console', 'no second step: they have no factor left');
+        assert.equal((await back.get('/console/users')).headers.location, '/console/security', 'the team requires one: set it up first');
+        const row = (await auditEvents(adminDeps(t), t.team.name, undefined, 1000)).find((a) => a.action === 'second_factors_reset');
+        assert.ok(row);
+        assert.deepEqual({ ...(row.detail as Record<string, unknown>), sessionsEnded: undefined }, { userName: OTHER, passkeys: 0, totp: true, recoveryCodes: 10, sessionsEnded: undefined });
+        assert.ok(((row.detail as { sessionsEnded: number }).sessionsEnded) >= 1);
+        assert.equal((row.actor as { via: string }).via, 'console');
+
+        const mine = await t.storage.db.selectFrom('users').select('id').where('user_name', '=', ADMIN).executeTakeFirstOrThrow();
+        const refused = await page.get(`/console/admins/${mine.id}/reset-factors`);
+        assert.equal(refused.statusCode, 409);
+        assert.match(refused.body, /cannot reset your own second factors/);
+      } finally {
+        await t.close();
+      }
+    });
+
     it('wrong codes are limited like passwords: the sixth in a row is a 429', async () => {
       const t = await createTestApp({ engine });
       try {

@@ -17,6 +17,7 @@ import { engines } from '../support/engines.ts';
 import { EntraStandIn } from '../support/entra-standin.ts';
 import { postWithAssertion } from '../support/assertions.ts';
 import { until } from '../support/wait.ts';
+import { CrashFrom } from '../support/storage-spy.ts';
 import { adminDeps, authorizeAndApprove, hiddenFields, PageSession, postForm, registerAdmin } from '../support/oauth.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -146,7 +147,7 @@ for (const engine of engines) {
       assert.equal(values.issuer, `https://login.microsoftonline.com/${tenant}/v2.0`);
     });
 
-    it('a credential refused after the connection was made (the team\'s client.credentials budget) leaves no connection and no client behind', async () => {
+    it('a credential refused (the team\'s client.credentials budget) leaves no connection, no client and no audit row of either', async () => {
       await updateTeamLimits(adminDeps(t), t.team.name, [{ name: 'client.credentials', value: 0 }]);
       const form = await page.get('/console/connect/entra-gallery-federation');
       const res = await page.post('/console/connect/entra-gallery-federation', { ...hiddenFields(form.body, '/console/connect/entra-gallery-federation'), name: 'Entra', tenantId: '72f988bf-86f1-41af-91ab-2d7cd011db47', subject: 'abc' });
@@ -155,7 +156,10 @@ for (const engine of engines) {
       assert.equal(await connectionCount(t), 0);
       assert.equal((await t.storage.db.selectFrom('oauth_clients').selectAll().execute()).length, 0);
       const audit = await auditEvents(adminDeps(t), t.team.name, undefined, 50);
-      assert.deepEqual(audit.filter((a) => a.action.startsWith('connection_') || a.action.startsWith('client_')).map((a) => a.action), ['connection_created', 'client_created', 'connection_deleted']);
+      assert.deepEqual(audit.filter((a) => a.action.startsWith('connection_') || a.action.startsWith('client_')).map((a) => a.action), [], 'one transaction: nothing made, nothing deleted');
+      const retried = await page.post('/console/connect/entra-gallery-federation', { ...hiddenFields(res.body, '/console/connect/entra-gallery-federation'), name: 'Entra', tenantId: '72f988bf-86f1-41af-91ab-2d7cd011db47', subject: 'abc' });
+      assert.equal(retried.statusCode, 400, 'the name is still free: refused for the budget again, not as taken');
+      assert.match(retried.body, /client\.credentials/);
     });
 
     it('okta-code: a client for Okta\'s redirect URI; the authorization code flow then SCIM turn Test green', async () => {
@@ -308,6 +312,71 @@ for (const engine of engines) {
         assert.equal(expired.res.statusCode, 410);
         assert.match(expired.res.body, /expired/);
       });
+    });
+  });
+
+  describe(`connection wizard: one transaction per path, on ${engine.name}`, () => {
+    const crash = new CrashFrom();
+    let t: TestApp;
+    let page: PageSession;
+    beforeEach(async () => {
+      crash.disarm();
+      t = await createTestApp({ engine, wrapStorage: (s) => crash.wrap(s) });
+      page = await signedIn(t);
+    });
+    afterEach(async () => {
+      crash.disarm();
+      await t.close();
+    });
+
+    /** What the wizard left in the team: connections, clients, tokens, and the audit rows of connections and credentials. */
+    async function left() {
+      const audit = await auditEvents(adminDeps(t), t.team.name, undefined, 100);
+      return {
+        connections: await connectionCount(t),
+        clients: (await t.storage.db.selectFrom('oauth_clients').select('id').execute()).length,
+        tokens: (await t.storage.db.selectFrom('provisioning_tokens').select('id').execute()).length,
+        audit: audit.map((a) => a.action).filter((a) => a.startsWith('connection_') || a.startsWith('client_') || a === 'token_issued'),
+      };
+    }
+
+    for (const [path, fields, at] of [
+      ['generic-token', { name: 'Script' }, 'the token'],
+      ['entra-gallery-secret', { name: 'Entra' }, 'the client'],
+      ['entra-gallery-federation', { name: 'Entra', tenantId: '72f988bf-86f1-41af-91ab-2d7cd011db47', subject: 'abc' }, 'the federated credential'],
+    ] as const) {
+      it(`${path}: a crash before ${at} is written leaves no connection, nothing of it and no audit row`, async () => {
+        const form = await page.get(`/console/connect/${path}`);
+        const table = at === 'the token' ? 'provisioning_tokens' : at === 'the client' ? 'oauth_clients' : 'client_federations';
+        crash.arm((node) => node.includes('"InsertQueryNode"') && node.includes(`"${table}"`));
+        const res = await page.post(`/console/connect/${path}`, { ...hiddenFields(form.body, `/console/connect/${path}`), ...fields });
+        assert.ok(crash.crashed, 'the crash happened');
+        crash.disarm();
+        assert.equal(res.statusCode, 500);
+        assert.deepEqual(await left(), { connections: 0, clients: 0, tokens: 0, audit: [] });
+      });
+    }
+
+    it('from a setup link: a crash as the link records its connection leaves no connection, and the link can still make one', async () => {
+      const start = await page.get('/console/connect');
+      const made = await page.post('/console/connect/links', { ...hiddenFields(start.body, '/console/connect/links'), recipient: 'it@acme.example', hours: '72' });
+      assert.equal(made.statusCode, 303, made.body);
+      const link = new URL(/<code id="setup-link">([^<]+)<\/code>/.exec((await page.get('/console/connect')).body)![1]!).pathname;
+      const colleague = new PageSession(t);
+      const landing = await colleague.get(link);
+      assert.equal((await colleague.post(link, hiddenFields(landing.body, link))).statusCode, 303);
+      const form = await colleague.get('/console/setup/wizard/generic-token');
+      assert.equal(form.statusCode, 200, form.body);
+      crash.arm((node) => node.includes('"UpdateQueryNode"') && node.includes('"setup_links"') && node.includes('"connection_id"'));
+      const res = await colleague.post('/console/setup/wizard/generic-token', { ...hiddenFields(form.body, '/console/setup/wizard/generic-token'), name: 'Script' });
+      assert.ok(crash.crashed, 'the crash happened');
+      crash.disarm();
+      assert.equal(res.statusCode, 500);
+      assert.deepEqual(await left(), { connections: 0, clients: 0, tokens: 0, audit: [] });
+      const again = await colleague.get('/console/setup/wizard/generic-token');
+      const retried = await colleague.post('/console/setup/wizard/generic-token', { ...hiddenFields(again.body, '/console/setup/wizard/generic-token'), name: 'Script' });
+      assert.equal(retried.statusCode, 303, retried.body);
+      assert.deepEqual((await left()).audit, ['connection_created', 'token_issued']);
     });
   });
 }

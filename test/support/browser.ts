@@ -64,7 +64,15 @@ export async function overflowOf(page: Page): Promise<Overflow> {
     }
     const scrollingTables = Array.from(doc.querySelectorAll('.table-wrap'))
       .filter((el) => el.scrollWidth > el.clientWidth + 1)
-      .map((el) => `${describe(el)} (${el.scrollWidth} > ${el.clientWidth})`);
+      .map((el) => {
+        // What reaches past the wrapper's right edge, the first few, to find the cause.
+        const edge = el.getBoundingClientRect().right;
+        const inner = Array.from((el as unknown as { querySelectorAll(s: string): ArrayLike<typeof el> }).querySelectorAll('*'))
+          .filter((c) => c.getBoundingClientRect().right > edge + 1)
+          .slice(-3)
+          .map((c) => `${describe(c)} ${Math.round(c.getBoundingClientRect().width)} px`);
+        return `${describe(el)} (${el.scrollWidth} > ${el.clientWidth}: ${inner.join(', ')})`;
+      });
     const unstackedTables = Array.from(doc.querySelectorAll('table')).filter((el) => !(typeof el.className === 'string' && el.className.split(/\s+/).includes('stack'))).length;
     return { scrollWidth: doc.documentElement.scrollWidth, viewport, wide, scrollingTables, unstackedTables };
   });

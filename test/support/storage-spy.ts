@@ -100,3 +100,52 @@ export class StatementLog implements KyselyPlugin {
     return { ...storage, db: storage.db.withPlugin(this).withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
   }
 }
+
+/**
+ * A crash between two steps of a write: once armed, the first query matching `trigger` (a query
+ * built per call, given as its operation node's JSON) and every statement and query after it
+ * fail, as if the process had died there, until disarmed. A write that spans several
+ * transactions leaves its first ones committed; one transaction leaves nothing.
+ */
+export class CrashFrom implements KyselyPlugin {
+  #trigger: ((node: string) => boolean) | undefined;
+  /** Whether the crash has happened (every statement fails). */
+  crashed = false;
+
+  arm(trigger: (node: string) => boolean): void {
+    this.#trigger = trigger;
+    this.crashed = false;
+  }
+
+  disarm(): void {
+    this.#trigger = undefined;
+    this.crashed = false;
+  }
+
+  #check(): void {
+    if (this.crashed) throw new Error('injected crash: the process is gone');
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (!this.crashed && this.#trigger?.(JSON.stringify(args.node))) this.crashed = true;
+    this.#check();
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+
+  /** `storage` with its statements and queries failing once the crash has happened. */
+  wrap(storage: Storage): Storage {
+    const inner = hot(storage.db);
+    const statements: Statements = {
+      all: (ex, def, params) => (this.#check(), inner.all(ex, def, params)),
+      first: (ex, def, params) => (this.#check(), inner.first(ex, def, params)),
+      run: (ex, def, params) => (this.#check(), inner.run(ex, def, params)),
+      write: (ex, def, params) => (this.#check(), inner.write(ex, def, params)),
+      shaped: (ex, query) => (this.#check(), inner.shaped(ex, query)),
+    };
+    return { ...storage, db: storage.db.withPlugin(this).withPlugin(new StorageCarrier(statements, hooksOf(storage.db))) };
+  }
+}

@@ -1,8 +1,9 @@
 /**
  * The console's Admins page (issue 30, items 3 and 5): the team's admins and the applications
  * holding tokens for it; adding an admin, making a password link, removing an admin and revoking
- * an application's tokens, each a CSRF-protected POST answered by a redirect (post/redirect/get);
- * the destructive two (remove, revoke) only from their confirmation page, which says what ends
+ * an application's tokens, resetting another admin's second factors, each a CSRF-protected POST
+ * answered by a redirect (post/redirect/get); the destructive three (remove, revoke, reset) only
+ * from their confirmation page, which says what ends
  * and how much. A password link is a secret shown once: the POST hands it to the redirected page
  * through handoff.ts (a signed, HttpOnly, SameSite=Strict cookie scoped to this page, bound to
  * the admin, 60 seconds), so a reload shows it no more and makes nothing.
@@ -12,8 +13,9 @@
  * render console/admins-views.ts; no SQL here.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addAdmin, AdminConsoleError, applicationGrants, issuePasswordLink, LINK_GONE, passwordLinkTarget, PASSWORD_PATH, removalOf, removeAdmin, revokeApplication, setPasswordWithLink, teamAdmins, teamApplications } from '../../console/admins.ts';
-import { ADMINS_PATH, adminsBody, passwordLinkPage, removeAdminConfirmBody, revokeApplicationConfirmBody } from '../../console/admins-views.ts';
+import { addAdmin, AdminConsoleError, applicationGrants, factorResetOf, resetAdminFactors, issuePasswordLink, LINK_GONE, passwordLinkTarget, PASSWORD_PATH, removalOf, removeAdmin, revokeApplication, setPasswordWithLink, teamAdmins, teamApplications } from '../../console/admins.ts';
+import { ADMINS_PATH, adminsBody, passwordLinkPage, removeAdminConfirmBody, resetFactorsConfirmBody, revokeApplicationConfirmBody } from '../../console/admins-views.ts';
+import { factorsText } from '../../oauth/factors.ts';
 import type { LinkShown } from '../../console/admins-views.ts';
 import * as views from '../../console/views.ts';
 import { scimErrorOf } from '../../scim/errors.ts';
@@ -27,6 +29,7 @@ const LINK_COOKIE = 'rollcall_console_password_link';
 const DONE: Record<string, string> = {
   removed: 'Admin removed: they are signed out everywhere, and their tokens and password links no longer work.',
   revoked: "The application's tokens for this team are revoked on every server; it must be authorized again.",
+  'factors-reset': 'Second factors reset: the admin is signed out everywhere and signs in again with their password (setting up a factor first if this team requires one).',
 };
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -108,6 +111,21 @@ export function adminRoutes(app: FastifyInstance, kit: ConsoleKit, options: { cu
     guarded(request, reply, async () => {
       await removeAdmin(scim(request), selfId(request), request.params.id);
       return shell.seeOther(reply, `${ADMINS_PATH}?done=removed`);
+    }),
+  );
+
+  app.get<{ Params: { id: string } }>(`${ADMINS_PATH}/:id/reset-factors`, { preHandler: signedIn }, async (request: IdRequest, reply) =>
+    guarded(request, reply, async () => {
+      const reset = await factorResetOf(scim(request), selfId(request), request.params.id);
+      const removes = factorsText({ passkeys: reset.factors.passkeys.length, totp: reset.factors.totp !== 'off', recoveryCodes: reset.factors.recoveryCodesLeft });
+      return show(request, reply, `Reset the second factors of ${reset.userName}`, resetFactorsConfirmBody(reply.generateCsrf(), { id: request.params.id, userName: reset.userName }, removes, reset.required));
+    }),
+  );
+
+  app.post<{ Params: { id: string } }>(`${ADMINS_PATH}/:id/reset-factors`, post, async (request: IdRequest, reply) =>
+    guarded(request, reply, async () => {
+      await resetAdminFactors(scim(request), selfId(request), request.params.id);
+      return shell.seeOther(reply, `${ADMINS_PATH}?done=factors-reset`);
     }),
   );
 

@@ -83,3 +83,9 @@ export async function revokeSetupLinksOfCreator(ex: Executor, teamId: string, us
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** The recipients of some of a team's links by id (the audit log names a link by whom it was sent to). */
+export async function setupLinkRecipients(ex: Executor, teamId: string, ids: readonly string[]): Promise<{ id: string; recipient: string }[]> {
+  if (ids.length === 0) return [];
+  return ex.selectFrom('setup_links').select(['id', 'recipient']).where('team_id', '=', teamId).where('id', 'in', [...ids]).execute();
+}
