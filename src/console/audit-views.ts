@@ -69,6 +69,6 @@ ${links ? `<nav class="pager" aria-label="Pages">${links}</nav>` : ''}`;
 export const exportErrorBody = (kind: 'users' | 'groups', message: string): string =>
   `<div class="alert" role="alert">The export could not start: ${e(message)}</div><p><a href="/console/${kind}">Back to the ${kind}</a></p>`;
 
-/** The link to a list's CSV export, with the list's search or filter. */
-export const exportLink = (kind: 'users' | 'groups', form: { readonly q: string; readonly filter: string }): string =>
-  `<a href="${e(`/console/${kind}.csv${query({ q: form.q, filter: form.filter })}`)}" download>Export ${kind === 'users' ? 'these users' : 'these groups'} as CSV</a>`;
+/** The link to a list's CSV export, with the list's search or filter and (users) its status. */
+export const exportLink = (kind: 'users' | 'groups', form: { readonly q: string; readonly filter: string; readonly status?: string }): string =>
+  `<a href="${e(`/console/${kind}.csv${query({ q: form.q, filter: form.filter, ...(form.status ? { status: form.status } : {}) })}`)}" download>Export ${kind === 'users' ? 'these users' : 'these groups'} as CSV</a>`;

@@ -146,8 +146,8 @@ export function userWords(q: string): string {
 export const seeingDeactivated = (ctx: ScimContext): ScimContext =>
   hidesDeactivated(ctx) ? { ...ctx, team: { ...ctx.team, deactivated_users: 'visible' } } : ctx;
 
-/** `filter` narrowed to one status (UserStatus), and the context that reads it. */
-function withStatus(ctx: ScimContext, filter: string | undefined, status: UserStatus): { ctx: ScimContext; filter: string | undefined } {
+/** `filter` narrowed to one status (UserStatus), and the context that reads it (the users list and its CSV export). */
+export function withStatus(ctx: ScimContext, filter: string | undefined, status: UserStatus): { ctx: ScimContext; filter: string | undefined } {
   const and = (test: string) => (filter === undefined ? test : `(${filter}) and ${test}`);
   if (status === 'deactivated') return { ctx: seeingDeactivated(ctx), filter: and('active eq false') };
   if (status === 'active' && !hidesDeactivated(ctx)) return { ctx, filter: and('active eq true') };

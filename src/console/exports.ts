@@ -18,6 +18,10 @@ import { commonAttributes } from '../scim/schema/common.ts';
 import { loadTeamTypes } from '../scim/team-schemas.ts';
 import type { AttributeDef, ResourceTypeDef } from '../scim/schema/types.ts';
 import { listUsers } from '../scim/users.ts';
+import { groupWordSearch, USER_SEARCH_ORDER, userWordSearch, withWords } from '../scim/word-search.ts';
+import type { ListQuery } from '../scim/query.ts';
+import { withStatus } from './directory.ts';
+import type { UserStatus } from './directory.ts';
 import { auditLog } from './audit.ts';
 import type { AuditQuery } from './audit.ts';
 import { storyText } from './audit-story.ts';
@@ -80,6 +84,13 @@ const excludedOf = (rt: ResourceTypeDef): string => rt.schema.attributes.filter(
 export interface DirectoryExport {
   /** A SCIM filter (the list page's), or nothing: the whole directory. */
   readonly filter?: string;
+  /**
+   * The list page's plain words, when it has no filter: the same search as the page (case and
+   * accents ignored, scim/word-search.ts), not a SCIM `sw` filter, which minds accents.
+   */
+  readonly words?: string;
+  /** Users only: the list page's status filter (directory.ts UserStatus). */
+  readonly status?: UserStatus;
 }
 
 async function audited(ctx: ScimContext, what: string, detail: Record<string, unknown>): Promise<void> {
@@ -87,20 +98,32 @@ async function audited(ctx: ScimContext, what: string, detail: Record<string, un
 }
 
 /**
- * The directory as CSV, the list's SCIM filter applied. Its first page is read before anything is
+ * The directory as CSV, the list's SCIM filter or words and its status applied, as the page applies them. Its first page is read before anything is
  * sent, so a bad filter is the admin's 400, not a CSV cut short. Returns the generator to stream.
  */
 export async function directoryCsv(ctx: ScimContext, kind: 'users' | 'groups', options: DirectoryExport): Promise<AsyncGenerator<string>> {
   const types = ctx.types ?? (await loadTeamTypes(ctx.storage.db, ctx.team.id));
-  const scoped: ScimContext = { ...ctx, types };
+  const given = options.filter?.trim() ?? '';
+  if (given.length > 2000) throw new ConsoleInputError('the filter is at most 2,000 characters');
+  const words = given === '' ? (options.words?.trim() ?? '') : '';
+  if (words.length > 200) throw new ConsoleInputError('the search is at most 200 characters');
+  const status = kind === 'users' ? (options.status ?? '') : '';
+  // The users list's status as the page applies it: the deactivated ones are read as a team
+  // that shows them reads them (directory.ts withStatus).
+  const narrowed = withStatus({ ...ctx, types }, given === '' ? undefined : given, status);
+  const scoped = narrowed.ctx;
+  const filter = narrowed.filter ?? '';
   const rt = kind === 'users' ? typesOf(scoped).User : typesOf(scoped).Group;
-  const filter = options.filter?.trim() ?? '';
-  if (filter.length > 2000) throw new ConsoleInputError('the filter is at most 2,000 characters');
   const params = { ...(filter !== '' ? { filter } : {}), count: String(MAX_COUNT), excludedAttributes: excludedOf(rt) };
   const list = kind === 'users' ? listUsers : listGroups;
+  const query = (cursor: string): ListQuery => {
+    const parsed = parseListQuery(rt, { ...params, cursor });
+    if (words === '') return parsed;
+    return kind === 'users' ? withWords(parsed, words, userWordSearch(words), USER_SEARCH_ORDER) : withWords(parsed, words, groupWordSearch(words));
+  };
   // The first page is read before the audit row and the first byte: a bad or too costly filter is a 400 page, not a cut CSV.
-  let page = await list(scoped, parseListQuery(rt, { ...params, cursor: '' }));
-  await audited(ctx, kind, filter !== '' ? { filter } : {});
+  let page = await list(scoped, query(''));
+  await audited(ctx, kind, { ...(given !== '' ? { filter: given } : {}), ...(words !== '' ? { search: words } : {}), ...(status !== '' ? { status } : {}) });
   return (async function* () {
     const columns = csvColumns(rt);
     yield csvRecord(columns.map((c) => c.header));
@@ -108,7 +131,7 @@ export async function directoryCsv(ctx: ScimContext, kind: 'users' | 'groups', o
       yield page.resources.map((r) => csvRecord(columns.map((c) => c.cell(r)))).join('');
       if (page.nextCursor === undefined) return;
       await nextTurn();
-      page = await list(scoped, parseListQuery(rt, { ...params, cursor: page.nextCursor }));
+      page = await list(scoped, query(page.nextCursor));
     }
   })();
 }

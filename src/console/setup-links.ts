@@ -17,7 +17,7 @@ import type { Actor } from '../audit/events.ts';
 import type { Clock } from '../clock.ts';
 import { newId, newToken, sha256 } from '../ids.ts';
 import type { Storage } from '../storage/connect.ts';
-import { claimSetupConnection, consumeSetupLink, insertSetupLink, listSetupLinks, revokeSetupLink as revokeLinkRow, setupLinkByHash, setupLinkById, setupSession } from '../storage/repos/setup-links.ts';
+import { claimSetupConnection, consumeSetupLink, insertSetupLink, listSetupLinks, revokeSetupLink as revokeLinkRow, setupLinkByHash, setupLinkById, setupLinkCreator, setupSession } from '../storage/repos/setup-links.ts';
 import type { SetupLinkRow } from '../storage/repos/setup-links.ts';
 import { teamById } from '../storage/repos/teams.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
@@ -110,7 +110,7 @@ export async function makeSetupLink(
     team_id: request.teamId,
     link_hash: sha256(token),
     recipient,
-    created_by: `console:${request.userId}`,
+    created_by: setupLinkCreator(request.userId),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + request.hours * 3_600_000).toISOString(),
     used_at: null,

@@ -19,6 +19,8 @@ import { HashingBusy, signInPasswordProblem } from '../oauth/passwords.ts';
 import { endSessionsOfUser } from '../sessions.ts';
 import { addCounts, userDelta, userStateOf } from '../storage/repos/counters.ts';
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
+import { retirePasswordLinks } from '../storage/repos/admins.ts';
+import { revokeSetupLinksOfCreator } from '../storage/repos/setup-links.ts';
 import { groupsOfUsers } from '../storage/repos/groups.ts';
 import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey, userWithGroups } from '../storage/repos/users.ts';
 import type { ListedUser, UserRow } from '../storage/repos/users.ts';
@@ -201,10 +203,30 @@ async function withPrehashed<T>(find: () => Promise<string | undefined>, write: 
   }
 }
 
+/**
+ * A connection's token (Actor.connectionId: an identity provider, or whoever holds a setup link's
+ * token) provisions people; it never hands out the console. So it may not make a user one who
+ * signs in (userType admin: oauth/accounts.ts signsIn), take that from an admin, or set or change
+ * the password of a user who signs in as an admin: 403, nothing written. An admin's own token, the
+ * console and the CLI may. Everything else a provider sends (userType "Employee", a password
+ * for a user who does not sign in) is untouched.
+ */
+function refuseSignInChange(ctx: ScimContext, before: Pick<UserRow, 'user_type'> | undefined, after: Pick<UserRow, 'user_type'>, setsPassword: boolean): void {
+  if (!ctx.actor.connectionId) return;
+  const was = before !== undefined && signsIn(before);
+  const becomes = signsIn(after);
+  const where = 'an admin of the team does that in the console (Admins)';
+  if (becomes && !was) throw new ScimError(403, `A connection cannot make a user an admin who signs in to the console (userType "admin"); ${where}`);
+  if (was && !becomes) throw new ScimError(403, `A connection cannot change the userType of an admin who signs in to the console; ${where}`);
+  if (setsPassword && (was || becomes)) throw new ScimError(403, `A connection cannot set or change the password of an admin who signs in to the console; ${where}`);
+}
+
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
   const rt = typesOf(ctx).User;
   const validated = validateResource(rt, body, 'create');
   checkAssignments(typesOf(ctx).catalog, 'create', validated.document);
+  // Before the password is hashed: a refused write costs nothing.
+  refuseSignInChange(ctx, undefined, { user_type: columnsOf(coreUserType, validated.document, commonAttributes).user_type as string | null }, validated.password !== undefined);
   const now = iso(ctx.clock);
   const row = rowFor(ctx, { id: newId(), team_id: ctx.team.id, created_at: now, password_hash: null, deleted_at: null }, validated, 1, await hashOutside(ctx, validated.password));
   return runWrite(ctx, async (trx) => {
@@ -318,6 +340,7 @@ async function save(
     const clash = await userByNameKey(trx, ctx.team.id, next.user_name_claim!);
     if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
   }
+  refuseSignInChange(ctx, current, next, next.password_hash !== current.password_hash);
   const [before, after] = [parseData(ctx, current), parseData(ctx, next)];
   await confirmAssigned(ctx, trx, before, next.deleted_at === null ? after : undefined);
   if (!(await updateUser(trx, next, current.version))) {
@@ -336,10 +359,16 @@ async function save(
     (next.user_type ?? '').toLowerCase() !== (current.user_type ?? '').toLowerCase();
   const revoked = revokes ? await revokeTokensOfUser(trx, current.id, next.updated_at) : 0;
   if (revokes) await endSessionsOfUser(trx, current.id);
+  // An admin who is deactivated, deleted or no longer an admin: the setup links they sent that
+  // are unused or have a session open end, and so do their unused password links (a
+  // reactivation does not bring either back).
+  const endsAdmin = signsIn(current) && (next.active === 0 || !signsIn(next));
+  const linksEnded = endsAdmin ? await revokeSetupLinksOfCreator(trx, ctx.team.id, current.id, next.updated_at) : 0;
+  if (endsAdmin) await retirePasswordLinks(trx, ctx.team.id, current.id, next.updated_at);
   const changed = changedAttributes(before, after);
   // The answer (its groups read) before the counters: nothing may follow their bump but the commit.
   const rendered = await render(ctx, trx, next, projection, groups);
-  const detail = { changed, ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}) };
+  const detail = { changed, ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}), ...(linksEnded > 0 ? { setupLinksRevoked: linksEnded } : {}) };
   const change = CHANGE_OF[action] ?? 'patch';
   await write(ctx, trx, { action, detail }, change, next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   // RISC / CAEP signals (events/signals.ts), from the states before and after: deactivation,

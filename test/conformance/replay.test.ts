@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { CLI_ACTOR } from '../../src/audit/events.ts';
+import { createConnection } from '../../src/oauth/connections.ts';
+import { issueProvisioningToken } from '../../src/oauth/provisioning.ts';
 import { createTestApp } from '../support/app.ts';
 
 interface Step {
@@ -73,12 +76,17 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
           const res = await t.request('POST', '/v2/admin/Schemas', extension);
           assert.equal(res.statusCode, 201, `registering an extension: ${res.body}`);
         }
+        // The provider talks as a connection does (its own token, as the guides and the wizard
+        // set it up), so the rules for a connection's writes apply to the recorded traffic.
+        const connection = await createConnection(t.storage, t.clock, { teamId: t.team.id, name: fixture.provider.slice(0, 100), actor: CLI_ACTOR, requestId: null });
+        const issued = await issueProvisioningToken(t.storage, t.clock, { teamId: t.team.id, connectionId: connection.id, name: 'replay', scope: ['read', 'write'], ttlSeconds: 86_400, actor: CLI_ACTOR, requestId: null });
+        const asConnection = { authorization: `Bearer ${issued.token}` };
         for (const step of fixture.steps) {
           const label = `${step.id}${step.note ? ` (${step.note})` : ''}`;
           const path = substitute(step.request.path, vars) as string;
           const url = `/v2/scim${path.replace(/ /g, '%20').replace(/"/g, '%22')}`;
           const body = step.request.body === undefined ? undefined : substitute(step.request.body, vars);
-          const res = await t.request(step.request.method, url, body, (substitute(step.request.headers ?? {}, vars) as Record<string, string>));
+          const res = await t.request(step.request.method, url, body, { ...asConnection, ...(substitute(step.request.headers ?? {}, vars) as Record<string, string>) });
           assert.equal(res.statusCode, step.expect.status, `${label}: status; body ${res.body}`);
           const parsed: unknown = res.body === '' ? undefined : JSON.parse(res.body);
           if (step.expect.emptyBody) assert.equal(res.body, '', `${label}: empty body`);

@@ -71,5 +71,41 @@ for (const engine of unmigratedEngines) {
         await dispose();
       }
     });
+
+    it('makes no connection of a user whose tokens are all revoked or expired (they stay dead); a cut name is trimmed', async () => {
+      const { storage, dispose } = await engine.open();
+      try {
+        await migrateTo(storage, '026_delta_query');
+        const db = storage.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+        await db.insertInto('teams').values({ id: TEAM, name: 'acme', name_key: 'acme', deactivated_users: 'hidden', created_at: T }).execute();
+        // A name whose cut (92 characters) ends in a space.
+        const long = `${'x'.repeat(91)} tail of a long provisioning user name`;
+        const user = (id: string, userName: string) => ({
+          id, team_id: TEAM, user_name: userName, user_name_key: userName, user_name_claim: userName, deleted_at: null, external_id: null, active: 1, user_type: null,
+          display_name: null, given_name: null, family_name: null, password_hash: null, data: storage.hooks.toJson({ userName }), version: 1, created_at: T, updated_at: T,
+        });
+        await db.insertInto('users').values([user('OLDPROVISIONING00000', 'old-provisioning@acme.example'), user('LONGNAME000000000000', long)]).execute();
+        const token = (secret: string, userId: string, dead: 'revoked' | 'expired' | null) => ({
+          hash: sha256(secret), kind: 'access', family_id: null, client_id: null, user_id: userId, team_id: TEAM, scope: 'read write', created_at: T,
+          expires_at: dead === 'expired' ? T : FUTURE, revoked_at: dead === 'revoked' ? T : null, secret_id: null,
+        });
+        const named = (id: string, secret: string, userId: string, dead: 'expired' | null) => ({
+          id, team_id: TEAM, token_hash: sha256(secret), name: id, user_id: userId, issued_by: 'cli', created_at: T, expires_at: dead === 'expired' ? T : FUTURE, last_used_at: null,
+        });
+        await db.insertInto('oauth_tokens').values([token('rc_at_revoked', 'OLDPROVISIONING00000', 'revoked'), token('rc_at_expired', 'OLDPROVISIONING00000', 'expired'), token('rc_at_long', 'LONGNAME000000000000', null)]).execute();
+        await db.insertInto('provisioning_tokens').values([named('P1', 'rc_at_revoked', 'OLDPROVISIONING00000', null), named('P2', 'rc_at_expired', 'OLDPROVISIONING00000', 'expired'), named('P3', 'rc_at_long', 'LONGNAME000000000000', null)]).execute();
+        await migrate(storage);
+
+        const made = await db.selectFrom('connections').select(['name', 'name_key']).execute();
+        assert.deepEqual(made.map((c) => c.name), ['x'.repeat(91)], 'only the user with a live token has a connection');
+        for (const c of made) assert.equal(c.name_key, String(c.name).trim().toLowerCase());
+        const dead = await db.selectFrom('provisioning_tokens').select(['id', 'user_id', 'connection_id']).where('id', 'in', ['P1', 'P2']).orderBy('id').execute();
+        assert.deepEqual(dead, [{ id: 'P1', user_id: 'OLDPROVISIONING00000', connection_id: null }, { id: 'P2', user_id: 'OLDPROVISIONING00000', connection_id: null }], 'dead tokens stay as they were');
+        for (const secret of ['rc_at_revoked', 'rc_at_expired']) assert.equal(await verifyAccessToken(storage.db, systemClock, secret), undefined, `${secret} stays dead`);
+        assert.ok((await verifyAccessToken(storage.db, systemClock, 'rc_at_long'))?.connectionId);
+      } finally {
+        await dispose();
+      }
+    });
   });
 }

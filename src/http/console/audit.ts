@@ -2,7 +2,7 @@
  * The console's audit log and exports (issue 30 items 4 and 7): GET /console/audit (the log as
  * stories, filtered, newest first, paged), GET /console/audit.csv (the same filters) and
  * GET /console/users.csv, /console/groups.csv (the directory, the team's extensions included, a
- * list page's SCIM filter or words applied). A bad filter or date is the page's 400 with its
+ * list page's SCIM filter or words and its status applied, as the page applies them). A bad filter or date is the page's 400 with its
  * message, before any CSV byte is sent; the CSV itself is streamed page by page
  * (console/exports.ts). Handlers parse the query, call the domain, and render or stream.
  */
@@ -12,8 +12,9 @@ import { auditLog } from '../../console/audit.ts';
 import type { AuditQuery } from '../../console/audit.ts';
 import { auditBody, exportErrorBody } from '../../console/audit-views.ts';
 import type { AuditFilters } from '../../console/audit-views.ts';
-import { userWords } from '../../console/directory.ts';
+import { parseStatus } from '../../console/directory.ts';
 import { auditCsv, directoryCsv } from '../../console/exports.ts';
+import type { DirectoryExport } from '../../console/exports.ts';
 import { ConsoleInputError } from '../../console/input-error.ts';
 import { scimErrorOf } from '../../scim/errors.ts';
 import { field } from './kit.ts';
@@ -29,14 +30,12 @@ const filtersOf = (query: unknown): AuditFilters => ({
 
 const auditQuery = (f: AuditFilters): AuditQuery => ({ actor: f.actor, action: f.action, resourceId: f.resource, from: f.from, to: f.to });
 
-/** The SCIM filter of a list page's export: its SCIM filter, or its words (as the users list reads them), or nothing. */
-function exportFilter(query: unknown, kind: 'users' | 'groups'): string | undefined {
+/** What a list page's export applies: its SCIM filter, or else its words, and (users) its status, as the page reads them. */
+function exportOptions(query: unknown, kind: 'users' | 'groups'): DirectoryExport {
   const filter = field(query, 'filter').trim();
-  if (filter !== '') return filter;
   const words = field(query, 'q').trim();
-  if (words === '') return undefined;
-  if (words.length > 200) throw new ConsoleInputError('the search is at most 200 characters');
-  return kind === 'users' ? userWords(words) : `displayName sw ${JSON.stringify(words)} or externalId eq ${JSON.stringify(words)}`;
+  const status = kind === 'users' ? parseStatus(field(query, 'status')) : '';
+  return { ...(filter !== '' ? { filter } : words !== '' ? { words } : {}), ...(status !== '' ? { status } : {}) };
 }
 
 /** A CSV download: streamed, never stored by a cache, named by what it holds and the day. */
@@ -80,8 +79,7 @@ export function auditRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     app.get(`/console/${kind}.csv`, { preHandler: signedIn }, async (request, reply) => {
       const ctx = signed(request).scim;
       try {
-        const filter = exportFilter(request.query, kind);
-        return sendCsv(reply, kind, ctx.clock.now(), await directoryCsv(ctx, kind, filter !== undefined ? { filter } : {}));
+        return sendCsv(reply, kind, ctx.clock.now(), await directoryCsv(ctx, kind, exportOptions(request.query, kind)));
       } catch (error) {
         const known = scimErrorOf(error);
         const message = known?.status === 400 ? known.message : error instanceof ConsoleInputError ? error.message : undefined;

@@ -9,8 +9,9 @@
  *
  * Today's provisioning tokens become connections' tokens, each keeping its secret (only the rows
  * that name its owner change, so a token issued before keeps working):
- * - the tokens of a user who does not sign in (the guides' "provisioning user", or a user since
- *   gone) become one connection per user, named after its userName;
+ * - the live tokens of a user who does not sign in (the guides' "provisioning user", or a user
+ *   since gone) become one connection per user, named after its userName; a user whose tokens
+ *   are all revoked or expired gets no connection (those tokens stay as they were: dead);
  * - live tokens an admin issued in the console (which acted as that admin) become one connection
  *   each, named after the token;
  * - an admin's CLI tokens stay that admin's own script tokens.
@@ -96,7 +97,8 @@ async function provisioningTokensWithConnection(db: Kysely<unknown>, engine: 'sq
 
 /** A name not yet taken in its team: `name`, else `name (2)`, `name (3)`, ... */
 function freeName(taken: Set<string>, teamId: string, wanted: string): string {
-  const base = wanted.trim().slice(0, MAX_NAME - 8) || 'provisioning connection';
+  // Trimmed after the cut too: name_key is lower(trim(name)), as the domain computes it.
+  const base = wanted.trim().slice(0, MAX_NAME - 8).trim() || 'provisioning connection';
   let name = base;
   for (let n = 2; taken.has(`${teamId} ${name.toLowerCase()}`); n++) name = `${base} (${n})`;
   taken.add(`${teamId} ${name.toLowerCase()}`);
@@ -120,9 +122,11 @@ async function tokensIntoConnections(db: Kysely<unknown>): Promise<void> {
   const moves: { hash: string; connection: string }[] = [];
   for (const token of tokens) {
     const admin = token.user_name !== null && (token.user_type ?? '').toLowerCase() === 'admin' && token.password_hash !== null;
+    // A dead token (revoked or expired) can never act again: it makes no connection.
+    const live = token.revoked_at === null && token.expires_at > now;
+    if (!live) continue;
     if (admin) {
-      const live = token.revoked_at === null && token.expires_at > now;
-      if (!token.issued_by.startsWith('console:') || !live) continue;
+      if (!token.issued_by.startsWith('console:')) continue;
       const id = newId();
       connections.push({ id, team_id: token.team_id, name: freeName(taken, token.team_id, token.name), created_at: token.created_at, created_by: token.issued_by, last_used_at: token.last_used_at });
       moves.push({ hash: token.token_hash, connection: id });

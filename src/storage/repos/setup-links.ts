@@ -65,6 +65,25 @@ export async function revokeSetupLink(ex: Executor, teamId: string, id: string, 
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** How a link records the admin who made it (`created_by`). */
+export const setupLinkCreator = (userId: string): string => `console:${userId}`;
+
+/**
+ * Revokes the links `userId` made that could still act at `at`: unused and unexpired, or with a
+ * session still open. Links used up or expired stay as they were. Answers how many were revoked.
+ */
+export async function revokeSetupLinksOfCreator(ex: Executor, teamId: string, userId: string, at: string): Promise<number> {
+  const result = await ex
+    .updateTable('setup_links')
+    .set({ revoked_at: at })
+    .where('team_id', '=', teamId)
+    .where('created_by', '=', setupLinkCreator(userId))
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb.and([eb('used_at', 'is', null), eb('expires_at', '>', at)]), eb('session_expires_at', '>', at)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** The recipients of some of a team's links by id (the audit log names a link by whom it was sent to). */
 export async function setupLinkRecipients(ex: Executor, teamId: string, ids: readonly string[]): Promise<{ id: string; recipient: string }[]> {
   if (ids.length === 0) return [];
