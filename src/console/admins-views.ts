@@ -45,7 +45,7 @@ function adminRow(csrf: string, a: AdminListed, now: Date): string[] {
     ? '<span class="muted">you (change your password in Settings)</span>'
     : `<form method="post" action="${e(`${adminPath(a.id)}/password-link`)}" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Make a password link for ${e(a.userName)}">Password link</button></form>
 <a href="${e(`${adminPath(a.id)}/remove`)}" aria-label="Remove ${e(a.userName)} as admin">Remove…</a>
-<a href="${e(`${adminPath(a.id)}/reset-factors`)}" aria-label="Reset the second factors of ${e(a.userName)}">Reset second factors…</a>`;
+<a href="${e(`${adminPath(a.id)}/reset-factors`)}" aria-label="Reset second factors of ${e(a.userName)}">Reset second factors…</a>`;
   return [`<span class="wrap" dir="auto">${e(a.userName)}</span>${a.you ? ' <span class="muted">(you)</span>' : ''}`, status, timeHtml(a.createdAt, now), actions];
 }
 

@@ -54,7 +54,7 @@ const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 /** GET routes under /console that are not pages to visit, and why. */
 const SKIP: readonly (readonly [RegExp, string])[] = [
   [/^\/console\/assets\//, 'a static asset (stylesheet, script, icon), not a page'],
-  [/^\/console\/(users|groups|audit)\.csv$/, 'a CSV download (test/http/console-exports.test.ts and test/browser/audit.test.ts read it), not a page'],
+  [/^\/console\/(users|groups|audit)\.csv$/, 'a CSV download (test/http/console-export.test.ts and test/browser/audit.test.ts read it), not a page'],
 ];
 
 /** Routes visited signed out. */
