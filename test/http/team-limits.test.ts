@@ -22,12 +22,12 @@ describe('team budgets in the console', () => {
       assert.equal((await page.post('/console/sign-in', { ...hiddenFields(form.body), username: 'admin@acme.example', password: PASSWORD })).statusCode, 303);
       const before = (await page.get('/console/settings')).body;
       for (const name of Object.keys(BUDGETS)) assert.match(before, new RegExp(`<code>${name.replace('.', '\\.')}</code>`), name);
-      assert.match(before, /<code>subscriptions<\/code><\/td><td>10 subscriptions<\/td>/);
+      assert.match(before, /<code>subscriptions<\/code><\/td><td data-label="Value">10 subscriptions<\/td>/);
       assert.doesNotMatch(before, /set for this team/);
 
       await updateTeamLimits(adminDeps(t), 'acme', [{ name: 'subscriptions', value: 3 }]);
       const after = (await page.get('/console/settings')).body;
-      assert.match(after, /<code>subscriptions<\/code><\/td><td>3 subscriptions <span class="note">\(set for this team; default 10\)<\/span>/);
+      assert.match(after, /<code>subscriptions<\/code><\/td><td data-label="Value">3 subscriptions <span class="note">\(set for this team; default 10\)<\/span>/);
     } finally {
       await t.close();
     }
