@@ -33,7 +33,7 @@ const RENAME = defineChain<Rename, { id: string; team_id: string; detail: string
     name: 'testAuditRename',
     after: 't',
     build: (db, p) =>
-      auditInsert(db, { id: p.auditId, team_id: sql.ref('t.id'), at: p.at, actor: 'test', request_id: null, action: 'rename', resource_type: 'Team', resource_id: sql.ref('t.id'), detail: sql.ref('t.name') })
+      auditInsert(db, { id: p.auditId, team_id: sql.ref('t.id'), at: p.at, actor: '{"via":"cli"}', request_id: null, action: 'rename', resource_type: 'Team', resource_id: sql.ref('t.id'), detail: sql.ref('t.name') })
         .returning(['id', 'team_id', 'detail']),
   },
 ]);
@@ -46,7 +46,7 @@ const REPLACE = defineChain<Rename & { oldId: string }, { id: string }>('testRep
     name: 'testRecord',
     after: 't',
     build: (db, p) =>
-      auditInsert(db, { id: p.auditId, team_id: sql.ref('t.id'), at: p.at, actor: 'test', request_id: null, action: 'replace', resource_type: 'Team', resource_id: null, detail: p.name })
+      auditInsert(db, { id: p.auditId, team_id: sql.ref('t.id'), at: p.at, actor: '{"via":"cli"}', request_id: null, action: 'replace', resource_type: 'Team', resource_id: null, detail: p.name })
         .onConflict((oc) => oc.column('id').doNothing())
         .returning('id'),
   },

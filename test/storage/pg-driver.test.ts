@@ -31,7 +31,7 @@ describe('the PostgreSQL driver', { skip: postgres ? false : 'TEST_DATABASE_URL 
   /** The texts the pooled connections send while recording. */
   let sent: string[] | undefined;
   const original = pg.Client.prototype.query;
-  const audit = (id: string) => ({ id, team_id: teamId, at: ROW_TIME, actor: 'test', request_id: null, action: 'test', resource_type: 'User', resource_id: id, detail: '{}' });
+  const audit = (id: string) => ({ id, team_id: teamId, at: ROW_TIME, actor: '{"via":"cli"}', request_id: null, action: 'test', resource_type: 'User', resource_id: id, detail: '{}' });
   const count = async (table: 'users' | 'audit_events', id: string) =>
     Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where id = ${id}`.execute(db.storage.db)).rows[0]!.n);
 
