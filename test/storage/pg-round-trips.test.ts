@@ -340,7 +340,7 @@ describe('PostgreSQL round trips of the read paths', { skip: postgres ? false : 
   it('a deferred write that fails in the pipeline with the COMMIT fails the transaction, which writes nothing; the read behind a failed write answers the write\'s own error; the connection serves the next transaction', async () => {
     const team = String((await sql<{ team_id: string }>`select team_id from users where id = ${userId}`.execute(t.storage.db)).rows[0]!.team_id);
     const taken = (await userById(t.storage.db, team, userId))!;
-    const audit = (id: string) => ({ id, team_id: team, at: new Date().toISOString(), actor: 'test', request_id: null, action: 'test', resource_type: 'User', resource_id: userId, detail: '{}' });
+    const audit = (id: string) => ({ id, team_id: team, at: new Date().toISOString(), actor: '{"via":"cli"}', request_id: null, action: 'test', resource_type: 'User', resource_id: userId, detail: '{}' });
     const audited = async (id: string) => Number((await sql<{ n: string }>`select count(*) as n from audit_events where id = ${id}`.execute(t.storage.db)).rows[0]!.n);
     const unique = (error: unknown) => (error as { code?: string }).code === '23505';
     for (let i = 0; i < 3; i++) {
