@@ -165,6 +165,7 @@ const pages: [string, string][] = [
   ['Request log', '/console/requests'],
   ['Admins and applications', '/console/admins'],
   ['An admin, remove (confirm)', `/console/admins/${seed.secondAdminId}/remove`],
+  ['An admin, reset second factors (confirm)', `/console/admins/${seed.secondAdminId}/reset-factors`],
   ['An application, revoke (confirm)', `/console/admins/applications/${seed.clientId}/revoke`],
   ['Wizard: connect an identity provider', '/console/connect'],
   ...wizardPaths,

@@ -32,7 +32,6 @@ import { ConfigError, DEFAULT_DATABASE_URL, loadConfig, loadServeConfig, passwor
 import type { Config, ConfigOverrides } from '../config.ts';
 import { applyServerHeapPolicy } from '../node-flags.ts';
 import { scimErrorOf } from '../scim/errors.ts';
-import { startServer, stopOnSignals } from '../server.ts';
 import { connect, explainDatabaseError, explainStorageError, StorageFileError } from '../storage/connect.ts';
 import type { Storage } from '../storage/connect.ts';
 import { CopyError, copyDatabase, NOT_COPIED } from '../storage/copy.ts';
@@ -170,6 +169,9 @@ function serverCommands(program: Command): void {
     .option('--create', CREATE_HELP)
     .action(async (options: Common & { host?: string; port?: string; publicBaseUrl?: string; showFirstRunCredentials?: boolean; create?: boolean }) => {
       applyServerHeapPolicy();
+      // The server (Fastify and every route) is loaded by serve alone: the other commands start
+      // in half the time without it.
+      const { startServer, stopOnSignals } = await import('../server.ts');
       const config = loadServeConfig(overridesFrom(options));
       // The first run's password and secret are shown once, to a person: on a terminal, or where
       // the operator asked. Never as a log line (stdout of a service often feeds a log store);

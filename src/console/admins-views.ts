@@ -10,6 +10,7 @@ import escapeHtml from 'escape-html';
 import type { AdminListed, ApplicationListed, LinkTarget, PasswordLink } from './admins.ts';
 import { PASSWORD_LINK_HOURS, PASSWORD_PATH } from './admins.ts';
 import { formatCount, timeHtml } from './format.ts';
+import { signedOutPage } from './document.ts';
 import { dataTable } from './table.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
@@ -133,24 +134,7 @@ ${csrfField(csrf)}
 <p><button type="submit" class="primary">Set password</button></p>
 </form>`;
   }
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Set your password · Rollcall console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-</head>
-<body>
-<main class="card signin" aria-labelledby="title">
-<p class="brand"><span class="mark" aria-hidden="true">R</span>Rollcall console</p>
-<h1 id="title">Set your password</h1>
-${body}
-</main>
-</body>
-</html>
-`;
+  return signedOutPage({ title: 'Set your password', heading: 'Set your password', body });
 }
 
 /** The step before another admin's second factors are reset: what is removed, what follows, and the form that does it. */

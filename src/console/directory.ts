@@ -32,11 +32,21 @@ import { listProvisioningTokens } from '../storage/repos/provisioning-tokens.ts'
 export const PAGE_SIZE = 50;
 
 /**
- * Counts above this are shown as "more than": a filtered list is counted over at most this many
- * rows plus one (scim/counts.ts), so a count costs what reading that many rows of the list does,
- * at any size of the team.
+ * A group's members are counted up to this ("more than" above it), over its membership index
+ * alone when the team hides few users (repos/groups.ts memberPage), and numbered in pages up to
+ * it (MAX_MEMBER_PAGE).
  */
 export const COUNT_CAP = 10_000;
+
+/**
+ * A filtered users or groups list (a word search, a SCIM filter, a status) is counted up to this
+ * ("of more than 1,000" above it), over at most this many rows plus one (scim/counts.ts). Each
+ * match is a read of its row (the team's rules on deleted and deactivated users, the filter's
+ * other tests), wherever in the table it lies: at 1,000,000 users a common given name's 10,000
+ * first matches were 10,000 scattered table pages, 0.3-1 s on PostgreSQL whose cache did not hold
+ * the table (docs/PERFORMANCE.md). An unfiltered list reads the team's counters, exactly.
+ */
+export const LIST_COUNT_CAP = 1_000;
 
 /** A groups list counts each group's members up to this (a page of 50 groups reads at most 50 times this many rows). */
 export const LIST_MEMBER_CAP = 1_000;
@@ -157,31 +167,45 @@ export function withStatus(ctx: ScimContext, filter: string | undefined, status:
 const positionOf = (at: number | undefined): number => (at !== undefined && Number.isSafeInteger(at) && at >= 1 ? at : 1);
 
 /**
- * How many a list holds: the page itself when it is the whole list, else counted up to COUNT_CAP
- * (the team's counters for an unfiltered list, scim/counts.ts).
+ * How many a list holds: the page itself when it is the whole list, else counted up to
+ * LIST_COUNT_CAP (the team's counters for an unfiltered list, scim/counts.ts).
  */
 async function totalOf(ctx: ScimContext, resource: 'User' | 'Group', list: ListQuery, result: ListResult, first: number): Promise<Total> {
   if (result.totalResults !== undefined) return { n: result.totalResults, more: false };
   if (first === 1 && result.nextCursor === undefined) return { n: result.resources.length, more: false };
-  const n = await countUpTo(ctx, resource, list, COUNT_CAP);
-  return n > COUNT_CAP ? { n: COUNT_CAP, more: true } : { n, more: false };
+  // Unfiltered: the team's counters, exact at any size.
+  const cap = list.filter === undefined && list.words === undefined && list.holds === undefined ? Number.MAX_SAFE_INTEGER - 1 : LIST_COUNT_CAP;
+  const n = await countUpTo(ctx, resource, list, cap);
+  return n > cap ? { n: cap, more: true } : { n, more: false };
 }
 
-/** One page of a team's users (RFC 9865 cursors: fast at any depth), with how many match. */
-export async function searchUsers(base: ScimContext, query: DirectoryQuery): Promise<ListPage> {
+/** The list query of a users page of `count` (searchUsers), the context it reads in, and its order. */
+function usersList(base: ScimContext, query: DirectoryQuery, count: number): { ctx: ScimContext; list: ListQuery; orderedBy: string } {
   const words = filterOf(query);
   const { ctx, filter } = withStatus(base, words.filter, query.status ?? '');
-  const orderedBy = orderOf(query.sortBy, USER_SORTS, words.words !== undefined ? 'userName' : CREATED);
+  // The deactivated users are read in creation order, their partial index's (scan-cost.ts).
+  const orderedBy = orderOf(query.sortBy, USER_SORTS, words.words !== undefined && query.status !== 'deactivated' ? 'userName' : CREATED);
   const parsed = parseListQuery(typesOf(ctx).User, {
     ...(filter !== undefined ? { filter } : {}),
     ...sortParams(orderedBy, query.descending),
     cursor: query.cursor ?? '',
-    count: String(PAGE_SIZE),
+    count: String(count),
     attributes: 'userName,name,displayName,emails,active,externalId,meta',
   });
   // Listed by userName: by the accent-folded one, so that José stands beside Jose and the
   // search's prefix is one range of the order (scim/word-search.ts).
   const list = words.words === undefined ? parsed : withWords(parsed, words.words, userWordSearch(words.words), orderedBy === 'userName' ? USER_SEARCH_ORDER : undefined);
+  return { ctx, list, orderedBy };
+}
+
+/** The first `count` users a word search finds (a group's "users to add"), uncounted. */
+export async function firstUsersFound(ctx: ScimContext, words: string, count: number): Promise<readonly Resource[]> {
+  return (await listUsers(ctx, usersList(ctx, { q: words }, count).list)).resources;
+}
+
+/** One page of a team's users (RFC 9865 cursors: fast at any depth), with how many match. */
+export async function searchUsers(base: ScimContext, query: DirectoryQuery): Promise<ListPage> {
+  const { ctx, list, orderedBy } = usersList(base, query, PAGE_SIZE);
   const first = query.cursor ? positionOf(query.at) : 1;
   // A team with no deactivated user has nothing to list under that filter (its counters say so).
   if (query.status === 'deactivated' && (await teamCounts(ctx.storage.db, ctx.team.id)).deactivatedUsers === 0) {
@@ -248,8 +272,9 @@ export interface GroupDetail {
 export const MAX_MEMBER_PAGE = COUNT_CAP / PAGE_SIZE;
 
 /**
- * A group (without its members) and one page of its members in join order, by page number, those
- * whose userName starts with `search` when given (case and accents ignored); counted up to COUNT_CAP.
+ * A group (without its members) and one page of its members by page number: in join order, or,
+ * for a search, those whose userName starts with `search` (case and accents ignored) by userName;
+ * counted up to COUNT_CAP.
  */
 export async function groupDetail(ctx: ScimContext, id: string, options: { search?: string; page?: string } = {}): Promise<GroupDetail> {
   const found = await getGroup(ctx, id, parseProjection(typesOf(ctx).Group, { excludedAttributes: 'members' }));

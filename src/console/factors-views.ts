@@ -8,6 +8,7 @@
 import escapeHtml from 'escape-html';
 import type { FactorsView } from '../oauth/factors.ts';
 import { timeHtml } from './format.ts';
+import { signedOutPage } from './document.ts';
 import { dataTable } from './table.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
@@ -47,29 +48,12 @@ ${csrfField(view.csrf)}<input type="hidden" name="step" value="second"><input ty
 <p class="note" role="status" data-passkey-status></p>
 </form>`
     : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Second step · Rollcall console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-${PASSKEY_SCRIPT}
-</head>
-<body>
-<main class="card signin" aria-labelledby="title">
-<p class="brand"><span class="mark" aria-hidden="true">R</span>Rollcall console</p>
-<h1 id="title">Confirm it is you</h1>
-<p class="muted">Signing in as <strong dir="auto">${e(view.userName)}</strong>. Your account has a second factor.</p>
+  const body = `<p class="muted">Signing in as <strong dir="auto">${e(view.userName)}</strong>. Your account has a second factor.</p>
 ${view.error ? `<div class="alert" role="alert">${e(view.error)}</div>` : ''}
 ${passkey}
 ${code}
-<p class="note"><a href="/console/sign-in">Start again</a></p>
-</main>
-</body>
-</html>
-`;
+<p class="note"><a href="/console/sign-in">Start again</a></p>`;
+  return signedOutPage({ title: 'Second step', heading: 'Confirm it is you', body, extra: PASSKEY_SCRIPT });
 }
 
 export interface SecurityView {

@@ -15,6 +15,7 @@ import type { RequestLogEntry } from './request-log.ts';
 import type { Resource } from '../scim/representation.ts';
 import { dataTable } from './table.ts';
 import { timeHtml } from './format.ts';
+import { CONSOLE_SCRIPT, documentHead, signedOutPage } from './document.ts';
 
 const e = (value: unknown): string => escapeHtml(value === undefined || value === null ? '' : String(value));
 const q = (params: Record<string, string | undefined>): string => {
@@ -49,17 +50,7 @@ export interface Frame {
 
 export function page(frame: Frame, body: string): string {
   const nav = NAV.map(([id, href, label]) => `<li><a href="${href}"${id === frame.section ? ' aria-current="page"' : ''}>${e(label)}</a></li>`).join('');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${e(frame.title)} · ${e(frame.teamName)} · Rollcall console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
-<script src="/console/assets/console.js" defer></script>
-</head>
+  return `${documentHead(`${frame.title} · ${frame.teamName} · Rollcall console`, CONSOLE_SCRIPT)}
 <body>
 <header class="top">
 <p class="brand"><span class="mark" aria-hidden="true">R</span>Rollcall · <span dir="auto">${e(frame.teamName)}</span></p>
@@ -82,22 +73,7 @@ export function signInPage(csrf: string, error?: string, userName?: string, team
       ? `<p class="note">This user name signs in to several teams. Choose the team, and enter the password again.</p>
 <label for="team">Team</label><select id="team" name="team" required>${teams.map((t) => `<option value="${e(t)}">${e(t)}</option>`).join('')}</select>`
       : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Sign in · Rollcall console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-${PASSKEY_SCRIPT}
-<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
-</head>
-<body>
-<main class="card signin" aria-labelledby="title">
-<p class="brand"><span class="mark" aria-hidden="true">R</span>Rollcall console</p>
-<h1 id="title">Sign in</h1>
-<p class="muted">For the admins of a team. Use the same user name and password as for authorizing applications.</p>
+  const body = `<p class="muted">For the admins of a team. Use the same user name and password as for authorizing applications.</p>
 ${error ? `<div class="alert" role="alert">${e(error)}</div>` : ''}
 <form method="post" action="/console/sign-in">
 <input type="hidden" name="_csrf" value="${e(csrf)}">
@@ -108,11 +84,8 @@ ${teamChoice}
 <input id="password" name="password" type="password" autocomplete="current-password" required${userName ? ' autofocus' : ''}>
 <p><button type="submit" class="primary">Sign in</button></p>
 </form>
-${passkeySignInForm(csrf)}
-</main>
-</body>
-</html>
-`;
+${passkeySignInForm(csrf)}`;
+  return signedOutPage({ title: 'Sign in', heading: 'Sign in', body, extra: PASSKEY_SCRIPT });
 }
 
 export function errorBody(message: string): string {

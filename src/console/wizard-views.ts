@@ -9,6 +9,7 @@
 import escapeHtml from 'escape-html';
 import { dataTable } from './table.ts';
 import { exactTime, timeHtml } from './format.ts';
+import { CONSOLE_SCRIPT, documentHead } from './document.ts';
 import type { SetupLinkView } from './setup-links.ts';
 import { PATHS } from './wizard-paths.ts';
 import type { WizardPath } from './wizard-paths.ts';
@@ -138,16 +139,7 @@ export function testFragment(setup: ConnectionSetup, test: TestState, now: Date,
 
 /** A setup link's page: the landing before the link is used, or the restricted wizard. No navigation. */
 export function setupPage(title: string, teamName: string | undefined, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${e(title)}${teamName ? ` · ${e(teamName)}` : ''} · Rollcall</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-<script src="/console/assets/console.js" defer></script>
-</head>
+  return `${documentHead(`${title}${teamName ? ` · ${teamName}` : ''} · Rollcall`, CONSOLE_SCRIPT)}
 <body>
 <header class="top"><p class="brand"><span class="mark" aria-hidden="true">R</span>Rollcall${teamName ? ` · <span dir="auto">${e(teamName)}</span>` : ''} · connection setup</p></header>
 <main id="main">

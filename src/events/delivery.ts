@@ -425,14 +425,17 @@ export class DeliveryWorker {
    * the backoff), paused, or its lease lost. Each accepted event costs one transaction (one
    * statement on PostgreSQL): its attempt logged, the cursor moved and the lease extended by one
    * conditional UPDATE that also answers the state. The lease is renewed on its own only when
-   * less than a send's timeout of it is left, so a send never outlives it.
+   * less than a send's timeout of it is left, so a send never outlives it. A read of the feed
+   * answers only while the subscription is active and held here (repos/events.ts `readFor`), so an
+   * event written after a pause or a revocation committed is never sent; one read before it, in
+   * hand, may still be, unless the state is read again first (`recheck`).
    */
   async #turn(held: Held, recheck: boolean): Promise<boolean> {
     const { storage, clock, settings } = this.#deps;
     for (let passed = 0; passed <= BATCH; ) {
       if (this.#stop.signal.aborted) return false;
       if (held.ahead.length === 0) {
-        held.ahead = await eventsAfter(storage.db, held.sub.team_id, held.sub.cursor, BATCH);
+        held.ahead = await eventsAfter(storage.db, held.sub.team_id, held.sub.cursor, BATCH, { subscriptionId: held.sub.id, owner: this.#owner });
         if (held.ahead.length === 0) return false;
         if (!(await this.#carriage(held))) return false;
       }

@@ -14,7 +14,14 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { ScryptOptions } from 'node:crypto';
 
-const N = 131072;
+/**
+ * scrypt's cost for new hashes: N = 2^17 (OWASP). A hash records its own N, so one made at another
+ * cost verifies at that cost. Only the test suite lowers it (test/support/preload.ts, given to
+ * every test process by scripts/test.ts): its tests sign in thousands of times, and what they
+ * check is who may sign in, not how long a derivation takes (the hasher's own tests replace the
+ * derivation altogether).
+ */
+export const SCRYPT_COST = { N: 131072 };
 const R = 8;
 const P = 1;
 const KEYLEN = 32;
@@ -28,6 +35,7 @@ const derive = (password: string, salt: Buffer, options: ScryptOptions): Promise
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
+  const { N } = SCRYPT_COST;
   const key = await derive(password, salt, { N, r: R, p: P });
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }

@@ -9,6 +9,7 @@ import type { Budgets } from '../budgets.ts';
 import type { Clock } from '../clock.ts';
 import type { PasswordHasher } from '../oauth/passwords.ts';
 import type { Storage } from '../storage/connect.ts';
+import type { WriteLane } from '../storage/lane.ts';
 import type { Tx } from '../storage/types.ts';
 import type { TeamRow } from '../storage/repos/teams.ts';
 import type { LowerOptions } from './filter/lower.ts';
@@ -43,6 +44,11 @@ export interface ScimContext {
    * its lease, so a step commits exactly once with its record (src/async). A throw rolls the write back.
    */
   readonly onCommit?: (trx: Tx, result: unknown) => Promise<void>;
+  /**
+   * Where the write's transaction runs instead of the storage's pool (write.ts runWrite): a
+   * synchronous Bulk's write lane on PostgreSQL (bulk/run.ts), for creates that are one statement.
+   */
+  readonly writeLane?: WriteLane;
 }
 
 /** The team's User and Group resource types. */

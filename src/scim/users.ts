@@ -21,7 +21,7 @@ import { addCounts, userDelta, userStateOf } from '../storage/repos/counters.ts'
 import { revokeTokensOfUser } from '../storage/repos/tokens.ts';
 import { retirePasswordLinks } from '../storage/repos/admins.ts';
 import { revokeSetupLinksOfCreator } from '../storage/repos/setup-links.ts';
-import { groupsOfUsers } from '../storage/repos/groups.ts';
+import { groupsOfUsers, renameMemberships } from '../storage/repos/groups.ts';
 import { insertUser, listUsers as listUserRows, updateUser, userById, userByNameKey, userWithGroups } from '../storage/repos/users.ts';
 import type { ListedUser, UserRow } from '../storage/repos/users.ts';
 import type { Executor } from '../storage/types.ts';
@@ -41,11 +41,12 @@ import type { Projection } from './project.ts';
 import type { ListQuery } from './query.ts';
 import { checkIfMatch, etagOf, userResource } from './representation.ts';
 import type { GroupRef, Resource } from './representation.ts';
+import { hasCatalog } from './schema/catalog.ts';
 import { commonAttributes } from './schema/common.ts';
 import { userResourceType as coreUserType } from './schema/registry.ts';
 import { checkAssignments } from './assignments.ts';
 import { confirmAssigned, keepGrants } from './grants.ts';
-import { claimExtensionValues } from './unique.ts';
+import { claimExtensionValues, claimsValues } from './unique.ts';
 import { validateResource, withoutHidden } from './validate.ts';
 import type { ValidatedResource } from './validate.ts';
 import { RetryWrite, runWrite } from './write.ts';
@@ -221,6 +222,17 @@ function refuseSignInChange(ctx: ScimContext, before: Pick<UserRow, 'user_type'>
   if (setsPassword && (was || becomes)) throw new ScimError(403, `A connection cannot set or change the password of an admin who signs in to the console; ${where}`);
 }
 
+/**
+ * Whether createUser of `body` is likely one statement on PostgreSQL, sent at its commit: no
+ * password to hash first, no catalog entry to confirm, no unique extension value to look up
+ * (each of those reads or waits before the write). A Bulk hands such creates to its write lane
+ * (bulk/run.ts); one that turns out to need more is refused there unsent and runs the usual way.
+ */
+export function createWritesOnly(ctx: ScimContext, body: unknown): boolean {
+  const types = typesOf(ctx);
+  return !hasCatalog(types.catalog) && !claimsValues(types.User) && !mayCarryPassword(body);
+}
+
 export async function createUser(ctx: ScimContext, body: unknown, projection: Projection = {}): Promise<Versioned> {
   const rt = typesOf(ctx).User;
   const validated = validateResource(rt, body, 'create');
@@ -347,6 +359,8 @@ async function save(
     if (pre.ifMatch !== undefined) throw preconditionFailed(`User ${current.id} was changed by another request`);
     throw new RetryWrite();
   }
+  // Each membership carries the member's folded userName for the console's member search.
+  if (next.user_name_search !== current.user_name_search) await renameMemberships(trx, current.id, next.user_name_search);
   // Extension values declared unique; a user DELETE removed from every read frees them.
   await claimExtensionValues(ctx, trx, typesOf(ctx).User, current.id, next.deleted_at === null ? after : undefined);
   // Roles and entitlements (grants.ts): held while not deleted, like the claims.

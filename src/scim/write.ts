@@ -6,7 +6,8 @@
  * times; anything else propagates as a server error. Nothing is half-written: the transaction
  * rolls back on every throw. A context's `onCommit` runs last in the transaction, with the
  * body's result (an asynchronous request records its step there, src/async): a throw from it
- * rolls the write back and propagates as it is.
+ * rolls the write back and propagates as it is. A context's `writeLane` runs the transaction on
+ * that lane (storage/lane.ts), which refuses it, unsent, if it is more than one statement.
  */
 import type { Tx } from '../storage/types.ts';
 import type { ScimContext } from './context.ts';
@@ -33,8 +34,9 @@ export async function runWrite<T>(
   for (let attempt = 1; ; attempt++) {
     try {
       const onCommit = ctx.onCommit;
-      if (!onCommit) return await ctx.storage.db.transaction().execute(body);
-      return await ctx.storage.db.transaction().execute(async (trx) => {
+      const db = ctx.writeLane?.db ?? ctx.storage.db;
+      if (!onCommit) return await db.transaction().execute(body);
+      return await db.transaction().execute(async (trx) => {
         const result = await body(trx);
         await onCommit(trx, result);
         return result;

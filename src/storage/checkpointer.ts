@@ -56,8 +56,11 @@ export interface CheckpointerOptions {
   readonly largeWalBytes?: number;
   /** Called with every checkpoint's outcome (tests). */
   readonly onReport?: (report: CheckpointReport) => void;
-  /** The WAL passed `largeWalBytes`: the serving connection should let it start over. */
-  readonly onLargeWal: () => void;
+  /**
+   * The WAL passed `largeWalBytes`: the serving connection should let it start over. Answers
+   * whether its RESTART checkpoint ran to its end.
+   */
+  readonly onLargeWal: () => boolean;
   /** The worker failed or ended unasked: the caller checkpoints by itself again. */
   readonly onFailure: (error: unknown) => void;
 }
@@ -81,9 +84,16 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on('error', fail);
   worker.once('exit', (code) => fail(new Error(`the WAL checkpointer stopped (exit code ${code})`)));
+  // After a RESTART checkpoint that ran to its end, the next write starts the WAL over; until
+  // then the reports show it as it was, large (and reports queue while the serving thread is
+  // busy): none of those asks for another RESTART, which would only repeat the finished one on
+  // the serving thread. A report with another frame count comes after a write, so after the
+  // start-over (the WAL may have grown since, even past its old size).
+  let restartedAt: number | undefined;
   worker.on('message', (report: CheckpointReport) => {
     options.onReport?.(report);
-    if (!stopping && report.walBytes > largeWalBytes) options.onLargeWal();
+    if (restartedAt !== undefined && report.log !== restartedAt) restartedAt = undefined;
+    if (!stopping && restartedAt === undefined && report.walBytes > largeWalBytes && options.onLargeWal()) restartedAt = report.log;
   });
   return {
     async stop() {

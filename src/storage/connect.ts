@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Kysely, sql, SqliteDialect } from 'kysely';
+import type { ConnectionProvider } from 'kysely';
 import { startCheckpointer } from './checkpointer.ts';
 import type { CheckpointReport } from './checkpointer.ts';
 import { postgresHooks, sqliteHooks } from './dialect.ts';
@@ -17,6 +18,7 @@ import { pgDialect, PgDriver } from './pg-driver.ts';
 import { pgStatementEngine } from './pg-statements.ts';
 import { pgListener, Revocations, sqlitePoller, withRevocationNotices } from './revocations.ts';
 import type { ListenOptions, RevocationFeed } from './revocations.ts';
+import type { WriteLane } from './lane.ts';
 import { createStatements, StorageCarrier } from './statements.ts';
 import type { Database, Db } from './types.ts';
 
@@ -27,6 +29,11 @@ export interface Storage {
   readonly sqlitePath: string | undefined;
   /** Notices of writes that take a token's access away, from this process and (PostgreSQL) every other (revocations.ts). */
   readonly revocations: RevocationFeed;
+  /**
+   * Holds a connection as a write lane (lane.ts) for a run of one-statement transactions, or
+   * answers undefined when none is free for it. Absent: this storage has none (SQLite).
+   */
+  readonly writeLane?: () => Promise<WriteLane | undefined>;
   /** Connections of the pool, for /metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   /** Resolves once the database answers a trivial statement; rejects when it cannot (readiness). */
@@ -43,6 +50,8 @@ export interface ConnectOptions {
   readonly checkpointLargeWalBytes?: number;
   /** SQLite files: called with every background checkpoint's outcome (tests). */
   readonly onCheckpoint?: (report: CheckpointReport) => void;
+  /** SQLite files: called each time the serving connection made a large WAL start over (tests). */
+  readonly onWalRestart?: () => void;
   /** PostgreSQL: the LISTEN connection's reconnect and heartbeat timing (tests shorten it). */
   readonly listen?: ListenOptions;
   /**
@@ -164,7 +173,11 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
           ...(options.checkpointIntervalMs !== undefined ? { intervalMs: options.checkpointIntervalMs } : {}),
           ...(options.checkpointLargeWalBytes !== undefined ? { largeWalBytes: options.checkpointLargeWalBytes } : {}),
           ...(options.onCheckpoint ? { onReport: options.onCheckpoint } : {}),
-          onLargeWal: () => database.restartWal(),
+          onLargeWal: () => {
+            const restarted = database.restartWal();
+            if (restarted) options.onWalRestart?.();
+            return restarted;
+          },
           onFailure: () => database.checkpointOnCommit(),
         });
     // Through Kysely, so that it waits for any open transaction rather than joining it.
@@ -194,13 +207,22 @@ export function connect(url: string, options: ConnectOptions = {}): Storage {
     feed: revocations,
     ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
   });
-  const bare = new Kysely<Database>({ dialect: pgDialect(driver) });
+  const dialect = pgDialect(driver);
+  const bare = new Kysely<Database>({ dialect });
   const db = bare.withPlugin(new StorageCarrier(createStatements(bare, pgStatementEngine(driver), postgresHooks), postgresHooks));
   return {
     db,
     hooks: postgresHooks,
     sqlitePath: undefined,
     revocations,
+    async writeLane() {
+      const lane = await driver.lane();
+      if (!lane) return undefined;
+      // The storage's instance (its plugins, its carrier) with every transaction on the lane.
+      const provider: ConnectionProvider = { provideConnection: (consume) => consume(lane.connection()) };
+      const laneDb = new Kysely<Database>({ config: { dialect }, dialect, driver, executor: db.getExecutor().withConnectionProvider(provider) });
+      return { db: laneDb, handedOver: () => lane.handedOver(), release: () => lane.release() };
+    },
     poolStats: () => driver.poolStats(),
     ping: () => ping(db),
     async close() {

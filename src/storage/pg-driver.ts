@@ -41,6 +41,12 @@
  * held only while it runs. Nothing may follow it in that transaction; its COMMIT or ROLLBACK
  * sends nothing (a sole statement that failed rolled itself back).
  *
+ * A write lane (lane.ts, `PgLane`) holds one pooled client for transactions that are each one
+ * statement, handed over one behind the other without waiting for answers: each transaction gets
+ * its own connection state over the shared client and is refused, unsent, if it would send more
+ * than its one statement (a BEGIN above all: it would open a transaction the statements of other
+ * callers then ran in).
+ *
  * Every connection carries the process's ceiling on a statement's time (`statement_timeout`,
  * `PgDriverConfig.statementTimeoutMs`), under which a scan sets its own for its transaction
  * (deadline.ts `withDeadline`, dialect.ts `limitStatements`: a `TransactionSettingQuery`, which
@@ -54,6 +60,7 @@ import pg from 'pg';
 import { isStalePlan, isTransactionSetting } from './dialect.ts';
 import { combinedText, LookupConnections, PreparedNames, socketOf } from './pg-statements.ts';
 import type { TemplateRunner } from './pg-statements.ts';
+import { NotOneStatement } from './lane.ts';
 import { ConnectionNotices } from './revocations.ts';
 import type { Revocations } from './revocations.ts';
 import { templateOfQuery } from './statements.ts';
@@ -126,13 +133,19 @@ export class PgConnection implements DatabaseConnection {
   #pending: PendingWrite[] = [];
   /** Settings for the rest of the transaction (dialect.ts `TransactionSettingQuery`) waiting with its BEGIN. */
   #settings: Outgoing[] = [];
+  /**
+   * A write lane's (lane.ts): the connection is shared with transactions that are not over yet,
+   * so a transaction may send nothing but one statement that is its whole work.
+   */
+  readonly #oneStatement: boolean;
   /** A ROLLBACK failed: the connection is not returned to the pool. */
   broken = false;
 
-  constructor(send: Send, names: PreparedNames, feed: Revocations, compiler = new PostgresQueryCompiler()) {
+  constructor(send: Send, names: PreparedNames, feed: Revocations, compiler = new PostgresQueryCompiler(), oneStatement = false) {
     this.#send = send;
     this.#names = names;
     this.#compiler = compiler;
+    this.#oneStatement = oneStatement;
     this.notices = new ConnectionNotices(feed);
   }
 
@@ -146,6 +159,7 @@ export class PgConnection implements DatabaseConnection {
       case 'alone':
         throw new Error("a sole statement is its transaction's whole work: nothing may follow it");
       default:
+        if (this.#oneStatement) this.#refuseBeyondOne(query, template);
         if (this.#phase === 'waiting' && isTransactionSetting(query)) {
           // A statement deadline for the transaction (a scan's): it goes right behind the BEGIN,
           // with the statement it holds to the deadline, in that statement's round trip.
@@ -180,9 +194,22 @@ export class PgConnection implements DatabaseConnection {
     throw new Error('cursors are not supported on pipelining connections');
   }
 
+  /**
+   * On a write lane, refuses (before anything of it is sent) a statement that would make its
+   * transaction more than one statement: anything but a sole statement that comes first, or a
+   * deferrable write that can wait with the others for the commit.
+   */
+  #refuseBeyondOne(query: CompiledQuery, template: Template | undefined): void {
+    if (isTransactionSetting(query)) throw new NotOneStatement('a setting for the transaction');
+    if (template?.sole === true && this.#pending.length === 0) return;
+    if (template?.writes !== undefined && !this.#pending.some((w) => w.template.writes === template.writes)) return;
+    throw new NotOneStatement(template?.writes !== undefined ? `a second write of ${template.writes}` : 'a statement whose answer the transaction reads');
+  }
+
   /** Begins a transaction: a plain one waits to be sent with its first statement; one with settings is sent now. */
   async begin(settings: TransactionSettings): Promise<void> {
     this.#reset();
+    if (this.#oneStatement && (settings.isolationLevel || settings.accessMode)) throw new NotOneStatement('an isolation level or access mode');
     if (settings.isolationLevel || settings.accessMode) {
       await this.#flush(startTransaction(settings));
       this.#phase = 'open';
@@ -299,6 +326,9 @@ export class PgDriver implements Driver, TemplateRunner {
   readonly #feed: Revocations;
   readonly #connections = new WeakMap<pg.PoolClient, PgConnection>();
   readonly #clients = new WeakMap<PgConnection, pg.PoolClient>();
+  /** How many of the pool's connections write lanes may hold at once, and how many they hold. */
+  readonly #laneCap: number;
+  #lanes = 0;
 
   constructor(config: PgDriverConfig) {
     const ceiling = config.statementTimeoutMs !== undefined ? { statement_timeout: config.statementTimeoutMs } : {};
@@ -310,6 +340,25 @@ export class PgDriver implements Driver, TemplateRunner {
     // Lookups by key outside transactions share a few pipelined connections (pg-statements.ts).
     this.#lookups = new LookupConnections({ connectionString: config.url, application_name: `rollcall lookups ${process.pid}`, keepAlive: true, ...ceiling });
     this.#feed = config.feed;
+    this.#laneCap = Math.floor(config.poolSize / 2);
+  }
+
+  /**
+   * A connection of the pool held as a write lane (lane.ts), or undefined when lanes already hold
+   * half the pool. A lane's holder may wait for another connection (a Bulk's 409 names the
+   * holder of the name, read on the pool) while it holds its lane; the half of the pool lanes
+   * never take is held only by transactions that wait for nothing of the pool, so it frees up.
+   */
+  async lane(): Promise<PgLane | undefined> {
+    if (this.#lanes >= this.#laneCap) return undefined;
+    this.#lanes++;
+    try {
+      const client = await this.#pool.connect();
+      return new PgLane(client, (c) => new PgConnection(c, this.#names, this.#feed, this.#compiler, true), () => this.#lanes--);
+    } catch (error) {
+      this.#lanes--;
+      throw error;
+    }
   }
 
   /** Connections of the pool, for /metrics. */
@@ -371,6 +420,59 @@ export class PgDriver implements Driver, TemplateRunner {
   async destroy(): Promise<void> {
     await this.#lookups.close();
     await this.#pool.end();
+  }
+}
+
+/**
+ * A write lane on PostgreSQL (lane.ts): one pooled client, and a fresh one-statement
+ * `PgConnection` over it for each transaction, so that transactions not answered yet keep their
+ * own state while sharing the client. node-postgres's pipeline mode sends each statement with its
+ * own Sync: PostgreSQL runs each as a transaction of its own, in order, and one that fails leaves
+ * the ones behind it to run.
+ */
+export class PgLane {
+  readonly #client: pg.PoolClient;
+  readonly #send: Send;
+  readonly #connect: (send: Send) => PgConnection;
+  readonly #released: () => void;
+  #waiter: (() => void) | undefined;
+  /** An answer lost the connection: it is not returned to the pool. */
+  #broken = false;
+
+  constructor(client: pg.PoolClient, connect: (send: Send) => PgConnection, released: () => void) {
+    this.#client = client;
+    this.#connect = connect;
+    this.#released = released;
+    const send = sender(client);
+    this.#send = (statements) => {
+      const answers = send(statements);
+      for (const answer of answers) {
+        answer.catch((error: unknown) => {
+          // A database's refusal carries its SQLSTATE; anything else lost the connection.
+          if ((error as { code?: unknown } | null)?.code === undefined) this.#broken = true;
+        });
+      }
+      const waiter = this.#waiter;
+      this.#waiter = undefined;
+      waiter?.();
+      return answers;
+    };
+  }
+
+  /** A connection for one transaction of the lane. */
+  connection(): PgConnection {
+    return this.#connect(this.#send);
+  }
+
+  handedOver(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#waiter = resolve;
+    });
+  }
+
+  release(): void {
+    this.#client.release(this.#broken);
+    this.#released();
   }
 }
 

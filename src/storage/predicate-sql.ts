@@ -72,7 +72,10 @@ function compile(scope: Scope, p: Predicate): RawBuilder<SqlBool> {
       return sql<SqlBool>`(${read(scope, p.scalar, p.as)} is not null)`;
     case 'flag': {
       const x = read(scope, p.scalar, 'flag');
-      return sql<SqlBool>`(${x} is not null and ${x} = ${p.value ? 1 : 0})`;
+      // A column's flag compares with a literal: both engines choose a partial index of its
+      // value (repos/list/indexed.ts PARTIAL_INDEXED_FLAGS) only when the statement says the value.
+      const value = p.scalar.at === 'column' ? sql.lit(p.value ? 1 : 0) : sql`${p.value ? 1 : 0}`;
+      return sql<SqlBool>`(${x} is not null and ${x} = ${value})`;
     }
     case 'number': {
       const x = read(scope, p.scalar, 'number');

@@ -9,7 +9,8 @@
  *
  * The model, deliberately simple and conservative:
  * - a test an index answers (an equality on a key column, a prefix or suffix range on an
- *   indexed column, a substring test PostgreSQL's trigrams answer) is read from the index; it is
+ *   indexed column, a substring test PostgreSQL's trigrams answer, a flag a partial index holds
+ *   the rows of) is read from the index; it is
  *   rechecked on its matches, at most the rows of the walk the planner may take for it
  *   (repos/list/plan.ts PROBE_ROWS) or the team's rows when fewer;
  * - every other test is evaluated on every listed row of the team (a scan), once per row, and a
@@ -23,7 +24,7 @@
 import type { DialectHooks } from './dialect.ts';
 import type { OrderKey, Predicate } from './predicate.ts';
 import type { ResourceTable } from './predicate-sql.ts';
-import { KEY_COLUMNS, PREFIX_INDEXED, SUFFIX_INDEXED } from './repos/list/indexed.ts';
+import { KEY_COLUMNS, partialIndexAnswers, PREFIX_INDEXED, SUFFIX_INDEXED } from './repos/list/indexed.ts';
 import { PROBE_ROWS } from './repos/list/plan.ts';
 import { listedCount } from './repos/paging.ts';
 import type { Executor } from './types.ts';
@@ -87,29 +88,37 @@ const sum = (a: FilterTerms, b: FilterTerms, byKey: boolean): FilterTerms => ({
 const SCANNED: FilterTerms = { scanned: 1, ranged: 0, byKey: false };
 const NOTHING: FilterTerms = { scanned: 0, ranged: 0, byKey: false };
 
-/** The tests of `p` by how they are evaluated; `negated` under a `not`. */
-export function filterTerms(p: Predicate, table: ResourceTable, hooks: DialectHooks, negated = false): FilterTerms {
+/**
+ * The tests of `p` by how they are evaluated; `negated` under a `not`. `inCreationOrder`: the list
+ * is in creation order, the order of the partial indexes of flags (PARTIAL_INDEXED_FLAGS); in
+ * another indexed order (the folded userName) a walk of that order would test the flag on every
+ * row it passes, so there the flag is a scanned test.
+ */
+export function filterTerms(p: Predicate, table: ResourceTable, hooks: DialectHooks, negated = false, inCreationOrder = true): FilterTerms {
   switch (p.kind) {
     case 'always':
     case 'deadline':
       return NOTHING;
     case 'and': {
-      const left = filterTerms(p.left, table, hooks, negated);
-      const right = filterTerms(p.right, table, hooks, negated);
+      const left = filterTerms(p.left, table, hooks, negated, inCreationOrder);
+      const right = filterTerms(p.right, table, hooks, negated, inCreationOrder);
       return sum(left, right, !negated && (left.byKey || right.byKey));
     }
     case 'or': {
-      const left = filterTerms(p.left, table, hooks, negated);
-      const right = filterTerms(p.right, table, hooks, negated);
+      const left = filterTerms(p.left, table, hooks, negated, inCreationOrder);
+      const right = filterTerms(p.right, table, hooks, negated, inCreationOrder);
       return sum(left, right, !negated && left.byKey && right.byKey);
     }
     case 'not':
-      return filterTerms(p.predicate, table, hooks, true);
+      return filterTerms(p.predicate, table, hooks, true, inCreationOrder);
     case 'text':
       if (!negated && indexAnswers(p, table, hooks)) return { scanned: 0, ranged: 1, byKey: p.op === 'eq' };
       return SCANNED;
-    case 'known':
     case 'flag':
+      // A flag a partial index holds (the deactivated users): that index's range of the team.
+      if (!negated && inCreationOrder && partialIndexAnswers(p, table)) return { scanned: 0, ranged: 1, byKey: false };
+      return SCANNED;
+    case 'known':
     case 'number':
       return SCANNED;
     case 'granted':
@@ -162,7 +171,7 @@ export function sortScans(sort: OrderKey, table: ResourceTable): boolean {
  * read only when the filter is not free.
  */
 export async function filterCost(ex: Executor, hooks: DialectHooks, table: ResourceTable, teamId: string, where: Predicate | undefined, onlyActive: boolean, sort?: OrderKey): Promise<FilterCost> {
-  const filtered = where ? filterTerms(where, table, hooks) : NOTHING;
+  const filtered = where ? filterTerms(where, table, hooks, false, sort === undefined) : NOTHING;
   const terms = sort && sortScans(sort, table) ? { ...filtered, sorted: true } : filtered;
   if (terms.scanned === 0 && terms.ranged === 0) return costOf(terms, 0);
   if (terms.byKey) return costOf(terms, 1);

@@ -128,16 +128,20 @@ export class NodeSqliteDatabase implements SqliteDatabase {
    * Copies what is left of the WAL into the database so that the next write starts the WAL over
    * (a RESTART checkpoint): little work when the background checkpointer has copied nearly all of
    * it. Only between transactions: inside one it would wait for itself; a later report retries.
+   * Answers whether the checkpoint ran to its end (false: in a transaction, busy, or closed).
    */
-  restartWal(): void {
-    if (!this.raw.isOpen || this.raw.isTransaction) return;
+  restartWal(): boolean {
+    if (!this.raw.isOpen || this.raw.isTransaction) return false;
     // Never wait here (the wait would block every request): while the worker checkpoints, give
     // up; the next report tries again.
     this.raw.exec('PRAGMA busy_timeout = 0');
     try {
-      this.raw.exec('PRAGMA wal_checkpoint(RESTART)');
+      // Its row's `busy` is 1 when it could not finish (a reader or the worker in the way).
+      const row = this.raw.prepare('PRAGMA wal_checkpoint(RESTART)').get() as { busy: number } | undefined;
+      return row?.busy === 0;
     } catch {
       // Busy: see above.
+      return false;
     } finally {
       this.raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }

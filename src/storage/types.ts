@@ -98,6 +98,8 @@ export interface GroupMembersTable {
   group_id: string;
   user_id: string;
   created_at: string;
+  /** The member's accent-folded userName, as `users.user_name_search` (migration 034: a member search is a range of the group's index). */
+  user_name_search: string;
 }
 
 export interface OAuthTokensTable {

@@ -9,10 +9,8 @@
  * reason when /usr/bin/chromium is absent.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createTeam, createTeamUser } from '../../src/admin.ts';
@@ -20,35 +18,17 @@ import { systemClock } from '../../src/clock.ts';
 import { issueAccessToken } from '../../src/oauth/tokens.ts';
 import { teamByName } from '../../src/storage/repos/teams.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { browserMissing, launchChromium, seriousViolations, sidewaysScroll, signInToConsole } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'browser audit password';
 
-async function accessibility(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.count})`);
-}
-
-/** Whether the page scrolls sideways (its content wider than the window). */
-const scrollsSideways = (page: Page): Promise<boolean> =>
-  page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-    return root.scrollWidth > root.clientWidth + 1;
-  });
+/** Whether the page scrolls sideways (its content wider than the window, past a pixel of rounding). */
+const scrollsSideways = async (page: Page): Promise<boolean> => (await sidewaysScroll(page)) > 1;
 
 for (const [width, height] of [[1280, 800], [390, 844]] as const) {
-  describe(`audit log in Chromium at ${width} px`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+  describe(`audit log in Chromium at ${width} px`, { skip: browserMissing }, () => {
     let database: TestDatabase;
     let browser: Browser;
     let rollcall: string;
@@ -76,13 +56,9 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       const group = (await (await scim('POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Engineering' })).json()) as { id: string };
       const patched = await scim('PATCH', `/Groups/${group.id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'add', path: 'members', value: ids.map((value) => ({ value })) }] });
       assert.equal(patched.status, 204);
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+      browser = await launchChromium();
       page = await (await browser.newContext({ viewport: { width, height }, acceptDownloads: true })).newPage();
-      await page.goto(`${rollcall}/console/sign-in`);
-      await page.getByLabel('User name').fill('admin@acme.example');
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${rollcall}/console`);
+      await signInToConsole(page, rollcall, 'admin@acme.example', PASSWORD);
     });
 
     after(async () => {
@@ -102,7 +78,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await row.locator('summary').click();
       assert.match(String(await added.textContent()), /^40 members: member00@acme\.example, member01@acme\.example, member02@acme\.example, member03@acme\.example, member04@acme\.example and 35 more$/);
       assert.equal(await scrollsSideways(page), false, `no sideways scroll at ${width} px`);
-      assert.deepEqual(await accessibility(page), [], `axe on the audit log at ${width} px`);
+      assert.deepEqual(await seriousViolations(page), [], `axe on the audit log at ${width} px`);
     });
 
     it('date pickers: a real date input filters by day; a bad value is an alert the field points to', async () => {
@@ -122,7 +98,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       assert.match(String(await page.getByRole('alert').textContent()), /From \(2000-01-01\) is after To \(1999-01-01\)/);
       assert.equal(await page.getByLabel('To (UTC)', { exact: true }).getAttribute('aria-invalid'), 'true');
       assert.equal(await scrollsSideways(page), false);
-      assert.deepEqual(await accessibility(page), [], `axe on the refused filter at ${width} px`);
+      assert.deepEqual(await seriousViolations(page), [], `axe on the refused filter at ${width} px`);
     });
 
     it('a user\'s history tells the same sentences; the export link downloads a CSV', async () => {

@@ -8,12 +8,7 @@
  * serious or critical violation, at 1280 and 390 px. Skipped, with the reason, when /usr/bin/chromium is absent.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createClient, createTeam, createTeamUser } from '../../src/admin.ts';
@@ -23,27 +18,14 @@ import { addClientSecret } from '../../src/oauth/client-secret-admin.ts';
 import { newSecretRow } from '../../src/oauth/client-secret-admin.ts';
 import { insertClientSecret } from '../../src/storage/repos/client-secrets.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { browserMissing, freePort, launchChromium, seriousViolations, signInToConsole } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'browser client page password';
 
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.count})`);
-}
-
 for (const [width, height] of [[1280, 900], [390, 844]] as const) {
-  describe(`the console client page in Chromium at ${width} px`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+  describe(`the console client page in Chromium at ${width} px`, { skip: browserMissing }, () => {
     let database: TestDatabase;
     let browser: Browser;
     let rollcall: string;
@@ -63,10 +45,7 @@ for (const [width, height] of [[1280, 900], [390, 844]] as const) {
 
     before(async () => {
       database = await engines[0]!.open();
-      const probe = createServer();
-      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-      const port = (probe.address() as AddressInfo).port;
-      await new Promise((r) => probe.close(r));
+      const port = await freePort();
       const served = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: `http://127.0.0.1:${port}` }, storage: database.storage });
       rollcall = await served.listen({ host: '127.0.0.1', port });
       close = () => served.close();
@@ -79,7 +58,7 @@ for (const [width, height] of [[1280, 900], [390, 844]] as const) {
       soonSecret = (await addClientSecret(changer, clientId, { name: 'expiring soon', days: 10 })).clientSecret;
       const expired = newSecretRow(clientId, 'long expired', 1, new Date(Date.now() - 3 * 86_400_000));
       await insertClientSecret(database.storage.db, expired.row);
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+      browser = await launchChromium();
       const context = await browser.newContext({ viewport: { width, height } });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rollcall });
       page = await context.newPage();
@@ -92,11 +71,7 @@ for (const [width, height] of [[1280, 900], [390, 844]] as const) {
     });
 
     it('is reached from the connections page and warns of secrets expiring within 30 days or expired', async () => {
-      await page.goto(`${rollcall}/console/sign-in`);
-      await page.getByLabel('User name').fill('admin@acme.example');
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${rollcall}/console`);
+      await signInToConsole(page, rollcall, 'admin@acme.example', PASSWORD);
       await page.goto(`${rollcall}/console/connections`);
       await page.getByRole('link', { name: 'Entra provisioning' }).click();
       await page.waitForURL(`${rollcall}/console/connections/clients/${clientId}`);

@@ -13,21 +13,18 @@
  * are reported as skipped, with the reason, when /usr/bin/chromium is absent.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createTeam, createTeamUser } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { TEST_CONFIG } from '../support/app.ts';
-import { axeViolations, browserMissing, CHROMIUM, CHROMIUM_FLAGS, describeViolations, screenshotPlace } from '../support/browser.ts';
+import { axeViolations, browserMissing, describeViolations, freePort, launchChromium, screenshot } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 import { startReceiver } from '../support/receiver.ts';
 import type { Receiver } from '../support/receiver.ts';
+import { until } from '../support/wait.ts';
 
 const PASSWORD = 'browser console password';
 const HOSTILE = ['<script>alert(1)</script>@x.example', '"quoted\' o\'hara"@x.example', '\u202Eevil\u202C@x.example', '😀emoji@x.example'];
@@ -56,10 +53,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
     before(async () => {
       receiver = await startReceiver();
       database = await engines[0]!.open();
-      const probe = createServer();
-      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-      const port = (probe.address() as AddressInfo).port;
-      await new Promise((r) => probe.close(r));
+      const port = await freePort();
       const served = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: `http://127.0.0.1:${port}` }, storage: database.storage });
       rollcall = await served.listen({ host: '127.0.0.1', port });
       close = () => served.close();
@@ -70,7 +64,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       for (const name of ['ada.lovelace@acme.example', 'grace.hopper@acme.example', ...HOSTILE]) ids.push(String((await createTeamUser(deps, 'acme', name, {})).id));
       const admin = await fetch(`${rollcall}/v2/scim/Users?filter=userName%20eq%20%22x%22`); // unauthenticated: not logged
       assert.equal(admin.status, 401);
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+      browser = await launchChromium();
       const context = await browser.newContext({ viewport: { width, height } });
       page = await context.newPage();
       groupId = '';
@@ -82,15 +76,10 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await close?.();
       await database?.dispose();
       await receiver?.close();
-      shots?.done();
     });
 
-    let shots: ReturnType<typeof screenshotPlace> | undefined;
-    before(() => {
-      shots = screenshotPlace();
-    });
     const shot = async (name: string) => {
-      if (FLOW_SHOTS.has(name)) await page.screenshot({ path: join(shots!.dir, `${name}-${width}.png`) });
+      if (FLOW_SHOTS.has(name)) await screenshot(page, `${name}-${width}.png`);
       assert.deepEqual(describeViolations(await axeViolations(page)), [], `axe on ${name} at ${width} px`);
     };
 
@@ -232,12 +221,14 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       });
       assert.equal(conflict.status, 409);
 
-      // The log is written within a second, off the request path.
-      await new Promise((r) => setTimeout(r, 1500));
-      await page.goto(`${rollcall}/console/requests`);
-      await page.getByLabel('Status').selectOption('4xx');
-      await page.getByRole('button', { name: 'Filter' }).click();
+      // The log is written off the request path, about a second later: the page is asked again until it shows it.
       const row = page.locator('tbody tr', { hasText: 'uniqueness' });
+      await until(async () => {
+        await page.goto(`${rollcall}/console/requests`);
+        await page.getByLabel('Status').selectOption('4xx');
+        await page.getByRole('button', { name: 'Filter' }).click();
+        return (await row.count()) > 0;
+      }, 'the 409 in the request log', 30_000, 200);
       assert.equal(await row.count(), 1);
       assert.match(String(await row.textContent()), /POST.*\/v2\/scim\/Users.*409.*uniqueness/s);
       assert.match(String(await row.textContent()), /Entra ID <prod> "west"/, 'the log names the connection');
@@ -278,9 +269,12 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       });
       assert.equal(created.status, 201);
       await receiver.waitFor(1, 10_000);
-      await new Promise((r) => setTimeout(r, 300));
-      await page.goto(detail);
-      assert.match(String(await page.locator('tbody tr').first().textContent()), /202/);
+      // The attempt is recorded once the receiver's answer is in.
+      await until(async () => {
+        await page.goto(detail);
+        const rows = page.locator('tbody tr');
+        return (await rows.count()) > 0 && /202/.test(String(await rows.first().textContent()));
+      }, 'the delivery attempt on the page', 30_000, 100);
       assert.match(String(await page.locator('main').textContent()), /<acme>&"q"/);
 
       await page.getByLabel('Reason').fill('receiver under maintenance <b>');

@@ -7,48 +7,21 @@
  * browser a failure; elsewhere the tests are skipped with the reason.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createTeam, createTeamUser } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { issueAccessToken } from '../../src/oauth/tokens.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { browserMissing, freePort, launchChromium, seriousViolations, sidewaysScroll, signInToConsole } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'browser directory password';
 
-/** axe-core inside the page: its serious and critical violations. */
-async function accessibility(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.count})`);
-}
-
-/** How far the page scrolls sideways (0 when it fits the viewport). */
-const sideways = (page: Page): Promise<number> =>
-  page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-    return root.scrollWidth - root.clientWidth;
-  });
-
 for (const [width, height] of [[1280, 800], [390, 844]] as const) {
-  describe(`console directory in Chromium at ${width} px`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+  describe(`console directory in Chromium at ${width} px`, { skip: browserMissing }, () => {
     let database: TestDatabase;
     let browser: Browser;
     let rollcall: string;
@@ -58,10 +31,7 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
 
     before(async () => {
       database = await engines[0]!.open();
-      const probe = createServer();
-      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-      const port = (probe.address() as AddressInfo).port;
-      await new Promise((r) => probe.close(r));
+      const port = await freePort();
       const served = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: `http://127.0.0.1:${port}` }, storage: database.storage });
       rollcall = await served.listen({ host: '127.0.0.1', port });
       close = () => served.close();
@@ -69,13 +39,9 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       const team = await createTeam(deps, 'acme');
       await createTeamUser(deps, 'acme', 'admin@acme.example', { password: PASSWORD, admin: true });
       token = (await issueAccessToken(database.storage.db, systemClock, { teamId: team.id, userId: null, clientId: null, scope: ['read', 'write'], ttlSeconds: 3600 })).token;
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+      browser = await launchChromium();
       page = await (await browser.newContext({ viewport: { width, height } })).newPage();
-      await page.goto(`${rollcall}/console/sign-in`);
-      await page.getByLabel('User name').fill('admin@acme.example');
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${rollcall}/console`);
+      await signInToConsole(page, rollcall, 'admin@acme.example', PASSWORD);
     });
 
     after(async () => {
@@ -86,8 +52,8 @@ for (const [width, height] of [[1280, 800], [390, 844]] as const) {
 
     /** The page passes axe and fits the viewport. */
     const checked = async (what: string) => {
-      assert.deepEqual(await accessibility(page), [], `axe on ${what} at ${width} px`);
-      assert.ok((await sideways(page)) <= 0, `${what} scrolls sideways at ${width} px`);
+      assert.deepEqual(await seriousViolations(page), [], `axe on ${what} at ${width} px`);
+      assert.ok((await sidewaysScroll(page)) <= 0, `${what} scrolls sideways at ${width} px`);
     };
     const status = async () => String(await page.getByRole('status').first().textContent());
 

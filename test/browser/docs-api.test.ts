@@ -11,25 +11,18 @@
  * test says so when it skips). Skipped, with the reason, when /usr/bin/chromium is absent.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { apiDocs } from '../../src/http/api-docs.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { axeViolations, browserMissing, describeViolations, launchChromium } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-const skip = missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false;
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const FIXTURE = readFileSync(new URL('../fixtures/openapi-small.json', import.meta.url), 'utf8');
 /** An address no test listens on: a request to it would be a request to "another host". */
 const ELSEWHERE = 'http://127.0.0.2:9';
@@ -64,15 +57,6 @@ async function watchedPage(browser: Browser): Promise<Watched> {
 
 const cspViolations = (page: Page): Promise<string[]> => page.evaluate(() => (globalThis as unknown as { cspViolations: string[] }).cspViolations);
 
-/** axe-core's violations on the page, as "id (impact, nodes)". */
-async function axeViolations(page: Page): Promise<{ id: string; impact: string | null; count: number }[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
-  });
-}
-
 const otherOrigins = (requests: readonly string[], origin: string): string[] => requests.filter((url) => new URL(url).origin !== origin);
 
 /** The operation block of `method path`, once Swagger UI has rendered it. */
@@ -94,12 +78,12 @@ async function fixtureServer(document: string): Promise<{ app: FastifyInstance; 
   return { app, origin };
 }
 
-describe('the API reference page in Chromium, on a fixed OpenAPI 3.1 document', { skip }, () => {
+describe('the API reference page in Chromium, on a fixed OpenAPI 3.1 document', { skip: browserMissing }, () => {
   let browser: Browser;
   let servers: FastifyInstance[] = [];
 
   before(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -129,7 +113,7 @@ describe('the API reference page in Chromium, on a fixed OpenAPI 3.1 document', 
     assert.deepEqual(await cspViolations(page), []);
     assert.deepEqual(problems, []);
     const violations = await axeViolations(page);
-    t.diagnostic(`axe-core on the fixed document: ${violations.length === 0 ? 'no violations' : violations.map((v) => `${v.id} (${v.impact}, ${v.count})`).join(', ')}`);
+    t.diagnostic(`axe-core on the fixed document: ${violations.length === 0 ? 'no violations' : describeViolations(violations).join('; ')}`);
     assert.deepEqual(violations.filter((v) => v.impact === 'critical'), [], 'no critical accessibility violation');
   });
 
@@ -159,7 +143,7 @@ describe('the API reference page in Chromium, on a fixed OpenAPI 3.1 document', 
   });
 });
 
-describe('the API reference page in Chromium, on the app\'s own /v2/openapi.json', { skip }, () => {
+describe('the API reference page in Chromium, on the app\'s own /v2/openapi.json', { skip: browserMissing }, () => {
   let database: TestDatabase;
   let browser: Browser;
   let app: FastifyInstance;
@@ -169,7 +153,7 @@ describe('the API reference page in Chromium, on the app\'s own /v2/openapi.json
     database = await engines[0]!.open();
     app = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: 'http://127.0.0.1' }, storage: database.storage, delivery: false });
     origin = await app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -187,7 +171,7 @@ describe('the API reference page in Chromium, on the app\'s own /v2/openapi.json
     assert.deepEqual(await cspViolations(page), []);
     assert.deepEqual(problems, []);
     const violations = await axeViolations(page);
-    t.diagnostic(`axe-core on /v2/openapi.json: ${violations.length === 0 ? 'no violations' : violations.map((v) => `${v.id} (${v.impact}, ${v.count})`).join(', ')}`);
+    t.diagnostic(`axe-core on /v2/openapi.json: ${violations.length === 0 ? 'no violations' : describeViolations(violations).join('; ')}`);
     assert.deepEqual(violations.filter((v) => v.impact === 'critical'), [], 'no critical accessibility violation');
   });
 });

@@ -11,66 +11,29 @@
  * REQUIRE_BROWSER=1 makes a missing browser a failure; elsewhere the tests are skipped with the reason.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createClient, createTeam, createTeamUser } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { hotp, timeStep } from '../../src/oauth/totp.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { browserMissing, freePort, launchChromium, seriousViolations, sidewaysScroll } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
+import { base32Decode } from '../support/base32.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'browser factors password';
-
-async function accessibility(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.count})`);
-}
 
 /** Whether the page scrolls sideways at 390 px. */
 async function scrollsSideways(page: Page): Promise<boolean> {
   await page.setViewportSize({ width: 390, height: 844 });
-  const wide = await page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-    return root.scrollWidth > root.clientWidth;
-  });
+  const wide = (await sidewaysScroll(page)) > 0;
   await page.setViewportSize({ width: 1280, height: 800 });
   return wide;
 }
 
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-function base32Decode(text: string): Buffer {
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const ch of text) {
-    value = (value << 5) | BASE32.indexOf(ch);
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-for (const engine of engines) describe(`second factors in Chromium (${engine.name})`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+for (const engine of engines) describe(`second factors in Chromium (${engine.name})`, { skip: browserMissing }, () => {
   let database: TestDatabase;
   let browser: Browser;
   let rollcall: string;
@@ -82,10 +45,7 @@ for (const engine of engines) describe(`second factors in Chromium (${engine.nam
 
   before(async () => {
     database = await engine.open();
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise((r) => probe.close(r));
+    const port = await freePort();
     const base = `http://localhost:${port}`;
     const served = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: base }, storage: database.storage });
     await served.listen({ host: '127.0.0.1', port });
@@ -96,7 +56,7 @@ for (const engine of engines) describe(`second factors in Chromium (${engine.nam
     await createTeamUser(deps, 'acme', 'admin@acme.example', { password: PASSWORD, admin: true });
     await createTeamUser(deps, 'acme', 'totp@acme.example', { password: PASSWORD, admin: true });
     clientId = (await createClient(deps, { name: 'Acme Sync', redirectUris: [`http://localhost:${port}/callback`], team: 'acme' })).client_id;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
     cdp = await context.newCDPSession(page);
@@ -125,7 +85,7 @@ for (const engine of engines) describe(`second factors in Chromium (${engine.nam
     await page.waitForURL(`${rollcall}/console`);
     await page.getByRole('link', { name: 'Security' }).click();
     assert.equal(await page.locator('h1').textContent(), 'Security');
-    assert.deepEqual(await accessibility(page), [], 'axe on the Security page');
+    assert.deepEqual(await seriousViolations(page), [], 'axe on the Security page');
     assert.equal(await scrollsSideways(page), false, 'the Security page at 390 px');
     await page.getByLabel('Name of the new passkey').fill('Virtual <laptop>');
     await page.getByRole('button', { name: 'Add a passkey' }).click();
@@ -150,7 +110,7 @@ for (const engine of engines) describe(`second factors in Chromium (${engine.nam
   it('signs in with the passkey on the OAuth authorization page and approves: the client gets a code', async () => {
     const state = 'xyz';
     await page.goto(`${rollcall}/oauth/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: `${rollcall}/callback`, state }).toString()}`);
-    assert.deepEqual(await accessibility(page), [], 'axe on the OAuth sign-in page');
+    assert.deepEqual(await seriousViolations(page), [], 'axe on the OAuth sign-in page');
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('button', { name: 'Allow' }).waitFor();
     assert.match(String(await page.locator('h1').textContent()), /Allow Acme Sync/);
@@ -182,7 +142,7 @@ for (const engine of engines) describe(`second factors in Chromium (${engine.nam
     await signInWithPassword('totp@acme.example');
     await page.waitForURL(`${rollcall}/console/sign-in/verify`);
     assert.equal(await page.locator('h1').textContent(), 'Confirm it is you');
-    assert.deepEqual(await accessibility(page), [], 'axe on the second step');
+    assert.deepEqual(await seriousViolations(page), [], 'axe on the second step');
     assert.equal(await scrollsSideways(page), false, 'the second step at 390 px');
     // The step just used is spent; the next one is within the window.
     await page.getByLabel(/Code from your authenticator app/).fill(hotp(key, step + 1));

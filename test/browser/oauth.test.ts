@@ -10,31 +10,23 @@
  * console error; their screenshots go to docs/console/ only with UPDATE_SCREENSHOTS=1.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createClient, createTeam, createTeamUser } from '../../src/admin.ts';
 import { systemClock } from '../../src/clock.ts';
 import { TEST_CONFIG } from '../support/app.ts';
-import { axeViolations, describeViolations, overflowOf, screenshotPlace } from '../support/browser.ts';
+import { axeViolations, browserMissing, describeViolations, freePort, launchChromium, overflowOf, screenshot } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
 
 const listen = (server: Server): Promise<string> =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 
-describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+describe('authorization pages in Chromium', { skip: browserMissing }, () => {
   let database: TestDatabase;
   let browser: Browser;
   let rollcall: string;
@@ -43,10 +35,8 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
   let client: { client_id: string; client_secret: string };
   let close: () => Promise<void>;
   const password = 'browser test password';
-  let shots: ReturnType<typeof screenshotPlace> | undefined;
 
   before(async () => {
-    shots = screenshotPlace();
     database = await engines[0]!.open();
     // The client application: exchanges the code it receives and lists users with the token.
     clientApp = createServer((req, res) => {
@@ -76,9 +66,7 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
     clientUrl = await listen(clientApp);
 
     // The issuer (PUBLIC_BASE_URL) must be the address the browser uses: take a free port first.
-    const probe = createServer();
-    const port = Number(new URL(await listen(probe)).port);
-    await new Promise((r) => probe.close(r));
+    const port = await freePort();
     const served = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: `http://127.0.0.1:${port}` }, storage: database.storage });
     rollcall = await served.listen({ host: '127.0.0.1', port });
     close = () => served.close();
@@ -87,7 +75,7 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
     await createTeam(deps, 'acme');
     await createTeamUser(deps, 'acme', 'admin@acme.example', { password, admin: true });
     client = await createClient(deps, { name: 'Acme Directory Sync', redirectUris: [`${clientUrl}/callback`] });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -95,7 +83,6 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
     await close?.();
     await new Promise((r) => clientApp?.close(r));
     await database?.dispose();
-    shots?.done();
   });
 
   const authorizeUrl = (redirectUri: string, state: string) =>
@@ -144,7 +131,7 @@ describe('authorization pages in Chromium', { skip: missing ? `${CHROMIUM} is no
 
   /** The page checks of the console (pages.test.ts) on the page as it is now; failed requests and console errors as `problems` collected. */
   async function pageProblems(page: Page, name: string, width: number, problems: string[]): Promise<string[]> {
-    await page.screenshot({ path: join(shots!.dir, `${name}-${width}.png`), fullPage: true });
+    await screenshot(page, `${name}-${width}.png`, { fullPage: true });
     const found = [...problems, ...describeViolations(await axeViolations(page)).map((v) => `axe: ${v}`)];
     const overflow = await overflowOf(page);
     if (overflow.scrollWidth > overflow.viewport) found.push(`scrolls sideways: ${overflow.scrollWidth} px in ${overflow.viewport}; ${overflow.wide.join('; ')}`);

@@ -11,27 +11,18 @@
  * violation) and no page scrolls sideways. REQUIRE_BROWSER=1 makes a missing browser a failure.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { createTeam, createTeamUser } from '../../src/admin.ts';
 import type { Clock } from '../../src/clock.ts';
 import { TEST_CONFIG } from '../support/app.ts';
+import { browserMissing, freePort, launchChromium, seriousViolations, sidewaysScroll, signInToConsole } from '../support/browser.ts';
 import { engines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
 import { EntraStandIn } from '../support/entra-standin.ts';
 import { FakeIdp } from '../support/fake-idp.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'browser wizard password';
 const WIDTH = 390;
 
@@ -43,27 +34,14 @@ class MovableClock implements Clock {
   }
 }
 
-/** axe-core inside the page: its serious and critical violations. */
-async function accessibility(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, count: v.nodes.length }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.count})`);
-}
-
 /** axe finds nothing serious, and the page does not scroll sideways. */
 async function checked(page: Page, what: string): Promise<void> {
-  assert.deepEqual(await accessibility(page), [], `axe on ${what}`);
-  const [scroll, client] = await page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-    return [root.scrollWidth, root.clientWidth];
-  });
-  assert.ok(scroll <= client, `${what} scrolls sideways at ${WIDTH} px (${scroll} > ${client})`);
+  assert.deepEqual(await seriousViolations(page), [], `axe on ${what}`);
+  const sideways = await sidewaysScroll(page);
+  assert.ok(sideways <= 0, `${what} scrolls sideways at ${WIDTH} px (by ${sideways} px)`);
 }
 
-for (const engine of engines) describe(`connection wizard in Chromium at ${WIDTH} px, on ${engine.name}`, { skip: missing ? `${CHROMIUM} is not installed (apt-get install chromium)` : false }, () => {
+for (const engine of engines) describe(`connection wizard in Chromium at ${WIDTH} px, on ${engine.name}`, { skip: browserMissing }, () => {
   let database: TestDatabase;
   let browser: Browser;
   let context: BrowserContext;
@@ -76,10 +54,7 @@ for (const engine of engines) describe(`connection wizard in Chromium at ${WIDTH
 
   before(async () => {
     database = await engine.open();
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise((r) => probe.close(r));
+    const port = await freePort();
     const served = await buildApp({ config: { ...TEST_CONFIG, publicBaseUrl: `http://127.0.0.1:${port}` }, storage: database.storage, clock });
     rollcall = await served.listen({ host: '127.0.0.1', port });
     close = () => served.close();
@@ -88,15 +63,11 @@ for (const engine of engines) describe(`connection wizard in Chromium at ${WIDTH
     await createTeamUser(deps, 'acme', 'admin@acme.example', { password: PASSWORD, admin: true });
     idp = await FakeIdp.start();
     entra = await EntraStandIn.start(() => clock.now());
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: WIDTH, height: 844 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rollcall });
     page = await context.newPage();
-    await page.goto(`${rollcall}/console/sign-in`);
-    await page.getByLabel('User name').fill('admin@acme.example');
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${rollcall}/console`);
+    await signInToConsole(page, rollcall, 'admin@acme.example', PASSWORD);
   });
 
   after(async () => {

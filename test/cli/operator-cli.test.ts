@@ -4,7 +4,7 @@
  * the server listens, so a failed start (port taken) leaves nothing unseen behind.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -133,15 +133,26 @@ describe('operator fixes at the command line (issue 12 item 4)', () => {
     const server = await startServer(database, {}).catch(() => undefined);
     // startServer passes --json and no flag: nothing is shown, so nothing is created.
     await server?.stop();
+    // Started, read until it says it serves and has shown both credentials, then stopped (a
+    // loaded host may take many seconds to start it: the guard only ends a hang).
     const shown = await new Promise<string>((resolve, reject) => {
-      const child = spawnSync(process.execPath, [CLI, 'serve', '--port', '0', '--show-first-run-credentials', '--database', database], {
-        encoding: 'utf8',
+      const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--show-first-run-credentials', '--database', database], {
         env: { ...process.env, LOG_LEVEL: 'silent' },
-        timeout: 8000,
-        killSignal: 'SIGTERM',
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      if (child.stdout.includes('Rollcall is serving')) resolve(child.stdout);
-      else reject(new Error(child.stderr));
+      let stdout = '';
+      let stderr = '';
+      const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        if (stdout.includes('Rollcall is serving') && /client_secret/.test(stdout) && /admin password/.test(stdout)) child.kill('SIGTERM');
+      });
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.on('close', () => {
+        clearTimeout(guard);
+        if (stdout.includes('Rollcall is serving')) resolve(stdout);
+        else reject(new Error(`no "Rollcall is serving" line; stdout: ${stdout}; stderr: ${stderr}`));
+      });
     });
     assert.match(shown, /admin password +\S{12,}/);
     assert.match(shown, /client_secret +rc_cs_/);

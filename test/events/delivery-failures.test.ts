@@ -16,7 +16,7 @@ import { startReceiver } from '../support/receiver.ts';
 import type { Receiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
 
-const FAST: Partial<DeliverySettings> = { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 1000 };
+const FAST: Partial<DeliverySettings> = { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 10_000 };
 
 /** The counter's value for `reason` in the app's /metrics text (0 when absent). */
 async function failures(t: TestApp, reason: string): Promise<number> {

@@ -4,7 +4,7 @@
  * extension under its schema's name, times as <time> with the exact time on hover) and not as
  * JSON; the filter box knows the team's extension attributes (the console's SCIM context is built
  * with the team's types, as the API's is); lists say their position and count ("51-100 of 121",
- * "of more than 10,000"); groups list their member counts, a group's members are searched and
+ * "of more than 1,000" when filtered); groups list their member counts, a group's members are searched and
  * numbered by page; deactivated users are listed under their own filter in both team modes and
  * reactivated; users are created, edited, deactivated (after a confirmation) and reactivated, and
  * members added and removed, through the SCIM services: audited as the console admin, refused
@@ -13,12 +13,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { auditEvents } from '../../src/admin.ts';
-import { USER_SCHEMA } from '../../src/scim/schema/urns.ts';
+import { PATCH_OP, USER_SCHEMA } from '../../src/scim/schema/urns.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { adminDeps, hiddenFields, PageSession, registerAdmin } from '../support/oauth.ts';
 import { userRowFor } from '../support/rows.ts';
+import { addCounts } from '../../src/storage/repos/counters.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const HR = 'urn:acme:params:scim:schemas:extension:HR:2.0:User';
@@ -184,15 +185,15 @@ for (const engine of engines) {
       assert.match(self.body, /You cannot deactivate yourself/);
     });
 
-    it('lists say their position and count: "1-50 of N", "51-100 of N" on the next page; a filtered count over 10,000 says "more than 10,000"', async () => {
+    it('lists say their position and count: "1-50 of N", "51-100 of N" on the next page; a filtered count over 1,000 says "more than 1,000"; the unfiltered count is exact', async () => {
       const rows = [];
       for (let i = 0; i < 10_050; i++) rows.push(userRowFor(t.storage, t.team.id, { schemas: [USER_SCHEMA], userName: `bulk${String(i).padStart(5, '0')}@acme.example` }, new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString()));
       for (let i = 0; i < rows.length; i += 500) await t.storage.db.insertInto('users').values(rows.slice(i, i + 500)).execute();
       const first = await page.get('/console/users?q=bulk');
       assert.equal(first.statusCode, 200);
-      assert.match(first.body, /1-50 of more than 10,000\./);
+      assert.match(first.body, /1-50 of more than 1,000\./);
       const next = /href="([^"]*)" rel="next"/.exec(first.body)![1]!.replace(/&amp;/g, '&');
-      assert.match((await page.get(next)).body, /51-100 of more than 10,000\./);
+      assert.match((await page.get(next)).body, /51-100 of more than 1,000\./);
       const narrow = await page.get(`/console/users?filter=${encodeURIComponent('userName sw "bulk0001"')}`);
       assert.match(narrow.body, /1-10 of 10\./);
       const fewer = await page.get(`/console/users?filter=${encodeURIComponent('userName sw "bulk000"')}`);
@@ -200,8 +201,9 @@ for (const engine of engines) {
       const second = /href="([^"]*)" rel="next"/.exec(fewer.body)![1]!.replace(/&amp;/g, '&');
       const shown = await page.get(second);
       assert.match(shown.body, /51-100 of 100\./);
-      // The unfiltered list counts from the team's counters (rows written by SCIM).
-      assert.match((await page.get('/console/users')).body, /1-\d+ of \d+\./);
+      // The unfiltered list counts from the team's counters (rows written by SCIM), exactly, as SCIM's totalResults.
+      const total = Number(json(await t.request('GET', '/v2/scim/Users?count=0')).totalResults);
+      assert.match((await page.get('/console/users')).body, new RegExp(`1-50 of ${total.toLocaleString('en-US')}\\.`));
     });
 
     it('groups list their member counts; a group page searches its members and numbers their pages; members are added (by userName search) and removed', async () => {
@@ -249,6 +251,58 @@ for (const engine of engines) {
     });
   });
 
+  describe(`console member search on ${engine.name}`, () => {
+    it("finds a group's members by the start of their userName, in userName order, after renames, leaving hidden users out", async () => {
+      const t = await createTestApp({ engine });
+      try {
+        const { page } = await signIn(t);
+        const create = async (userName: string) => String(json(await t.request('POST', '/v2/scim/Users', { schemas: [USER_SCHEMA], userName })).id);
+        const zed = await create('Team.Zed@acme.example');
+        const ana = await create('team.Ána@acme.example');
+        const bob = await create('team.bob@acme.example');
+        const gone = await create('team.gone@acme.example');
+        const paused = await create('team.paused@acme.example');
+        // Users of the team with the prefix who are no members are not found.
+        await create('team.outsider@acme.example');
+        const group = await t.request('POST', '/v2/scim/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Search', members: [zed, ana, gone, paused].map((value) => ({ value })) });
+        assert.equal(group.statusCode, 201, group.body);
+        const gid = String(json(group).id);
+        // One member added alone (the single-member write), the others by the group's create.
+        const added = await t.request('PATCH', `/v2/scim/Groups/${gid}`, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: [{ value: bob }] }] });
+        assert.equal(added.statusCode, 204, added.body);
+        const search = async (words: string) => {
+          const res = await page.get(`/console/groups/${gid}?mq=${encodeURIComponent(words)}`);
+          assert.equal(res.statusCode, 200, res.body.slice(0, 300));
+          // The members table only (the group's history names members too).
+          const members = res.body.slice(res.body.indexOf('<h2 id="members">'), res.body.indexOf('<h3>Add members</h3>'));
+          return { names: userNames(members), body: res.body };
+        };
+        assert.deepEqual((await search('TEAM.')).names, ['team.Ána@acme.example', 'team.bob@acme.example', 'team.gone@acme.example', 'team.paused@acme.example', 'Team.Zed@acme.example']);
+        // A rename moves the member in the search: the old name's prefix no longer finds it.
+        const renamed = await t.request('PATCH', `/v2/scim/Users/${bob}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'userName', value: 'robert@acme.example' }] });
+        assert.equal(renamed.statusCode, 200, renamed.body);
+        assert.deepEqual((await search('team.b')).names, []);
+        assert.deepEqual((await search('rob')).names, ['robert@acme.example']);
+        // Deleted and (in a team that hides them) deactivated users are no members a search shows.
+        assert.equal((await t.request('DELETE', `/v2/scim/Users/${gone}`)).statusCode, 204);
+        const off = await t.request('PATCH', `/v2/scim/Users/${paused}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'active', value: false }] });
+        assert.equal(off.statusCode, 200, off.body);
+        const left = await search('team');
+        assert.deepEqual(left.names, ['team.Ána@acme.example', 'Team.Zed@acme.example']);
+        assert.match(left.body, /1-2 of 2 members whose userName starts with/);
+        assert.deepEqual((await search('TEAM.ana')).names, ['team.Ána@acme.example'], 'accents and case ignored');
+        // A team whose counters say it hides more users than the index walk leaves out by id: the
+        // search reads each match's user row instead, with the same answer.
+        await addCounts(t.storage.db, t.team.id, { usersDeleted: 20_000 }, new Date().toISOString());
+        const read = await search('team');
+        assert.deepEqual(read.names, ['team.Ána@acme.example', 'Team.Zed@acme.example']);
+        assert.match(read.body, /1-2 of 2 members whose userName starts with/);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
   describe(`console directory on ${engine.name}, a team that shows deactivated users`, () => {
     it('deactivated users are listed under their own filter there too, and reactivated', async () => {
       const t = await createTestApp({ engine, deactivatedUsers: 'visible' });
@@ -257,6 +311,10 @@ for (const engine of engines) {
         const id = String(json(await t.request('POST', '/v2/scim/Users', { schemas: [USER_SCHEMA], userName: 'paused@acme.example', active: false })).id);
         await t.request('POST', '/v2/scim/Users', { schemas: [USER_SCHEMA], userName: 'working@acme.example' });
         assert.deepEqual(userNames((await page.get('/console/users?status=deactivated')).body), ['paused@acme.example']);
+        // A word search among them lists them in creation order (their partial index's order).
+        const searched = await page.get('/console/users?status=deactivated&q=PAUS');
+        assert.deepEqual(userNames(searched.body), ['paused@acme.example']);
+        assert.match(searched.body, /Ordered by creation./);
         assert.deepEqual(userNames((await page.get('/console/users?status=active')).body).sort(), ['admin@acme.example', 'working@acme.example']);
         assert.equal((await page.get('/console/users?status=nonsense')).statusCode, 400);
         const back = await submit(page, `/console/users/${id}`, `/console/users/${id}/reactivate`, {});

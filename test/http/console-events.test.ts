@@ -20,6 +20,7 @@ import type { TestApp, TestAppOptions } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { adminDeps, hiddenFields, PageSession, registerAdmin } from '../support/oauth.ts';
 import { startReceiver } from '../support/receiver.ts';
+import { until } from '../support/wait.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const HOSTILE_URL = 'https://x.example/"><script>alert(1)</script>?k=<img src=x onerror=alert(2)>';
@@ -313,7 +314,7 @@ describe('console Events page: delivery log, escaping, overview', () => {
 
   it('overview: no subscriptions; then real pending events, and a subscription paused by failing deliveries shown with its reason', async () => {
     const receiver = await startReceiver(() => ({ status: 500, body: '<b>down</b>' }));
-    const { t, page } = await consoleOf({ deps: { delivery: { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 20, timeoutMs: 300, giveUpAfterMs: 0 } } });
+    const { t, page } = await consoleOf({ deps: { delivery: { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 20, timeoutMs: 10_000, giveUpAfterMs: 0 } } });
     try {
       const quiet = (await page.get('/console')).body;
       assert.match(quiet, /<span class="n">0<\/span><span class="l">events pending \(no subscriptions\)<\/span>/);
@@ -322,7 +323,7 @@ describe('console Events page: delivery log, escaping, overview', () => {
       const id = await subscribe(t, { url: receiver.url });
       await users(t, 3, 'o');
       // The first attempt fails and, with no time allowed for failing, pauses the subscription.
-      for (let i = 0; i < 200 && json(await t.request('GET', `/v2/events/subscriptions/${id}`)).state !== 'paused'; i++) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => json(await t.request('GET', `/v2/events/subscriptions/${id}`)).state === 'paused');
       const overview = (await page.get('/console')).body;
       assert.match(overview, /<span class="n">3<\/span><span class="l">events pending \(1 subscription\)<\/span>/);
       assert.match(overview, /1 event subscription\(s\) need attention/);
@@ -337,7 +338,7 @@ describe('console Events page: delivery log, escaping, overview', () => {
       receiver.answer = () => ({ status: 202 });
       const resumed = await submit(t, page, `/console/events/subscriptions/${id}`, `/console/events/subscriptions/${id}/resume`, []);
       assert.equal(resumed.statusCode, 303);
-      for (let i = 0; i < 200 && json(await t.request('GET', `/v2/events/subscriptions/${id}`)).cursor !== 4; i++) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => json(await t.request('GET', `/v2/events/subscriptions/${id}`)).cursor === 4);
       const healthy = (await page.get('/console')).body;
       assert.match(healthy, /<span class="n">0<\/span><span class="l">events pending \(1 subscription\)<\/span>/);
       assert.match(healthy, /no event subscription paused or failing/);
@@ -349,11 +350,11 @@ describe('console Events page: delivery log, escaping, overview', () => {
 
   it('overview: an active subscription whose deliveries fail is shown as failing, with when it tries again', async () => {
     const receiver = await startReceiver(() => ({ status: 503 }));
-    const { t, page } = await consoleOf({ deps: { delivery: { pollIntervalMs: 10, backoffBaseMs: 60_000, backoffMaxMs: 60_000, timeoutMs: 300 } } });
+    const { t, page } = await consoleOf({ deps: { delivery: { pollIntervalMs: 10, backoffBaseMs: 60_000, backoffMaxMs: 60_000, timeoutMs: 10_000 } } });
     try {
       const id = await subscribe(t, { url: receiver.url });
       await users(t, 1, 'f');
-      for (let i = 0; i < 200 && Number(json(await t.request('GET', `/v2/events/subscriptions/${id}`)).failures) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => Number(json(await t.request('GET', `/v2/events/subscriptions/${id}`)).failures) >= 1);
       const overview = (await page.get('/console')).body;
       assert.match(overview, /is failing: <span dir="auto">failing since [^<]+ \(1 attempts\); next attempt /);
       assert.match((await page.get('/console/events')).body, /<span class="status-4">failing<\/span> since/);

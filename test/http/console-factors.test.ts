@@ -16,25 +16,10 @@ import { createTestApp } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
 import { engines } from '../support/engines.ts';
 import { adminDeps, hiddenFields, PageSession, passwordGrant, registerAdmin, registerClient } from '../support/oauth.ts';
+import { base32Decode } from '../support/base32.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const ADMIN = 'admin@acme.example';
-
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-function base32Decode(text: string): Buffer {
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const ch of text) {
-    value = (value << 5) | BASE32.indexOf(ch);
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
 
 const unescape = (s: string): string => s.replace(/&amp;/g, '&').replace(/&#39;/g, "'").replace(/&quot;/g, '"');
 

@@ -18,7 +18,7 @@ import { appendUserSignal, insertStream } from '../support/ssf-rows.ts';
 import { until } from '../support/wait.ts';
 
 const PASSWORD = 'correct horse battery staple';
-const FAST: Partial<DeliverySettings> = { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 1000 };
+const FAST: Partial<DeliverySettings> = { pollIntervalMs: 10, backoffBaseMs: 5, backoffMaxMs: 40, timeoutMs: 10_000 };
 
 for (const engine of engines) {
   describe(`console overview: Shared Signals latency (${engine.name})`, () => {

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { updateTeamLimits } from '../../src/admin.ts';
 import { addCounts, userDelta } from '../../src/storage/repos/counters.ts';
+import { PROBE_ROWS } from '../../src/storage/repos/list/plan.ts';
 import { insertUser } from '../../src/storage/repos/users.ts';
 import { createTestApp, json } from '../support/app.ts';
 import type { TestApp } from '../support/app.ts';
@@ -108,6 +109,26 @@ for (const engine of engines) {
       assert.match(res.body, /The filter is too expensive/);
       assert.match(res.body, /filter\.cost of 250,000/);
       assert.equal(reads.count, 0);
+    });
+
+    it('lists the deactivated users (a partial index holds them) in a team whose filter.cost is below its size', async () => {
+      const small = await t.addTeam(`deactivated-${engine.name}`, { deactivatedUsers: 'visible' });
+      // More users than an index range's bound (PROBE_ROWS), and a limit between the two: a scan
+      // of the team is over it, an index range under it.
+      await seedUsers(t, small.team.id, PROBE_ROWS + 200);
+      await updateTeamLimits(adminDeps(t), small.team.name, [{ name: 'filter.cost', value: PROBE_ROWS + 100 }]);
+      const asTeam = (url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${small.token}` } });
+      for (const userName of ['paused1@cost.example', 'paused2@cost.example']) {
+        const res = await t.app.inject({ method: 'POST', url: '/v2/scim/Users', headers: { authorization: `Bearer ${small.token}`, 'content-type': 'application/scim+json' }, payload: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName, active: false } });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      assert.equal((await asTeam(usersUrl('active eq true'))).statusCode, 400, 'the active ones are a scan: refused');
+      const deactivated = await asTeam(usersUrl('active eq false'));
+      assert.equal(deactivated.statusCode, 200, deactivated.body);
+      assert.deepEqual((json(deactivated).Resources as { userName: string }[]).map((u) => u.userName).sort(), ['paused1@cost.example', 'paused2@cost.example']);
+      assert.equal((await asTeam(usersUrl('not (active eq false)'))).statusCode, 400, 'its complement is a scan');
+      // By userName the index walked is the userName one, which would test the flag on every user.
+      assert.equal((await asTeam(`${usersUrl('active eq false')}&sortBy=userName`)).statusCode, 400, 'by userName it is a scan');
     });
 
     it('lets the operator raise the team\'s filter.cost: the same filter then runs', async () => {

@@ -87,6 +87,8 @@ for (const engine of engines) {
       assert.equal((await t.request('POST', '/v2/scim/Users', { userName: 'one@acme.example' })).statusCode, 201);
       await owned.waitFor(1);
       await witness.waitFor(1);
+      // The receiver took the SET before its answer was recorded: the cursor moves once it is.
+      await until(async () => json(await t!.request('GET', `/v2/events/subscriptions/${id}`)).cursor === Number(json(made).cursor) + 1, 'the first delivery to be recorded');
 
       const revoked = await postForm(t, '/oauth/revoke', { token: adminToken }, { client });
       assert.equal(revoked.statusCode, 200);

@@ -57,7 +57,9 @@ describe('event delivery: two instances on one PostgreSQL, the delivering one ki
       // Each answer takes 15 ms, so a delivery is in flight most of the time.
       const receiver: Receiver = await startReceiver(() => ({ status: 202, delayMs: 15 }));
       cleanup.push(() => receiver.close());
-      const env = { EVENT_LEASE_SECONDS: '2', PUBLIC_BASE_URL: ISSUER };
+      // A short lease, so the survivor takes over soon after the kill; not so short that a loaded
+      // host's slow answer (the send's timeout is half the lease) is sent again, or a live holder loses it.
+      const env = { EVENT_LEASE_SECONDS: '8', PUBLIC_BASE_URL: ISSUER };
       const servers: ServerProcess[] = await Promise.all([startServer(schema.url, env), startServer(schema.url, env)]);
       cleanup.push(() => Promise.all(servers.map((s) => s.stop('SIGKILL'))));
 

@@ -36,7 +36,7 @@ const stopped = (storage: Storage) => (error: unknown) => storage.hooks.isDeadli
 
 describe('a deadline on every statement (PostgreSQL)', { skip: NO_POSTGRES }, () => {
   it('a statement past the ceiling is stopped by the server, in a transaction or not', async () => {
-    await withStorage(200, async (storage) => {
+    await withStorage(1000, async (storage) => {
       await assert.rejects(sleep(storage, 2), stopped(storage));
       await assert.rejects(transact(storage.db, (trx) => sleep(storage, 2, trx)), stopped(storage));
       await sleep(storage, 0.01);
@@ -50,15 +50,15 @@ describe('a deadline on every statement (PostgreSQL)', { skip: NO_POSTGRES }, ()
   });
 
   it('an index build runs without the deadline, and its connection gets the deadline back', async () => {
-    await withStorage(200, async (storage) => {
-      await withoutStatementDeadline(storage.db, (ex) => sleep(storage, 0.5, ex));
+    await withStorage(1000, async (storage) => {
+      await withoutStatementDeadline(storage.db, (ex) => sleep(storage, 1.5, ex));
       await assert.rejects(sleep(storage, 2), stopped(storage), 'the one connection has its ceiling again');
     });
   });
 
   it('a migration runs without the deadline for the rest of its transaction', async () => {
-    await withStorage(200, async (storage) => {
-      const slow = migrationsWithoutDeadline(storage, { slow: { up: async (db) => void (await sql`select pg_sleep(0.5)`.execute(db)) } });
+    await withStorage(1000, async (storage) => {
+      const slow = migrationsWithoutDeadline(storage, { slow: { up: async (db) => void (await sql`select pg_sleep(1.5)`.execute(db)) } });
       await transact(storage.db, (trx) => slow.slow!.up(trx));
       await assert.rejects(sleep(storage, 2), stopped(storage), 'only that transaction was lifted');
     });

@@ -3,19 +3,44 @@
  * browser download), axe-core run inside a page, the page-level checks of issue 30 item 8 (no
  * sideways scrolling, no failed request, no console error such as a CSP refusal), and where
  * screenshots go: docs/console/ when UPDATE_SCREENSHOTS=1, otherwise a temporary directory the
- * test removes, so that `npm test` leaves the tree as it found it.
+ * test removes, so that `npm test` leaves the tree as it found it. Also the few steps every
+ * browser suite takes the same way: a free port for the app (its public base URL must be the
+ * address the browser uses), Chromium launched with the flags above, and the console's sign-in.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 /** Why a browser suite is skipped, or false; with REQUIRE_BROWSER=1 a missing browser is an error instead. */
 export const browserMissing: string | false = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium)`;
 if (browserMissing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
+
+/** Debian's Chromium, headless, with the flags above. */
+export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+
+/** A port free on 127.0.0.1 now, so that the app can be told its public base URL before it listens. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+/** Signs in to the console at `rollcall` with a password, and waits for the overview. */
+export async function signInToConsole(page: Page, rollcall: string, userName: string, password: string): Promise<void> {
+  await page.goto(`${rollcall}/console/sign-in`);
+  await page.getByLabel('User name').fill(userName);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${rollcall}/console`);
+}
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -39,6 +64,17 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
 
 /** The violations as one line each, for an assertion's message. */
 export const describeViolations = (violations: readonly AxeViolation[]): string[] => violations.map((v) => `${v.id} (${v.impact ?? 'no impact'}): ${v.targets.join(', ')}`);
+
+/** The serious and critical violations only, one line each: what a page that must pass "no serious or critical violation" shows. */
+export const seriousViolations = async (page: Page): Promise<string[]> =>
+  describeViolations((await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical'));
+
+/** How many pixels the page scrolls sideways: its root's content width past its client width (0 or less when it fits). */
+export const sidewaysScroll = (page: Page): Promise<number> =>
+  page.evaluate(() => {
+    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
 
 export interface Overflow {
   readonly scrollWidth: number;
@@ -78,9 +114,10 @@ export async function overflowOf(page: Page): Promise<Overflow> {
   });
 }
 
-/** Where a test's screenshots go, and how it cleans up. */
-export function screenshotPlace(): { dir: string; saved: boolean; done(): void } {
-  const saved = process.env.UPDATE_SCREENSHOTS === '1';
-  const dir = saved ? join(import.meta.dirname, '../../docs/console') : mkdtempSync(join(tmpdir(), 'rollcall-screenshots-'));
-  return { dir, saved, done: () => (saved ? undefined : rmSync(dir, { recursive: true, force: true })) };
+/**
+ * Takes a screenshot into docs/console/ when UPDATE_SCREENSHOTS=1, and nothing otherwise: the
+ * pictures are for the docs, so a run that does not keep them need not take them.
+ */
+export async function screenshot(page: Page, file: string, options?: { fullPage?: boolean }): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: join(import.meta.dirname, '../../docs/console', file), ...options });
 }

@@ -50,6 +50,11 @@ const CASES: readonly [string, ResourceTable, number, number, number, number, bo
   ['name.familyName ge "a"', 'users', 1, 1, 0, 0, false],
   ['title pr', 'users', 1, 1, 0, 0, false],
   ['active eq true', 'users', 1, 1, 0, 0, false],
+  // The deactivated users: a partial index holds them (migration 033); under `not`, a scan.
+  ['active eq false', 'users', 0, 0, 1, 1, false],
+  ['not (active eq false)', 'users', 1, 1, 0, 0, false],
+  ['active eq false and title ew "a"', 'users', 1, 1, 1, 1, false],
+  ['userName sw "a" and active eq false', 'users', 0, 0, 2, 2, false],
   // Elements and memberships: a subquery per row.
   ['emails[value co "a"]', 'users', N, N, 0, 0, false],
   ['emails co "a"', 'users', N, N, 0, 0, false],
@@ -78,6 +83,19 @@ describe('filterTerms: which tests an index answers', () => {
       }
     });
   }
+});
+
+describe('a flag a partial index holds', () => {
+  it('is a range in creation order, the index\'s, and a scanned test in the userName order', async () => {
+    const deactivated = lowered('users', 'active eq false');
+    assert.deepEqual(filterTerms(deactivated, 'users', sqliteHooks, false, true), { scanned: 0, ranged: 1, byKey: false });
+    assert.deepEqual(filterTerms(deactivated, 'users', sqliteHooks, false, false), { scanned: 1, ranged: 0, byKey: false });
+    const ex = undefined as never;
+    assert.equal((await filterCost(ex, sqliteHooks, 'users', 'team', deactivated, false)).cost, PROBE_ROWS);
+    // By userName (an order an index gives, so no sort marks the list a scan) the flag is scanned:
+    // a walk of the userName index would test it on every user it passes.
+    assert.equal(scans(filterTerms(deactivated, 'users', sqliteHooks, false, false)), true);
+  });
 });
 
 describe('costOf: tests times rows', () => {

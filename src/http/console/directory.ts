@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OverBudget } from '../../budgets.ts';
 import { userAccess } from '../../console/access.ts';
-import { ConsoleInputError, groupDetail, overview, parseStatus, searchGroups, searchUsers, seeingDeactivated, userDetail } from '../../console/directory.ts';
+import { ConsoleInputError, firstUsersFound, groupDetail, overview, parseStatus, searchGroups, searchUsers, seeingDeactivated, userDetail } from '../../console/directory.ts';
 import type { ListPage } from '../../console/directory.ts';
 import { addMember, createUserFrom, deactivateUser, extensionFields, formFrom, formOf, reactivateUser, removeMember, updateUserFrom } from '../../console/directory-actions.ts';
 import type { UserForm } from '../../console/directory-actions.ts';
@@ -166,7 +166,7 @@ export function directoryRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const s = signed(request);
     const detail = await groupDetail(s.scim, request.params.id, { search: field(query, 'mq'), page: field(query, 'page') });
     const add = field(query, 'add').trim();
-    const candidates = add ? { query: add, users: (await searchUsers(s.scim, { q: add })).resources.slice(0, 10) } : undefined;
+    const candidates = add ? { query: add, users: await firstUsersFound(s.scim, add, 10) } : undefined;
     return show(request, reply, 'groups', String(detail.resource.displayName), dirViews.groupBody(detail, kit.ctx.clock.now(), reply.generateCsrf(), candidates, message, error), status);
   };
   app.get<Params>('/console/groups/:id', { preHandler: signedIn }, async (request, reply) => {

@@ -13,13 +13,26 @@
  *
  * A journal (an asynchronous Bulk, src/async) records each step: a success inside its
  * transaction, a failure after the rollback; a request taken over resumes after `journal.done`.
+ *
+ * A synchronous Bulk on a storage with write lanes (PostgreSQL; storage/lane.ts) hands its user
+ * creates that are one statement each to one lane, each as soon as it is built, without waiting
+ * for the answer of the one before, at most `LANE_WINDOW` unanswered: the database runs and
+ * commits one while the next is validated and built here. The database runs them in the order
+ * handed over, each after the one before committed, which is the request's order, so the
+ * directory, the feed and a uniqueness 409 are those of the same creates sent one by one. Each
+ * is recorded, in request order, only once its answer is in. With failOnErrors no more creates
+ * are unanswered than errors are still allowed, so none is sent that the Bulk might have to leave
+ * unrun. Any other operation waits until every create before it is answered.
  */
 import { OverBudget } from '../../budgets.ts';
+import { NotOneStatement } from '../../storage/lane.ts';
+import type { WriteLane } from '../../storage/lane.ts';
 import type { Tx } from '../../storage/types.ts';
 import type { ScimContext } from '../context.ts';
 import { runWriteOperation } from '../dispatch.ts';
 import type { WriteResult } from '../dispatch.ts';
 import { ScimError, scimErrorOf } from '../errors.ts';
+import { createWritesOnly } from '../users.ts';
 import { BULK_REF_PREFIX, mapReferences } from './references.ts';
 import type { BulkPlan, PlannedOperation } from './plan.ts';
 import { BULK_RESPONSE } from './parse.ts';
@@ -120,6 +133,21 @@ export interface BulkPacing {
 /** The pacing every caller uses; a test passes its own clock to prove the yield without depending on the machine's speed. */
 export const BULK_PACING: BulkPacing = { now: () => performance.now(), yieldAfterMs: 10 };
 
+/**
+ * How many of a Bulk's creates may be on its write lane unanswered: enough for PostgreSQL to run
+ * and commit one while Rollcall builds the next ones.
+ */
+const LANE_WINDOW = 8;
+
+/**
+ * Whether a step goes to the Bulk's write lane (storage/lane.ts): a user create that references no
+ * bulkId and is one statement (users.ts `createWritesOnly`). Each is still its own transaction,
+ * run by the database after the ones handed over before it, so directory, feed and uniqueness
+ * answers are those of the same creates sent one after the other.
+ */
+const forLane = (ctx: ScimContext, step: PlannedOperation): boolean =>
+  step.method === 'POST' && step.path === '/Users' && step.failure === undefined && step.references.length === 0 && createWritesOnly(ctx, step.data);
+
 export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJournal, observer: BulkObserver = {}, pacing: BulkPacing = BULK_PACING): Promise<BulkResponse> {
   const ids = new Map<string, string>();
   const results: (BulkOperationResult | undefined)[] = new Array(plan.size);
@@ -135,13 +163,8 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
   let heldSince = pacing.now();
   const stopped = (): boolean => plan.failOnErrors !== undefined && errors >= plan.failOnErrors;
 
-  for (let i = done.length; i < plan.steps.length && !stopped(); i++) {
-    // Yields to the event loop once the run has held it for the pacing's interval: other requests
-    // are served between operations, without a macrotask per operation.
-    if (pacing.now() - heldSince >= pacing.yieldAfterMs) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      heldSince = pacing.now();
-    }
+  /** Runs step `i` (on `lane` when given) and answers its result; throws BulkAborted, NotOneStatement, or what a journal rethrows. */
+  const execute = async (i: number, lane?: WriteLane): Promise<BulkOperationResult> => {
     const step = plan.steps[i] as PlannedOperation;
     const path = resolvePath(step.path, ids);
     const missing = step.failure ? undefined : step.references.find((r) => !ids.has(r));
@@ -154,16 +177,15 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
     } else {
       try {
         // An asynchronous Bulk's operation carries `<txn>:<i>` on its audit row and feed event (RFC 9967 2.5.1.2).
-        const opCtx = journal && ctx.requestId !== null ? { ...ctx, requestId: `${ctx.requestId}:${step.index}` } : ctx;
+        const opCtx = journal && ctx.requestId !== null ? { ...ctx, requestId: `${ctx.requestId}:${step.index}` } : lane ? { ...ctx, writeLane: lane } : ctx;
         const written = await runWriteOperation(
           opCtx,
           { method: step.method, path, ...(step.data !== undefined ? { data: step.references.length > 0 ? substituteData(step, ids) : step.data } : {}), ...(step.version !== undefined ? { version: step.version } : {}) },
           journal ? (trx, w) => journal.committed(trx, i, succeeded(step, w)) : undefined,
         );
-        record(i, succeeded(step, written));
-        continue;
+        return succeeded(step, written);
       } catch (error) {
-        if (error instanceof BulkAborted) throw error;
+        if (error instanceof BulkAborted || error instanceof NotOneStatement) throw error;
         // With a journal, anything but a SCIM rule's answer is rethrown: the worker runs the request again later.
         const known = journal ? scimRuleError(error) : knownError(ctx, error);
         if (!known && journal) throw error;
@@ -172,7 +194,63 @@ export async function runBulk(ctx: ScimContext, plan: BulkPlan, journal?: BulkJo
       }
     }
     if (journal) await journal.failed(i, result);
-    record(i, result);
+    return result;
+  };
+
+  // A synchronous Bulk on a storage with write lanes hands its one-statement creates to one,
+  // each behind the one before without waiting for its answer; the results are recorded in
+  // request order as the answers come. An asynchronous Bulk runs one operation after the other.
+  let laneless = journal !== undefined || ctx.storage.writeLane === undefined;
+  let lane: WriteLane | undefined;
+  const inFlight: { readonly i: number; readonly result: Promise<BulkOperationResult> }[] = [];
+  const recordOldest = async (): Promise<void> => {
+    const oldest = inFlight.shift() as (typeof inFlight)[number];
+    record(oldest.i, await oldest.result);
+  };
+  // Never more creates unanswered than errors failOnErrors still allows: none is sent that the
+  // Bulk might have to leave unrun.
+  const room = (): number => Math.min(LANE_WINDOW, plan.failOnErrors === undefined ? LANE_WINDOW : plan.failOnErrors - errors);
+
+  try {
+    for (let i = done.length; i < plan.steps.length && !stopped(); i++) {
+      // Yields to the event loop once the run has held it for the pacing's interval: other requests
+      // are served between operations, without a macrotask per operation.
+      if (pacing.now() - heldSince >= pacing.yieldAfterMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        heldSince = pacing.now();
+      }
+      if (!laneless && forLane(ctx, plan.steps[i] as PlannedOperation)) {
+        while (inFlight.length > 0 && inFlight.length >= room()) await recordOldest();
+        if (stopped()) break;
+        lane ??= await ctx.storage.writeLane?.();
+        if (lane) {
+          const handed = lane.handedOver();
+          const result = execute(i, lane);
+          // The next create is built once this one's statement is on the connection, or once it
+          // failed before sending any (an invalid body): the lane runs them in request order.
+          const notOne = await Promise.race([handed.then(() => false), result.then(() => false, (error: unknown) => error instanceof NotOneStatement)]);
+          if (!notOne) {
+            inFlight.push({ i, result });
+            continue;
+          }
+          // The team's creates are more than one statement (a read on the way): none goes to a lane.
+          laneless = true;
+        }
+      }
+      // Any other step runs once every create before it is answered, with the lane given back.
+      while (inFlight.length > 0) await recordOldest();
+      if (stopped()) break;
+      lane?.release();
+      lane = undefined;
+      record(i, await execute(i));
+    }
+    while (inFlight.length > 0) await recordOldest();
+  } finally {
+    if (lane) {
+      // Given back only once nothing handed to it is still to be answered.
+      await Promise.allSettled(inFlight.map((f) => f.result));
+      lane.release();
+    }
   }
   return { schemas: [BULK_RESPONSE as BulkResponse['schemas'][0]], Operations: results.filter((r): r is BulkOperationResult => r !== undefined) };
 }

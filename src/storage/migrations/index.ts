@@ -40,6 +40,7 @@ import { migration029 } from './029_second_factors.ts';
 import { migration030 } from './030_admin_password_links.ts';
 import { migration032 } from './032_accent_folded_search.ts';
 import { migration033 } from './033_console_indexes.ts';
+import { migration034 } from './034_member_search.ts';
 
 export function migrationsFor(storage: Storage): Record<string, Migration> {
   return {
@@ -75,6 +76,7 @@ export function migrationsFor(storage: Storage): Record<string, Migration> {
     '030_admin_password_links': migration030(),
     '032_accent_folded_search': migration032(storage.hooks.name),
     '033_console_indexes': migration033(storage.hooks.name),
+    '034_member_search': migration034(storage.hooks.name),
   };
 }
 

@@ -64,14 +64,33 @@ export const numberFeeds = (db: Db): Promise<number> => hooksOf(db).feed.numberA
 /** Whether any committed event is still unnumbered (never on SQLite). */
 export const anyUnnumbered = (db: Db): Promise<boolean> => hooksOf(db).feed.anyUnnumbered(db);
 
+/** A push delivery's read: it gets rows only while `owner` holds the subscription and it is active. */
+export interface ReadFor {
+  readonly subscriptionId: string;
+  readonly owner: string;
+}
+
 /**
  * The team's events after `after` (>= 0), oldest first, at most `limit`. A read that reaches the
  * feed's end numbers what has been committed since (FeedNumbering catchUp) and reads on, so a reader sees
  * every event committed before it asked.
+ *
+ * With `readFor`, each read also asks, in the same statement, that the subscription is still
+ * active and leased to its owner, and answers nothing when it is not: a statement sees one
+ * snapshot, so an event it returns was written before any pause it does not see. An event
+ * written after a pause (or a revocation's) committed is then never handed to a send.
  */
-export async function eventsAfter(ex: Executor, teamId: string, after: number, limit: number): Promise<EventRow[]> {
-  const read = async (from: number, n: number): Promise<EventRow[]> =>
-    (await ex.selectFrom('events').selectAll().where('team_id', '=', teamId).where('seq', '>', from).orderBy('seq').limit(n).execute()).map(toRow);
+export async function eventsAfter(ex: Executor, teamId: string, after: number, limit: number, readFor?: ReadFor): Promise<EventRow[]> {
+  const read = async (from: number, n: number): Promise<EventRow[]> => {
+    let query = ex.selectFrom('events').selectAll().where('team_id', '=', teamId).where('seq', '>', from);
+    if (readFor !== undefined) {
+      const { subscriptionId, owner } = readFor;
+      query = query.where(({ exists, selectFrom }) =>
+        exists(selectFrom('event_subscriptions').select('id').where('id', '=', subscriptionId).where('state', '=', 'active').where('lease_owner', '=', owner)),
+      );
+    }
+    return (await query.orderBy('seq').limit(n).execute()).map(toRow);
+  };
   const rows = await read(after, limit);
   if (rows.length >= limit) return rows;
   const end = rows.at(-1)?.seq ?? after;

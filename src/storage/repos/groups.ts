@@ -66,6 +66,8 @@ const addTeamUserAsMemberQuery = (db: Db, p: MemberParams) =>
       group_id: p.groupId,
       user_id: eb.selectFrom('users').select('users.id').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId),
       created_at: p.at,
+      // The member's folded userName (migration 034); '' beside the NULL user id of no user.
+      user_name_search: eb.fn.coalesce(eb.selectFrom('users').select('users.user_name_search').where('users.team_id', '=', p.teamId).where('users.id', '=', p.userId), sql.lit('')),
     }))
     .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing());
 
@@ -302,7 +304,12 @@ export const isUnknownMember = (hooks: DialectHooks, error: unknown): boolean =>
 /** Membership rows per statement of a big write; the event loop turns between statements (batches.ts inChunks). */
 const MEMBER_CHUNK = 500;
 
-/** Inserts membership rows, ignoring the ones that exist (adds are idempotent). */
+/**
+ * Inserts membership rows for `userIds` (users of the team, as the caller checked), ignoring the
+ * ones that exist (adds are idempotent), each with its user's folded userName read from the user
+ * row (migration 034). The users are found by primary key alone: with `team_id = ?` beside `id IN
+ * (...)` SQLite's planner would read the whole team from a team index.
+ */
 export async function addMembers(
   ex: Executor,
   teamId: string,
@@ -313,10 +320,21 @@ export async function addMembers(
   await inChunks(userIds, MEMBER_CHUNK, async (chunk) => {
     await ex
       .insertInto('group_members')
-      .values(chunk.map((user_id) => ({ team_id: teamId, group_id: groupId, user_id, created_at: at })))
+      .columns(['team_id', 'group_id', 'user_id', 'created_at', 'user_name_search'])
+      .expression(
+        ex
+          .selectFrom('users as u')
+          .select([sql.val(teamId).as('team_id'), sql.val(groupId).as('group_id'), 'u.id as user_id', sql.val(at).as('created_at'), 'u.user_name_search'])
+          .where('u.id', 'in', chunk),
+      )
       .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing())
       .execute();
   });
+}
+
+/** A user's memberships take its new folded userName (a rename, in the rename's transaction; migration 034). */
+export async function renameMemberships(ex: Executor, userId: string, userNameSearch: string): Promise<void> {
+  await ex.updateTable('group_members').set({ user_name_search: userNameSearch }).where('user_id', '=', userId).execute();
 }
 
 export async function removeMembers(ex: Executor, groupId: string, userIds: readonly string[]): Promise<void> {
@@ -337,9 +355,6 @@ export async function clearMembers(ex: Executor, groupId: string, keep: readonly
 }
 
 export type MembershipFilter = Expression<SqlBool>;
-
-/** Up to this many users of the team with a member search's prefix, the search starts from them. */
-const FEW_PREFIXED_USERS = 2_000;
 
 /** Up to this many hidden users (deleted, or deactivated in a team that hides them), a group's pages find them first. */
 const FEW_HIDDEN_USERS = 10_000;
@@ -391,10 +406,16 @@ export async function memberCountsUpTo(ex: Executor, teamId: string, groupIds: r
 }
 
 /**
- * One page of a group's members in list order (join time, then user id), from `offset`, those
- * whose accent-folded userName (migration 032) starts with `prefix` when given (the console's
- * member search; `prefix` folded by text.ts searchFold), and how
- * many there are, counted over at most `cap` + 1 rows.
+ * One page of a group's members from `offset`, and how many there are, counted over at most
+ * `cap` + 1 rows. Without `prefix`, in list order (join time, then user id). With `prefix` (the
+ * console's member search, folded by text.ts searchFold), those whose accent-folded userName starts
+ * with it, in that folded userName's order: one range of the group's `group_members_search` index
+ * (migration 034), whatever the group's size and however many users of the team outside it share
+ * the prefix.
+ *
+ * When the team's hidden users are few (hiddenMembers), the page and the count walk the
+ * membership index alone, leaving the group's hidden members out by id, and only the page's
+ * members' user rows are read; otherwise each member's user row is read to leave them out.
  */
 export async function memberPage(
   ex: Executor,
@@ -403,47 +424,24 @@ export async function memberPage(
   groupId: string,
   options: { readonly onlyActive: boolean; readonly prefix?: string; readonly offset: number; readonly limit: number; readonly cap: number },
 ): Promise<{ rows: MemberRow[]; total: number }> {
+  const { prefix } = options;
+  // The page's order: by the folded userName for a search (its index's order), else by join time.
+  const [key, tie] = [prefix ? hooks.ordered(sql.ref('m.user_name_search')) : sql.ref('m.created_at'), sql.ref('m.user_id')];
+  const found = await hiddenMembers(ex, teamId, [groupId], options.onlyActive);
+  const hidden = found?.get(groupId) ?? [];
+  if (found !== undefined && hidden.length <= FEW_HIDDEN_MEMBERS) {
+    let walk = membershipRows(ex, teamId, groupId);
+    if (prefix) walk = walk.where(hooks.startsWith(sql.ref('m.user_name_search'), prefix));
+    if (hidden.length > 0) walk = walk.where('m.user_id', 'not in', hidden);
+    const ids = (await walk.orderBy(key).orderBy(tie).limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute()).map((r) => r.user_id);
+    const users = ids.length === 0 ? [] : await memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId).where('m.user_id', 'in', ids).execute();
+    const byId = new Map(users.map((u) => [u.user_id, u]));
+    const counted = await ex.selectFrom(walk.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    return { rows: ids.flatMap((id) => byId.get(id) ?? []), total: Number(counted.n) };
+  }
   let base = memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId);
-  if (options.prefix) {
-    const prefix = options.prefix;
-    base = base.where(hooks.startsWith(sql.ref('u.user_name_search'), prefix));
-    // Few users of the team have the prefix: start from them (a range of the folded userName's
-    // index) and keep the group's (its primary key), instead of reading every member of a large
-    // group to test its userName. CROSS JOIN keeps that order on SQLite.
-    const few = await ex
-      .selectFrom(ex.selectFrom('users').select('id').where('team_id', '=', teamId).where(hooks.startsWith(sql.ref('user_name_search'), prefix)).limit(FEW_PREFIXED_USERS + 1).as('p'))
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .executeTakeFirstOrThrow();
-    if (Number(few.n) <= FEW_PREFIXED_USERS) {
-      let fromUsers = ex
-        .selectFrom('users as u')
-        .crossJoin('group_members as m')
-        .select(['m.group_id', 'm.user_id', 'u.user_name', 'm.created_at'])
-        .where('u.team_id', '=', teamId)
-        .where(hooks.startsWith(sql.ref('u.user_name_search'), prefix))
-        .where('u.deleted_at', 'is', null)
-        .where('m.group_id', '=', groupId)
-        .whereRef('m.user_id', '=', 'u.id')
-        .where('m.team_id', '=', teamId);
-      if (options.onlyActive) fromUsers = fromUsers.where('u.active', '=', 1);
-      base = fromUsers;
-    }
-  }
-  if (!options.prefix) {
-    // Few hidden members: the page and the count walk the membership index leaving them out by
-    // id, and read the user rows of the page's members only.
-    const found = await hiddenMembers(ex, teamId, [groupId], options.onlyActive);
-    const hidden = found?.get(groupId) ?? [];
-    if (found !== undefined && hidden.length <= FEW_HIDDEN_MEMBERS) {
-      let visible = membershipRows(ex, teamId, groupId);
-      if (hidden.length > 0) visible = visible.where('m.user_id', 'not in', hidden);
-      const ids = await visible.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
-      const rows = ids.length === 0 ? [] : await memberRows(ex, teamId, options.onlyActive).where('m.group_id', '=', groupId).where('m.user_id', 'in', ids.map((r) => r.user_id)).orderBy('m.created_at').orderBy('m.user_id').execute();
-      const counted = await ex.selectFrom(visible.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-      return { rows, total: Number(counted.n) };
-    }
-  }
-  const rows = await base.orderBy('m.created_at').orderBy('m.user_id').limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
+  if (prefix) base = base.where(hooks.startsWith(sql.ref('m.user_name_search'), prefix));
+  const rows = await base.orderBy(key).orderBy(tie).limit(rowCount(options.limit)).offset(rowCount(options.offset)).execute();
   const counted = await ex.selectFrom(base.limit(rowCount(options.cap + 1)).as('t')).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
   return { rows, total: Number(counted.n) };
 }

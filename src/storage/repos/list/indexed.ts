@@ -33,6 +33,21 @@ export const KEY_COLUMNS: Record<ResourceTable, ReadonlySet<string>> = {
 };
 
 /**
+ * The flags a partial index holds the rows of, by column and value: the deactivated users,
+ * `users_team_deactivated (team_id, created_at, id) where active = 0` (migration 033). A test of
+ * such a flag reads that index's range of the team, in creation order; its SQL compares the
+ * column with a literal (predicate-sql.ts), which both engines need to choose a partial index.
+ */
+export const PARTIAL_INDEXED_FLAGS: Record<ResourceTable, readonly { readonly column: string; readonly value: boolean }[]> = {
+  users: [{ column: 'active', value: false }],
+  groups: [],
+};
+
+/** Whether `p` is a flag test a partial index holds the rows of (PARTIAL_INDEXED_FLAGS). */
+export const partialIndexAnswers = (p: Predicate & { kind: 'flag' }, table: ResourceTable): boolean =>
+  p.scalar.at === 'column' && PARTIAL_INDEXED_FLAGS[table].some((f) => p.scalar.at === 'column' && f.column === p.scalar.column && f.value === p.value);
+
+/**
  * The sort keys an index reads in order on both engines, by their column and its folded twin:
  * the folded userName, `(team_id, user_name_key)` on SQLite (binary order, code points) and
  * `(team_id, user_name_key collate "C")` on PostgreSQL (migration 014), and so the accent-folded
