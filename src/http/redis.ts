@@ -29,6 +29,28 @@ export function connectRedis(url: string, log: FastifyBaseLogger): Redis {
   return redis;
 }
 
+/**
+ * Resolves once `redis` is ready, or once it has failed to connect, or after `ms`: whichever comes
+ * first. An app waits for this before it serves (app.ts onReady), so that an instance starting
+ * next to others counts sign-in failures with them from its first request rather than in its own
+ * memory until the connection is up. An unreachable Redis does not hold the start for long: its
+ * first error ends the wait, and the limits fall back to memory as they would at any other time.
+ */
+export function redisReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      redis.off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+    redis.once('error', done);
+  });
+}
+
 /** The URL without its password, for the log. */
 function redactUrl(url: string): string {
   try {

@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.ts';
@@ -40,24 +42,27 @@ describe('rate limits shared through Redis', { skip: available ? false : `no Red
   let client: { client_id: string; client_secret: string };
   let victim: { client_id: string; client_secret: string };
   const otherAdmin = `owner-${randomBytes(6).toString('hex')}@acme.example`;
+  const lateAdmin = `late-${randomBytes(6).toString('hex')}@acme.example`;
+  let clock: TestClock;
+  const limits = {
+    accountFailures: { points: 3, seconds: 600 },
+    clientFailures: { points: 3, seconds: 600 },
+    passwordPerClient: { points: 100, seconds: 600 },
+    signinPerAddress: { points: 100, seconds: 600 },
+  };
   const userName = `shared-${randomBytes(6).toString('hex')}@acme.example`;
   const password = 'the right password';
 
   before(async () => {
     database = await engines[0]!.open();
-    const clock = new TestClock();
-    const limits = {
-      accountFailures: { points: 3, seconds: 600 },
-      clientFailures: { points: 3, seconds: 600 },
-      passwordPerClient: { points: 100, seconds: 600 },
-      signinPerAddress: { points: 100, seconds: 600 },
-    };
+    clock = new TestClock();
     const limitKeyPrefix = `test-${randomBytes(8).toString('hex')}`;
     apps = await Promise.all([0, 1].map(() => buildApp({ config: { ...TEST_CONFIG, redisUrl: REDIS_URL }, storage: database.storage, clock, limits, limitKeyPrefix })));
     const deps = { storage: database.storage, clock, baseUrl: TEST_CONFIG.publicBaseUrl };
     await createTeam(deps, 'acme');
     await createTeamUser(deps, 'acme', userName, { password, admin: true });
     await createTeamUser(deps, 'acme', otherAdmin, { password, admin: true });
+    await createTeamUser(deps, 'acme', lateAdmin, { password, admin: true });
     client = await createClient(deps, { name: 'Shared', redirectUris: ['https://app.example/cb'] });
     victim = await createClient(deps, { name: 'Entra provisioning', redirectUris: ['https://app.example/cb'] });
   });
@@ -107,5 +112,42 @@ describe('rate limits shared through Redis', { skip: available ? false : `no Red
       assert.equal((await introspect(apps[(i + 1) % 2]!, victim.client_secret, '198.51.100.60')).statusCode, 200);
     }
     assert.deepEqual(attacks, [401, 401, 401, 429, 429, 429]);
+  });
+
+  it('an instance whose Redis connection opens late still counts with the others from its first request', async () => {
+    // A loopback proxy to Redis that holds every connection for a while before it forwards
+    // anything: the apps' connections are open but not ready when the first requests come. (A
+    // loaded CI host once did the same: an app counted its first failures in its own memory.)
+    const held = new Set<Socket>();
+    const proxy: Server = createServer((socket) => {
+      held.add(socket);
+      const timer = setTimeout(() => {
+        const upstream = connect(6379, '127.0.0.1');
+        upstream.on('error', () => socket.destroy());
+        socket.on('close', () => upstream.destroy());
+        socket.pipe(upstream).pipe(socket);
+      }, 400);
+      socket.on('close', () => {
+        clearTimeout(timer);
+        held.delete(socket);
+      });
+      socket.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const limitKeyPrefix = `test-${randomBytes(8).toString('hex')}`;
+    const late = await Promise.all([0, 1].map(() => buildApp({ config: { ...TEST_CONFIG, redisUrl: url }, storage: database.storage, clock, limits, limitKeyPrefix })));
+    try {
+      assert.equal((await grant(late[0]!, 'wrong 1', lateAdmin)).statusCode, 400);
+      assert.equal((await grant(late[1]!, 'wrong 2', lateAdmin)).statusCode, 400);
+      assert.equal((await grant(late[0]!, 'wrong 3', lateAdmin)).statusCode, 400);
+      const locked = await grant(late[1]!, password, lateAdmin);
+      assert.equal(locked.statusCode, 429, locked.body);
+      for (const app of late) assert.equal(JSON.parse((await app.inject({ method: 'GET', url: '/readyz' })).body).rateLimits, 'redis');
+    } finally {
+      await Promise.all(late.map((a) => a.close()));
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
