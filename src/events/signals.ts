@@ -24,8 +24,9 @@
  *   (caseExact false).
  * - CAEP `session-revoked`: the user's sessions ended (save() ends them when an active user is
  *   deactivated or deleted, or changes its password).
- * - CAEP `credential-change`: a password was set (`create`: the user had none) or changed
- *   (`update`); `credential_type` `password`.
+ * - CAEP `credential-change`: a password was set (`create`: the user had none), changed
+ *   (`update`) or removed (`delete`: save() removes a password set before a user was made an
+ *   admin); `credential_type` `password`.
  * - CAEP `assurance-level-change` does not apply: it reports a change in how a user authenticated
  *   within a session, and no SCIM write carries an authentication method or level.
  *
@@ -81,6 +82,8 @@ export interface UserTransition {
   readonly after: UserSnapshot;
   /** Whether the write set a password (a new hash). */
   readonly passwordSet: boolean;
+  /** Whether the write removed the user's password (never with passwordSet). */
+  readonly passwordRemoved?: boolean;
   /** Why an account is disabled, when the caller knows it. */
   readonly disabledReason?: DisabledReason;
   /** When the write happened (ISO 8601). */
@@ -193,10 +196,12 @@ export function userSignals(issuer: string, t: UserTransition): UserSignal[] {
       subject,
       payload: { credential_type: 'password', change_type: update ? 'update' : 'create', ...caepClaims(t, update ? 'Password changed' : 'Password set') },
     });
+  } else if (t.passwordRemoved === true) {
+    signals.push({ event: CREDENTIAL_CHANGE, subject, payload: { credential_type: 'password', change_type: 'delete', ...caepClaims(t, 'Password removed') } });
   }
-  // save() ends an active user's sessions when it is deactivated or deleted, or its password changes.
-  if (activeNow(before) && (!activeNow(after) || t.passwordSet)) {
-    const reason = after.deleted ? 'Account deleted' : !after.active ? 'Account deactivated' : 'Password changed';
+  // save() ends an active user's sessions when it is deactivated or deleted, or its password changes or goes.
+  if (activeNow(before) && (!activeNow(after) || t.passwordSet || t.passwordRemoved === true)) {
+    const reason = after.deleted ? 'Account deleted' : !after.active ? 'Account deactivated' : t.passwordSet ? 'Password changed' : 'Password removed';
     signals.push({ event: SESSION_REVOKED, subject, payload: caepClaims(t, reason) });
   }
   return signals;

@@ -223,6 +223,17 @@ function refuseSignInChange(ctx: ScimContext, before: Pick<UserRow, 'user_type'>
 }
 
 /**
+ * A user made one who signs in (userType admin) keeps no password from before: one a connection
+ * set (an identity provider's password sync, say) was never meant to open the console. Unless the
+ * same write sets one, the new admin has none, and signs in with the one a password link sets
+ * (console/admins.ts addAdmin hands one out).
+ */
+function withoutEarlierPassword(current: UserRow, next: UserRow): UserRow {
+  const keepsEarlier = current.password_hash !== null && next.password_hash === current.password_hash;
+  return keepsEarlier && !signsIn(current) && signsIn(next) ? { ...next, password_hash: null } : next;
+}
+
+/**
  * Whether createUser of `body` is likely one statement on PostgreSQL, sent at its commit: no
  * password to hash first, no catalog entry to confirm, no unique extension value to look up
  * (each of those reads or waits before the write). A Bulk hands such creates to its write lane
@@ -339,7 +350,7 @@ async function save(
   ctx: ScimContext,
   trx: Executor,
   current: UserRow,
-  next: UserRow,
+  asked: UserRow,
   pre: Preconditions,
   projection: Projection,
   action: AuditAction,
@@ -347,12 +358,13 @@ async function save(
 ): Promise<Versioned> {
   // A rename, a reactivation or a restore claims the name: another holder makes it a 409 and
   // nothing changes (the unique index refuses it too, should two requests race).
-  const claims = next.user_name_claim !== null && next.user_name_claim !== current.user_name_claim;
+  const claims = asked.user_name_claim !== null && asked.user_name_claim !== current.user_name_claim;
   if (claims) {
-    const clash = await userByNameKey(trx, ctx.team.id, next.user_name_claim!);
-    if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, next.user_name);
+    const clash = await userByNameKey(trx, ctx.team.id, asked.user_name_claim!);
+    if (clash && clash.id !== current.id) throw await uniquenessError(ctx, trx, asked.user_name);
   }
-  refuseSignInChange(ctx, current, next, next.password_hash !== current.password_hash);
+  refuseSignInChange(ctx, current, asked, asked.password_hash !== current.password_hash);
+  const next = withoutEarlierPassword(current, asked);
   const [before, after] = [parseData(ctx, current), parseData(ctx, next)];
   await confirmAssigned(ctx, trx, before, next.deleted_at === null ? after : undefined);
   if (!(await updateUser(trx, next, current.version))) {
@@ -382,13 +394,14 @@ async function save(
   const changed = changedAttributes(before, after);
   // The answer (its groups read) before the counters: nothing may follow their bump but the commit.
   const rendered = await render(ctx, trx, next, projection, groups);
-  const detail = { changed, ...(next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}), ...(linksEnded > 0 ? { setupLinksRevoked: linksEnded } : {}) };
+  const passwordRemoved = current.password_hash !== null && next.password_hash === null;
+  const detail = { changed, ...(passwordRemoved ? { password: 'removed' } : next.password_hash !== current.password_hash ? { password: 'changed' } : {}), ...(revoked > 0 ? { tokensRevoked: revoked } : {}), ...(linksEnded > 0 ? { setupLinksRevoked: linksEnded } : {}) };
   const change = CHANGE_OF[action] ?? 'patch';
   await write(ctx, trx, { action, detail }, change, next, next.password_hash !== current.password_hash ? [...changed, 'password'].sort() : changed);
   // RISC / CAEP signals (events/signals.ts), from the states before and after: deactivation,
   // reactivation, deletion, a changed email or userName, a new password.
-  const passwordSet = next.password_hash !== current.password_hash;
-  await recordUserSignals(ctx, trx, { change, before: userSnapshot(current, before), after: userSnapshot(next, after), passwordSet, at: next.updated_at }, next.version);
+  const passwordSet = next.password_hash !== current.password_hash && !passwordRemoved;
+  await recordUserSignals(ctx, trx, { change, before: userSnapshot(current, before), after: userSnapshot(next, after), passwordSet, passwordRemoved, at: next.updated_at }, next.version);
   // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
   await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
   return rendered;

@@ -99,6 +99,40 @@ for (const engine of engines) {
       assert.equal((await scim('PATCH', `/v2/scim/Users/${admin.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] })).statusCode, 200, 'a leaver is deprovisioned');
     });
 
+    it('a password a connection set does not sign in once the user is made an admin (console or own token); one set in the same write does', async () => {
+      const scim = as(token);
+      const own = as((await issueToken(adminDeps(t), 'acme', admin.userName, { scope: ['read', 'write'], ttlSeconds: 3600, name: 'script' })).token);
+      const synced = 'a password okta synced';
+      const ids: string[] = [];
+      for (const userName of ['dave', 'erin', 'frank']) {
+        const made = await scim('POST', '/v2/scim/Users', { schemas: [USER], userName, userType: 'Employee', password: synced });
+        assert.equal(made.statusCode, 201, made.body);
+        ids.push(String(json(made).id));
+      }
+      const [dave, erin, frank] = ids as [string, string, string];
+      // The console's Add admin: a password link follows; the synced password no longer signs in.
+      const page = new PageSession(t);
+      const form = await page.get('/console/sign-in');
+      await page.post('/console/sign-in', { ...hiddenFields(form.body), username: admin.userName, password: PASSWORD });
+      const admins = await page.get('/console/admins');
+      const added = await page.post('/console/admins', { ...hiddenFields(admins.body), userName: 'dave' });
+      assert.equal(added.statusCode, 303, added.body);
+      assert.equal(json(await own('GET', `/v2/scim/Users/${dave}`)).userType, 'admin');
+      assert.equal(await signsIn('dave', synced), false, 'console Add admin');
+      // An admin's own token making a user an admin without a password: the same.
+      assert.equal((await own('PATCH', `/v2/scim/Users/${erin}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'userType', value: 'admin' }] })).statusCode, 200);
+      assert.equal(await signsIn('erin', synced), false, "an admin's token, PATCH");
+      // ... and with one in the same write: that one signs in.
+      const chosen = 'frank chose this password';
+      assert.equal((await own('PUT', `/v2/scim/Users/${frank}`, { schemas: [USER], userName: 'frank', userType: 'admin', password: chosen })).statusCode, 200);
+      assert.equal(await signsIn('frank', synced), false);
+      assert.equal(await signsIn('frank', chosen), true);
+      // The audit row says what happened to erin's password.
+      const rows = await t.storage.db.selectFrom('audit_events').select(['action', 'detail']).where('resource_id', '=', erin).where('action', '=', 'patch').execute();
+      assert.equal(rows.length, 1);
+      assert.equal(JSON.parse(rows[0]!.detail).password, 'removed');
+    });
+
     it("an admin's own token may still make an admin, who then signs in", async () => {
       const own = (await issueToken(adminDeps(t), 'acme', admin.userName, { scope: ['read', 'write'], ttlSeconds: 3600, name: 'script' })).token;
       const made = await as(own)('POST', '/v2/scim/Users', { schemas: [USER], userName: 'second.admin', userType: 'admin', password: 'second admin password' });

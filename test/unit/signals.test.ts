@@ -186,6 +186,14 @@ describe('user signals: credentials and sessions (CAEP 1.0 sections 3.1 and 3.3)
     assert.equal(one(userSignals(ISS, transition(user({ hasPassword: false }), user(), { passwordSet: true })), CREDENTIAL_CHANGE).payload.change_type, 'create');
   });
 
+  it('a password removed (a user made an admin, who sets their own): credential-change delete and session-revoked', () => {
+    const signals = userSignals(ISS, transition(user(), user({ hasPassword: false }), { passwordRemoved: true }));
+    assert.deepEqual(events(signals), [CREDENTIAL_CHANGE, SESSION_REVOKED]);
+    assert.equal(signals[0]!.payload.change_type, 'delete');
+    assert.deepEqual(signals[0]!.payload.reason_admin, { en: 'Password removed through SCIM (patch)' });
+    assert.deepEqual(signals[1]!.payload.reason_admin, { en: 'Password removed through SCIM (patch)' });
+  });
+
   it('a password set on an inactive user: credential-change only (its sessions ended when it was deactivated)', () => {
     assert.deepEqual(events(userSignals(ISS, transition(user({ active: false }), user({ active: false }), { passwordSet: true }))), [CREDENTIAL_CHANGE]);
   });
@@ -266,13 +274,16 @@ describe('user signals: property over arbitrary transitions', () => {
     before: fc.option(snapshot, { nil: undefined }),
     after: snapshot,
     passwordSet: fc.boolean(),
+    passwordRemoved: fc.boolean(),
     change: fc.constantFrom('create', 'put', 'patch', 'delete', 'activate', 'deactivate' as const),
   });
 
   it('each signal is supported and follows its rule; subjects are well formed; nothing without a change', () => {
     fc.assert(
       fc.property(transitions, (input) => {
-        const t = transition(input.before, input.after, { passwordSet: input.passwordSet, change: input.change });
+        // A write sets a password or removes one, never both.
+        const t = transition(input.before, input.after, { passwordSet: input.passwordSet, passwordRemoved: input.passwordRemoved && !input.passwordSet, change: input.change });
+        const credential = t.passwordSet || t.passwordRemoved === true;
         const signals = userSignals(ISS, t);
         const activeLive = (u: UserSnapshot | undefined) => u !== undefined && !u.deleted && u.active;
         const { before, after } = t;
@@ -282,8 +293,9 @@ describe('user signals: property over arbitrary transitions', () => {
         assert.equal(events(signals).includes(ACCOUNT_PURGED), before !== undefined && !before.deleted && after.deleted);
         assert.equal(events(signals).includes(ACCOUNT_DISABLED), activeLive(before) && !after.deleted && !after.active);
         assert.equal(events(signals).includes(ACCOUNT_ENABLED), before !== undefined && !activeLive(before) && activeLive(after));
-        assert.equal(events(signals).includes(CREDENTIAL_CHANGE), t.passwordSet);
-        assert.equal(signals.filter((s) => s.event === SESSION_REVOKED).length, activeLive(before) && (!activeLive(after) || t.passwordSet) ? 1 : 0);
+        assert.equal(events(signals).includes(CREDENTIAL_CHANGE), credential);
+        if (t.passwordRemoved === true) assert.equal(one(signals, CREDENTIAL_CHANGE).payload.change_type, 'delete');
+        assert.equal(signals.filter((s) => s.event === SESSION_REVOKED).length, activeLive(before) && (!activeLive(after) || credential) ? 1 : 0);
         for (const s of signals) {
           if (s.event === IDENTIFIER_CHANGED) {
             // RISC: the old value, in the email format; something did change.
@@ -301,7 +313,7 @@ describe('user signals: property over arbitrary transitions', () => {
           if (s.event === SESSION_REVOKED || s.event === CREDENTIAL_CHANGE) assert.ok(Object.keys(s.payload.reason_admin as object).length > 0, 'CAEP interoperability profile: reason_admin');
         }
         // A write that changes nothing a receiver sees emits nothing.
-        if (before !== undefined && !t.passwordSet && JSON.stringify(before).toLowerCase() === JSON.stringify(after).toLowerCase()) assert.deepEqual(signals, []);
+        if (before !== undefined && !credential && JSON.stringify(before).toLowerCase() === JSON.stringify(after).toLowerCase()) assert.deepEqual(signals, []);
       }),
       { numRuns: 2000 },
     );
