@@ -169,7 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const redis = config.redisUrl ? connectRedis(config.redisUrl, app.log) : undefined;
   // quit() waits for a reply that an unreachable Redis never sends: then just drop the socket.
   if (redis) app.addHook('onClose', async () => (redis.status === 'ready' ? void (await redis.quit()) : redis.disconnect()));
-  // Serve only once the shared counters answer (or Redis has failed, or 5 s passed): see redisReady.
+  // Serve only once the shared counters answer (or 5 s passed): see redisReady.
   if (redis) app.addHook('onReady', () => redisReady(redis, 5000));
 
   // One hasher for the whole app: SCIM writes and sign-ins share its slots, fairly.

@@ -82,8 +82,6 @@ export interface UserTransition {
   readonly after: UserSnapshot;
   /** Whether the write set a password (a new hash). */
   readonly passwordSet: boolean;
-  /** Whether the write removed the user's password (never with passwordSet). */
-  readonly passwordRemoved?: boolean;
   /** Why an account is disabled, when the caller knows it. */
   readonly disabledReason?: DisabledReason;
   /** When the write happened (ISO 8601). */
@@ -189,6 +187,8 @@ export function userSignals(issuer: string, t: UserTransition): UserSignal[] {
   } else if (before !== undefined && !activeNow(before) && activeNow(after)) {
     signals.push({ event: ACCOUNT_ENABLED, subject, payload: {} });
   }
+  // A password goes only when a user is made an admin without one (scim/users.ts withoutEarlierPassword).
+  const removed = !t.passwordSet && before?.hasPassword === true && !after.hasPassword;
   if (t.passwordSet) {
     const update = before?.hasPassword === true;
     signals.push({
@@ -196,11 +196,11 @@ export function userSignals(issuer: string, t: UserTransition): UserSignal[] {
       subject,
       payload: { credential_type: 'password', change_type: update ? 'update' : 'create', ...caepClaims(t, update ? 'Password changed' : 'Password set') },
     });
-  } else if (t.passwordRemoved === true) {
+  } else if (removed) {
     signals.push({ event: CREDENTIAL_CHANGE, subject, payload: { credential_type: 'password', change_type: 'delete', ...caepClaims(t, 'Password removed') } });
   }
   // save() ends an active user's sessions when it is deactivated or deleted, or its password changes or goes.
-  if (activeNow(before) && (!activeNow(after) || t.passwordSet || t.passwordRemoved === true)) {
+  if (activeNow(before) && (!activeNow(after) || t.passwordSet || removed)) {
     const reason = after.deleted ? 'Account deleted' : !after.active ? 'Account deactivated' : t.passwordSet ? 'Password changed' : 'Password removed';
     signals.push({ event: SESSION_REVOKED, subject, payload: caepClaims(t, reason) });
   }

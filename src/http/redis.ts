@@ -30,24 +30,25 @@ export function connectRedis(url: string, log: FastifyBaseLogger): Redis {
 }
 
 /**
- * Resolves once `redis` is ready, or once it has failed to connect, or after `ms`: whichever comes
- * first. An app waits for this before it serves (app.ts onReady), so that an instance starting
+ * Resolves once `redis` is ready, or after `ms`, or at once if the connection was closed for good
+ * ('end'). An app waits for this before it serves (app.ts onReady), so that an instance starting
  * next to others counts sign-in failures with them from its first request rather than in its own
- * memory until the connection is up. An unreachable Redis does not hold the start for long: its
- * first error ends the wait, and the limits fall back to memory as they would at any other time.
+ * memory until the connection is up. Errors do not end the wait: a Redis that starts alongside the
+ * app, or restarts, refuses the first attempts and answers a retry later. An unreachable Redis
+ * holds the start for `ms`, then the limits fall back to memory as they would at any other time.
  */
 export function redisReady(redis: Redis, ms: number): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
+  if (redis.status === 'ready' || redis.status === 'end') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
       redis.off('ready', done);
-      redis.off('error', done);
+      redis.off('end', done);
       resolve();
     };
     const timer = setTimeout(done, ms);
     redis.once('ready', done);
-    redis.once('error', done);
+    redis.once('end', done);
   });
 }
 

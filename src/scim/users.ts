@@ -401,7 +401,7 @@ async function save(
   // RISC / CAEP signals (events/signals.ts), from the states before and after: deactivation,
   // reactivation, deletion, a changed email or userName, a new password.
   const passwordSet = next.password_hash !== current.password_hash && !passwordRemoved;
-  await recordUserSignals(ctx, trx, { change, before: userSnapshot(current, before), after: userSnapshot(next, after), passwordSet, passwordRemoved, at: next.updated_at }, next.version);
+  await recordUserSignals(ctx, trx, { change, before: userSnapshot(current, before), after: userSnapshot(next, after), passwordSet, at: next.updated_at }, next.version);
   // Last: on PostgreSQL the team's counter rows stay locked from here to the commit.
   await addCounts(trx, ctx.team.id, userDelta(userStateOf(current), userStateOf(next)), current.created_at);
   return rendered;

@@ -62,7 +62,6 @@ describe('rate limits shared through Redis', { skip: available ? false : `no Red
     await createTeam(deps, 'acme');
     await createTeamUser(deps, 'acme', userName, { password, admin: true });
     await createTeamUser(deps, 'acme', otherAdmin, { password, admin: true });
-    await createTeamUser(deps, 'acme', lateAdmin, { password, admin: true });
     client = await createClient(deps, { name: 'Shared', redirectUris: ['https://app.example/cb'] });
     victim = await createClient(deps, { name: 'Entra provisioning', redirectUris: ['https://app.example/cb'] });
   });
@@ -114,40 +113,71 @@ describe('rate limits shared through Redis', { skip: available ? false : `no Red
     assert.deepEqual(attacks, [401, 401, 401, 429, 429, 429]);
   });
 
-  it('an instance whose Redis connection opens late still counts with the others from its first request', async () => {
-    // A loopback proxy to Redis that holds every connection for a while before it forwards
-    // anything: the apps' connections are open but not ready when the first requests come. (A
-    // loaded CI host once did the same: an app counted its first failures in its own memory.)
-    const held = new Set<Socket>();
-    const proxy: Server = createServer((socket) => {
-      held.add(socket);
+  /**
+   * A loopback proxy to Redis that starts late: with `hold`, it listens at once and holds every
+   * connection for 400 ms before it forwards anything (the apps' connections are open but not
+   * ready); with `refuse`, nothing listens on its port for the first 400 ms (the apps' first
+   * attempts are refused, as when Redis starts alongside them or restarts). A loaded CI host once
+   * did the first: an app counted its first failures in its own memory.
+   */
+  async function lateRedis(kind: 'hold' | 'refuse'): Promise<{ url: string; close: () => Promise<void> }> {
+    const sockets = new Set<Socket>();
+    const timers = new Set<NodeJS.Timeout>();
+    const later = (ms: number, run: () => void) => {
       const timer = setTimeout(() => {
+        timers.delete(timer);
+        run();
+      }, ms);
+      timers.add(timer);
+    };
+    const proxy: Server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+      const forward = () => {
+        if (socket.destroyed) return;
         const upstream = connect(6379, '127.0.0.1');
         upstream.on('error', () => socket.destroy());
         socket.on('close', () => upstream.destroy());
         socket.pipe(upstream).pipe(socket);
-      }, 400);
-      socket.on('close', () => {
-        clearTimeout(timer);
-        held.delete(socket);
-      });
-      socket.on('error', () => socket.destroy());
+      };
+      if (kind === 'hold') later(400, forward);
+      else forward();
     });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const url = `redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    const limitKeyPrefix = `test-${randomBytes(8).toString('hex')}`;
-    const late = await Promise.all([0, 1].map(() => buildApp({ config: { ...TEST_CONFIG, redisUrl: url }, storage: database.storage, clock, limits, limitKeyPrefix })));
-    try {
-      assert.equal((await grant(late[0]!, 'wrong 1', lateAdmin)).statusCode, 400);
-      assert.equal((await grant(late[1]!, 'wrong 2', lateAdmin)).statusCode, 400);
-      assert.equal((await grant(late[0]!, 'wrong 3', lateAdmin)).statusCode, 400);
-      const locked = await grant(late[1]!, password, lateAdmin);
-      assert.equal(locked.statusCode, 429, locked.body);
-      for (const app of late) assert.equal(JSON.parse((await app.inject({ method: 'GET', url: '/readyz' })).body).rateLimits, 'redis');
-    } finally {
-      await Promise.all(late.map((a) => a.close()));
-      for (const socket of held) socket.destroy();
+    // A free port: taken, let go, and listened on again at once (hold) or 400 ms later (refuse).
+    const port = await new Promise<number>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve((proxy.address() as AddressInfo).port)));
+    if (kind === 'refuse') {
       await new Promise((resolve) => proxy.close(resolve));
+      later(400, () => proxy.listen(port, '127.0.0.1'));
     }
-  });
+    return {
+      url: `redis://127.0.0.1:${port}`,
+      close: async () => {
+        for (const timer of timers) clearTimeout(timer);
+        for (const socket of sockets) socket.destroy();
+        if (proxy.listening) await new Promise((resolve) => proxy.close(resolve));
+      },
+    };
+  }
+
+  for (const kind of ['hold', 'refuse'] as const) {
+    it(`an instance whose Redis answers late (${kind === 'hold' ? 'a slow connection' : 'the first attempts refused'}) still counts with the others from its first request`, async () => {
+      const redis = await lateRedis(kind);
+      const user = `${kind}-${lateAdmin}`;
+      await createTeamUser({ storage: database.storage, clock, baseUrl: TEST_CONFIG.publicBaseUrl }, 'acme', user, { password, admin: true });
+      const limitKeyPrefix = `test-${randomBytes(8).toString('hex')}`;
+      const late = await Promise.all([0, 1].map(() => buildApp({ config: { ...TEST_CONFIG, redisUrl: redis.url }, storage: database.storage, clock, limits, limitKeyPrefix })));
+      try {
+        assert.equal((await grant(late[0]!, 'wrong 1', user)).statusCode, 400);
+        assert.equal((await grant(late[1]!, 'wrong 2', user)).statusCode, 400);
+        assert.equal((await grant(late[0]!, 'wrong 3', user)).statusCode, 400);
+        const locked = await grant(late[1]!, password, user);
+        assert.equal(locked.statusCode, 429, locked.body);
+        for (const app of late) assert.equal(JSON.parse((await app.inject({ method: 'GET', url: '/readyz' })).body).rateLimits, 'redis');
+      } finally {
+        await Promise.all(late.map((a) => a.close()));
+        await redis.close();
+      }
+    });
+  }
 });

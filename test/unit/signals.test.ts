@@ -187,7 +187,7 @@ describe('user signals: credentials and sessions (CAEP 1.0 sections 3.1 and 3.3)
   });
 
   it('a password removed (a user made an admin, who sets their own): credential-change delete and session-revoked', () => {
-    const signals = userSignals(ISS, transition(user(), user({ hasPassword: false }), { passwordRemoved: true }));
+    const signals = userSignals(ISS, transition(user(), user({ hasPassword: false })));
     assert.deepEqual(events(signals), [CREDENTIAL_CHANGE, SESSION_REVOKED]);
     assert.equal(signals[0]!.payload.change_type, 'delete');
     assert.deepEqual(signals[0]!.payload.reason_admin, { en: 'Password removed through SCIM (patch)' });
@@ -274,16 +274,16 @@ describe('user signals: property over arbitrary transitions', () => {
     before: fc.option(snapshot, { nil: undefined }),
     after: snapshot,
     passwordSet: fc.boolean(),
-    passwordRemoved: fc.boolean(),
     change: fc.constantFrom('create', 'put', 'patch', 'delete', 'activate', 'deactivate' as const),
   });
 
   it('each signal is supported and follows its rule; subjects are well formed; nothing without a change', () => {
     fc.assert(
       fc.property(transitions, (input) => {
-        // A write sets a password or removes one, never both.
-        const t = transition(input.before, input.after, { passwordSet: input.passwordSet, passwordRemoved: input.passwordRemoved && !input.passwordSet, change: input.change });
-        const credential = t.passwordSet || t.passwordRemoved === true;
+        const t = transition(input.before, input.after, { passwordSet: input.passwordSet, change: input.change });
+        // A password is removed when the write sets none and the user had one before and has none after.
+        const removed = !t.passwordSet && input.before?.hasPassword === true && !input.after.hasPassword;
+        const credential = t.passwordSet || removed;
         const signals = userSignals(ISS, t);
         const activeLive = (u: UserSnapshot | undefined) => u !== undefined && !u.deleted && u.active;
         const { before, after } = t;
@@ -294,7 +294,7 @@ describe('user signals: property over arbitrary transitions', () => {
         assert.equal(events(signals).includes(ACCOUNT_DISABLED), activeLive(before) && !after.deleted && !after.active);
         assert.equal(events(signals).includes(ACCOUNT_ENABLED), before !== undefined && !activeLive(before) && activeLive(after));
         assert.equal(events(signals).includes(CREDENTIAL_CHANGE), credential);
-        if (t.passwordRemoved === true) assert.equal(one(signals, CREDENTIAL_CHANGE).payload.change_type, 'delete');
+        if (credential) assert.equal(one(signals, CREDENTIAL_CHANGE).payload.change_type, removed ? 'delete' : input.before?.hasPassword === true ? 'update' : 'create');
         assert.equal(signals.filter((s) => s.event === SESSION_REVOKED).length, activeLive(before) && (!activeLive(after) || credential) ? 1 : 0);
         for (const s of signals) {
           if (s.event === IDENTIFIER_CHANGED) {
